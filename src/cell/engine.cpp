@@ -1,0 +1,354 @@
+#include "cell/engine.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <optional>
+#include <stdexcept>
+
+#include "actuator/actuator.hpp"
+
+namespace triada {
+
+namespace {
+
+constexpr int kTagX = 100;      // + axis: actuator -> brick messages of that stage
+constexpr int kTagToken = 200;  // control passes from actuator to actuator
+
+// Posts every message of one stage's stream (non-blocking). Runs on the rank hosting the
+// stage's actuator, whether that is a dedicated actuator rank or a brick rank.
+template <class T>
+struct StreamState {
+  std::vector<std::vector<std::byte>> buffers;
+  std::vector<MPI_Request> requests;
+  std::vector<StepRecord> records;  // x_bus_sends of each emitted step
+};
+
+template <class T>
+void post_stream(const Topology& topo, const EngineOptions& opt, int stage_index,
+                 StreamState<T>& st, RunCounters& rc) {
+  const Plan& plan = topo.plan();
+  const StagePlan& sp = plan.stages[stage_index];
+  const CoeffMatrix c = opt.coefficients(sp.axis);
+  const Actuator<T> act(sp, c, opt.mode, opt.shuffle_seed);
+  const int nb = plan.ranks.n_bricks;
+  MpiTraffic& traffic = rc.mpi_by_bus[static_cast<int>(sp.x_bus())];
+  auto send = [&](int dest) {
+    auto& buf = st.buffers.back();
+    st.requests.emplace_back();
+    CHECK_MPI(MPI_Isend(buf.data(), static_cast<int>(buf.size()), MPI_BYTE, dest,
+                        kTagX + sp.axis, topo.world(), &st.requests.back()));
+    traffic.add(1, buf.size());
+  };
+  st.buffers.reserve(static_cast<size_t>(nb) * (act.row_order().size() + 1));
+  for (index_t t : act.row_order()) {
+    if (!act.emits(t)) continue;  // ESOP: an all-zero row costs no step
+    StepRecord rec;
+    rec.stage = stage_index;
+    rec.pivot = t;
+    rec[Counter::x_bus_sends] = act.x_bus_sends(t);
+    st.records.push_back(rec);
+    for (int r = 0; r < nb; ++r) {
+      const Range rg = plan.cell_range(sp.axis, plan.brick_coords(r)[sp.axis - 1]);
+      st.buffers.emplace_back();
+      act.build_message(t, rg.lo, rg.hi, st.buffers.back());
+      send(r);
+    }
+  }
+  for (int r = 0; r < nb; ++r) {
+    st.buffers.emplace_back();
+    Actuator<T>::build_end_message(st.buffers.back());
+    send(r);
+  }
+}
+
+void wait_all(std::vector<MPI_Request>& reqs) {
+  if (!reqs.empty())
+    CHECK_MPI(MPI_Waitall(static_cast<int>(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE));
+  reqs.clear();
+}
+
+// Control passes from the actuator of stage s to that of stage s + 1 (DESIGN.md §2).
+void receive_control(const Topology& topo, int stage_index) {
+  if (stage_index == 0) return;
+  const int from = topo.plan().ranks.actuator_rank[topo.plan().stages[stage_index - 1].axis - 1];
+  int token = 0;
+  CHECK_MPI(MPI_Recv(&token, 1, MPI_INT, from, kTagToken, topo.world(), MPI_STATUS_IGNORE));
+}
+void pass_control(const Topology& topo, int stage_index, std::vector<MPI_Request>& reqs,
+                  RunCounters& rc) {
+  const auto& stages = topo.plan().stages;
+  if (stage_index + 1 >= static_cast<int>(stages.size())) return;
+  const int to = topo.plan().ranks.actuator_rank[stages[stage_index + 1].axis - 1];
+  static const int token = 1;
+  reqs.emplace_back();
+  CHECK_MPI(MPI_Isend(&token, 1, MPI_INT, to, kTagToken, topo.world(), &reqs.back()));
+  rc.mpi_control.add(1, sizeof token);
+}
+
+// Brick side: receives one message of the stage's actuator.
+std::vector<std::byte> receive_x(const Topology& topo, int axis) {
+  const int src = topo.plan().ranks.actuator_rank[axis - 1];
+  MPI_Status status;
+  CHECK_MPI(MPI_Probe(src, kTagX + axis, topo.world(), &status));
+  int bytes = 0;
+  CHECK_MPI(MPI_Get_count(&status, MPI_BYTE, &bytes));
+  std::vector<std::byte> buf(static_cast<size_t>(bytes));
+  CHECK_MPI(MPI_Recv(buf.data(), bytes, MPI_BYTE, src, kTagX + axis, topo.world(),
+                     MPI_STATUS_IGNORE));
+  return buf;
+}
+
+// The other two axes (0-based) of a stage along `axis`, in increasing order.
+std::array<int, 2> other_axes(int axis) {
+  const int a = axis - 1;
+  return {a == 0 ? 1 : 0, a == 2 ? 1 : 2};
+}
+
+template <class T>
+struct PivotEntry {
+  std::int64_t line;
+  T v;
+};
+
+// One stage on one brick, cell by cell.
+template <class T>
+std::vector<T> reference_stage(const Topology& topo, const EngineOptions& opt, int stage_index,
+                               const std::vector<T>& v_in, std::vector<StepRecord>& records,
+                               RunCounters& rc) {
+  const Plan& plan = topo.plan();
+  const StagePlan& sp = plan.stages[stage_index];
+  const int a = sp.axis - 1;
+  const auto [d1, d2] = other_axes(sp.axis);
+  const Brick v_box = topo.cells().intersect(whole(sp.in_shape));
+  const Brick w_box = topo.cells().intersect(whole(sp.out_shape));
+  ext3 union_shape = sp.in_shape;
+  union_shape[a] = std::max(sp.n(), sp.k());
+  const Brick u_box = topo.cells().intersect(whole(union_shape));
+
+  // Load registers: a cell holds V or W only where the tensor has that element.
+  std::vector<Cell<T>> cells(static_cast<size_t>(u_box.count()));
+  for (index_t i = u_box.lo[0]; i < u_box.hi[0]; ++i)
+    for (index_t j = u_box.lo[1]; j < u_box.hi[1]; ++j)
+      for (index_t l = u_box.lo[2]; l < u_box.hi[2]; ++l) {
+        Cell<T>& c = cells[u_box.local_offset(i, j, l)];
+        const ext3 g{i, j, l};
+        c.has_v = g[a] < sp.n();
+        c.has_w = g[a] < sp.k();
+        if (c.has_v) c.v = v_in[v_box.local_offset(i, j, l)];
+      }
+
+  const index_t planes = u_box.extent(a);
+  const index_t n_lines = u_box.extent(d1) * u_box.extent(d2);
+  auto cell_at = [&](index_t plane, index_t line) -> Cell<T>& {
+    ext3 g;
+    g[a] = u_box.lo[a] + plane;
+    g[d1] = u_box.lo[d1] + line / u_box.extent(d2);
+    g[d2] = u_box.lo[d2] + line % u_box.extent(d2);
+    return cells[u_box.local_offset(g[0], g[1], g[2])];
+  };
+
+  MPI_Comm line_comm = topo.line(sp.axis);
+  int line_size = 1, line_rank = 0;
+  CHECK_MPI(MPI_Comm_size(line_comm, &line_size));
+  CHECK_MPI(MPI_Comm_rank(line_comm, &line_rank));
+  MpiTraffic& y_traffic = rc.mpi_by_bus[static_cast<int>(sp.y_bus())];
+
+  std::vector<std::optional<XElement<T>>> x(static_cast<size_t>(planes));
+  std::vector<std::optional<T>> y(static_cast<size_t>(n_lines));
+  const bool dense = opt.mode == Mode::dense;
+  for (;;) {
+    const std::vector<std::byte> msg = receive_x(topo, sp.axis);
+    XHeader h;
+    std::memcpy(&h, msg.data(), sizeof h);
+    if (h.pivot == kEndOfStage) break;
+    StepRecord rec;
+    rec.stage = stage_index;
+    rec.pivot = h.pivot;
+    // X-bus: coefficient elements arrive on the planes of this brick.
+    std::fill(x.begin(), x.end(), std::nullopt);
+    for (std::int64_t e = 0; e < h.count; ++e) {
+      XEntry<T> xe;
+      std::memcpy(&xe, msg.data() + sizeof h + static_cast<size_t>(e) * sizeof xe, sizeof xe);
+      if (xe.k >= u_box.lo[a] && xe.k < u_box.hi[a])
+        x[static_cast<size_t>(xe.k - u_box.lo[a])] = XElement<T>{xe.c, xe.tag != 0};
+    }
+    // Y-bus: the green (pivot) cells drive their lines; the pivot plane's owner broadcasts
+    // what its cells put on the lines to the other bricks along the lines.
+    const int root = plan.owner_along(sp.axis, h.pivot);
+    std::vector<PivotEntry<T>> sent;
+    if (line_rank == root) {
+      const index_t plane = h.pivot - u_box.lo[a];
+      const XElement<T>* xp = x[static_cast<size_t>(plane)] ? &*x[static_cast<size_t>(plane)] : nullptr;
+      for (index_t ln = 0; ln < n_lines; ++ln)
+        if (auto out = pivot_output(cell_at(plane, ln), xp, opt.mode)) sent.push_back({ln, *out});
+      rec[Counter::y_bus_sends] = sent.size();
+    }
+    std::int64_t count = static_cast<std::int64_t>(sent.size());
+    if (line_size > 1) {
+      CHECK_MPI(MPI_Bcast(&count, 1, MPI_INT64_T, root, line_comm));
+      sent.resize(static_cast<size_t>(count));
+      // Dense sends every value, so positions need not travel; ESOP sends (line, value).
+      std::vector<T> values;
+      if (dense) {
+        values.resize(sent.size());
+        if (line_rank == root)
+          for (size_t i = 0; i < sent.size(); ++i) values[i] = sent[i].v;
+        if (count > 0)
+          CHECK_MPI(MPI_Bcast(values.data(), static_cast<int>(count * sizeof(T)), MPI_BYTE, root,
+                              line_comm));
+        for (size_t i = 0; i < sent.size(); ++i) sent[i] = {static_cast<std::int64_t>(i), values[i]};
+      } else if (count > 0) {
+        CHECK_MPI(MPI_Bcast(sent.data(), static_cast<int>(count * sizeof(PivotEntry<T>)), MPI_BYTE,
+                            root, line_comm));
+      }
+      if (line_rank == root) {
+        const std::uint64_t payload = dense ? count * sizeof(T) : count * sizeof(PivotEntry<T>);
+        y_traffic.add(static_cast<std::uint64_t>(line_size - 1),
+                      (sizeof count + payload) * static_cast<std::uint64_t>(line_size - 1));
+      }
+    }
+    std::fill(y.begin(), y.end(), std::nullopt);
+    for (const auto& s : sent) y[static_cast<size_t>(s.line)] = s.v;
+    // Every cell applies the rule to what reached it.
+    for (index_t p = 0; p < planes; ++p) {
+      const XElement<T>* xp = x[static_cast<size_t>(p)] ? &*x[static_cast<size_t>(p)] : nullptr;
+      for (index_t ln = 0; ln < n_lines; ++ln) {
+        const T* yp = y[static_cast<size_t>(ln)] ? &*y[static_cast<size_t>(ln)] : nullptr;
+        switch (cell_update(cell_at(p, ln), xp, yp, opt.mode)) {
+          case Outcome::none:
+            break;
+          case Outcome::wait:
+            ++rec[Counter::waits];
+            break;
+          case Outcome::update_own:
+            ++rec[Counter::macs];
+            break;
+          case Outcome::update_received:
+            ++rec[Counter::macs];
+            ++rec[Counter::y_bus_receives];
+            break;
+        }
+      }
+    }
+    records.push_back(rec);
+  }
+  // The stage's result becomes the next stage's stationary input.
+  std::vector<T> w(static_cast<size_t>(w_box.count()));
+  for (index_t i = w_box.lo[0]; i < w_box.hi[0]; ++i)
+    for (index_t j = w_box.lo[1]; j < w_box.hi[1]; ++j)
+      for (index_t l = w_box.lo[2]; l < w_box.hi[2]; ++l)
+        w[w_box.local_offset(i, j, l)] = cells[u_box.local_offset(i, j, l)].w;
+  return w;
+}
+
+// Sums the per-step records of all ranks into one sequence on every rank.
+void reduce_records(const Topology& topo, const std::vector<std::vector<StepRecord>>& per_stage,
+                    RunCounters& rc) {
+  const Plan& plan = topo.plan();
+  const int ns = static_cast<int>(plan.stages.size());
+  std::vector<std::int64_t> counts(static_cast<size_t>(ns)), global(static_cast<size_t>(ns));
+  for (int s = 0; s < ns; ++s) counts[s] = static_cast<std::int64_t>(per_stage[s].size());
+  CHECK_MPI(MPI_Allreduce(counts.data(), global.data(), ns, MPI_INT64_T, MPI_MAX, topo.world()));
+  std::int64_t total = 0;
+  for (auto g : global) total += g;
+  const int width = kCounters + 1;  // counters + pivot
+  std::vector<std::uint64_t> flat(static_cast<size_t>(total * width), 0), sum(flat.size(), 0);
+  std::vector<std::int64_t> pivots(static_cast<size_t>(total), -1), pmax(pivots.size(), -1);
+  std::int64_t off = 0;
+  for (int s = 0; s < ns; ++s) {
+    for (size_t i = 0; i < per_stage[s].size(); ++i) {
+      const StepRecord& r = per_stage[s][i];
+      for (int c = 0; c < kCounters; ++c) flat[(off + i) * width + c] = r.n[c];
+      pivots[off + i] = r.pivot;
+    }
+    off += global[s];
+  }
+  if (total > 0) {
+    CHECK_MPI(MPI_Allreduce(flat.data(), sum.data(), static_cast<int>(flat.size()),
+                            MPI_UINT64_T, MPI_SUM, topo.world()));
+    CHECK_MPI(MPI_Allreduce(pivots.data(), pmax.data(), static_cast<int>(total), MPI_INT64_T,
+                            MPI_MAX, topo.world()));
+  }
+  rc.steps.clear();
+  rc.stages.assign(static_cast<size_t>(ns), StageTotals{});
+  off = 0;
+  for (int s = 0; s < ns; ++s) {
+    rc.stages[s].axis = plan.stages[s].axis;
+    rc.stages[s].steps = static_cast<std::uint64_t>(global[s]);
+    for (std::int64_t i = 0; i < global[s]; ++i) {
+      StepRecord r;
+      r.stage = s;
+      r.pivot = pmax[off + i];
+      for (int c = 0; c < kCounters; ++c) {
+        r.n[c] = sum[(off + i) * width + c];
+        rc.stages[s].n[c] += r.n[c];
+      }
+      rc.steps.push_back(r);
+    }
+    off += global[s];
+  }
+  // MPI traffic: sum over ranks.
+  std::array<std::uint64_t, 8> t{}, ts{};
+  for (int b = 0; b < 3; ++b) {
+    t[2 * b] = rc.mpi_by_bus[b].messages;
+    t[2 * b + 1] = rc.mpi_by_bus[b].bytes;
+  }
+  t[6] = rc.mpi_control.messages;
+  t[7] = rc.mpi_control.bytes;
+  CHECK_MPI(MPI_Allreduce(t.data(), ts.data(), 8, MPI_UINT64_T, MPI_SUM, topo.world()));
+  for (int b = 0; b < 3; ++b) rc.mpi_by_bus[b] = {ts[2 * b], ts[2 * b + 1]};
+  rc.mpi_control = {ts[6], ts[7]};
+}
+
+}  // namespace
+
+template <class T>
+EngineResult<T> run_reference(const Topology& topo, const EngineOptions& opt, std::vector<T> in) {
+  const Plan& plan = topo.plan();
+  const int ns = static_cast<int>(plan.stages.size());
+  EngineResult<T> res;
+  std::vector<std::vector<StepRecord>> records(static_cast<size_t>(ns));
+  std::vector<MPI_Request> control;
+  std::vector<T> v = std::move(in);
+  if (topo.is_brick() &&
+      static_cast<index_t>(v.size()) != topo.cells().intersect(whole(plan.in_shape)).count())
+    throw std::logic_error("input brick has the wrong size");
+  for (int s = 0; s < ns; ++s) {
+    const int axis = plan.stages[s].axis;
+    StreamState<T> stream;
+    const bool host = topo.hosts_actuator(axis);
+    if (host) {
+      receive_control(topo, s);
+      post_stream<T>(topo, opt, s, stream, res.counters);
+    }
+    std::vector<StepRecord> brick_records;
+    if (topo.is_brick()) v = reference_stage<T>(topo, opt, s, v, brick_records, res.counters);
+    if (host) {
+      wait_all(stream.requests);
+      pass_control(topo, s, control, res.counters);
+      // A co-located actuator's x counts join the brick's records of the same steps.
+      if (topo.is_brick()) {
+        for (size_t i = 0; i < brick_records.size(); ++i)
+          brick_records[i][Counter::x_bus_sends] += stream.records[i][Counter::x_bus_sends];
+      } else {
+        brick_records = std::move(stream.records);
+      }
+    }
+    records[s] = std::move(brick_records);
+    if (opt.on_stage_done && topo.world_rank() == 0)
+      opt.on_stage_done(s, static_cast<std::uint64_t>(records[s].size()));
+  }
+  wait_all(control);
+  reduce_records(topo, records, res.counters);
+  res.out_box = topo.cells().intersect(whole(plan.out_shape));
+  if (topo.is_brick()) res.out = std::move(v);
+  return res;
+}
+
+template EngineResult<double> run_reference(const Topology&, const EngineOptions&,
+                                            std::vector<double>);
+template EngineResult<cplx> run_reference(const Topology&, const EngineOptions&,
+                                          std::vector<cplx>);
+
+}  // namespace triada

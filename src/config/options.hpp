@@ -1,0 +1,59 @@
+#pragma once
+// Run configuration as a plain struct (STYLE.md #6). Every option is declared once with
+// its description and default (so --help documents it), parsed from the command line
+// and the mesh INI file (command line wins), validated, and the variables_map never
+// leaves this file.
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+
+#include "actuator/coefficients.hpp"
+#include "cell/cell_rule.hpp"
+#include "counters/counters.hpp"
+#include "geometry/plan.hpp"
+#include "io/tensor_io.hpp"
+
+namespace triada {
+
+// Keys of the mesh config ([mesh], [ranks], [cell], [esop], [energy]); each is also a
+// command-line option --section.key.
+struct MeshConfig {
+  std::string file;                          // the INI file read, empty if none
+  std::optional<ext3> cells;                 // [mesh] cells = auto | P1,P2,P3
+  std::optional<std::array<int, 3>> grid;    // [ranks] grid = auto | p1,p2,p3
+  ActuatorPlacement actuators = ActuatorPlacement::automatic;  // [ranks] actuators
+  std::string cell_mode = "fp64";            // [cell] mode
+  Mode mode = Mode::esop;                    // [esop] enabled = on | off
+  EnergyModel energy;                        // [energy] *_pj
+};
+
+struct TransformConfig {
+  DatasetRef input;
+  DatasetRef output;
+  std::array<TransformKind, 3> kinds{};  // per axis 1..3
+  std::string transform_spec;            // as given, e.g. "dft" or "dft,dct,wht"
+  bool inverse = false;
+  Norm norm = Norm::ortho;
+  std::string coeffs;                    // HDF5 file with /C1 /C2 /C3 (gemt)
+  std::array<int, 3> stage_order{3, 1, 2};
+  MeshConfig mesh;
+  std::string report;                    // JSON report path, empty: none
+  std::string trace;                     // per-step CSV path, empty: none
+  bool force = false;
+  bool quiet = false;
+  std::uint64_t shuffle_seed = 0;
+};
+
+// Parses argv. Returns nullopt after printing --help to `out`. Throws config_error with
+// one clear line for any bad option, key or value.
+std::optional<TransformConfig> parse_transform_options(int argc, char** argv, std::ostream& out);
+
+// Parses only a mesh INI file with defaults (used by tests and other apps).
+MeshConfig parse_mesh_file(const std::string& path);
+
+// "4,5,6" -> {4,5,6}; throws config_error naming `what` unless three positive integers.
+ext3 parse_ext3(const std::string& s, const std::string& what);
+
+}  // namespace triada

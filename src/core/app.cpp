@@ -1,0 +1,45 @@
+#include "core/app.hpp"
+
+#include <mpi.h>
+
+#include <cstdio>
+#include <exception>
+
+#include "core/error.hpp"
+#include "mesh/mpi.hpp"
+
+namespace triada {
+
+namespace {
+int exit_code_of(const std::exception& e) {
+  if (dynamic_cast<const config_error*>(&e)) return 2;
+  if (dynamic_cast<const input_error*>(&e)) return 1;
+  return 3;
+}
+}  // namespace
+
+int run_app(const std::string& app, int argc, char** argv,
+            const std::function<int(int, char**)>& body) {
+  mpi::Environment env(argc, argv);
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  try {
+    return body(argc, argv);
+  } catch (const std::exception& e) {
+    const int code = exit_code_of(e);
+    if (dynamic_cast<const collective_marker*>(&e)) {
+      if (rank == 0) std::fprintf(stderr, "%s: error: %s\n", app.c_str(), e.what());
+      return code;
+    }
+    if (size > 1)
+      std::fprintf(stderr, "%s: error (rank %d): %s\n", app.c_str(), rank, e.what());
+    else
+      std::fprintf(stderr, "%s: error: %s\n", app.c_str(), e.what());
+    std::fflush(stderr);
+    if (size > 1) MPI_Abort(MPI_COMM_WORLD, code);
+    return code;
+  }
+}
+
+}  // namespace triada

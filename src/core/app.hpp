@@ -1,0 +1,16 @@
+#pragma once
+// The one place a main catches errors (STYLE.md #9): run_app() wraps an app body,
+// prints each error once as "<app>: error: <message>" and returns the exit code.
+// Errors raised collectively (every rank throws the same, see mpi::collectively) are
+// printed by rank 0 only and the run ends normally with code 1 (input) or 2 (config);
+// an error raised on one rank alone is printed by that rank and MPI_Abort ends the rest,
+// so no rank is left waiting in a collective.
+#include <functional>
+#include <string>
+
+namespace triada {
+
+int run_app(const std::string& app, int argc, char** argv,
+            const std::function<int(int, char**)>& body);
+
+}  // namespace triada

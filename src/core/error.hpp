@@ -1,0 +1,45 @@
+#pragma once
+// The one exception hierarchy (STYLE.md #9). Every main catches triada::error once,
+// prints one line and makes every rank leave.
+#include <stdexcept>
+#include <string>
+
+namespace triada {
+
+class error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+// A bad option, INI key or value.
+class config_error : public error {
+ public:
+  using error::error;
+};
+// A bad input file, dataset, shape, type or size.
+class input_error : public error {
+ public:
+  using error::error;
+};
+// An MPI call failed.
+class mpi_error : public error {
+ public:
+  using error::error;
+};
+// An HDF5 call failed (after input validation: I/O or library trouble).
+class hdf5_error : public error {
+ public:
+  using error::error;
+};
+
+// Marks an error that every rank of the run raised together (see mpi::agree_on_error):
+// main prints it once (rank 0) and all ranks leave normally, without MPI_Abort.
+struct collective_marker {
+  virtual ~collective_marker() = default;
+};
+template <class E>
+class collective : public E, public collective_marker {
+ public:
+  using E::E;
+};
+
+}  // namespace triada

@@ -1,0 +1,33 @@
+#pragma once
+#include <array>
+#include <complex>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+
+namespace triada {
+
+using index_t = std::int64_t;
+using cplx = std::complex<double>;
+// Extents or coordinates along axes 1, 2, 3 (stored at [0], [1], [2]); axis 1 slowest (C order).
+using ext3 = std::array<index_t, 3>;
+
+template <class T>
+inline constexpr bool is_complex_v = std::is_same_v<T, cplx>;
+
+// Zero test used by ESOP: a complex value is zero only if both parts are.
+inline bool is_zero(double v) { return v == 0.0; }
+inline bool is_zero(const cplx& v) { return v.real() == 0.0 && v.imag() == 0.0; }
+
+// Multiply-add written out so that the complex case never goes through the C99
+// Annex G (__muldc3) path: same rounding on every executor and platform.
+inline double mul(double a, double b) { return a * b; }
+inline cplx mul(const cplx& a, const cplx& b) {
+  return {a.real() * b.real() - a.imag() * b.imag(), a.real() * b.imag() + a.imag() * b.real()};
+}
+
+inline std::string to_string(const ext3& e) {
+  return std::to_string(e[0]) + "x" + std::to_string(e[1]) + "x" + std::to_string(e[2]);
+}
+
+}  // namespace triada

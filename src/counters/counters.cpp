@@ -1,0 +1,75 @@
+#include "counters/counters.hpp"
+
+#include <algorithm>
+
+namespace triada {
+
+std::uint64_t RunCounters::total_steps() const {
+  std::uint64_t s = 0;
+  for (const auto& st : stages) s += st.steps;
+  return s;
+}
+
+std::uint64_t RunCounters::total(Counter c) const {
+  std::uint64_t s = 0;
+  for (const auto& st : stages) s += st[c];
+  return s;
+}
+
+std::uint64_t RunCounters::by_bus(Counter c, Bus b, const Plan& plan) const {
+  std::uint64_t s = 0;
+  for (size_t i = 0; i < stages.size(); ++i) {
+    const StagePlan& sp = plan.stages[i];
+    const Bus role = c == Counter::x_bus_sends ? sp.x_bus() : sp.y_bus();
+    if (role == b) s += stages[i][c];
+  }
+  return s;
+}
+
+MpiTraffic RunCounters::mpi_total() const {
+  MpiTraffic t = mpi_control;
+  for (const auto& m : mpi_by_bus) t.add(m.messages, m.bytes);
+  return t;
+}
+
+std::vector<StageTotals> dense_counters(const Plan& plan) {
+  std::vector<StageTotals> out;
+  for (const StagePlan& s : plan.stages) {
+    const auto n = static_cast<std::uint64_t>(s.n()), k = static_cast<std::uint64_t>(s.k()),
+               lines = static_cast<std::uint64_t>(s.lines());
+    StageTotals t;
+    t.axis = s.axis;
+    t.steps = n;
+    t.n[static_cast<int>(Counter::x_bus_sends)] = n * std::max(n, k);
+    t.n[static_cast<int>(Counter::y_bus_sends)] = n * lines;
+    t.n[static_cast<int>(Counter::y_bus_receives)] = lines * (n * k - std::min(n, k));
+    t.n[static_cast<int>(Counter::waits)] = 0;
+    t.n[static_cast<int>(Counter::macs)] = n * k * lines;
+    out.push_back(t);
+  }
+  return out;
+}
+
+std::uint64_t macs_dense(const Plan& plan) {
+  std::uint64_t s = 0;
+  for (const auto& t : dense_counters(plan)) s += t[Counter::macs];
+  return s;
+}
+
+EnergyBreakdown energy_of(const std::vector<StageTotals>& stages, const EnergyModel& e,
+                          std::uint64_t cells) {
+  EnergyBreakdown b;
+  std::uint64_t steps = 0;
+  for (const auto& s : stages) {
+    b.mac += e.mac_pj * double(s[Counter::macs]);
+    b.x_bus += e.x_bus_send_pj * double(s[Counter::x_bus_sends]);
+    b.y_bus_send += e.y_bus_send_pj * double(s[Counter::y_bus_sends]);
+    b.y_bus_receive += e.y_bus_receive_pj * double(s[Counter::y_bus_receives]);
+    b.wait += e.wait_pj * double(s[Counter::waits]);
+    steps += s.steps;
+  }
+  b.static_ = e.static_pj_per_cell_step * double(cells) * double(steps);
+  return b;
+}
+
+}  // namespace triada

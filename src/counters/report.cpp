@@ -1,0 +1,217 @@
+#include "counters/report.hpp"
+
+#include <unistd.h>
+
+#include <cinttypes>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "core/error.hpp"
+
+namespace triada {
+
+using nlohmann::json;
+
+namespace {
+
+json by_bus(const RunCounters& rc, const Plan& plan, Counter c) {
+  json j;
+  for (Bus b : {Bus::H, Bus::L, Bus::F}) j[to_string(b)] = rc.by_bus(c, b, plan);
+  j["total"] = rc.total(c);
+  return j;
+}
+
+json stage_json(const StageTotals& t, const StagePlan& sp) {
+  json j;
+  j["axis"] = sp.axis;
+  j["n"] = sp.n();
+  j["k"] = sp.k();
+  j["y_bus"] = to_string(sp.y_bus());
+  j["x_bus"] = to_string(sp.x_bus());
+  j["actuator"] = actuator_name(sp.axis);
+  j["steps"] = t.steps;
+  for (int c = 0; c < kCounters; ++c) j[kCounterTable[c].name] = t.n[c];
+  return j;
+}
+
+json energy_json(const EnergyBreakdown& e) {
+  return json{{"mac", e.mac},
+              {"x_bus", e.x_bus},
+              {"y_bus_send", e.y_bus_send},
+              {"y_bus_receive", e.y_bus_receive},
+              {"wait", e.wait},
+              {"static", e.static_},
+              {"total", e.total()}};
+}
+
+}  // namespace
+
+json make_report(const Plan& plan, const RunCounters& rc, const ReportContext& ctx) {
+  json r;
+  r["schema"] = "triada-report/1";
+  r["app"] = ctx.app;
+  r["problem"] = ctx.problem;
+  r["problem"]["in_shape"] = plan.in_shape;
+  r["problem"]["out_shape"] = plan.out_shape;
+  r["problem"]["stage_order"] = to_string(plan.stage_order);
+  r["mesh"] = {{"cells", plan.mesh},
+               {"brick_ranks", plan.ranks.grid},
+               {"actuator_ranks", plan.ranks.dedicated_actuators ? 3 : 0},
+               {"world_size", plan.ranks.world_size},
+               {"config", ctx.mesh_config.empty() ? "built-in defaults" : ctx.mesh_config},
+               {"esop", ctx.esop}};
+  json per_stage = json::array();
+  for (const auto& s : rc.stages) per_stage.push_back(s.steps);
+  const auto dense = dense_counters(plan);
+  std::uint64_t dense_steps = 0;
+  for (const auto& d : dense) dense_steps += d.steps;
+  r["steps"] = {{"total", rc.total_steps()}, {"per_stage", per_stage}, {"dense", dense_steps}};
+  json counters;
+  counters["macs"] = rc.total(Counter::macs);
+  counters["macs_dense"] = macs_dense(plan);
+  for (Counter c : {Counter::x_bus_sends, Counter::y_bus_sends, Counter::y_bus_receives,
+                    Counter::waits})
+    counters[kCounterTable[static_cast<int>(c)].name] = by_bus(rc, plan, c);
+  json stages = json::array(), dstages = json::array();
+  for (size_t i = 0; i < rc.stages.size(); ++i) {
+    stages.push_back(stage_json(rc.stages[i], plan.stages[i]));
+    dstages.push_back(stage_json(dense[i], plan.stages[i]));
+  }
+  counters["per_stage"] = stages;
+  counters["dense_per_stage"] = dstages;
+  json defs = json::object();
+  for (const auto& ci : kCounterTable) defs[ci.name] = {{"description", ci.description}, {"unit", ci.unit}};
+  counters["definitions"] = defs;
+  r["counters"] = counters;
+
+  const std::uint64_t cells =
+      static_cast<std::uint64_t>(plan.mesh[0] * plan.mesh[1] * plan.mesh[2]);
+  const EnergyBreakdown run = energy_of(rc.stages, ctx.energy, cells);
+  const EnergyBreakdown den = energy_of(dense, ctx.energy, cells);
+  r["energy_pj"] = {{"run", run.total()},
+                    {"dense", den.total()},
+                    {"esop", ctx.esop ? json(run.total()) : json(nullptr)},
+                    {"saved_fraction", den.total() > 0 ? 1.0 - run.total() / den.total() : 0.0},
+                    {"run_breakdown", energy_json(run)},
+                    {"dense_breakdown", energy_json(den)},
+                    {"model",
+                     {{"mac_pj", ctx.energy.mac_pj},
+                      {"x_bus_send_pj", ctx.energy.x_bus_send_pj},
+                      {"y_bus_send_pj", ctx.energy.y_bus_send_pj},
+                      {"y_bus_receive_pj", ctx.energy.y_bus_receive_pj},
+                      {"wait_pj", ctx.energy.wait_pj},
+                      {"static_pj_per_cell_step", ctx.energy.static_pj_per_cell_step}}}};
+  const MpiTraffic tot = rc.mpi_total();
+  json mb;
+  for (Bus b : {Bus::H, Bus::L, Bus::F})
+    mb[to_string(b)] = {{"messages", rc.mpi_by_bus[static_cast<int>(b)].messages},
+                        {"bytes", rc.mpi_by_bus[static_cast<int>(b)].bytes}};
+  r["mpi"] = {{"messages", tot.messages},
+              {"bytes", tot.bytes},
+              {"by_bus", mb},
+              {"control", {{"messages", rc.mpi_control.messages}, {"bytes", rc.mpi_control.bytes}}}};
+  r["wall_seconds"] = ctx.wall_seconds;
+  r["simulation_seconds"] = ctx.sim_seconds;
+  return r;
+}
+
+namespace {
+std::string shape_str(const json& a) {
+  std::string s;
+  for (size_t i = 0; i < a.size(); ++i) s += (i ? "x" : "") + std::to_string(a[i].get<long long>());
+  return s;
+}
+std::string human(double v) {
+  char buf[64];
+  if (v >= 1e12)
+    std::snprintf(buf, sizeof buf, "%.3g T", v / 1e12);
+  else if (v >= 1e9)
+    std::snprintf(buf, sizeof buf, "%.3g G", v / 1e9);
+  else if (v >= 1e6)
+    std::snprintf(buf, sizeof buf, "%.3g M", v / 1e6);
+  else if (v >= 1e3)
+    std::snprintf(buf, sizeof buf, "%.3g k", v / 1e3);
+  else
+    std::snprintf(buf, sizeof buf, "%.3g ", v);
+  return buf;
+}
+}  // namespace
+
+std::string summary_text(const json& r) {
+  std::ostringstream o;
+  const auto& m = r["mesh"];
+  const auto& c = r["counters"];
+  const double macs = c["macs"].get<double>(), dense = c["macs_dense"].get<double>();
+  o << r["app"].get<std::string>() << ": " << shape_str(r["problem"]["in_shape"]) << " -> "
+    << shape_str(r["problem"]["out_shape"]);
+  if (r["problem"].contains("transform"))
+    o << "  " << r["problem"]["transform"].get<std::string>() << " "
+      << r["problem"].value("direction", "") << " norm=" << r["problem"].value("norm", "");
+  o << "  stage order " << r["problem"]["stage_order"].get<std::string>() << "\n";
+  o << "  mesh     " << shape_str(m["cells"]) << " cells, brick ranks " << shape_str(m["brick_ranks"])
+    << ", actuator ranks " << m["actuator_ranks"].get<int>() << ", world " << m["world_size"].get<int>()
+    << ", ESOP " << (m["esop"].get<bool>() ? "on" : "off") << "\n";
+  o << "  steps    " << r["steps"]["total"].get<std::uint64_t>() << " (dense "
+    << r["steps"]["dense"].get<std::uint64_t>() << "; per stage";
+  for (const auto& s : r["steps"]["per_stage"]) o << " " << s.get<std::uint64_t>();
+  o << ")\n";
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "  MACs     %" PRIu64 " of %" PRIu64 " dense (%.1f%%)\n",
+                c["macs"].get<std::uint64_t>(), c["macs_dense"].get<std::uint64_t>(),
+                dense > 0 ? 100.0 * macs / dense : 0.0);
+  o << buf;
+  const auto& e = r["energy_pj"];
+  o << "  energy   " << human(e["run"].get<double>()) << "pJ this run, " << human(e["dense"].get<double>())
+    << "pJ dense";
+  std::snprintf(buf, sizeof buf, " (%.1f%% saved)\n", 100.0 * e["saved_fraction"].get<double>());
+  o << buf;
+  std::snprintf(buf, sizeof buf, "  time     %.3f s wall (simulation %.3f s); MPI %" PRIu64
+                " messages, %s bytes\n",
+                r["wall_seconds"].get<double>(), r["simulation_seconds"].get<double>(),
+                r["mpi"]["messages"].get<std::uint64_t>(),
+                human(r["mpi"]["bytes"].get<double>()).c_str());
+  o << buf;
+  return o.str();
+}
+
+void write_text_file_atomic(const std::string& path, const std::string& text) {
+  namespace fs = std::filesystem;
+  const fs::path target(path);
+  const fs::path tmp = target.parent_path() /
+                       ("." + target.filename().string() + ".tmp-" + std::to_string(::getpid()));
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw input_error(path + ": cannot write (directory missing or not writable)");
+    out << text;
+    out.close();
+    if (!out) {
+      std::error_code ec;
+      fs::remove(tmp, ec);
+      throw input_error(path + ": write failed");
+    }
+  }
+  std::error_code ec;
+  fs::rename(tmp, target, ec);
+  if (ec) {
+    fs::remove(tmp, ec);
+    throw input_error(path + ": cannot rename into place: " + ec.message());
+  }
+}
+
+std::string trace_csv(const Plan& plan, const RunCounters& rc) {
+  std::ostringstream o;
+  o << "step,stage,axis,pivot";
+  for (const auto& ci : kCounterTable) o << "," << ci.name;
+  o << "\n";
+  std::uint64_t i = 0;
+  for (const auto& s : rc.steps) {
+    o << i++ << "," << s.stage << "," << plan.stages[s.stage].axis << "," << s.pivot;
+    for (int c = 0; c < kCounters; ++c) o << "," << s.n[c];
+    o << "\n";
+  }
+  return o.str();
+}
+
+}  // namespace triada

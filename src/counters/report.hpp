@@ -1,0 +1,34 @@
+#pragma once
+// The JSON report (schema triada-report/1, DESIGN.md §5), the per-step CSV trace and the
+// human summary printed at the end of a run.
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "counters/counters.hpp"
+#include "geometry/plan.hpp"
+
+namespace triada {
+
+struct ReportContext {
+  std::string app;                 // "triada-transform"
+  nlohmann::json problem;          // app-specific problem description
+  std::string mesh_config;         // INI file, empty: built-in defaults
+  bool esop = true;
+  EnergyModel energy;
+  double wall_seconds = 0;
+  double sim_seconds = 0;          // the simulation alone (after input read, before write)
+};
+
+nlohmann::json make_report(const Plan& plan, const RunCounters& rc, const ReportContext& ctx);
+
+// Human-readable summary (a few lines) of a report.
+std::string summary_text(const nlohmann::json& report);
+
+// Writes text atomically: to a temporary name beside `path`, then renamed onto it.
+// Throws input_error naming the file on failure.
+void write_text_file_atomic(const std::string& path, const std::string& text);
+
+std::string trace_csv(const Plan& plan, const RunCounters& rc);
+
+}  // namespace triada

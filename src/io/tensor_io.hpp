@@ -1,0 +1,101 @@
+#pragma once
+// Tensor files (DESIGN.md §5): rank-3 HDF5 datasets, C order. Input element types: any
+// integer, float32, float64, and compound {r, i} of float32/float64 (h5py's complex).
+// Output: float64 or compound {r, i} of float64. Parallel HDF5: each brick rank reads and
+// writes its own hyperslab collectively; no rank holds the whole tensor.
+#include <mpi.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "actuator/coefficients.hpp"
+#include "core/types.hpp"
+#include "geometry/brick.hpp"
+
+namespace triada {
+
+// "file.h5" or "file.h5:/group/dset" split into its parts (dset empty if not given).
+struct DatasetRef {
+  std::string file;
+  std::string dataset;
+  std::string str() const { return dataset.empty() ? file : file + ":" + dataset; }
+};
+DatasetRef parse_dataset_ref(const std::string& spec);
+
+struct TensorInfo {
+  std::string dataset;  // resolved full path, e.g. "/x"
+  ext3 shape{};
+  bool is_complex = false;
+  std::string type_name;  // e.g. "int32", "float64", "complex128"
+};
+
+// Serial metadata look-up (one rank calls it). Resolves an empty dataset name to the
+// file's only rank-3 dataset. Throws input_error with one clear line naming the input:
+// missing file, not HDF5, missing dataset, several rank-3 candidates, wrong rank,
+// unsupported type, zero extent.
+TensorInfo inspect_tensor(const DatasetRef& ref);
+
+// Collective over `comm`: every rank reads its brick (may be empty) of the dataset.
+// The brick is clipped to the dataset by the caller. Values land in C order of the brick.
+void read_brick(MPI_Comm comm, const std::string& file, const TensorInfo& info, const Brick& brick,
+                std::vector<double>& out);
+void read_brick(MPI_Comm comm, const std::string& file, const TensorInfo& info, const Brick& brick,
+                std::vector<cplx>& out);
+
+// Serial read of a whole rank-2 dataset (coefficient matrices for gemt: /C1, /C2, /C3),
+// any integer/float/complex type as above. Throws input_error naming file:dataset.
+CoeffMatrix read_matrix(const std::string& file, const std::string& dataset);
+
+// Element types a TensorWriter can store. Transform outputs are float64 / complex128
+// (DESIGN.md §5); the others exist for test-data generation (triada-gen).
+enum class ElementType { int32, float32, float64, complex64, complex128 };
+// "int32" | "float32" | "float64" | "complex64" | "complex128"; throws config_error.
+ElementType parse_element_type(const std::string& word);
+std::string to_string(ElementType t);
+inline bool is_complex(ElementType t) {
+  return t == ElementType::complex64 || t == ElementType::complex128;
+}
+
+// Atomic, collective output. open(): rank 0 refuses an existing file unless `force`
+// and checks that the directory is writable, then the file is created under a temporary
+// name next to the target. write_brick() writes this rank's hyperslab (collective);
+// commit() closes and renames it onto the target (collective); if the writer is
+// destroyed or abort()ed before commit(), the temporary file is removed and any
+// existing target is untouched.
+class TensorWriter {
+ public:
+  TensorWriter(MPI_Comm comm, const DatasetRef& target, const ext3& shape, bool is_complex,
+               bool force);
+  // Same, with an explicit file element type (real values may be written to integer or
+  // float32 files; HDF5 converts, rounding toward zero for integers).
+  TensorWriter(MPI_Comm comm, const DatasetRef& target, const ext3& shape, ElementType type,
+               bool force);
+  ~TensorWriter();
+  TensorWriter(const TensorWriter&) = delete;
+  TensorWriter& operator=(const TensorWriter&) = delete;
+
+  void write_brick(const Brick& brick, const std::vector<double>& values);
+  void write_brick(const Brick& brick, const std::vector<cplx>& values);
+  // String / integer attributes on the dataset (collective, same values on every rank).
+  void set_attribute(const std::string& name, const std::string& value);
+  void set_attribute(const std::string& name, const std::vector<index_t>& value);
+  void set_attribute(const std::string& name, double value);
+  void commit();
+  // Collective like every other member: all ranks abort together (as they do when an
+  // error was agreed with mpi::collectively). A rank whose peers do not join within a
+  // few seconds (a one-rank failure, MPI_Abort follows) skips the collective close and
+  // removes the temporary file itself.
+  void abort() noexcept;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Checks, on the calling rank alone, that `target` could be written: refuses an existing
+// file unless force, and an unwritable directory. Throws input_error naming the file.
+void check_output_writable(const DatasetRef& target, bool force);
+
+}  // namespace triada

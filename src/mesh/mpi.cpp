@@ -1,0 +1,80 @@
+#include "mesh/mpi.hpp"
+
+#include <algorithm>
+#include <climits>
+
+namespace triada::mpi {
+
+void throw_mpi_error(int code, const char* call, const char* file, int line) {
+  char text[MPI_MAX_ERROR_STRING] = {0};
+  int len = 0;
+  MPI_Error_string(code, text, &len);
+  throw mpi_error(std::string("MPI call failed: ") + call + " at " + file + ":" +
+                  std::to_string(line) + ": " + std::string(text, static_cast<size_t>(len)));
+}
+
+Environment::Environment(int& argc, char**& argv) {
+  int provided = 0;
+  CHECK_MPI(MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided));
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+}
+
+Environment::~Environment() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized) MPI_Finalize();
+}
+
+int Comm::rank() const {
+  int r = 0;
+  CHECK_MPI(MPI_Comm_rank(comm_, &r));
+  return r;
+}
+int Comm::size() const {
+  int s = 0;
+  CHECK_MPI(MPI_Comm_size(comm_, &s));
+  return s;
+}
+void Comm::barrier() const { CHECK_MPI(MPI_Barrier(comm_)); }
+
+Comm Comm::split(int color, int key) const {
+  MPI_Comm out = MPI_COMM_NULL;
+  CHECK_MPI(MPI_Comm_split(comm_, color, key, &out));
+  if (out == MPI_COMM_NULL) return Comm();
+  MPI_Comm_set_errhandler(out, MPI_ERRORS_RETURN);
+  return Comm::adopt(out);
+}
+
+std::string bcast_string(MPI_Comm comm, const std::string& s, int root) {
+  int n = static_cast<int>(std::min<size_t>(s.size(), INT_MAX));
+  CHECK_MPI(MPI_Bcast(&n, 1, MPI_INT, root, comm));
+  std::string out(static_cast<size_t>(n), '\0');
+  int rank = 0;
+  CHECK_MPI(MPI_Comm_rank(comm, &rank));
+  if (rank == root) out = s.substr(0, static_cast<size_t>(n));
+  if (n > 0) CHECK_MPI(MPI_Bcast(out.data(), n, MPI_CHAR, root, comm));
+  return out;
+}
+
+void agree_on_error(MPI_Comm comm, ErrorKind kind, const std::string& message) {
+  int rank = 0, size = 1;
+  CHECK_MPI(MPI_Comm_rank(comm, &rank));
+  CHECK_MPI(MPI_Comm_size(comm, &size));
+  // Lowest failing rank wins: minimise (failed ? rank : size).
+  int mine = kind == ErrorKind::none ? size : rank, first = size;
+  CHECK_MPI(MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm));
+  if (first == size) return;
+  int k = static_cast<int>(kind);
+  CHECK_MPI(MPI_Bcast(&k, 1, MPI_INT, first, comm));
+  const std::string msg = bcast_string(comm, message, first);
+  switch (static_cast<ErrorKind>(k)) {
+    case ErrorKind::config:
+      throw collective<config_error>(msg);
+    case ErrorKind::input:
+      throw collective<input_error>(msg);
+    default:
+      throw collective<error>(msg);
+  }
+}
+
+}  // namespace triada::mpi

@@ -1,0 +1,42 @@
+#pragma once
+// The MPI side of a plan: who is a brick rank, the Cartesian communicator of the brick
+// ranks and its H/L/F line communicators (one per axis), and a private duplicate of the
+// world communicator for actuator traffic.
+#include <array>
+
+#include "geometry/plan.hpp"
+#include "mesh/mpi.hpp"
+
+namespace triada {
+
+class Topology {
+ public:
+  Topology(const Plan& plan, MPI_Comm world);
+
+  const Plan& plan() const { return plan_; }
+  int world_rank() const { return world_rank_; }
+  bool is_brick() const { return brick_rank_ >= 0; }
+  int brick_rank() const { return brick_rank_; }     // -1 on a dedicated actuator rank
+  const std::array<int, 3>& coords() const { return coords_; }
+  const Brick& cells() const { return cells_; }      // empty on actuator ranks
+  MPI_Comm world() const { return world_.get(); }    // duplicate of the world
+  MPI_Comm bricks() const { return bricks_.get(); }  // Cartesian, brick ranks only
+  // Line communicator along `axis` (1..3): the brick ranks whose bricks share the other
+  // two coordinates; its rank equals the grid coordinate along `axis`.
+  MPI_Comm line(int axis) const { return lines_[axis - 1].get(); }
+  bool hosts_actuator(int axis) const {
+    return plan_.ranks.actuator_rank[axis - 1] == world_rank_;
+  }
+
+ private:
+  Plan plan_;
+  int world_rank_ = 0;
+  int brick_rank_ = -1;
+  std::array<int, 3> coords_{-1, -1, -1};
+  Brick cells_;
+  mpi::Comm world_;
+  mpi::Comm bricks_;
+  std::array<mpi::Comm, 3> lines_;
+};
+
+}  // namespace triada

@@ -1,0 +1,189 @@
+#include "transform/transform_job.hpp"
+
+#include <chrono>
+#include <filesystem>
+#include <optional>
+
+#include "cell/engine.hpp"
+#include "core/error.hpp"
+#include "counters/report.hpp"
+#include "mesh/mpi.hpp"
+#include "mesh/topology.hpp"
+
+namespace triada {
+
+namespace {
+
+// What rank 0 learns from the files before anything runs; broadcast to every rank.
+struct ProblemFacts {
+  ext3 in_shape{};
+  ext3 out_shape{};
+  int input_complex = 0;
+  int coeffs_complex = 0;
+};
+
+std::string axis_name(const TransformConfig& cfg, int axis) {
+  return "axis " + std::to_string(axis) + " of " + cfg.input.str();
+}
+
+// The matrix streamed along `axis` (called on the rank hosting that actuator, and by
+// rank 0 during validation).
+CoeffMatrix coefficients_for(const TransformConfig& cfg, int axis, index_t n) {
+  const TransformKind kind = cfg.kinds[axis - 1];
+  if (kind != TransformKind::gemt)
+    return make_coefficients(kind, n, cfg.norm, cfg.inverse, axis_name(cfg, axis));
+  const std::string dset = "/C" + std::to_string(axis);
+  CoeffMatrix c = read_matrix(cfg.coeffs, dset);
+  const std::string what = cfg.coeffs + ":" + dset;
+  if (c.rows != n)
+    throw input_error(what + ": has " + std::to_string(c.rows) + " rows, but " +
+                      axis_name(cfg, axis) + " has " + std::to_string(n) + " elements");
+  if (cfg.inverse) c = invert(c, what);
+  return c;
+}
+
+void check_parent_writable(const std::string& path, const std::string& what) {
+  namespace fs = std::filesystem;
+  fs::path p(path);
+  fs::path dir = p.parent_path().empty() ? fs::path(".") : p.parent_path();
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec))
+    throw input_error(path + ": " + what + " directory " + dir.string() + " does not exist");
+  if (fs::is_directory(p, ec)) throw input_error(path + ": " + what + " path is a directory");
+}
+
+ProblemFacts validate(const TransformConfig& cfg, TensorInfo& info) {
+  ProblemFacts f;
+  info = inspect_tensor(cfg.input);
+  f.in_shape = info.shape;
+  f.input_complex = info.is_complex;
+  for (int axis = 1; axis <= 3; ++axis) {
+    const CoeffMatrix c = coefficients_for(cfg, axis, f.in_shape[axis - 1]);
+    f.out_shape[axis - 1] = c.cols;
+    f.coeffs_complex |= c.is_complex ? 1 : 0;
+  }
+  check_output_writable(cfg.output, cfg.force);
+  if (!cfg.report.empty()) check_parent_writable(cfg.report, "report");
+  if (!cfg.trace.empty()) check_parent_writable(cfg.trace, "trace");
+  return f;
+}
+
+template <class T>
+void run_typed(const TransformConfig& cfg, const TensorInfo& info, const Plan& plan,
+               MPI_Comm world, std::ostream& out, std::chrono::steady_clock::time_point t0) {
+  Topology topo(plan, world);
+  std::vector<T> in;
+  const Brick in_box = topo.cells().intersect(whole(plan.in_shape));
+  mpi::collectively(topo.world(), [&] {
+    if (topo.is_brick()) read_brick(topo.bricks(), cfg.input.file, info, in_box, in);
+  });
+
+  EngineOptions opt;
+  opt.mode = cfg.mesh.mode;
+  opt.shuffle_seed = cfg.shuffle_seed;
+  opt.coefficients = [&](int axis) {
+    return coefficients_for(cfg, axis, plan.in_shape[axis - 1]);
+  };
+  const auto ts = std::chrono::steady_clock::now();
+  EngineResult<T> res = run_reference<T>(topo, opt, std::move(in));
+  const double sim_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - ts).count();
+
+  const RunCounters& rc = res.counters;
+  mpi::collectively(topo.world(), [&] {
+    if (!topo.is_brick()) return;
+    TensorWriter w(topo.bricks(), cfg.output, plan.out_shape, is_complex_v<T>, cfg.force);
+    w.write_brick(res.out_box, res.out);
+    std::string kinds;
+    for (int a = 0; a < 3; ++a) kinds += (a ? "," : "") + to_string(cfg.kinds[a]);
+    w.set_attribute("transform", kinds);
+    w.set_attribute("norm", to_string(cfg.norm));
+    w.set_attribute("direction", cfg.inverse ? "inverse" : "forward");
+    w.set_attribute("stage_order", to_string(plan.stage_order));
+    w.set_attribute("esop", cfg.mesh.mode == Mode::esop ? "on" : "off");
+    w.set_attribute("input", cfg.input.file + ":" + info.dataset);
+    w.set_attribute("mesh", std::vector<index_t>(plan.mesh.begin(), plan.mesh.end()));
+    w.set_attribute("brick_ranks",
+                    std::vector<index_t>(plan.ranks.grid.begin(), plan.ranks.grid.end()));
+    std::vector<index_t> steps;
+    for (const auto& s : rc.stages) steps.push_back(static_cast<index_t>(s.steps));
+    w.set_attribute("steps_per_stage", steps);
+    w.set_attribute("steps", std::vector<index_t>{static_cast<index_t>(rc.total_steps())});
+    w.commit();
+  });
+
+  mpi::collectively(topo.world(), [&] {
+    if (topo.world_rank() != 0) return;
+    ReportContext ctx;
+    ctx.app = "triada-transform";
+    std::string kinds;
+    for (int a = 0; a < 3; ++a) kinds += (a ? "," : "") + to_string(cfg.kinds[a]);
+    ctx.problem = {{"input", cfg.input.file + ":" + info.dataset},
+                   {"input_type", info.type_name},
+                   {"output", cfg.output.str()},
+                   {"transform", kinds},
+                   {"direction", cfg.inverse ? "inverse" : "forward"},
+                   {"norm", to_string(cfg.norm)},
+                   {"element", is_complex_v<T> ? "complex128" : "float64"},
+                   {"shuffle_seed", cfg.shuffle_seed}};
+    if (!cfg.coeffs.empty()) ctx.problem["coeffs"] = cfg.coeffs;
+    ctx.mesh_config = cfg.mesh.file;
+    ctx.esop = cfg.mesh.mode == Mode::esop;
+    ctx.energy = cfg.mesh.energy;
+    ctx.sim_seconds = sim_seconds;
+    ctx.wall_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const auto report = make_report(plan, rc, ctx);
+    if (!cfg.report.empty()) write_text_file_atomic(cfg.report, report.dump(2) + "\n");
+    if (!cfg.trace.empty()) write_text_file_atomic(cfg.trace, trace_csv(plan, rc));
+    if (!cfg.quiet) out << summary_text(report) << std::flush;
+  });
+}
+
+}  // namespace
+
+void run_transform_job(const TransformConfig& cfg, MPI_Comm world, std::ostream& out) {
+  const auto t0 = std::chrono::steady_clock::now();
+  int rank = 0, size = 1;
+  CHECK_MPI(MPI_Comm_rank(world, &rank));
+  CHECK_MPI(MPI_Comm_size(world, &size));
+
+  // 1. Rank 0 checks every input before any rank does work; all ranks agree on the verdict.
+  ProblemFacts facts;
+  TensorInfo info;
+  mpi::collectively(world, [&] {
+    if (rank == 0) facts = validate(cfg, info);
+  });
+  CHECK_MPI(MPI_Bcast(&facts, sizeof facts, MPI_BYTE, 0, world));
+  info.dataset = mpi::bcast_string(world, info.dataset, 0);
+  info.type_name = mpi::bcast_string(world, info.type_name, 0);
+  info.shape = facts.in_shape;
+  info.is_complex = facts.input_complex != 0;
+
+  // 2. Plan (plain data, identical on every rank).
+  Plan plan;
+  mpi::collectively(world, [&] {
+    PlanRequest req;
+    req.in_shape = facts.in_shape;
+    req.out_shape = facts.out_shape;
+    req.mesh = cfg.mesh.cells;
+    req.stage_order = cfg.stage_order;
+    req.world_size = size;
+    req.grid = cfg.mesh.grid;
+    req.actuators = cfg.mesh.actuators;
+    if (!req.grid) {
+      std::array<int, 3> dims{0, 0, 0};
+      CHECK_MPI(MPI_Dims_create(brick_rank_count(size, req.actuators), 3, dims.data()));
+      req.balanced_dims = dims;
+    }
+    plan = make_plan(req);
+  });
+
+  // 3. Run in the element type the data needs.
+  if (facts.input_complex || facts.coeffs_complex)
+    run_typed<cplx>(cfg, info, plan, world, out, t0);
+  else
+    run_typed<double>(cfg, info, plan, world, out, t0);
+}
+
+}  // namespace triada
