@@ -128,7 +128,9 @@ std::optional<GenConfig> parse_options(int argc, char** argv, std::ostream& help
 
   po::variables_map vm;
   try {
-    po::store(po::command_line_parser(argc, argv).options(desc).run(), vm);
+    // No positional arguments: an empty description makes the parser reject them.
+    const po::positional_options_description none;
+    po::store(po::command_line_parser(argc, argv).options(desc).positional(none).run(), vm);
     po::notify(vm);
   } catch (const po::error& e) {
     throw config_error(e.what());

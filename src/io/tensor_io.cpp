@@ -5,7 +5,6 @@
 
 #include <cerrno>
 #include <chrono>
-#include <cstring>
 #include <filesystem>
 #include <stdexcept>
 #include <thread>
@@ -462,11 +461,7 @@ void check_output_writable(const DatasetRef& target, bool force) {
     ::unlink(probe.c_str());
     fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600);
   }
-  if (fd < 0) {
-    const int err = errno;
-    throw input_error(file + ": directory " + dir.string() + " is not writable (" +
-                      std::strerror(err) + ")");
-  }
+  if (fd < 0) throw input_error(file + ": directory " + dir.string() + " is not writable");
   ::close(fd);
   ::unlink(probe.c_str());
 }
