@@ -94,7 +94,7 @@ Dist parse_dist(const std::string& s) {
 // Returns nothing for --help (the text goes to `help`).
 std::optional<GenConfig> parse_options(int argc, char** argv, std::ostream& help) {
   std::string output, shape, type = "float64", dist = "uniform", sparsity = "0", lines = "0",
-                              planes = "0", axis = "1", seed = "1";
+                             planes = "0", axis = "1", seed = "1";
   po::options_description desc("Options");
   // clang-format off
   desc.add_options()
@@ -170,7 +170,8 @@ std::optional<GenConfig> parse_options(int argc, char** argv, std::ostream& help
 
   if (cfg.type == ElementType::int32) {
     if (cfg.dist == Dist::uniform || cfg.dist == Dist::normal)
-      throw config_error("--dist " + dist + ": values would truncate to 0 in --type int32 (use int, index or ones)");
+      throw config_error("--dist " + dist +
+                         ": values would truncate to 0 in --type int32 (use int, index or ones)");
     const index_t total = cfg.shape[0] * cfg.shape[1] * cfg.shape[2];
     if (cfg.dist == Dist::index && total - 1 > std::numeric_limits<std::int32_t>::max())
       throw config_error("--dist index: indices up to " + std::to_string(total - 1) +
@@ -191,7 +192,9 @@ std::uint64_t splitmix64(std::uint64_t x) {
 std::uint64_t counter_hash(std::uint64_t seed, std::uint64_t stream, std::uint64_t index) {
   return splitmix64(splitmix64(splitmix64(seed) ^ stream) ^ index);
 }
-double unit(std::uint64_t h) { return static_cast<double>(h >> 11) * 0x1.0p-53; }  // [0, 1)
+double unit(std::uint64_t h) {
+  return static_cast<double>(h >> 11) * 0x1.0p-53;
+}  // [0, 1)
 
 // One stream per independent use, so e.g. the sparsity mask is not correlated with values.
 enum Stream : std::uint64_t {
@@ -204,15 +207,15 @@ enum Stream : std::uint64_t {
   plane_pick = 7,
 };
 
-double draw(const GenConfig& c, std::uint64_t stream, std::uint64_t box_muller_stream,
-            index_t g) {
+double draw(const GenConfig& c, std::uint64_t stream, std::uint64_t box_muller_stream, index_t g) {
   const std::uint64_t h = counter_hash(c.seed, stream, static_cast<std::uint64_t>(g));
   switch (c.dist) {
     case Dist::uniform:
       return 2.0 * unit(h) - 1.0;
     case Dist::normal: {
       const double u1 = static_cast<double>((h >> 11) + 1) * 0x1.0p-53;  // (0, 1]
-      const double u2 = unit(counter_hash(c.seed, box_muller_stream, static_cast<std::uint64_t>(g)));
+      const double u2 =
+          unit(counter_hash(c.seed, box_muller_stream, static_cast<std::uint64_t>(g)));
       return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
     }
     case Dist::integer:
@@ -288,7 +291,8 @@ index_t generate(const GenConfig& c, const Brick& b, std::vector<T>& out) {
           continue;
         if constexpr (is_complex_v<T>) {
           const bool real_only = c.dist == Dist::index || c.dist == Dist::ones;
-          out[k] = {draw(c, value_re, normal_re, g), real_only ? 0.0 : draw(c, value_im, normal_im, g)};
+          out[k] = {draw(c, value_re, normal_re, g),
+                    real_only ? 0.0 : draw(c, value_im, normal_im, g)};
         } else {
           out[k] = draw(c, value_re, normal_re, g);
         }
@@ -353,4 +357,6 @@ int run(int argc, char** argv) {
 }  // namespace
 }  // namespace triada
 
-int main(int argc, char** argv) { return triada::run_app("triada-gen", argc, argv, triada::run); }
+int main(int argc, char** argv) {
+  return triada::run_app("triada-gen", argc, argv, triada::run);
+}

@@ -52,7 +52,7 @@ Outcome cell_update(Cell<T>& cell, const XElement<T>* x, const T* y, Mode mode) 
   if (x == nullptr || !cell.has_w) return Outcome::none;
   if (y == nullptr) return x->tag ? Outcome::none : Outcome::wait;
   if (mode == Mode::esop && is_zero(x->c)) return Outcome::none;
-  cell.w += mul(*y, x->c);
+  cell.w = mac(cell.w, *y, x->c);
   return x->tag ? Outcome::update_own : Outcome::update_received;
 }
 

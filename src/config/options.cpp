@@ -135,7 +135,11 @@ MeshConfig parse_mesh_file(const std::string& path) {
   po::options_description desc = mesh_options();
   po::variables_map vm;
   if (!path.empty()) store_mesh_file(path, desc, vm);
-  translate([&] { po::notify(vm); });
+  // An empty parse still stores the declared defaults.
+  translate([&] {
+    po::store(po::command_line_parser(std::vector<std::string>{}).options(desc).run(), vm);
+    po::notify(vm);
+  });
   MeshConfig m = mesh_from(vm);
   m.file = path;
   return m;

@@ -1,5 +1,6 @@
 #pragma once
 #include <array>
+#include <cmath>
 #include <complex>
 #include <cstdint>
 #include <string>
@@ -19,11 +20,20 @@ inline constexpr bool is_complex_v = std::is_same_v<T, cplx>;
 inline bool is_zero(double v) { return v == 0.0; }
 inline bool is_zero(const cplx& v) { return v.real() == 0.0 && v.imag() == 0.0; }
 
-// Multiply-add written out so that the complex case never goes through the C99
-// Annex G (__muldc3) path: same rounding on every executor and platform.
+// Multiply (complex written out, never through the C99 Annex G __muldc3 path).
 inline double mul(double a, double b) { return a * b; }
 inline cplx mul(const cplx& a, const cplx& b) {
   return {a.real() * b.real() - a.imag() * b.imag(), a.real() * b.imag() + a.imag() * b.real()};
+}
+
+// The cell's multiply-add w + y * c, defined once for every executor: a fused
+// multiply-add with one rounding (as a hardware MAC cell does). A complex MAC is four
+// real fused multiply-adds in this fixed order, so every executor gets the same bits.
+inline double mac(double w, double y, double c) { return std::fma(y, c, w); }
+inline cplx mac(const cplx& w, const cplx& y, const cplx& c) {
+  const double re = std::fma(-y.imag(), c.imag(), std::fma(y.real(), c.real(), w.real()));
+  const double im = std::fma(y.imag(), c.real(), std::fma(y.real(), c.imag(), w.imag()));
+  return {re, im};
 }
 
 inline std::string to_string(const ext3& e) {

@@ -18,8 +18,8 @@ std::string last_error_message() {
 }
 
 void throw_hdf5_error(const char* call, const char* file, int line) {
-  std::string msg = std::string("HDF5 call failed: ") + call + " at " + file + ":" +
-                    std::to_string(line);
+  std::string msg =
+      std::string("HDF5 call failed: ") + call + " at " + file + ":" + std::to_string(line);
   const std::string detail = last_error_message();
   if (!detail.empty()) msg += ": " + detail;
   H5Eclear2(H5E_DEFAULT);

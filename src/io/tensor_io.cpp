@@ -91,7 +91,9 @@ std::string class_name(H5T_class_t c) {
   }
 }
 
-std::string float_name(size_t bytes) { return "float" + std::to_string(8 * bytes); }
+std::string float_name(size_t bytes) {
+  return "float" + std::to_string(8 * bytes);
+}
 
 TypeDesc describe_type(hid_t t) {
   const H5T_class_t cls = CHECK_H5(H5Tget_class(t));
@@ -159,6 +161,21 @@ h5::Datatype file_type(ElementType e) {
   throw std::logic_error("file_type: bad ElementType");
 }
 
+// Dataset paths are taken from the file's root: "x" means "/x".
+std::string rooted(const std::string& path) {
+  return path.empty() || path[0] == '/' ? path : "/" + path;
+}
+
+// File locking where the file system supports it, and no failure where it does not
+// (e.g. some NFS and Lustre mounts), instead of HDF5's "unable to lock file".
+void best_effort_locking(hid_t fapl) {
+#if H5_VERSION_GE(1, 10, 7)
+  CHECK_H5(H5Pset_file_locking(fapl, true, true));
+#else
+  (void)fapl;
+#endif
+}
+
 // ---------------------------------------------------------------------------------------
 // Serial opening with input_error messages that name the input
 
@@ -170,7 +187,9 @@ h5::File open_serial(const std::string& file) {
   const htri_t is_h5 = H5Fis_hdf5(file.c_str());
   if (is_h5 == 0) throw input_error(file + ": not an HDF5 file");
   if (is_h5 < 0) throw input_error(file + ": cannot read (" + h5::last_error_message() + ")");
-  const hid_t id = H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  h5::PropList fapl(CHECK_H5(H5Pcreate(H5P_FILE_ACCESS)));
+  best_effort_locking(fapl.get());
+  const hid_t id = H5Fopen(file.c_str(), H5F_ACC_RDONLY, fapl.get());
   if (id < 0) throw input_error(file + ": cannot open (" + h5::last_error_message() + ")");
   return h5::File(id);
 }
@@ -232,7 +251,9 @@ Checked check_dataset(hid_t dset, int want_rank, const std::string& name) {
   if (static_cast<int>(c.dims.size()) != want_rank)
     throw input_error(name + ": rank " + std::to_string(c.dims.size()) + ", expected a rank-" +
                       std::to_string(want_rank) +
-                      (want_rank == 3 ? " tensor" : want_rank == 2 ? " matrix" : " dataset"));
+                      (want_rank == 3   ? " tensor"
+                       : want_rank == 2 ? " matrix"
+                                        : " dataset"));
   h5::Datatype t(CHECK_H5(H5Dget_type(dset)));
   c.type = describe_type(t.get());
   if (!c.type.supported)
@@ -274,8 +295,8 @@ std::string find_rank3_dataset(hid_t file, const std::string& fname) {
     throw input_error(fname + ": no rank-3 dataset (found: " + list + ")");
   }
   for (size_t k = 0; k < rank3.size(); ++k) list += (k ? ", " : "") + rank3[k];
-  throw input_error(fname + ": several rank-3 datasets (" + list + "); name one as " + fname +
-                    ":" + rank3[0]);
+  throw input_error(fname + ": several rank-3 datasets (" + list + "); name one as " + fname + ":" +
+                    rank3[0]);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -299,8 +320,8 @@ h5::Dataspace file_selection(hid_t dset, const Brick& b) {
     CHECK_H5(H5Sselect_none(space.get()));
   } else {
     const auto start = to_h(b.lo), count = to_h(b.extents());
-    CHECK_H5(H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, start.data(), nullptr,
-                                 count.data(), nullptr));
+    CHECK_H5(H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, start.data(), nullptr, count.data(),
+                                 nullptr));
   }
   return space;
 }
@@ -331,6 +352,7 @@ h5::PropList mpio_access(MPI_Comm comm) {
   CHECK_H5(H5Pset_fapl_mpio(fapl.get(), comm, MPI_INFO_NULL));
   CHECK_H5(H5Pset_all_coll_metadata_ops(fapl.get(), true));
   CHECK_H5(H5Pset_coll_metadata_write(fapl.get(), true));
+  best_effort_locking(fapl.get());
   return fapl;
 }
 
@@ -373,8 +395,7 @@ void read_brick_impl(MPI_Comm comm, const std::string& file, const TensorInfo& i
       } else {
         // Real file data into the real parts; imaginary parts stay zero.
         h5::Dataspace mspace = memory_selection(brick.count(), 2);
-        CHECK_H5(H5Dread(d.get(), H5T_NATIVE_DOUBLE, mspace.get(), fspace.get(), dxpl.get(),
-                         buf));
+        CHECK_H5(H5Dread(d.get(), H5T_NATIVE_DOUBLE, mspace.get(), fspace.get(), dxpl.get(), buf));
       }
     } else {
       h5::Dataspace mspace = memory_selection(brick.count());
@@ -396,7 +417,7 @@ TensorInfo inspect_tensor(const DatasetRef& ref) {
   h5::QuietErrors quiet;
   h5::File f = open_serial(ref.file);
   TensorInfo info;
-  info.dataset = ref.dataset.empty() ? find_rank3_dataset(f.get(), ref.file) : ref.dataset;
+  info.dataset = ref.dataset.empty() ? find_rank3_dataset(f.get(), ref.file) : rooted(ref.dataset);
   const std::string name = ref.file + ":" + info.dataset;
   h5::Dataset d = open_dataset(f.get(), info.dataset, name);
   const Checked c = check_dataset(d.get(), 3, name);
@@ -415,8 +436,9 @@ void read_brick(MPI_Comm comm, const std::string& file, const TensorInfo& info, 
   read_brick_impl(comm, file, info, brick, out);
 }
 
-CoeffMatrix read_matrix(const std::string& file, const std::string& dataset) {
+CoeffMatrix read_matrix(const std::string& file, const std::string& dataset_path) {
   h5::QuietErrors quiet;
+  const std::string dataset = rooted(dataset_path);
   h5::File f = open_serial(file);
   const std::string name = file + ":" + dataset;
   h5::Dataset d = open_dataset(f.get(), dataset, name);
@@ -431,8 +453,8 @@ CoeffMatrix read_matrix(const std::string& file, const std::string& dataset) {
     CHECK_H5(H5Dread(d.get(), mt.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, m.data.data()));
   } else {
     h5::Dataspace mspace = memory_selection(m.rows * m.cols, 2);
-    CHECK_H5(H5Dread(d.get(), H5T_NATIVE_DOUBLE, mspace.get(), H5S_ALL, H5P_DEFAULT,
-                     m.data.data()));
+    CHECK_H5(
+        H5Dread(d.get(), H5T_NATIVE_DOUBLE, mspace.get(), H5S_ALL, H5P_DEFAULT, m.data.data()));
   }
   return m;
 }
@@ -450,8 +472,7 @@ void check_output_writable(const DatasetRef& target, bool force) {
   fs::path dir = fs::path(file).parent_path();
   if (dir.empty()) dir = ".";
   const auto dst = fs::status(dir, ec);
-  if (!fs::exists(dst))
-    throw input_error(file + ": directory " + dir.string() + " does not exist");
+  if (!fs::exists(dst)) throw input_error(file + ": directory " + dir.string() + " does not exist");
   if (!fs::is_directory(dst)) throw input_error(file + ": " + dir.string() + " is not a directory");
   // access(W_OK) says yes to root even where creating fails (read-only mounts, /proc),
   // so try what we will do: create a file in the directory, then remove it.
@@ -550,8 +571,8 @@ struct TensorWriter::Impl {
       h5::Dataspace fspace = file_selection(dset.get(), brick);
       h5::Dataspace mspace = memory_selection(brick.count());
       h5::PropList dxpl = collective_transfer();
-      h5::Datatype mt = is_complex_v<T> ? complex_memtype()
-                                        : h5::Datatype(CHECK_H5(H5Tcopy(H5T_NATIVE_DOUBLE)));
+      h5::Datatype mt =
+          is_complex_v<T> ? complex_memtype() : h5::Datatype(CHECK_H5(H5Tcopy(H5T_NATIVE_DOUBLE)));
       const T dummy{};
       const void* buf = values.empty() ? static_cast<const void*>(&dummy)
                                        : static_cast<const void*>(values.data());
@@ -567,8 +588,8 @@ struct TensorWriter::Impl {
     mpi::collectively(comm.get(), [&] {
       if (CHECK_H5(H5Aexists(dset.get(), name.c_str())) > 0)
         CHECK_H5(H5Adelete(dset.get(), name.c_str()));
-      h5::Attribute a(
-          CHECK_H5(H5Acreate2(dset.get(), name.c_str(), type_id, space_id, H5P_DEFAULT, H5P_DEFAULT)));
+      h5::Attribute a(CHECK_H5(
+          H5Acreate2(dset.get(), name.c_str(), type_id, space_id, H5P_DEFAULT, H5P_DEFAULT)));
       CHECK_H5(H5Awrite(a.get(), type_id, buf));
       a.close();
     });
@@ -592,7 +613,7 @@ TensorWriter::TensorWriter(MPI_Comm comm, const DatasetRef& target, const ext3& 
   m.comm = mpi::Comm::adopt(dup);
   m.rank = m.comm.rank();
   m.target = target;
-  if (m.target.dataset.empty()) m.target.dataset = "/y";
+  m.target.dataset = m.target.dataset.empty() ? "/y" : rooted(m.target.dataset);
   m.shape = shape;
   m.type = type;
   m.force = force;
@@ -687,6 +708,8 @@ void TensorWriter::commit() {
   m.state = WriterState::committed;
 }
 
-void TensorWriter::abort() noexcept { impl_->abort(); }
+void TensorWriter::abort() noexcept {
+  impl_->abort();
+}
 
 }  // namespace triada

@@ -58,8 +58,8 @@ int main(int argc, char** argv) {
   std::string log;
   if (failed == 0) {
     if (rank != 0) {
-      log = "/tmp/triada_mpi_tests.rank" + std::to_string(rank) + "." +
-            std::to_string(::getpid()) + ".log";
+      log = "/tmp/triada_mpi_tests.rank" + std::to_string(rank) + "." + std::to_string(::getpid()) +
+            ".log";
       session.configData().outputFilename = log;
       session.configData().useColour = Catch::UseColour::No;  // a file, printed later
     }

@@ -112,11 +112,16 @@ auto fill(const Brick& b, const ext3& shape, F f) {
   v.reserve(static_cast<size_t>(b.count()));
   for (index_t i1 = b.lo[0]; i1 < b.hi[0]; ++i1)
     for (index_t i2 = b.lo[1]; i2 < b.hi[1]; ++i2)
-      for (index_t i3 = b.lo[2]; i3 < b.hi[2]; ++i3) v.push_back(f(global_index(shape, i1, i2, i3)));
+      for (index_t i3 = b.lo[2]; i3 < b.hi[2]; ++i3)
+        v.push_back(f(global_index(shape, i1, i2, i3)));
   return v;
 }
-double as_index(index_t g) { return static_cast<double>(g); }
-cplx as_complex_index(index_t g) { return {static_cast<double>(g), -2.0 * static_cast<double>(g) - 1.0}; }
+double as_index(index_t g) {
+  return static_cast<double>(g);
+}
+cplx as_complex_index(index_t g) {
+  return {static_cast<double>(g), -2.0 * static_cast<double>(g) - 1.0};
+}
 
 std::string file_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -140,7 +145,8 @@ void write_tensor(const std::string& file, const ext3& shape, const Brick& brick
 
 void add_dataset(hid_t file, const std::string& name, hid_t type, std::vector<hsize_t> dims,
                  const void* data = nullptr) {
-  h5::Dataspace space(CHECK_H5(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr)));
+  h5::Dataspace space(
+      CHECK_H5(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr)));
   h5::PropList lcpl(CHECK_H5(H5Pcreate(H5P_LINK_CREATE)));
   CHECK_H5(H5Pset_create_intermediate_group(lcpl.get(), 1));
   h5::Dataset d(CHECK_H5(
@@ -453,7 +459,9 @@ TEST_CASE("inspect_tensor names the input and the problem in one line", "[tensor
   const std::vector<double> nine(9, 1.0);
 
   write_text(f("text.h5"), "not hdf5 at all\n");
-  make_h5(f("rank2.h5"), [&](hid_t h) { add_dataset(h, "/a", H5T_IEEE_F64LE, {3, 3}, nine.data()); });
+  make_h5(f("rank2.h5"), [&](hid_t h) {
+    add_dataset(h, "/a", H5T_IEEE_F64LE, {3, 3}, nine.data());
+  });
   make_h5(f("two.h5"), [&](hid_t h) {
     add_dataset(h, "/a", H5T_IEEE_F64LE, {1, 1, 1});
     add_dataset(h, "/b", H5T_STD_I16LE, {1, 2, 1});
@@ -513,7 +521,9 @@ TEST_CASE("inspect_tensor resolves the only rank-3 dataset and names its element
   CHECK_FALSE(t.is_complex);
 
   const std::string cfile = dir.file("c64.h5");
-  make_h5(cfile, [&](hid_t h) { add_dataset(h, "/z", complex_type(H5T_IEEE_F32BE, 4).get(), {1, 1, 2}); });
+  make_h5(cfile, [&](hid_t h) {
+    add_dataset(h, "/z", complex_type(H5T_IEEE_F32BE, 4).get(), {1, 1, 2});
+  });
   const TensorInfo c = inspect_tensor({cfile, "/z"});
   CHECK(c.is_complex);
   CHECK(c.type_name == "complex64");
@@ -526,7 +536,7 @@ TEST_CASE("read_matrix reads integer, float and complex matrices; errors name fi
   h5::QuietErrors quiet;
   const std::string file = dir.file("coeffs.h5");
   const std::vector<std::int16_t> c1{1, -2, 3, 4, 5, -6};  // 2 x 3
-  const std::vector<float> c2{0.5f, 1.5f, -2.5f, 3.5f};    // complex64 2 x 1: (0.5+1.5i), (-2.5+3.5i)
+  const std::vector<float> c2{0.5f, 1.5f, -2.5f, 3.5f};  // complex64 2 x 1: (0.5+1.5i), (-2.5+3.5i)
   make_h5(file, [&](hid_t h) {
     add_dataset(h, "/C1", H5T_NATIVE_INT16, {2, 3}, c1.data());
     h5::Datatype ct = complex_type(H5T_NATIVE_FLOAT, 4);

@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# End-to-end checks of triada-gen: types, exact index values, sparsity statistics, exact
+# zero-line counts, rank-count independence, and the error paths (one line, non-zero
+# exit, no file; an existing output kept without --force). Run by ctest (label cli).
+set -euo pipefail
+
+: "${TRIADA_BIN:?set TRIADA_BIN to the build directory}"
+MPIEXEC=${MPIEXEC:-mpiexec}
+PYTHON=${PYTHON:-/usr/bin/python3}
+GEN="$TRIADA_BIN/triada-gen"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/triada-gen-test.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+cd "$tmp"
+
+fail() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
+py() { "$PYTHON" -c "$@"; }
+
+echo "-- element types map to the numpy dtypes h5py reports"
+for t in float64 complex128 int32 float32 complex64; do
+  dist=uniform
+  [[ $t == int32 ]] && dist=int
+  "$GEN" --output "t_$t.h5" --shape 3,4,5 --type "$t" --dist "$dist" >/dev/null
+  py "
+import h5py, sys
+x = h5py.File('t_$t.h5', 'r')['/x']
+assert x.shape == (3, 4, 5), x.shape
+assert x.dtype.name == '$t', x.dtype
+" || fail "--type $t"
+done
+
+echo "-- index values equal numpy arange, at a custom dataset path"
+"$GEN" --output "idx.h5:/grp/t" --shape 4,5,6 --dist index >/dev/null
+py "
+import h5py, numpy as np
+x = h5py.File('idx.h5', 'r')['/grp/t'][()]
+assert np.array_equal(x, np.arange(4 * 5 * 6, dtype=np.float64).reshape(4, 5, 6))
+" || fail "index values"
+
+echo "-- attributes record the generator settings"
+py "
+import h5py
+a = h5py.File('idx.h5', 'r')['/grp/t'].attrs
+assert a['dist'] == 'index', a['dist']
+assert a['type'] == 'float64'
+assert list(a['shape']) == [4, 5, 6]
+assert list(a['seed']) == [1]
+assert a['sparsity'] == 0.0
+" || fail "attributes"
+
+echo "-- sparsity fraction within 3 sigma of the request"
+"$GEN" --output sp.h5 --shape 40,40,40 --sparsity 0.3 --seed 7 >/dev/null
+py "
+import h5py, numpy as np
+x = h5py.File('sp.h5', 'r')['/x'][()]
+n, p = x.size, 0.3
+zeros = np.count_nonzero(x == 0)
+sigma = (n * p * (1 - p)) ** 0.5
+assert abs(zeros - n * p) <= 3 * sigma, (zeros, n * p, sigma)
+" || fail "sparsity"
+
+echo "-- zero-lines zeroes exactly round(F*N1*N2) lines along axis 3"
+"$GEN" --output zl.h5 --shape 10,7,5 --zero-lines 0.25 --dist ones >/dev/null
+py "
+import h5py, numpy as np
+x = h5py.File('zl.h5', 'r')['/x'][()]
+zero_lines = np.count_nonzero(np.all(x == 0, axis=2))
+assert zero_lines == round(0.25 * 10 * 7), zero_lines
+assert np.count_nonzero(x) == (70 - zero_lines) * 5
+" || fail "zero-lines"
+
+echo "-- zero-planes zeroes exactly round(F*N) planes orthogonal to the axis"
+"$GEN" --output zp.h5 --shape 6,8,5 --zero-planes 0.5 --plane-axis 2 --dist ones >/dev/null
+py "
+import h5py, numpy as np
+x = h5py.File('zp.h5', 'r')['/x'][()]
+assert np.count_nonzero(np.all(x == 0, axis=(0, 2))) == 4
+assert np.count_nonzero(x) == 4 * 6 * 5
+" || fail "zero-planes"
+
+echo "-- the file content does not depend on the number of ranks"
+args=(--shape 7,5,9 --type complex128 --dist normal --sparsity 0.2 --zero-lines 0.1 --seed 42)
+"$GEN" --output np1.h5 "${args[@]}" >/dev/null
+"$MPIEXEC" -n 3 --oversubscribe "$GEN" --output np3.h5 "${args[@]}" >np3.out
+grep -q "7x5x9 complex128" np3.out || fail "summary line: $(cat np3.out)"
+[[ $(wc -l <np3.out) -eq 1 ]] || fail "summary printed by more than one rank"
+py "
+import h5py, numpy as np
+a = h5py.File('np1.h5', 'r')['/x'][()]
+b = h5py.File('np3.h5', 'r')['/x'][()]
+assert a.dtype == b.dtype and a.tobytes() == b.tobytes()
+" || fail "np=1 and np=3 differ"
+nnz=$(py "import h5py, numpy as np; print(np.count_nonzero(h5py.File('np1.h5', 'r')['/x'][()]))")
+grep -q " $nnz nonzeros" np3.out || fail "nonzero count in summary: $(cat np3.out), numpy says $nnz"
+
+echo "-- a bad --shape: one line on stderr, non-zero exit, no file"
+msg="triada-gen: error: --shape: expected three positive integers N1,N2,N3, got '4,0'"
+if "$GEN" --output bad.h5 --shape 4,0 >out.txt 2>err.txt; then fail "--shape 4,0 accepted"; fi
+[[ $(cat err.txt) == "$msg" ]] || fail "expected exactly one line '$msg', got: $(cat err.txt)"
+[[ ! -e bad.h5 ]] || fail "bad.h5 written"
+# Under mpirun every rank fails together; only rank 0 prints (mpirun adds its own notes).
+if "$MPIEXEC" -n 3 --oversubscribe "$GEN" --output bad.h5 --shape 4,0 >out.txt 2>err.txt; then
+  fail "--shape 4,0 accepted at np=3"
+fi
+[[ $(grep -c '^triada-gen' err.txt) -eq 1 ]] || fail "expected one error line at np=3: $(cat err.txt)"
+grep -qxF "$msg" err.txt || fail "message at np=3: $(cat err.txt)"
+[[ ! -e bad.h5 ]] || fail "bad.h5 written at np=3"
+"$GEN" --output bad.h5 --shape 2,2,2 --bogus >/dev/null 2>err.txt && fail "unknown option accepted"
+grep -q "bogus" err.txt || fail "unknown option message: $(cat err.txt)"
+[[ ! -e bad.h5 ]] || fail "bad.h5 written after unknown option"
+
+echo "-- an existing output is kept without --force, replaced with it"
+cp idx.h5 keep.h5
+before=$(md5sum <keep.h5)
+if "$GEN" --output keep.h5 --shape 2,2,2 >/dev/null 2>err.txt; then fail "overwrote without --force"; fi
+grep -q "keep.h5: exists (use --force to overwrite)" err.txt || fail "message: $(cat err.txt)"
+[[ $(md5sum <keep.h5) == "$before" ]] || fail "existing output changed"
+"$GEN" --output keep.h5 --shape 2,2,2 --force >/dev/null
+py "
+import h5py
+assert h5py.File('keep.h5', 'r')['/x'].shape == (2, 2, 2)
+" || fail "--force did not replace"
+
+echo "-- no temporary files left behind"
+leftovers=$(find . -name '.*tmp*' -o -name '.triada-probe*')
+[[ -z $leftovers ]] || fail "left behind: $leftovers"
+
+echo "-- --help documents every option"
+help=$("$GEN" --help)
+for opt in --output --shape --type --dist --sparsity --zero-lines --zero-planes --plane-axis --seed --force; do
+  grep -q -- "$opt" <<<"$help" || fail "--help lacks $opt"
+done
+
+echo "PASS"

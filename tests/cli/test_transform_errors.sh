@@ -1,0 +1,194 @@
+#!/usr/bin/env bash
+# End-to-end checks of the error paths of triada-transform (DESIGN.md §6): every bad
+# input ends the run with exactly one line 'triada-transform: error: ...' on stderr that
+# names the input, a non-zero exit code, no hang (timeout 60 s), and no file left behind
+# (neither the output nor a temporary '.<name>.tmp-*'), at np=1 and under mpirun at np=3
+# and np=5 (np=5: dedicated actuator ranks). An existing output survives byte-identical
+# without --force and is replaced with it. Run by ctest (label cli).
+set -euo pipefail
+
+: "${TRIADA_BIN:?set TRIADA_BIN to the build directory}"
+MPIEXEC=${MPIEXEC:-mpiexec}
+PYTHON=${PYTHON:-/usr/bin/python3}
+APP="$TRIADA_BIN/triada-transform"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/triada-transform-errors.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+cd "$tmp"
+mkdir in out
+
+passed=0
+failed=0
+pass() { passed=$((passed + 1)); }
+fail() {
+  echo "FAIL: $*" >&2
+  failed=$((failed + 1))
+}
+
+# ---- inputs ---------------------------------------------------------------------------
+"$PYTHON" - <<'EOF'
+import h5py, numpy as np
+rng = np.random.default_rng(3)
+with h5py.File('in/x.h5', 'w') as f:          # 4x5x3 float64, the good input
+    f['x'] = rng.standard_normal((4, 5, 3))
+with h5py.File('in/x5.h5', 'w') as f:         # N3 = 5
+    f['x'] = rng.standard_normal((4, 4, 5))
+with h5py.File('in/two.h5', 'w') as f:        # two rank-3 datasets
+    f['a'] = np.ones((2, 2, 2))
+    f['b'] = np.ones((2, 2, 2))
+with h5py.File('in/rank2.h5', 'w') as f:      # rank 2 only
+    f['x'] = np.ones((4, 4))
+with h5py.File('in/strings.h5', 'w') as f:    # rank-3 string dataset
+    f.create_dataset('x', data=np.array([[[b'ab', b'cd']] * 2] * 2, dtype='S2'))
+with h5py.File('in/x788.h5', 'w') as f:       # not a power of two along axis 1
+    f['x'] = np.ones((7, 8, 8))
+with h5py.File('in/noc2.h5', 'w') as f:       # coefficients without /C2
+    f['C1'] = np.eye(4); f['C3'] = np.eye(3)
+with h5py.File('in/badc1.h5', 'w') as f:      # /C1 has 5 rows, N1 = 4
+    f['C1'] = np.ones((5, 4)); f['C2'] = np.eye(5); f['C3'] = np.eye(3)
+with h5py.File('in/singular.h5', 'w') as f:   # /C3 singular (rank 1)
+    f['C1'] = np.eye(4); f['C2'] = np.eye(5); f['C3'] = np.ones((3, 3))
+EOF
+echo 'this is not an HDF5 file' >in/text.h5
+printf '[mesh]\ncelz = 1\n' >in/badkey.ini
+
+# ---- one error case -------------------------------------------------------------------
+# run_case NAME NP "TOKEN[|TOKEN...]" ARGS... : all TOKENs must appear on the error line.
+# With NP=0 the app runs as a plain process, otherwise under mpirun -np NP.
+# Files allowed in out/ afterwards: $keep (space-separated names, default none).
+keep=""
+run_case() {
+  local name=$1 np=$2 tokens=$3
+  shift 3
+  local what="$name (np=$np)" rc=0
+  if [[ $np -eq 0 ]]; then
+    what="$name (np=1, no mpirun)"
+    timeout 60 "$APP" "$@" >stdout.txt 2>stderr.txt || rc=$?
+  else
+    timeout 60 "$MPIEXEC" --oversubscribe -np "$np" "$APP" "$@" >stdout.txt 2>stderr.txt || rc=$?
+  fi
+
+  # 1. finishes (no hang) with a non-zero exit code
+  if [[ $rc -eq 124 || $rc -eq 137 ]]; then
+    fail "$what: timed out (hang), args: $*"
+  elif [[ $rc -eq 0 ]]; then
+    fail "$what: exit code 0, args: $*"
+  else
+    pass
+  fi
+
+  # 2. exactly one error line from our app, starting with the prefix, naming the input
+  local n line ok=1 tok
+  n=$(grep -c 'triada-transform: error' stderr.txt || true)
+  line=$(grep 'triada-transform: error' stderr.txt | head -n 1 || true)
+  if [[ $n -ne 1 ]]; then
+    ok=0
+    fail "$what: expected 1 'triada-transform: error' line on stderr, got $n: $(cat stderr.txt)"
+  elif [[ $line != "triada-transform: error: "* ]]; then
+    ok=0
+    fail "$what: error line does not start with 'triada-transform: error:': '$line'"
+  elif grep -q 'triada-transform: error' stdout.txt; then
+    ok=0
+    fail "$what: error line also on stdout: $(cat stdout.txt)"
+  else
+    IFS='|' read -r -a toks <<<"$tokens"
+    for tok in "${toks[@]}"; do
+      if [[ $line != *"$tok"* ]]; then
+        ok=0
+        fail "$what: error line does not name '$tok': '$line'"
+        break
+      fi
+    done
+  fi
+  [[ $ok -eq 1 ]] && pass
+
+  # 3. nothing left behind in the output directory (no output, no report, no temp file)
+  local left
+  left=$(cd out && find . -mindepth 1 | sed 's|^\./||' | sort | tr '\n' ' ')
+  local expect
+  expect=$(tr ' ' '\n' <<<"$keep" | sed '/^$/d' | sort | tr '\n' ' ')
+  if [[ $left != "$expect" ]]; then
+    fail "$what: files left in the output directory: '$left' (expected '$expect')"
+    # clean up for the next case, keeping the expected files
+    for f in out/* out/.[!.]*; do
+      [[ -e $f ]] || continue
+      [[ " $keep " == *" $(basename "$f") "* ]] || rm -rf "$f"
+    done
+  else
+    pass
+  fi
+}
+
+# every case at np=1, np=3 and np=5
+all_np() {
+  local name=$1 tokens=$2
+  shift 2
+  for np in 0 3 5; do
+    run_case "$name" "$np" "$tokens" "$@"
+  done
+}
+
+O=(--output out/y.h5)
+echo "-- bad inputs, each at np=1, 3, 5"
+all_np "missing input file" "nofile.h5" --input in/nofile.h5 "${O[@]}" --transform dft
+all_np "not an HDF5 file" "text.h5" --input in/text.h5 "${O[@]}" --transform dft
+all_np "missing dataset" "x.h5|/nope" --input in/x.h5:/nope "${O[@]}" --transform dft
+all_np "two rank-3 datasets, none named" "two.h5" --input in/two.h5 "${O[@]}" --transform dft
+all_np "rank-2 dataset" "rank2.h5" --input in/rank2.h5 "${O[@]}" --transform dft
+all_np "string dataset" "strings.h5" --input in/strings.h5 "${O[@]}" --transform dft
+all_np "wht on 7x8x8" "x788.h5" --input in/x788.h5 "${O[@]}" --transform wht
+all_np "gemt without --coeffs" "--coeffs" --input in/x.h5 "${O[@]}" --transform gemt
+all_np "coeffs without /C2" "noc2.h5|C2" --input in/x.h5 "${O[@]}" --transform gemt \
+  --coeffs in/noc2.h5
+all_np "/C1 rows != N1" "badc1.h5|C1" --input in/x.h5 "${O[@]}" --transform gemt \
+  --coeffs in/badc1.h5
+all_np "--inverse with singular /C3" "singular.h5|C3" --input in/x.h5 "${O[@]}" \
+  --transform gemt --coeffs in/singular.h5 --inverse
+all_np "unknown --transform" "transform|fft" --input in/x.h5 "${O[@]}" --transform fft
+all_np "bad --norm" "norm|forward" --input in/x.h5 "${O[@]}" --transform dft --norm forward
+all_np "bad --stage-order" "stage-order" --input in/x.h5 "${O[@]}" --transform dft \
+  --stage-order 112
+all_np "bad mesh config key" "badkey.ini|celz" --input in/x.h5 "${O[@]}" --transform dft \
+  --mesh in/badkey.ini
+all_np "mesh smaller than the problem" "mesh.cells" --input in/x.h5 "${O[@]}" \
+  --transform dft --mesh.cells 2,2,2
+all_np "output directory missing" "out/nodir/y.h5" --input in/x.h5 --output out/nodir/y.h5 \
+  --transform dft
+all_np "report directory missing" "out/nodir/r.json" --input in/x.h5 "${O[@]}" \
+  --transform dft --report out/nodir/r.json
+
+echo "-- more brick ranks than cells (np=6, colocated actuators, 1x1x6 grid, N3=5)"
+run_case "1x1x6 bricks on N3=5" 6 "ranks.grid" --input in/x5.h5 "${O[@]}" --transform dft \
+  --ranks.grid 1,1,6 --ranks.actuators colocated
+
+echo "-- an existing output is kept byte-identical without --force"
+"$APP" --input in/x5.h5 --output out/keep.h5 --transform dct -q
+before=$(sha256sum <out/keep.h5)
+keep="keep.h5"
+all_np "output exists without --force" "keep.h5" --input in/x.h5 --output out/keep.h5 \
+  --transform dft
+after=$(sha256sum <out/keep.h5)
+if [[ $before == "$after" ]]; then pass; else fail "existing out/keep.h5 changed"; fi
+
+echo "-- --force replaces an existing output"
+rc=0
+timeout 60 "$MPIEXEC" --oversubscribe -np 3 "$APP" --input in/x.h5 --output out/keep.h5 \
+  --transform dft --force -q >stdout.txt 2>stderr.txt || rc=$?
+if [[ $rc -ne 0 ]]; then
+  fail "--force run exited $rc: $(cat stderr.txt)"
+elif "$PYTHON" -c "
+import h5py, sys
+d = h5py.File('out/keep.h5', 'r')['/y']
+sys.exit(0 if d.shape == (4, 5, 3) and d.dtype.name == 'complex128'
+         and d.attrs['transform'] == 'dft,dft,dft' else 1)
+"; then
+  pass
+else
+  fail "--force did not replace out/keep.h5 with the new result"
+fi
+left=$(cd out && find . -mindepth 1 | sed 's|^\./||' | tr '\n' ' ')
+if [[ $left == "keep.h5 " ]]; then pass; else fail "after --force, out/ holds: '$left'"; fi
+
+echo "$passed passed, $failed failed"
+[[ $failed -eq 0 ]]
