@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # The main job, from a fresh Debian 12 machine: install what is missing, build, and run
 # a 3D DCT of the sample tensor (data/sample.h5) with the default mesh config.
-# Usage: run_scripts/demo.sh [NP]   (NP MPI ranks, default 4: 1 brick + 3 actuator ranks)
+# Usage: run_scripts/demo.sh [NP]   (NP MPI ranks, default 5: 2 brick ranks + 3 actuator ranks)
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-NP="${1:-${NP:-4}}"
+NP="${1:-${NP:-5}}"
 BUILD="${BUILD_DIR:-$here/build}"
 
 bash "$here/run_scripts/install_deps.sh"

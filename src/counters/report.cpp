@@ -137,6 +137,18 @@ std::string human(double v) {
     std::snprintf(buf, sizeof buf, "%.3g ", v);
   return buf;
 }
+std::string energy(double pj) {
+  char buf[64];
+  if (pj >= 1e9)
+    std::snprintf(buf, sizeof buf, "%.4g mJ", pj / 1e9);
+  else if (pj >= 1e6)
+    std::snprintf(buf, sizeof buf, "%.4g uJ", pj / 1e6);
+  else if (pj >= 1e3)
+    std::snprintf(buf, sizeof buf, "%.4g nJ", pj / 1e3);
+  else
+    std::snprintf(buf, sizeof buf, "%.4g pJ", pj);
+  return buf;
+}
 }  // namespace
 
 std::string summary_text(const json& r) {
@@ -163,8 +175,8 @@ std::string summary_text(const json& r) {
                 dense > 0 ? 100.0 * macs / dense : 0.0);
   o << buf;
   const auto& e = r["energy_pj"];
-  o << "  energy   " << human(e["run"].get<double>()) << "pJ this run, " << human(e["dense"].get<double>())
-    << "pJ dense";
+  o << "  energy   " << energy(e["run"].get<double>()) << " this run, "
+    << energy(e["dense"].get<double>()) << " dense";
   std::snprintf(buf, sizeof buf, " (%.1f%% saved)\n", 100.0 * e["saved_fraction"].get<double>());
   o << buf;
   std::snprintf(buf, sizeof buf, "  time     %.3f s wall (simulation %.3f s); MPI %" PRIu64

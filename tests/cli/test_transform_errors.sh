@@ -16,7 +16,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/triada-transform-errors.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 cd "$tmp"
-mkdir in out
+mkdir in cases
 
 passed=0
 failed=0
@@ -54,43 +54,56 @@ echo 'this is not an HDF5 file' >in/text.h5
 printf '[mesh]\ncelz = 1\n' >in/badkey.ini
 
 # ---- one error case -------------------------------------------------------------------
-# run_case NAME NP "TOKEN[|TOKEN...]" ARGS... : all TOKENs must appear on the error line.
-# With NP=0 the app runs as a plain process, otherwise under mpirun -np NP.
-# Files allowed in out/ afterwards: $keep (space-separated names, default none).
+# Each run works in its own directory cases/ID (with an empty out/ for the output), so the
+# runs of one case at np=1, 3, 5 go concurrently (mpirun start-up is mostly waiting).
+# launch ID NP ARGS... : NP=0 runs the app as a plain process, otherwise mpirun -np NP.
+ncase=0
+launch() {
+  local id=$1 np=$2
+  shift 2
+  mkdir -p "cases/$id/out"
+  (
+    cd "cases/$id"
+    rc=0
+    if [[ $np -eq 0 ]]; then
+      timeout 60 "$APP" "$@" >stdout.txt 2>stderr.txt || rc=$?
+    else
+      timeout 60 "$MPIEXEC" --oversubscribe -np "$np" "$APP" "$@" >stdout.txt 2>stderr.txt || rc=$?
+    fi
+    echo "$rc" >rc.txt
+  ) &
+}
+
+# check ID WHAT "TOKEN[|TOKEN...]" "ARGS" : all TOKENs must appear on the error line; the
+# files allowed in out/ afterwards are $keep (space-separated names, default none).
 keep=""
-run_case() {
-  local name=$1 np=$2 tokens=$3
-  shift 3
-  local what="$name (np=$np)" rc=0
-  if [[ $np -eq 0 ]]; then
-    what="$name (np=1, no mpirun)"
-    timeout 60 "$APP" "$@" >stdout.txt 2>stderr.txt || rc=$?
-  else
-    timeout 60 "$MPIEXEC" --oversubscribe -np "$np" "$APP" "$@" >stdout.txt 2>stderr.txt || rc=$?
-  fi
+check() {
+  local id=$1 what=$2 tokens=$3 args=$4
+  local d="cases/$id" rc
+  rc=$(cat "$d/rc.txt")
 
   # 1. finishes (no hang) with a non-zero exit code
   if [[ $rc -eq 124 || $rc -eq 137 ]]; then
-    fail "$what: timed out (hang), args: $*"
+    fail "$what: timed out (hang), args: $args"
   elif [[ $rc -eq 0 ]]; then
-    fail "$what: exit code 0, args: $*"
+    fail "$what: exit code 0, args: $args"
   else
     pass
   fi
 
   # 2. exactly one error line from our app, starting with the prefix, naming the input
   local n line ok=1 tok
-  n=$(grep -c 'triada-transform: error' stderr.txt || true)
-  line=$(grep 'triada-transform: error' stderr.txt | head -n 1 || true)
+  n=$(grep -c 'triada-transform: error' "$d/stderr.txt" || true)
+  line=$(grep 'triada-transform: error' "$d/stderr.txt" | head -n 1 || true)
   if [[ $n -ne 1 ]]; then
     ok=0
-    fail "$what: expected 1 'triada-transform: error' line on stderr, got $n: $(cat stderr.txt)"
+    fail "$what: expected 1 'triada-transform: error' line on stderr, got $n: $(cat "$d/stderr.txt")"
   elif [[ $line != "triada-transform: error: "* ]]; then
     ok=0
     fail "$what: error line does not start with 'triada-transform: error:': '$line'"
-  elif grep -q 'triada-transform: error' stdout.txt; then
+  elif grep -q 'triada-transform: error' "$d/stdout.txt"; then
     ok=0
-    fail "$what: error line also on stdout: $(cat stdout.txt)"
+    fail "$what: error line also on stdout: $(cat "$d/stdout.txt")"
   else
     IFS='|' read -r -a toks <<<"$tokens"
     for tok in "${toks[@]}"; do
@@ -101,94 +114,112 @@ run_case() {
       fi
     done
   fi
-  [[ $ok -eq 1 ]] && pass
+  if [[ $ok -eq 1 ]]; then pass; fi
 
   # 3. nothing left behind in the output directory (no output, no report, no temp file)
-  local left
-  left=$(cd out && find . -mindepth 1 | sed 's|^\./||' | sort | tr '\n' ' ')
-  local expect
+  local left expect
+  left=$(cd "$d/out" && find . -mindepth 1 | sed 's|^\./||' | sort | tr '\n' ' ')
   expect=$(tr ' ' '\n' <<<"$keep" | sed '/^$/d' | sort | tr '\n' ' ')
   if [[ $left != "$expect" ]]; then
     fail "$what: files left in the output directory: '$left' (expected '$expect')"
-    # clean up for the next case, keeping the expected files
-    for f in out/* out/.[!.]*; do
-      [[ -e $f ]] || continue
-      [[ " $keep " == *" $(basename "$f") "* ]] || rm -rf "$f"
-    done
   else
     pass
   fi
 }
 
-# every case at np=1, np=3 and np=5
+# every case at np=1 (plain process), np=3 and np=5, run concurrently, then checked
 all_np() {
   local name=$1 tokens=$2
   shift 2
+  local np ids=()
   for np in 0 3 5; do
-    run_case "$name" "$np" "$tokens" "$@"
+    ncase=$((ncase + 1))
+    if [[ -n $keep ]]; then
+      mkdir -p "cases/$ncase/out"
+      cp "$keep_src" "cases/$ncase/out/$keep"
+    fi
+    launch "$ncase" "$np" "$@"
+    ids+=("$ncase:$np")
+  done
+  wait
+  local e
+  for e in "${ids[@]}"; do
+    np=${e#*:}
+    [[ $np -eq 0 ]] && np="1, no mpirun"
+    check "${e%%:*}" "$name (np=$np)" "$tokens" "$*"
   done
 }
 
+I="$tmp/in"
 O=(--output out/y.h5)
 echo "-- bad inputs, each at np=1, 3, 5"
-all_np "missing input file" "nofile.h5" --input in/nofile.h5 "${O[@]}" --transform dft
-all_np "not an HDF5 file" "text.h5" --input in/text.h5 "${O[@]}" --transform dft
-all_np "missing dataset" "x.h5|/nope" --input in/x.h5:/nope "${O[@]}" --transform dft
-all_np "two rank-3 datasets, none named" "two.h5" --input in/two.h5 "${O[@]}" --transform dft
-all_np "rank-2 dataset" "rank2.h5" --input in/rank2.h5 "${O[@]}" --transform dft
-all_np "string dataset" "strings.h5" --input in/strings.h5 "${O[@]}" --transform dft
-all_np "wht on 7x8x8" "x788.h5" --input in/x788.h5 "${O[@]}" --transform wht
-all_np "gemt without --coeffs" "--coeffs" --input in/x.h5 "${O[@]}" --transform gemt
-all_np "coeffs without /C2" "noc2.h5|C2" --input in/x.h5 "${O[@]}" --transform gemt \
-  --coeffs in/noc2.h5
-all_np "/C1 rows != N1" "badc1.h5|C1" --input in/x.h5 "${O[@]}" --transform gemt \
-  --coeffs in/badc1.h5
-all_np "--inverse with singular /C3" "singular.h5|C3" --input in/x.h5 "${O[@]}" \
-  --transform gemt --coeffs in/singular.h5 --inverse
-all_np "unknown --transform" "transform|fft" --input in/x.h5 "${O[@]}" --transform fft
-all_np "bad --norm" "norm|forward" --input in/x.h5 "${O[@]}" --transform dft --norm forward
-all_np "bad --stage-order" "stage-order" --input in/x.h5 "${O[@]}" --transform dft \
+all_np "missing input file" "nofile.h5" --input "$I/nofile.h5" "${O[@]}" --transform dft
+all_np "not an HDF5 file" "text.h5" --input "$I/text.h5" "${O[@]}" --transform dft
+all_np "missing dataset" "x.h5|/nope" --input "$I/x.h5:/nope" "${O[@]}" --transform dft
+all_np "two rank-3 datasets, none named" "two.h5" --input "$I/two.h5" "${O[@]}" --transform dft
+all_np "rank-2 dataset" "rank2.h5" --input "$I/rank2.h5" "${O[@]}" --transform dft
+all_np "string dataset" "strings.h5" --input "$I/strings.h5" "${O[@]}" --transform dft
+all_np "wht on 7x8x8" "x788.h5" --input "$I/x788.h5" "${O[@]}" --transform wht
+all_np "gemt without --coeffs" "--coeffs" --input "$I/x.h5" "${O[@]}" --transform gemt
+all_np "coeffs without /C2" "noc2.h5|C2" --input "$I/x.h5" "${O[@]}" --transform gemt \
+  --coeffs "$I/noc2.h5"
+all_np "/C1 rows != N1" "badc1.h5|C1" --input "$I/x.h5" "${O[@]}" --transform gemt \
+  --coeffs "$I/badc1.h5"
+all_np "--inverse with singular /C3" "singular.h5|C3" --input "$I/x.h5" "${O[@]}" \
+  --transform gemt --coeffs "$I/singular.h5" --inverse
+all_np "unknown --transform" "transform|fft" --input "$I/x.h5" "${O[@]}" --transform fft
+all_np "bad --norm" "norm|forward" --input "$I/x.h5" "${O[@]}" --transform dft --norm forward
+all_np "bad --stage-order" "stage-order" --input "$I/x.h5" "${O[@]}" --transform dft \
   --stage-order 112
-all_np "bad mesh config key" "badkey.ini|celz" --input in/x.h5 "${O[@]}" --transform dft \
-  --mesh in/badkey.ini
-all_np "mesh smaller than the problem" "mesh.cells" --input in/x.h5 "${O[@]}" \
+all_np "bad mesh config key" "badkey.ini|celz" --input "$I/x.h5" "${O[@]}" --transform dft \
+  --mesh "$I/badkey.ini"
+all_np "mesh smaller than the problem" "mesh.cells" --input "$I/x.h5" "${O[@]}" \
   --transform dft --mesh.cells 2,2,2
-all_np "output directory missing" "out/nodir/y.h5" --input in/x.h5 --output out/nodir/y.h5 \
+all_np "output directory missing" "out/nodir/y.h5" --input "$I/x.h5" --output out/nodir/y.h5 \
   --transform dft
-all_np "report directory missing" "out/nodir/r.json" --input in/x.h5 "${O[@]}" \
+all_np "report directory missing" "out/nodir/r.json" --input "$I/x.h5" "${O[@]}" \
   --transform dft --report out/nodir/r.json
 
 echo "-- more brick ranks than cells (np=6, colocated actuators, 1x1x6 grid, N3=5)"
-run_case "1x1x6 bricks on N3=5" 6 "ranks.grid" --input in/x5.h5 "${O[@]}" --transform dft \
-  --ranks.grid 1,1,6 --ranks.actuators colocated
+ncase=$((ncase + 1))
+launch "$ncase" 6 --input "$I/x5.h5" "${O[@]}" --transform dft --ranks.grid 1,1,6 \
+  --ranks.actuators colocated
+wait
+check "$ncase" "1x1x6 bricks on N3=5 (np=6, colocated)" "ranks.grid" "--ranks.grid 1,1,6"
 
 echo "-- an existing output is kept byte-identical without --force"
-"$APP" --input in/x5.h5 --output out/keep.h5 --transform dct -q
-before=$(sha256sum <out/keep.h5)
+"$APP" --input "$I/x5.h5" --output keep.h5 --transform dct -q
+keep_src="$tmp/keep.h5"
+before=$(sha256sum <keep.h5)
 keep="keep.h5"
-all_np "output exists without --force" "keep.h5" --input in/x.h5 --output out/keep.h5 \
-  --transform dft
-after=$(sha256sum <out/keep.h5)
-if [[ $before == "$after" ]]; then pass; else fail "existing out/keep.h5 changed"; fi
+first=$((ncase + 1))
+all_np "output exists without --force" "keep.h5|--force" --input "$I/x.h5" \
+  --output out/keep.h5 --transform dft
+for id in $(seq "$first" "$ncase"); do
+  after=$(sha256sum <"cases/$id/out/keep.h5")
+  if [[ $before == "$after" ]]; then pass; else fail "existing keep.h5 changed (case $id)"; fi
+done
 
 echo "-- --force replaces an existing output"
+mkdir force
+cp keep.h5 force/keep.h5
 rc=0
-timeout 60 "$MPIEXEC" --oversubscribe -np 3 "$APP" --input in/x.h5 --output out/keep.h5 \
+timeout 60 "$MPIEXEC" --oversubscribe -np 3 "$APP" --input "$I/x.h5" --output force/keep.h5 \
   --transform dft --force -q >stdout.txt 2>stderr.txt || rc=$?
 if [[ $rc -ne 0 ]]; then
   fail "--force run exited $rc: $(cat stderr.txt)"
 elif "$PYTHON" -c "
 import h5py, sys
-d = h5py.File('out/keep.h5', 'r')['/y']
+d = h5py.File('force/keep.h5', 'r')['/y']
 sys.exit(0 if d.shape == (4, 5, 3) and d.dtype.name == 'complex128'
          and d.attrs['transform'] == 'dft,dft,dft' else 1)
 "; then
   pass
 else
-  fail "--force did not replace out/keep.h5 with the new result"
+  fail "--force did not replace force/keep.h5 with the new result"
 fi
-left=$(cd out && find . -mindepth 1 | sed 's|^\./||' | tr '\n' ' ')
-if [[ $left == "keep.h5 " ]]; then pass; else fail "after --force, out/ holds: '$left'"; fi
+left=$(cd force && find . -mindepth 1 | sed 's|^\./||' | tr '\n' ' ')
+if [[ $left == "keep.h5 " ]]; then pass; else fail "after --force, force/ holds: '$left'"; fi
 
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]
