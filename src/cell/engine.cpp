@@ -1,5 +1,7 @@
 #include "cell/engine.hpp"
 
+#include "core/error.hpp"
+
 #include <algorithm>
 #include <cstring>
 #include <map>
@@ -7,84 +9,16 @@
 #include <stdexcept>
 
 #include "actuator/actuator.hpp"
+#include "cell/stage_executors.hpp"
 
 namespace triada {
 
 namespace {
-
 constexpr int kTagX = 100;      // + axis: actuator -> brick messages of that stage
 constexpr int kTagToken = 200;  // control passes from actuator to actuator
+}  // namespace
 
-// Posts every message of one stage's stream (non-blocking). Runs on the rank hosting the
-// stage's actuator, whether that is a dedicated actuator rank or a brick rank.
-template <class T>
-struct StreamState {
-  std::vector<std::vector<std::byte>> buffers;
-  std::vector<MPI_Request> requests;
-  std::vector<StepRecord> records;  // x_bus_sends of each emitted step
-};
-
-template <class T>
-void post_stream(const Topology& topo, const EngineOptions& opt, int stage_index,
-                 StreamState<T>& st, RunCounters& rc) {
-  const Plan& plan = topo.plan();
-  const StagePlan& sp = plan.stages[stage_index];
-  const CoeffMatrix c = opt.coefficients(sp.axis);
-  const Actuator<T> act(sp, c, opt.mode, opt.shuffle_seed);
-  const int nb = plan.ranks.n_bricks;
-  MpiTraffic& traffic = rc.mpi_by_bus[static_cast<int>(sp.x_bus())];
-  auto send = [&](int dest) {
-    auto& buf = st.buffers.back();
-    st.requests.emplace_back();
-    CHECK_MPI(MPI_Isend(buf.data(), static_cast<int>(buf.size()), MPI_BYTE, dest,
-                        kTagX + sp.axis, topo.world(), &st.requests.back()));
-    traffic.add(1, buf.size());
-  };
-  st.buffers.reserve(static_cast<size_t>(nb) * (act.row_order().size() + 1));
-  for (index_t t : act.row_order()) {
-    if (!act.emits(t)) continue;  // ESOP: an all-zero row costs no step
-    StepRecord rec;
-    rec.stage = stage_index;
-    rec.pivot = t;
-    rec[Counter::x_bus_sends] = act.x_bus_sends(t);
-    st.records.push_back(rec);
-    for (int r = 0; r < nb; ++r) {
-      const Range rg = plan.cell_range(sp.axis, plan.brick_coords(r)[sp.axis - 1]);
-      st.buffers.emplace_back();
-      act.build_message(t, rg.lo, rg.hi, st.buffers.back());
-      send(r);
-    }
-  }
-  for (int r = 0; r < nb; ++r) {
-    st.buffers.emplace_back();
-    Actuator<T>::build_end_message(st.buffers.back());
-    send(r);
-  }
-}
-
-void wait_all(std::vector<MPI_Request>& reqs) {
-  if (!reqs.empty())
-    CHECK_MPI(MPI_Waitall(static_cast<int>(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE));
-  reqs.clear();
-}
-
-// Control passes from the actuator of stage s to that of stage s + 1 (DESIGN.md §2).
-void receive_control(const Topology& topo, int stage_index) {
-  if (stage_index == 0) return;
-  const int from = topo.plan().ranks.actuator_rank[topo.plan().stages[stage_index - 1].axis - 1];
-  int token = 0;
-  CHECK_MPI(MPI_Recv(&token, 1, MPI_INT, from, kTagToken, topo.world(), MPI_STATUS_IGNORE));
-}
-void pass_control(const Topology& topo, int stage_index, std::vector<MPI_Request>& reqs,
-                  RunCounters& rc) {
-  const auto& stages = topo.plan().stages;
-  if (stage_index + 1 >= static_cast<int>(stages.size())) return;
-  const int to = topo.plan().ranks.actuator_rank[stages[stage_index + 1].axis - 1];
-  static const int token = 1;
-  reqs.emplace_back();
-  CHECK_MPI(MPI_Isend(&token, 1, MPI_INT, to, kTagToken, topo.world(), &reqs.back()));
-  rc.mpi_control.add(1, sizeof token);
-}
+namespace detail {
 
 // Brick side: receives one message of the stage's actuator.
 std::vector<std::byte> receive_x(const Topology& topo, int axis) {
@@ -152,7 +86,7 @@ std::vector<T> reference_stage(const Topology& topo, const EngineOptions& opt, i
   int line_size = 1, line_rank = 0;
   CHECK_MPI(MPI_Comm_size(line_comm, &line_size));
   CHECK_MPI(MPI_Comm_rank(line_comm, &line_rank));
-  MpiTraffic& y_traffic = rc.mpi_by_bus[static_cast<int>(sp.y_bus())];
+  MpiTraffic& y_traffic = rc.mpi_stages[stage_index].y;
 
   std::vector<std::optional<XElement<T>>> x(static_cast<size_t>(planes));
   std::vector<std::optional<T>> y(static_cast<size_t>(n_lines));
@@ -242,6 +176,82 @@ std::vector<T> reference_stage(const Topology& topo, const EngineOptions& opt, i
   return w;
 }
 
+}  // namespace detail
+
+namespace {
+
+
+// Posts every message of one stage's stream (non-blocking). Runs on the rank hosting the
+// stage's actuator, whether that is a dedicated actuator rank or a brick rank.
+template <class T>
+struct StreamState {
+  std::vector<std::vector<std::byte>> buffers;
+  std::vector<MPI_Request> requests;
+  std::vector<StepRecord> records;  // x_bus_sends of each emitted step
+};
+
+template <class T>
+void post_stream(const Topology& topo, const EngineOptions& opt, int stage_index,
+                 StreamState<T>& st, RunCounters& rc) {
+  const Plan& plan = topo.plan();
+  const StagePlan& sp = plan.stages[stage_index];
+  const CoeffMatrix c = opt.coefficients(sp.axis);
+  const Actuator<T> act(sp, c, opt.mode, opt.shuffle_seed);
+  const int nb = plan.ranks.n_bricks;
+  MpiTraffic& traffic = rc.mpi_stages[stage_index].x;
+  auto send = [&](int dest) {
+    auto& buf = st.buffers.back();
+    st.requests.emplace_back();
+    CHECK_MPI(MPI_Isend(buf.data(), static_cast<int>(buf.size()), MPI_BYTE, dest,
+                        kTagX + sp.axis, topo.world(), &st.requests.back()));
+    traffic.add(1, buf.size());
+  };
+  st.buffers.reserve(static_cast<size_t>(nb) * (act.row_order().size() + 1));
+  for (index_t t : act.row_order()) {
+    if (!act.emits(t)) continue;  // ESOP: an all-zero row costs no step
+    StepRecord rec;
+    rec.stage = stage_index;
+    rec.pivot = t;
+    rec[Counter::x_bus_sends] = act.x_bus_sends(t);
+    st.records.push_back(rec);
+    for (int r = 0; r < nb; ++r) {
+      const Range rg = plan.cell_range(sp.axis, plan.brick_coords(r)[sp.axis - 1]);
+      st.buffers.emplace_back();
+      act.build_message(t, rg.lo, rg.hi, st.buffers.back());
+      send(r);
+    }
+  }
+  for (int r = 0; r < nb; ++r) {
+    st.buffers.emplace_back();
+    Actuator<T>::build_end_message(st.buffers.back());
+    send(r);
+  }
+}
+
+void wait_all(std::vector<MPI_Request>& reqs) {
+  if (!reqs.empty())
+    CHECK_MPI(MPI_Waitall(static_cast<int>(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE));
+  reqs.clear();
+}
+
+// Control passes from the actuator of stage s to that of stage s + 1 (DESIGN.md §2).
+void receive_control(const Topology& topo, int stage_index) {
+  if (stage_index == 0) return;
+  const int from = topo.plan().ranks.actuator_rank[topo.plan().stages[stage_index - 1].axis - 1];
+  int token = 0;
+  CHECK_MPI(MPI_Recv(&token, 1, MPI_INT, from, kTagToken, topo.world(), MPI_STATUS_IGNORE));
+}
+void pass_control(const Topology& topo, int stage_index, std::vector<MPI_Request>& reqs,
+                  RunCounters& rc) {
+  const auto& stages = topo.plan().stages;
+  if (stage_index + 1 >= static_cast<int>(stages.size())) return;
+  const int to = topo.plan().ranks.actuator_rank[stages[stage_index + 1].axis - 1];
+  static const int token = 1;
+  reqs.emplace_back();
+  CHECK_MPI(MPI_Isend(&token, 1, MPI_INT, to, kTagToken, topo.world(), &reqs.back()));
+  rc.mpi_control.add(1, sizeof token);
+}
+
 // Sums the per-step records of all ranks into one sequence on every rank.
 void reduce_records(const Topology& topo, const std::vector<std::vector<StepRecord>>& per_stage,
                     RunCounters& rc) {
@@ -289,22 +299,22 @@ void reduce_records(const Topology& topo, const std::vector<std::vector<StepReco
     off += global[s];
   }
   // MPI traffic: sum over ranks.
-  std::array<std::uint64_t, 8> t{}, ts{};
-  for (int b = 0; b < 3; ++b) {
-    t[2 * b] = rc.mpi_by_bus[b].messages;
-    t[2 * b + 1] = rc.mpi_by_bus[b].bytes;
-  }
-  t[6] = rc.mpi_control.messages;
-  t[7] = rc.mpi_control.bytes;
-  CHECK_MPI(MPI_Allreduce(t.data(), ts.data(), 8, MPI_UINT64_T, MPI_SUM, topo.world()));
-  for (int b = 0; b < 3; ++b) rc.mpi_by_bus[b] = {ts[2 * b], ts[2 * b + 1]};
-  rc.mpi_control = {ts[6], ts[7]};
+  rc.mpi_stages.resize(static_cast<size_t>(ns));
+  std::vector<std::uint64_t> t, ts(static_cast<size_t>(4 * ns + 2));
+  for (const auto& m : rc.mpi_stages)
+    t.insert(t.end(), {m.x.messages, m.x.bytes, m.y.messages, m.y.bytes});
+  t.insert(t.end(), {rc.mpi_control.messages, rc.mpi_control.bytes});
+  CHECK_MPI(MPI_Allreduce(t.data(), ts.data(), static_cast<int>(t.size()), MPI_UINT64_T, MPI_SUM,
+                          topo.world()));
+  for (int s = 0; s < ns; ++s)
+    rc.mpi_stages[s] = {{ts[4 * s], ts[4 * s + 1]}, {ts[4 * s + 2], ts[4 * s + 3]}};
+  rc.mpi_control = {ts[4 * ns], ts[4 * ns + 1]};
 }
 
 }  // namespace
 
 template <class T>
-EngineResult<T> run_reference(const Topology& topo, const EngineOptions& opt, std::vector<T> in) {
+EngineResult<T> run_engine(const Topology& topo, const EngineOptions& opt, std::vector<T> in) {
   const Plan& plan = topo.plan();
   const int ns = static_cast<int>(plan.stages.size());
   EngineResult<T> res;
@@ -323,7 +333,10 @@ EngineResult<T> run_reference(const Topology& topo, const EngineOptions& opt, st
       post_stream<T>(topo, opt, s, stream, res.counters);
     }
     std::vector<StepRecord> brick_records;
-    if (topo.is_brick()) v = reference_stage<T>(topo, opt, s, v, brick_records, res.counters);
+    if (topo.is_brick())
+      v = opt.executor == Executor::reference
+              ? detail::reference_stage<T>(topo, opt, s, v, brick_records, res.counters)
+              : detail::fused_stage<T>(topo, opt, s, v, brick_records, res.counters);
     if (host) {
       wait_all(stream.requests);
       pass_control(topo, s, control, res.counters);
@@ -346,9 +359,16 @@ EngineResult<T> run_reference(const Topology& topo, const EngineOptions& opt, st
   return res;
 }
 
-template EngineResult<double> run_reference(const Topology&, const EngineOptions&,
+Executor parse_executor(const std::string& word) {
+  if (word == "reference") return Executor::reference;
+  if (word == "fused") return Executor::fused;
+  throw config_error("--executor: expected reference or fused, got '" + word + "'");
+}
+const char* to_string(Executor e) { return e == Executor::reference ? "reference" : "fused"; }
+
+template EngineResult<double> run_engine(const Topology&, const EngineOptions&,
                                             std::vector<double>);
-template EngineResult<cplx> run_reference(const Topology&, const EngineOptions&,
+template EngineResult<cplx> run_engine(const Topology&, const EngineOptions&,
                                           std::vector<cplx>);
 
 }  // namespace triada

@@ -3,6 +3,7 @@
 // vectors, brick ranks apply the cell rule, pivot planes travel on the Y lines.
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "actuator/coefficients.hpp"
@@ -12,14 +13,23 @@
 
 namespace triada {
 
+enum class Executor { reference, fused };
+Executor parse_executor(const std::string& word);  // "reference" | "fused"
+const char* to_string(Executor e);
+
 struct EngineOptions {
+  Executor executor = Executor::fused;
   Mode mode = Mode::esop;
   std::uint64_t shuffle_seed = 0;  // 0: rows streamed in natural order
+  // Fused executor: bytes of pivot planes received per batch (bounds the buffers).
+  std::size_t plane_batch_bytes = std::size_t{2} << 20;
   // Called once per stage on the rank hosting that stage's actuator (and nowhere else):
   // returns C_axis (N_axis x K_axis).
   std::function<CoeffMatrix(int axis)> coefficients;
   // Called on world rank 0 after each stage (for progress lines); may be empty.
   std::function<void(int stage_index, std::uint64_t steps)> on_stage_done;
+  // Called by brick ranks as steps of a stage complete (fused executor); may be empty.
+  std::function<void(int stage_index, std::uint64_t done, std::uint64_t total)> on_progress;
 };
 
 template <class T>
@@ -29,10 +39,11 @@ struct EngineResult {
   RunCounters counters;   // reduced over all ranks; complete on world rank 0
 };
 
-// Reference executor: the cell rule cell by cell, step by step (STYLE.md #4).
-// `in` is this brick's part of X: topo.cells() ∩ [0, N) in C order (empty on actuator ranks).
-// Collective over topo.world().
+// Runs every stage. `in` is this brick's part of X: topo.cells() ∩ [0, N) in C order
+// (empty on actuator ranks). Collective over topo.world(). The reference executor runs the
+// cell rule cell by cell, step by step (the readable spec, STYLE.md #4); the fused one
+// computes the same bits and counters brick-wide (cell/fused_stage.cpp).
 template <class T>
-EngineResult<T> run_reference(const Topology& topo, const EngineOptions& opt, std::vector<T> in);
+EngineResult<T> run_engine(const Topology& topo, const EngineOptions& opt, std::vector<T> in);
 
 }  // namespace triada

@@ -26,9 +26,21 @@ std::uint64_t RunCounters::by_bus(Counter c, Bus b, const Plan& plan) const {
   return s;
 }
 
+MpiTraffic RunCounters::mpi_bus(Bus b, const Plan& plan) const {
+  MpiTraffic t;
+  for (size_t i = 0; i < mpi_stages.size() && i < plan.stages.size(); ++i) {
+    if (plan.stages[i].x_bus() == b) t.add(mpi_stages[i].x.messages, mpi_stages[i].x.bytes);
+    if (plan.stages[i].y_bus() == b) t.add(mpi_stages[i].y.messages, mpi_stages[i].y.bytes);
+  }
+  return t;
+}
+
 MpiTraffic RunCounters::mpi_total() const {
   MpiTraffic t = mpi_control;
-  for (const auto& m : mpi_by_bus) t.add(m.messages, m.bytes);
+  for (const auto& m : mpi_stages) {
+    t.add(m.x.messages, m.x.bytes);
+    t.add(m.y.messages, m.y.bytes);
+  }
   return t;
 }
 

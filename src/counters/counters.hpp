@@ -56,15 +56,22 @@ struct StageTotals {
   std::uint64_t operator[](Counter c) const { return n[static_cast<int>(c)]; }
 };
 
+// MPI traffic of one stage: actuator messages (X-bus) and pivot planes (Y-bus).
+struct StageTraffic {
+  MpiTraffic x;
+  MpiTraffic y;
+};
+
 // Totals of a run (after reduction over ranks).
 struct RunCounters {
   std::vector<StepRecord> steps;      // in execution order
   std::vector<StageTotals> stages;    // per stage, in stage order
-  std::array<MpiTraffic, 3> mpi_by_bus{};  // X and Y traffic of the bus H, L, F
+  std::vector<StageTraffic> mpi_stages = std::vector<StageTraffic>(3);  // per stage
   MpiTraffic mpi_control;             // control tokens between actuators
   std::uint64_t total_steps() const;
   std::uint64_t total(Counter c) const;
   std::uint64_t by_bus(Counter c, Bus b, const Plan& plan) const;  // bus of the counter's role
+  MpiTraffic mpi_bus(Bus b, const Plan& plan) const;  // X and Y traffic carried for bus b
   MpiTraffic mpi_total() const;
 };
 

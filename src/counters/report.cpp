@@ -104,13 +104,23 @@ json make_report(const Plan& plan, const RunCounters& rc, const ReportContext& c
                       {"wait_pj", ctx.energy.wait_pj},
                       {"static_pj_per_cell_step", ctx.energy.static_pj_per_cell_step}}}};
   const MpiTraffic tot = rc.mpi_total();
-  json mb;
-  for (Bus b : {Bus::H, Bus::L, Bus::F})
-    mb[to_string(b)] = {{"messages", rc.mpi_by_bus[static_cast<int>(b)].messages},
-                        {"bytes", rc.mpi_by_bus[static_cast<int>(b)].bytes}};
+  json mb, ms = json::array();
+  for (Bus b : {Bus::H, Bus::L, Bus::F}) {
+    const MpiTraffic t = rc.mpi_bus(b, plan);
+    mb[to_string(b)] = {{"messages", t.messages}, {"bytes", t.bytes}};
+  }
+  for (size_t i = 0; i < rc.mpi_stages.size() && i < plan.stages.size(); ++i) {
+    const auto& m = rc.mpi_stages[i];
+    ms.push_back({{"axis", plan.stages[i].axis},
+                  {"x_bus", to_string(plan.stages[i].x_bus())},
+                  {"y_bus", to_string(plan.stages[i].y_bus())},
+                  {"x", {{"messages", m.x.messages}, {"bytes", m.x.bytes}}},
+                  {"y", {{"messages", m.y.messages}, {"bytes", m.y.bytes}}}});
+  }
   r["mpi"] = {{"messages", tot.messages},
               {"bytes", tot.bytes},
               {"by_bus", mb},
+              {"per_stage", ms},
               {"control", {{"messages", rc.mpi_control.messages}, {"bytes", rc.mpi_control.bytes}}}};
   r["wall_seconds"] = ctx.wall_seconds;
   r["simulation_seconds"] = ctx.sim_seconds;

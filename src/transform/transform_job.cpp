@@ -85,7 +85,7 @@ void run_typed(const TransformConfig& cfg, const TensorInfo& info, const Plan& p
     return coefficients_for(cfg, axis, plan.in_shape[axis - 1]);
   };
   const auto ts = std::chrono::steady_clock::now();
-  EngineResult<T> res = run_reference<T>(topo, opt, std::move(in));
+  EngineResult<T> res = run_engine<T>(topo, opt, std::move(in));
   const double sim_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - ts).count();
 

@@ -35,6 +35,8 @@ std::vector<cplx> to_cplx(const std::vector<T>& v) {
 struct RunSpec {
   std::array<CoeffMatrix, 3> c;  // C1, C2, C3
   Mode mode = Mode::esop;
+  Executor executor = Executor::fused;
+  std::size_t batch_bytes = std::size_t{2} << 20;
   std::array<int, 3> order{3, 1, 2};
   std::uint64_t shuffle = 0;
   ActuatorPlacement placement = ActuatorPlacement::automatic;
@@ -82,9 +84,11 @@ GlobalRun<T> run_global(MPI_Comm comm, const std::vector<T>& x, const ext3& shap
         in[in_box.local_offset(i, j, l)] = x[(i * shape[1] + j) * shape[2] + l];
   EngineOptions opt;
   opt.mode = spec.mode;
+  opt.executor = spec.executor;
+  opt.plane_batch_bytes = spec.batch_bytes;
   opt.shuffle_seed = spec.shuffle;
   opt.coefficients = [&](int axis) { return spec.c[axis - 1]; };
-  EngineResult<T> res = run_reference<T>(topo, opt, std::move(in));
+  EngineResult<T> res = run_engine<T>(topo, opt, std::move(in));
   g.rc = res.counters;
 
   // Gather (box, values) of every rank; boxes are disjoint, so copying keeps every bit.

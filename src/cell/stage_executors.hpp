@@ -1,0 +1,30 @@
+#pragma once
+// The two ways a brick runs one stage; both consume the same actuator stream and must
+// produce the same bits and the same per-step counters (tests/mpi/test_executors.cpp).
+#include <array>
+#include <cstddef>
+#include <vector>
+
+#include "cell/engine.hpp"
+
+namespace triada::detail {
+
+// Receives the next message of the actuator streaming C_axis.
+std::vector<std::byte> receive_x(const Topology& topo, int axis);
+// The other two axes (0-based) of a stage along `axis` (1..3), in increasing order.
+std::array<int, 2> other_axes(int axis);
+
+// Runs stage `stage_index` on this brick: `v_in` is the brick's part of the stage's input
+// (cells ∩ in_shape, C order); returns its part of the output (cells ∩ out_shape).
+// Appends one record per step taken (this brick's share of its counters) and adds the
+// Y-bus MPI traffic it caused to `rc`.
+template <class T>
+std::vector<T> reference_stage(const Topology& topo, const EngineOptions& opt, int stage_index,
+                               const std::vector<T>& v_in, std::vector<StepRecord>& records,
+                               RunCounters& rc);
+template <class T>
+std::vector<T> fused_stage(const Topology& topo, const EngineOptions& opt, int stage_index,
+                           const std::vector<T>& v_in, std::vector<StepRecord>& records,
+                           RunCounters& rc);
+
+}  // namespace triada::detail

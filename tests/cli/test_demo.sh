@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# The sample job of run_scripts/demo.sh (3D DCT of data/sample.h5 with the default mesh
+# config at np=4: 1 brick + 3 actuator ranks), run with the already built binaries, and
+# the --help text of triada-transform. Run by ctest (label cli).
+set -euo pipefail
+
+: "${TRIADA_BIN:?set TRIADA_BIN to the build directory}"
+: "${TRIADA_SRC:?set TRIADA_SRC to the source directory}"
+MPIEXEC=${MPIEXEC:-mpiexec}
+PYTHON=${PYTHON:-/usr/bin/python3}
+APP="$TRIADA_BIN/triada-transform"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+
+dir=$(mktemp -d "${TMPDIR:-/tmp}/triada-demo-test.XXXXXX")
+trap 'rm -rf "$dir"' EXIT
+cd "$dir"
+
+passed=0
+failed=0
+pass() { passed=$((passed + 1)); }
+fail() {
+  echo "FAIL: $*" >&2
+  failed=$((failed + 1))
+}
+
+echo "-- the demo job: mpirun -np 4 triada-transform --transform dct on data/sample.h5"
+rc=0
+timeout 60 "$MPIEXEC" --oversubscribe -np 4 "$APP" --input "$TRIADA_SRC/data/sample.h5" \
+  --output "$dir/o.h5" --transform dct --mesh "$TRIADA_SRC/meshcfg/default.ini" \
+  --report "$dir/r.json" >demo.out 2>demo.err || rc=$?
+cat demo.out
+if [[ $rc -eq 0 ]]; then pass; else fail "demo job exited $rc: $(cat demo.err)"; fi
+for word in steps MACs energy; do
+  if grep -q "$word" demo.out; then pass; else fail "summary lacks '$word': $(cat demo.out)"; fi
+done
+if [[ -s o.h5 ]]; then pass; else fail "no output o.h5"; fi
+if [[ -s r.json ]]; then pass; else fail "no report r.json"; fi
+if "$PYTHON" -c "
+import json, h5py
+r = json.load(open('r.json'))
+assert r['schema'] == 'triada-report/1', r.get('schema')
+assert r['mesh']['world_size'] == 4 and r['mesh']['actuator_ranks'] == 3, r['mesh']
+with h5py.File('$TRIADA_SRC/data/sample.h5', 'r') as f:
+    shapes = []
+    f.visititems(lambda n, o: shapes.append(o.shape) if hasattr(o, 'shape') else None)
+with h5py.File('o.h5', 'r') as f:
+    y = f['/y']
+    assert y.dtype.name == 'float64', y.dtype
+    assert y.shape in shapes, (y.shape, shapes)
+" 2>check.err; then
+  pass
+else
+  fail "report/output content: $(tail -n 3 check.err)"
+fi
+
+echo "-- triada-transform --help"
+rc=0
+"$APP" --help >help.out 2>&1 || rc=$?
+if [[ $rc -eq 0 ]]; then pass; else fail "--help exited $rc"; fi
+for opt in --input --output --transform --inverse --norm --coeffs --stage-order --esop \
+  --mesh --report --trace --force; do
+  if grep -q -- "$opt\b" help.out; then pass; else fail "--help does not mention $opt"; fi
+done
+
+echo "$passed passed, $failed failed"
+[[ $failed -eq 0 ]]
