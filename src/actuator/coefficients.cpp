@@ -18,8 +18,7 @@ constexpr long double kPi = 3.141592653589793238462643383279502884L;
 // (a * b) mod m for 0 <= a, b < m, without overflow for any m < 2^63.
 index_t mul_mod(index_t a, index_t b, index_t m) {
   __extension__ using u128 = unsigned __int128;
-  return static_cast<index_t>((static_cast<u128>(a) * static_cast<u128>(b)) %
-                              static_cast<u128>(m));
+  return static_cast<index_t>((static_cast<u128>(a) * static_cast<u128>(b)) % static_cast<u128>(m));
 }
 
 // cos and sin of the angle 2 pi m / n for an integer phase 0 <= m < n (DESIGN.md §4:
@@ -61,7 +60,9 @@ CosSin cos_sin_turn(index_t m, index_t n) {
   return {c, s};
 }
 
-double to_double(long double v) { return static_cast<double>(v); }
+double to_double(long double v) {
+  return static_cast<double>(v);
+}
 
 // DFT (numpy.fft): forward exp(-2 pi i nk/N), inverse exp(+2 pi i nk/N) / N (backward)
 // or both scaled by 1/sqrt(N) (ortho).
@@ -177,13 +178,14 @@ Norm parse_norm(const std::string& word) {
   throw config_error("unknown norm '" + word + "' (expected ortho or backward)");
 }
 
-std::string to_string(Norm n) { return n == Norm::ortho ? "ortho" : "backward"; }
+std::string to_string(Norm n) {
+  return n == Norm::ortho ? "ortho" : "backward";
+}
 
 CoeffMatrix make_coefficients(TransformKind kind, index_t n, Norm norm, bool inverse,
                               const std::string& what) {
   if (kind == TransformKind::gemt) {
-    throw config_error(what +
-                       ": gemt coefficient matrices are read from a file, not built in");
+    throw config_error(what + ": gemt coefficient matrices are read from a file, not built in");
   }
   if (n < 1) {
     throw input_error(what + ": transform size must be at least 1, got " + std::to_string(n));

@@ -10,6 +10,7 @@
 
 #include "actuator/actuator.hpp"
 #include "cell/stage_executors.hpp"
+#include "core/memory.hpp"
 
 namespace triada {
 
@@ -47,9 +48,9 @@ struct PivotEntry {
 
 // One stage on one brick, cell by cell.
 template <class T>
-std::vector<T> reference_stage(const Topology& topo, const EngineOptions& opt, int stage_index,
-                               const std::vector<T>& v_in, std::vector<StepRecord>& records,
-                               RunCounters& rc) {
+void reference_stage(const Topology& topo, const EngineOptions& opt, int stage_index,
+                     const std::vector<T>& v_in, std::vector<T>& w,
+                     std::vector<StepRecord>& records, RunCounters& rc) {
   const Plan& plan = topo.plan();
   const StagePlan& sp = plan.stages[stage_index];
   const int a = sp.axis - 1;
@@ -168,12 +169,11 @@ std::vector<T> reference_stage(const Topology& topo, const EngineOptions& opt, i
     records.push_back(rec);
   }
   // The stage's result becomes the next stage's stationary input.
-  std::vector<T> w(static_cast<size_t>(w_box.count()));
+  w.assign(static_cast<size_t>(w_box.count()), T{});
   for (index_t i = w_box.lo[0]; i < w_box.hi[0]; ++i)
     for (index_t j = w_box.lo[1]; j < w_box.hi[1]; ++j)
       for (index_t l = w_box.lo[2]; l < w_box.hi[2]; ++l)
         w[w_box.local_offset(i, j, l)] = cells[u_box.local_offset(i, j, l)].w;
-  return w;
 }
 
 }  // namespace detail
@@ -320,7 +320,13 @@ EngineResult<T> run_engine(const Topology& topo, const EngineOptions& opt, std::
   EngineResult<T> res;
   std::vector<std::vector<StepRecord>> records(static_cast<size_t>(ns));
   std::vector<MPI_Request> control;
-  std::vector<T> v = std::move(in);
+  std::vector<T> v = std::move(in), w;
+  if (topo.is_brick()) {  // one spare register for every stage's result
+    index_t most = 0;
+    for (const auto& st : plan.stages)
+      most = std::max(most, topo.cells().intersect(whole(st.out_shape)).count());
+    reserve_huge(w, static_cast<std::size_t>(most));
+  }
   if (topo.is_brick() &&
       static_cast<index_t>(v.size()) != topo.cells().intersect(whole(plan.in_shape)).count())
     throw std::logic_error("input brick has the wrong size");
@@ -333,10 +339,14 @@ EngineResult<T> run_engine(const Topology& topo, const EngineOptions& opt, std::
       post_stream<T>(topo, opt, s, stream, res.counters);
     }
     std::vector<StepRecord> brick_records;
-    if (topo.is_brick())
-      v = opt.executor == Executor::reference
-              ? detail::reference_stage<T>(topo, opt, s, v, brick_records, res.counters)
-              : detail::fused_stage<T>(topo, opt, s, v, brick_records, res.counters);
+    const double t_stage = MPI_Wtime();
+    if (topo.is_brick()) {
+      if (opt.executor == Executor::reference)
+        detail::reference_stage<T>(topo, opt, s, v, w, brick_records, res.counters);
+      else
+        detail::fused_stage<T>(topo, opt, s, v, w, brick_records, res.counters);
+      std::swap(v, w);  // the result is the next stage's input; the old input's storage is reused
+    }
     if (host) {
       wait_all(stream.requests);
       pass_control(topo, s, control, res.counters);
@@ -349,12 +359,17 @@ EngineResult<T> run_engine(const Topology& topo, const EngineOptions& opt, std::
       }
     }
     records[s] = std::move(brick_records);
+    res.counters.stage_seconds.push_back(MPI_Wtime() - t_stage);
     if (opt.on_stage_done && topo.world_rank() == 0)
       opt.on_stage_done(s, static_cast<std::uint64_t>(records[s].size()));
   }
   wait_all(control);
   reduce_records(topo, records, res.counters);
+  std::vector<double> secs = res.counters.stage_seconds;
+  CHECK_MPI(MPI_Allreduce(secs.data(), res.counters.stage_seconds.data(), ns, MPI_DOUBLE, MPI_MAX,
+                          topo.world()));
   res.out_box = topo.cells().intersect(whole(plan.out_shape));
+  w = std::vector<T>();
   if (topo.is_brick()) res.out = std::move(v);
   return res;
 }

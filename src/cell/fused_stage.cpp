@@ -44,87 +44,112 @@ struct StepInfo {
   std::uint64_t diag = 0;   // 1 if the pivot itself holds W and updates
 };
 
-constexpr index_t kMR = 4;  // rows of the register block
-constexpr index_t kNR = 8;  // columns of the register block (two 4-wide vectors)
+// The same fma sequence element by element (columns past the vector blocks).
+[[maybe_unused]] void tail_kernel(const std::int32_t* list, index_t nl, const double* ap,
+                                  index_t mr, const double* const* brow, index_t b0ofs,
+                                  index_t nvalid, double* const* w, index_t n0, index_t rows) {
+  for (index_t m = 0; m < rows; ++m)
+    for (index_t n = 0; n < nvalid; ++n) {
+      double acc = w[m][n0 + n];
+      for (index_t i = 0; i < nl; ++i) {
+        const std::int32_t s = list[i];
+        acc = std::fma(ap[static_cast<index_t>(s) * mr + m], brow[s][b0ofs + n], acc);
+      }
+      w[m][n0 + n] = acc;
+    }
+}
+
+#if defined(__AVX512F__)
+constexpr index_t kMR = 16;   // rows of the register block
+constexpr index_t kNR = 16;  // columns of the register block (two 8-wide vectors)
+#else
+constexpr index_t kMR = 6;
+constexpr index_t kNR = 8;   // two 4-wide vectors
+#endif
 
 // ---- real kernel: W[m][n] = fma(A(m, s), B(s, n), W[m][n]) for s in `list` order ----
-// A is packed s-major: ap[s * MR + m]; B row s starts at brow[s] (+ n0).
+// A is packed s-major: ap[s * MR + m]; B row s starts at brow[s] (+ n0). Columns
+// n0 .. n0 + nvalid (nvalid <= kNR) are updated; the rest of the block is left alone.
 template <int MR>
 void micro_kernel(const std::int32_t* list, index_t nl, const double* ap,
-                  const double* const* brow, index_t n0, double* const* w) {
-#ifdef TRIADA_HAVE_AVX2_FMA
+                  const double* const* brow, index_t b0ofs, index_t nvalid, double* const* w,
+                  index_t n0) {
+#if defined(__AVX512F__)
+  const __mmask8 k0 = static_cast<__mmask8>(nvalid >= 8 ? 0xFF : (1u << nvalid) - 1);
+  const __mmask8 k1 = static_cast<__mmask8>(nvalid >= 16 ? 0xFF : nvalid <= 8 ? 0 : (1u << (nvalid - 8)) - 1);
+  __m512d c[MR][2];
+#pragma GCC unroll 16
+  for (int m = 0; m < MR; ++m) {
+    c[m][0] = _mm512_maskz_loadu_pd(k0, w[m] + n0);
+    c[m][1] = _mm512_maskz_loadu_pd(k1, w[m] + n0 + 8);
+  }
+  for (index_t i = 0; i < nl; ++i) {
+    const std::int32_t s = list[i];
+    const double* b = brow[s] + b0ofs;
+    const __m512d b0 = _mm512_maskz_loadu_pd(k0, b), b1 = _mm512_maskz_loadu_pd(k1, b + 8);
+    const double* a = ap + static_cast<index_t>(s) * MR;
+#pragma GCC unroll 16
+    for (int m = 0; m < MR; ++m) {
+      const __m512d am = _mm512_set1_pd(a[m]);
+      c[m][0] = _mm512_fmadd_pd(am, b0, c[m][0]);
+      c[m][1] = _mm512_fmadd_pd(am, b1, c[m][1]);
+    }
+  }
+#pragma GCC unroll 16
+  for (int m = 0; m < MR; ++m) {
+    _mm512_mask_storeu_pd(w[m] + n0, k0, c[m][0]);
+    _mm512_mask_storeu_pd(w[m] + n0 + 8, k1, c[m][1]);
+  }
+#elif defined(TRIADA_HAVE_AVX2_FMA)
+  if (nvalid < kNR) {
+    tail_kernel(list, nl, ap, MR, brow, b0ofs, nvalid, w, n0, MR);
+    return;
+  }
   __m256d c[MR][2];
-#pragma GCC unroll 4
+#pragma GCC unroll 16
   for (int m = 0; m < MR; ++m) {
     c[m][0] = _mm256_loadu_pd(w[m] + n0);
     c[m][1] = _mm256_loadu_pd(w[m] + n0 + 4);
   }
   for (index_t i = 0; i < nl; ++i) {
     const std::int32_t s = list[i];
-    const double* b = brow[s] + n0;
+    const double* b = brow[s] + b0ofs;
     const __m256d b0 = _mm256_loadu_pd(b), b1 = _mm256_loadu_pd(b + 4);
     const double* a = ap + static_cast<index_t>(s) * MR;
-#pragma GCC unroll 4
+#pragma GCC unroll 16
     for (int m = 0; m < MR; ++m) {
       const __m256d am = _mm256_broadcast_sd(a + m);
       c[m][0] = _mm256_fmadd_pd(am, b0, c[m][0]);
       c[m][1] = _mm256_fmadd_pd(am, b1, c[m][1]);
     }
   }
-#pragma GCC unroll 4
+#pragma GCC unroll 16
   for (int m = 0; m < MR; ++m) {
     _mm256_storeu_pd(w[m] + n0, c[m][0]);
     _mm256_storeu_pd(w[m] + n0 + 4, c[m][1]);
   }
 #else
-  double c[MR][kNR];
-  for (int m = 0; m < MR; ++m)
-    for (int n = 0; n < kNR; ++n) c[m][n] = w[m][n0 + n];
-  for (index_t i = 0; i < nl; ++i) {
-    const std::int32_t s = list[i];
-    const double* b = brow[s] + n0;
-    for (int m = 0; m < MR; ++m) {
-      const double am = ap[static_cast<index_t>(s) * MR + m];
-      for (int n = 0; n < kNR; ++n) c[m][n] = std::fma(am, b[n], c[m][n]);
-    }
-  }
-  for (int m = 0; m < MR; ++m)
-    for (int n = 0; n < kNR; ++n) w[m][n0 + n] = c[m][n];
+  tail_kernel(list, nl, ap, MR, brow, b0ofs, nvalid, w, n0, MR);
 #endif
 }
 
-// Columns past the last full block: the same fma sequence element by element.
-void tail_kernel(const std::int32_t* list, index_t nl, const double* ap, index_t mr,
-                 const double* const* brow, index_t n0, index_t n1, double* const* w,
-                 index_t rows) {
-  for (index_t m = 0; m < rows; ++m)
-    for (index_t n = n0; n < n1; ++n) {
-      double acc = w[m][n];
-      for (index_t i = 0; i < nl; ++i) {
-        const std::int32_t s = list[i];
-        acc = std::fma(ap[static_cast<index_t>(s) * mr + m], brow[s][n], acc);
-      }
-      w[m][n] = acc;
-    }
-}
-
-// A row block of up to kMR rows against all N columns.
+// A row block of up to kMR rows against all N columns. B comes as column panels of
+// kNR: row s of panel j at panels[j * S + s].
 void block_rows(index_t rows, const std::int32_t* list, index_t nl, const double* ap,
-                const double* const* brow, index_t N, double* const* w) {
+                const double* const* panels, index_t S, index_t N, double* const* w) {
   if (nl == 0) return;
-  const index_t full = N - N % kNR;
   if (rows == kMR) {
-    for (index_t n0 = 0; n0 < full; n0 += kNR) micro_kernel<kMR>(list, nl, ap, brow, n0, w);
-    tail_kernel(list, nl, ap, kMR, brow, full, N, w, kMR);
+    for (index_t n0 = 0, j = 0; n0 < N; n0 += kNR, ++j)
+      micro_kernel<kMR>(list, nl, ap, panels + j * S, 0, std::min(kNR, N - n0), w, n0);
     return;
   }
   // Fewer rows: one row at a time, reading the packed block with its kMR stride.
+  std::vector<double> a1(static_cast<size_t>(list[nl - 1] + 1));
   for (index_t m = 0; m < rows; ++m) {
-    std::vector<double> a1(static_cast<size_t>(nl ? list[nl - 1] + 1 : 0));
     for (index_t i = 0; i < nl; ++i) a1[list[i]] = ap[static_cast<index_t>(list[i]) * kMR + m];
     double* wm = w[m];
-    for (index_t n0 = 0; n0 < full; n0 += kNR) micro_kernel<1>(list, nl, a1.data(), brow, n0, &wm);
-    tail_kernel(list, nl, a1.data(), 1, brow, full, N, &wm, 1);
+    for (index_t n0 = 0, j = 0; n0 < N; n0 += kNR, ++j)
+      micro_kernel<1>(list, nl, a1.data(), panels + j * S, 0, std::min(kNR, N - n0), &wm, n0);
   }
 }
 
@@ -161,9 +186,9 @@ bool finite_value(const T& v) {
 }  // namespace
 
 template <class T>
-std::vector<T> fused_stage(const Topology& topo, const EngineOptions& opt, int stage_index,
-                           const std::vector<T>& v, std::vector<StepRecord>& records,
-                           RunCounters& rc) {
+void fused_stage(const Topology& topo, const EngineOptions& opt, int stage_index,
+                 const std::vector<T>& v, std::vector<T>& w, std::vector<StepRecord>& records,
+                 RunCounters& rc) {
   const Plan& plan = topo.plan();
   const StagePlan& sp = plan.stages[stage_index];
   const int a = sp.axis - 1;
@@ -213,7 +238,7 @@ std::vector<T> fused_stage(const Topology& topo, const EngineOptions& opt, int s
   }
   const index_t S = static_cast<index_t>(steps.size());
 
-  std::vector<T> w(static_cast<size_t>(wb.count()), T{});
+  w.assign(static_cast<size_t>(wb.count()), T{});  // reuses the caller's buffer
   auto w_at = [&](index_t k, index_t l1, index_t l2) -> T* {
     return w.data() + k * sw[a] + l1 * sw[d1] + l2 * sw[d2];
   };
@@ -239,15 +264,23 @@ std::vector<T> fused_stage(const Topology& topo, const EngineOptions& opt, int s
     return n;
   };
 
+  // Non-zeros (and finiteness) of the brick's own planes, in one pass over V in memory
+  // order; received planes are counted as they arrive.
+  std::vector<std::int64_t> nnz_local(static_cast<size_t>(vext), 0);
+  std::vector<char> finite_local(static_cast<size_t>(vext), 1);
+  for (index_t i = 0; esop && i < ev[0]; ++i)
+    for (index_t j = 0; j < ev[1]; ++j)
+      for (index_t l = 0; l < ev[2]; ++l) {
+        const ext3 g{i, j, l};
+        const T y = v[i * sv[0] + j * sv[1] + l];
+        nnz_local[g[a]] += is_zero(y) ? 0 : 1;
+        if (!finite_value(y)) finite_local[g[a]] = 0;
+      }
   // Non-zeros of every plane of the axis, known to every member of the line (ESOP), so
   // that all agree on how each plane travels.
   const index_t n_axis = sp.n();
   std::vector<std::int64_t> nnz_all(static_cast<size_t>(n_axis), L);
   if (esop && line_size > 1 && L > 0) {
-    std::vector<std::int64_t> mine(static_cast<size_t>(vext));
-    bool fin = true;
-    for (index_t p = 0; p < vext; ++p)
-      mine[p] = static_cast<std::int64_t>(plane_nnz(local_plane(vlo + p), fin));
     std::vector<int> counts(static_cast<size_t>(line_size)), displs(static_cast<size_t>(line_size));
     int off = 0;
     for (int r = 0; r < line_size; ++r) {
@@ -257,8 +290,8 @@ std::vector<T> fused_stage(const Topology& topo, const EngineOptions& opt, int s
       displs[r] = off;
       off += counts[r];
     }
-    CHECK_MPI(MPI_Allgatherv(mine.data(), static_cast<int>(vext), MPI_INT64_T, nnz_all.data(),
-                             counts.data(), displs.data(), MPI_INT64_T, line));
+    CHECK_MPI(MPI_Allgatherv(nnz_local.data(), static_cast<int>(vext), MPI_INT64_T,
+                             nnz_all.data(), counts.data(), displs.data(), MPI_INT64_T, line));
     y_traffic.add(static_cast<std::uint64_t>(line_size - 1),
                   static_cast<std::uint64_t>(line_size - 1) * sizeof(std::int64_t) * vext);
   }
@@ -328,15 +361,25 @@ std::vector<T> fused_stage(const Topology& topo, const EngineOptions& opt, int s
   const bool data_left = sp.axis == 3;
   std::vector<std::int32_t> list;
   std::vector<double> apack;
-  std::vector<const double*> brow;
+  std::vector<const double*> brow, prow;
+  std::vector<double> a1, bpack;
 
   auto compute_real = [&](index_t b0, index_t nb, const std::vector<PlaneRef<double>>& planes) {
     const double* cbb = reinterpret_cast<const double*>(cb.data()) + b0 * wext;
     list.resize(static_cast<size_t>(nb));
     brow.resize(static_cast<size_t>(nb));
     if (data_left) {
-      // B rows: coefficients; A: pivot values of kMR lines packed s-major.
-      for (index_t s = 0; s < nb; ++s) brow[s] = cbb + s * wext;
+      // B: coefficients packed in column panels of kNR (zero padded); A: pivot values of
+      // kMR lines packed s-major.
+      const index_t npan = (wext + kNR - 1) / kNR;
+      bpack.assign(static_cast<size_t>(npan * nb * kNR), 0.0);
+      brow.resize(static_cast<size_t>(npan * nb));
+      for (index_t j = 0; j < npan; ++j)
+        for (index_t s = 0; s < nb; ++s) {
+          double* dst = bpack.data() + (j * nb + s) * kNR;
+          for (index_t n = 0; n < kNR && j * kNR + n < wext; ++n) dst[n] = cbb[s * wext + j * kNR + n];
+          brow[j * nb + s] = dst;
+        }
       apack.assign(static_cast<size_t>(nb * kMR), 0.0);
       std::vector<std::int32_t> one(static_cast<size_t>(nb));
       for (index_t m0 = 0; m0 < L; m0 += kMR) {
@@ -364,15 +407,14 @@ std::vector<T> fused_stage(const Topology& topo, const EngineOptions& opt, int s
             index_t n1 = 0;
             for (index_t i = 0; i < nl; ++i)
               if (apack[list[i] * kMR + m] != 0.0) one[n1++] = list[i];
-            std::vector<double> a1(static_cast<size_t>(nb));
+            a1.assign(static_cast<size_t>(nb), 0.0);
             for (index_t i = 0; i < n1; ++i) a1[one[i]] = apack[one[i] * kMR + m];
-            const index_t full = wext - wext % kNR;
-            for (index_t n0 = 0; n0 < full; n0 += kNR)
-              micro_kernel<1>(one.data(), n1, a1.data(), brow.data(), n0, &wr[m]);
-            tail_kernel(one.data(), n1, a1.data(), 1, brow.data(), full, wext, &wr[m], 1);
+            for (index_t n0 = 0, j = 0; n0 < wext; n0 += kNR, ++j)
+              micro_kernel<1>(one.data(), n1, a1.data(), brow.data() + j * nb, 0,
+                              std::min(kNR, wext - n0), &wr[m], n0);
           }
         } else {
-          block_rows(rows, list.data(), nl, apack.data(), brow.data(), wext, wr);
+          block_rows(rows, list.data(), nl, apack.data(), brow.data(), nb, wext, wr);
         }
       }
       return;
@@ -384,6 +426,7 @@ std::vector<T> fused_stage(const Topology& topo, const EngineOptions& opt, int s
       for (index_t s = 0; s < nb; ++s)
         for (index_t m = 0; m < kMR && mb * kMR + m < wext; ++m)
           apack[(mb * nb + s) * kMR + m] = cbb[s * wext + mb * kMR + m];
+    prow.resize(static_cast<size_t>(nb));
     const index_t slabs = sp.axis == 2 ? le1 : 1;
     const index_t N = sp.axis == 2 ? le2 : L;
     for (index_t slab = 0; slab < slabs; ++slab) {
@@ -397,6 +440,14 @@ std::vector<T> fused_stage(const Topology& topo, const EngineOptions& opt, int s
           if (any) list[nl++] = static_cast<std::int32_t>(s);
         }
         if (nl == 0) continue;
+        // Pack the panel of pivot rows (contiguous, zero padded) for the row blocks.
+        bpack.resize(static_cast<size_t>(nb * kNR));
+        for (index_t i = 0; i < nl; ++i) {
+          const std::int32_t sidx = list[i];
+          double* dst = bpack.data() + static_cast<index_t>(sidx) * kNR;
+          for (index_t n = 0; n < kNR; ++n) dst[n] = n0 + n < n1 ? brow[sidx][n0 + n] : 0.0;
+          prow[sidx] = dst;
+        }
         for (index_t mb = 0; mb < mblocks; ++mb) {
           const index_t rows = std::min(kMR, wext - mb * kMR);
           double* wr[kMR];
@@ -404,17 +455,14 @@ std::vector<T> fused_stage(const Topology& topo, const EngineOptions& opt, int s
             wr[m] = reinterpret_cast<double*>(sp.axis == 2 ? w_at(mb * kMR + m, slab, 0)
                                                            : w_at(mb * kMR + m, 0, 0));
           const double* ap = apack.data() + mb * nb * kMR;
-          if (n1 - n0 == kNR && rows == kMR) {
-            micro_kernel<kMR>(list.data(), nl, ap, brow.data(), n0, wr);
+          if (rows == kMR) {
+            micro_kernel<kMR>(list.data(), nl, ap, prow.data(), 0, n1 - n0, wr, n0);
           } else {
             for (index_t m = 0; m < rows; ++m) {
-              // one row: repack its column of A with stride 1
-              std::vector<double> a1(static_cast<size_t>(nb));
+              // one row: its column of A with stride 1
+              a1.resize(static_cast<size_t>(nb));
               for (index_t s = 0; s < nb; ++s) a1[s] = ap[s * kMR + m];
-              if (n1 - n0 == kNR)
-                micro_kernel<1>(list.data(), nl, a1.data(), brow.data(), n0, &wr[m]);
-              else
-                tail_kernel(list.data(), nl, a1.data(), 1, brow.data(), n0, n1, &wr[m], 1);
+              micro_kernel<1>(list.data(), nl, a1.data(), prow.data(), 0, n1 - n0, &wr[m], n0);
             }
           }
         }
@@ -436,17 +484,20 @@ std::vector<T> fused_stage(const Topology& topo, const EngineOptions& opt, int s
     for (index_t i = 0; i < nb; ++i) {
       const StepInfo& si = steps[b0 + i];
       const int root = plan.owner_along(sp.axis, si.t);
+      std::uint64_t nnz_p = 0;
       if (line_size == 1 || root == line_rank) {
         planes[i] = local_plane(si.t);
+        nnz_p = static_cast<std::uint64_t>(nnz_local[si.t - vlo]);
+        finite = finite && finite_local[si.t - vlo];
       } else {
         T* row = cur.dense.data() + i * L;
         if (compressed(si.t))
           for (const auto& e : cur.sparse[i]) row[e.line] = e.v;
         planes[i] = PlaneRef<T>{row, le2, 1};
+        nnz_p = plane_nnz(planes[i], finite);
       }
       // Counters of this step, from what travelled on the buses.
-      const std::uint64_t nnz_p = L == 0 ? 0 : esop ? plane_nnz(planes[i], finite) : static_cast<std::uint64_t>(L);
-      if (!esop && L > 0) plane_nnz(planes[i], finite);
+      if (!esop) nnz_p = static_cast<std::uint64_t>(L);
       StepRecord rec;
       rec.stage = stage_index;
       rec.pivot = si.t;
@@ -471,14 +522,11 @@ std::vector<T> fused_stage(const Topology& topo, const EngineOptions& opt, int s
                                          static_cast<std::uint64_t>(S));
   }
   (void)e1;
-  return w;
 }
 
-template std::vector<double> fused_stage(const Topology&, const EngineOptions&, int,
-                                         const std::vector<double>&, std::vector<StepRecord>&,
-                                         RunCounters&);
-template std::vector<cplx> fused_stage(const Topology&, const EngineOptions&, int,
-                                       const std::vector<cplx>&, std::vector<StepRecord>&,
-                                       RunCounters&);
+template void fused_stage(const Topology&, const EngineOptions&, int, const std::vector<double>&,
+                          std::vector<double>&, std::vector<StepRecord>&, RunCounters&);
+template void fused_stage(const Topology&, const EngineOptions&, int, const std::vector<cplx>&,
+                          std::vector<cplx>&, std::vector<StepRecord>&, RunCounters&);
 
 }  // namespace triada::detail

@@ -15,16 +15,17 @@ std::vector<std::byte> receive_x(const Topology& topo, int axis);
 std::array<int, 2> other_axes(int axis);
 
 // Runs stage `stage_index` on this brick: `v_in` is the brick's part of the stage's input
-// (cells ∩ in_shape, C order); returns its part of the output (cells ∩ out_shape).
+// (cells ∩ in_shape, C order); `w` receives its part of the output (cells ∩ out_shape),
+// reusing the vector's storage.
 // Appends one record per step taken (this brick's share of its counters) and adds the
 // Y-bus MPI traffic it caused to `rc`.
 template <class T>
-std::vector<T> reference_stage(const Topology& topo, const EngineOptions& opt, int stage_index,
-                               const std::vector<T>& v_in, std::vector<StepRecord>& records,
-                               RunCounters& rc);
+void reference_stage(const Topology& topo, const EngineOptions& opt, int stage_index,
+                     const std::vector<T>& v_in, std::vector<T>& w,
+                     std::vector<StepRecord>& records, RunCounters& rc);
 template <class T>
-std::vector<T> fused_stage(const Topology& topo, const EngineOptions& opt, int stage_index,
-                           const std::vector<T>& v_in, std::vector<StepRecord>& records,
-                           RunCounters& rc);
+void fused_stage(const Topology& topo, const EngineOptions& opt, int stage_index,
+                 const std::vector<T>& v_in, std::vector<T>& w, std::vector<StepRecord>& records,
+                 RunCounters& rc);
 
 }  // namespace triada::detail

@@ -169,7 +169,10 @@ std::optional<TransformConfig> parse_transform_options(int argc, char** argv, st
     ("report", po::value<std::string>(), "write the JSON report (triada-report/1) here")
     ("trace", po::value<std::string>(), "write the per-step CSV trace here")
     ("force", po::bool_switch(), "overwrite an existing output file")
-    ("quiet,q", po::bool_switch(), "print no summary")
+    ("quiet,q", po::bool_switch(), "print no summary and no progress line")
+    ("executor", po::value<std::string>()->default_value("fused"),
+     "fused: brick-wide kernels (fast, the default); reference: the cell rule cell by cell. "
+     "Both give the same bits and counters")
     ("shuffle-seed", po::value<std::uint64_t>()->default_value(0),
      "stream coefficient rows in a seeded random order (0: natural order); the result is the "
      "same sum, used to check the coordinate-free cell rule");
@@ -224,6 +227,9 @@ std::optional<TransformConfig> parse_transform_options(int argc, char** argv, st
   if (vm.count("trace")) c.trace = vm["trace"].as<std::string>();
   c.force = vm["force"].as<bool>();
   c.quiet = vm["quiet"].as<bool>();
+  c.executor = vm["executor"].as<std::string>();
+  if (c.executor != "fused" && c.executor != "reference")
+    throw config_error("--executor: expected fused or reference, got '" + c.executor + "'");
   c.shuffle_seed = vm["shuffle-seed"].as<std::uint64_t>();
   return c;
 }

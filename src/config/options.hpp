@@ -43,6 +43,7 @@ struct TransformConfig {
   std::string trace;                     // per-step CSV path, empty: none
   bool force = false;
   bool quiet = false;
+  std::string executor = "fused";        // fused | reference
   std::uint64_t shuffle_seed = 0;
 };
 

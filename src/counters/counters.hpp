@@ -68,6 +68,7 @@ struct RunCounters {
   std::vector<StageTotals> stages;    // per stage, in stage order
   std::vector<StageTraffic> mpi_stages = std::vector<StageTraffic>(3);  // per stage
   MpiTraffic mpi_control;             // control tokens between actuators
+  std::vector<double> stage_seconds;  // wall time of each stage (max over ranks); not exact
   std::uint64_t total_steps() const;
   std::uint64_t total(Counter c) const;
   std::uint64_t by_bus(Counter c, Bus b, const Plan& plan) const;  // bus of the counter's role

@@ -122,6 +122,11 @@ json make_report(const Plan& plan, const RunCounters& rc, const ReportContext& c
               {"by_bus", mb},
               {"per_stage", ms},
               {"control", {{"messages", rc.mpi_control.messages}, {"bytes", rc.mpi_control.bytes}}}};
+  r["memory"] = {{"peak_rss_bytes", ctx.peak_rss_bytes},
+                 {"baseline_rss_bytes", ctx.baseline_rss_bytes},
+                 {"brick_tensor_bytes", ctx.brick_tensor_bytes}};
+  r["executor"] = ctx.executor;
+  r["stage_seconds"] = rc.stage_seconds;
   r["wall_seconds"] = ctx.wall_seconds;
   r["simulation_seconds"] = ctx.sim_seconds;
   return r;

@@ -18,6 +18,10 @@ struct ReportContext {
   EnergyModel energy;
   double wall_seconds = 0;
   double sim_seconds = 0;          // the simulation alone (after input read, before write)
+  std::string executor = "fused";
+  std::vector<long> peak_rss_bytes;      // per world rank
+  std::vector<long> baseline_rss_bytes;  // per world rank, before the input was read
+  std::vector<long> brick_tensor_bytes;  // per world rank: max(input, output) brick bytes
 };
 
 nlohmann::json make_report(const Plan& plan, const RunCounters& rc, const ReportContext& ctx);

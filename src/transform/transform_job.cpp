@@ -6,7 +6,9 @@
 
 #include "cell/engine.hpp"
 #include "core/error.hpp"
+#include "counters/progress.hpp"
 #include "counters/report.hpp"
+#include "core/memory.hpp"
 #include "mesh/mpi.hpp"
 #include "mesh/topology.hpp"
 
@@ -72,20 +74,36 @@ template <class T>
 void run_typed(const TransformConfig& cfg, const TensorInfo& info, const Plan& plan,
                MPI_Comm world, std::ostream& out, std::chrono::steady_clock::time_point t0) {
   Topology topo(plan, world);
+  const long baseline_rss = current_rss_bytes();
   std::vector<T> in;
   const Brick in_box = topo.cells().intersect(whole(plan.in_shape));
+  reserve_huge(in, static_cast<std::size_t>(in_box.count()));
   mpi::collectively(topo.world(), [&] {
     if (topo.is_brick()) read_brick(topo.bricks(), cfg.input.file, info, in_box, in);
   });
 
   EngineOptions opt;
+  opt.executor = parse_executor(cfg.executor);
   opt.mode = cfg.mesh.mode;
   opt.shuffle_seed = cfg.shuffle_seed;
   opt.coefficients = [&](int axis) {
     return coefficients_for(cfg, axis, plan.in_shape[axis - 1]);
   };
+  Progress progress(!cfg.quiet && topo.world_rank() == 0, static_cast<int>(plan.stages.size()));
+  if (topo.world_rank() == 0)
+    opt.on_progress = [&](int s, std::uint64_t done, std::uint64_t total) {
+      progress.update(s, plan.stages[s].axis, done, total);
+    };
   const auto ts = std::chrono::steady_clock::now();
   EngineResult<T> res = run_engine<T>(topo, opt, std::move(in));
+  progress.finish();
+  // Peak memory per rank against what its brick's registers need.
+  const Brick out_box = topo.cells().intersect(whole(plan.out_shape));
+  const std::array<long, 3> mem_mine{peak_rss_bytes(), baseline_rss,
+                                     static_cast<long>(std::max(in_box.count(), out_box.count()) *
+                                                       static_cast<index_t>(sizeof(T)))};
+  std::vector<long> mem_all(3 * static_cast<size_t>(plan.ranks.world_size));
+  CHECK_MPI(MPI_Gather(mem_mine.data(), 3, MPI_LONG, mem_all.data(), 3, MPI_LONG, 0, topo.world()));
   const double sim_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - ts).count();
 
@@ -128,6 +146,12 @@ void run_typed(const TransformConfig& cfg, const TensorInfo& info, const Plan& p
                    {"shuffle_seed", cfg.shuffle_seed}};
     if (!cfg.coeffs.empty()) ctx.problem["coeffs"] = cfg.coeffs;
     ctx.mesh_config = cfg.mesh.file;
+    ctx.executor = to_string(opt.executor);
+    for (int r = 0; r < plan.ranks.world_size; ++r) {
+      ctx.peak_rss_bytes.push_back(mem_all[3 * r]);
+      ctx.baseline_rss_bytes.push_back(mem_all[3 * r + 1]);
+      ctx.brick_tensor_bytes.push_back(mem_all[3 * r + 2]);
+    }
     ctx.esop = cfg.mesh.mode == Mode::esop;
     ctx.energy = cfg.mesh.energy;
     ctx.sim_seconds = sim_seconds;

@@ -20,7 +20,9 @@ namespace triada::test {
 
 namespace {
 
-std::size_t volume(const ext3& s) { return static_cast<std::size_t>(s[0] * s[1] * s[2]); }
+std::size_t volume(const ext3& s) {
+  return static_cast<std::size_t>(s[0] * s[1] * s[2]);
+}
 
 // Calls f(offset, stride) once for every line of `shape` along `axis` (C order).
 void for_each_line(const ext3& shape, int axis,
@@ -61,8 +63,7 @@ class LineTransform {
       }
       case TransformKind::wht:
         if (!std::has_single_bit(n)) {
-          throw std::logic_error("oracle: wht needs a power-of-two size, got " +
-                                 std::to_string(n));
+          throw std::logic_error("oracle: wht needs a power-of-two size, got " + std::to_string(n));
         }
         break;
       case TransformKind::gemt:
@@ -189,9 +190,8 @@ std::vector<cplx> oracle_transform(const std::vector<cplx>& x, const ext3& shape
   for (int a = 0; a < 3; ++a) {
     const auto ua = static_cast<std::size_t>(a);
     LineTransform t(kinds[ua], static_cast<std::size_t>(shape[ua]), norm, inverse);
-    for_each_line(shape, a, [&](std::size_t off, std::size_t stride) {
-      t.apply(y.data() + off, stride);
-    });
+    for_each_line(shape, a,
+                  [&](std::size_t off, std::size_t stride) { t.apply(y.data() + off, stride); });
   }
   return y;
 }
@@ -245,8 +245,8 @@ std::vector<cplx> oracle_gemt(const std::vector<cplx>& x, const ext3& shape,
 
 double max_rel_error(const std::vector<cplx>& got, const std::vector<cplx>& ref) {
   if (got.size() != ref.size()) {
-    throw std::logic_error("max_rel_error: sizes differ (" + std::to_string(got.size()) +
-                           " vs " + std::to_string(ref.size()) + ")");
+    throw std::logic_error("max_rel_error: sizes differ (" + std::to_string(got.size()) + " vs " +
+                           std::to_string(ref.size()) + ")");
   }
   double diff = 0.0;
   double scale = 0.0;

@@ -1,9 +1,8 @@
 // Coefficient matrices (DESIGN.md §4) against FFTW with numpy/scipy scaling, and the
 // test oracle itself on hand-computable cases.
-#include <catch2/catch.hpp>
-
 #include <array>
 #include <bit>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <complex>
 #include <cstdint>
@@ -15,8 +14,8 @@
 
 namespace {
 
-using triada::cplx;
 using triada::CoeffMatrix;
+using triada::cplx;
 using triada::index_t;
 using triada::Norm;
 using triada::TransformKind;
@@ -71,8 +70,8 @@ void check_matches_fftw(TransformKind kind) {
   for (const index_t n : {1, 2, 5, 7, 12, 16, 31, 997}) {
     for (const Norm norm : kNorms) {
       for (const bool inverse : {false, true}) {
-        INFO(triada::to_string(kind) << " N=" << n << " norm=" << triada::to_string(norm)
-                                     << " inverse=" << inverse);
+        INFO(triada::to_string(kind)
+             << " N=" << n << " norm=" << triada::to_string(norm) << " inverse=" << inverse);
         const auto x = triada::test::random_tensor({n, 1, 1}, 1000 + static_cast<std::uint64_t>(n),
                                                    0.0, true, false);
         const CoeffMatrix c = triada::make_coefficients(kind, n, norm, inverse, "test");
@@ -99,10 +98,10 @@ TEST_CASE("dht matrices reproduce FFTW's DHT in numpy-style scaling", "[coeffici
   check_matches_fftw(TransformKind::dht);
 }
 
-TEST_CASE("dft entries are exact at the quarter turns and conjugate-symmetric",
-          "[coefficients]") {
+TEST_CASE("dft entries are exact at the quarter turns and conjugate-symmetric", "[coefficients]") {
   const index_t n = 12;
-  const CoeffMatrix c = triada::make_coefficients(TransformKind::dft, n, Norm::backward, false, "t");
+  const CoeffMatrix c =
+      triada::make_coefficients(TransformKind::dft, n, Norm::backward, false, "t");
   CHECK(c.is_complex);
   for (index_t r = 0; r < n; ++r) {
     for (index_t k = 0; k < n; ++k) {
@@ -115,6 +114,26 @@ TEST_CASE("dft entries are exact at the quarter turns and conjugate-symmetric",
       if (k > 0) CHECK(c(r, n - k) == std::conj(c(r, k)));
     }
   }
+}
+
+TEST_CASE("dht and dct entries are exactly zero where cas and cos vanish", "[coefficients]") {
+  // ESOP skips zero coefficients, so a zero of the transform must not come out as 1e-17.
+  // cas(2 pi m/8) = 0 for m = 3, 7.
+  const CoeffMatrix h = triada::make_coefficients(TransformKind::dht, 8, Norm::ortho, false, "t");
+  for (index_t n = 0; n < 8; ++n) {
+    for (index_t k = 0; k < 8; ++k) {
+      const index_t m = (n * k) % 8;
+      if (m == 3 || m == 7) CHECK(h(n, k) == cplx(0.0, 0.0));
+      if (m == 0) CHECK(h(n, k) == cplx(std::sqrt(0.125), 0.0));  // correctly rounded
+    }
+  }
+  CHECK_FALSE(h.is_complex);
+  // cos(pi (2n+1) k / 2N) = 0 when (2n+1) k = N (mod 2N): N = 3, n = 1, k = 1.
+  const CoeffMatrix d =
+      triada::make_coefficients(TransformKind::dct, 3, Norm::backward, false, "t");
+  CHECK(d(1, 1) == cplx(0.0, 0.0));
+  CHECK(d(0, 0) == cplx(2.0, 0.0));
+  CHECK_FALSE(d.is_complex);
 }
 
 TEST_CASE("wht backward entries are exactly (-1)^popcount(n & k)", "[coefficients]") {
