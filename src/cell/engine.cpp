@@ -89,6 +89,24 @@ void reference_stage(const Topology& topo, const EngineOptions& opt, int stage_i
   CHECK_MPI(MPI_Comm_rank(line_comm, &line_rank));
   MpiTraffic& y_traffic = rc.mpi_stages[stage_index].y;
 
+  // Physical cell of each virtual cell (folding): per plane and per line, relative to the
+  // brick's first physical cell, for the busiest-cell count of each step.
+  std::vector<index_t> phys_plane(static_cast<size_t>(planes)), phys_line(static_cast<size_t>(n_lines));
+  index_t n_phys_lines = 0, n_phys_planes = 0;
+  if (planes > 0 && n_lines > 0) {
+    const index_t p0 = plan.phys_of(sp.axis, u_box.lo[a]);
+    for (index_t p = 0; p < planes; ++p) phys_plane[p] = plan.phys_of(sp.axis, u_box.lo[a] + p) - p0;
+    n_phys_planes = phys_plane[planes - 1] + 1;
+    const index_t q1 = plan.phys_of(d1 + 1, u_box.lo[d1]), q2 = plan.phys_of(d2 + 1, u_box.lo[d2]);
+    const index_t n2 = plan.phys_of(d2 + 1, u_box.hi[d2] - 1) - q2 + 1;
+    for (index_t ln = 0; ln < n_lines; ++ln) {
+      const index_t g1 = u_box.lo[d1] + ln / u_box.extent(d2), g2 = u_box.lo[d2] + ln % u_box.extent(d2);
+      phys_line[ln] = (plan.phys_of(d1 + 1, g1) - q1) * n2 + (plan.phys_of(d2 + 1, g2) - q2);
+    }
+    n_phys_lines = phys_line[n_lines - 1] + 1;
+  }
+  std::vector<std::uint64_t> phys_macs(static_cast<size_t>(n_phys_planes * n_phys_lines));
+
   std::vector<std::optional<XElement<T>>> x(static_cast<size_t>(planes));
   std::vector<std::optional<T>> y(static_cast<size_t>(n_lines));
   const bool dense = opt.mode == Mode::dense;
@@ -146,6 +164,11 @@ void reference_stage(const Topology& topo, const EngineOptions& opt, int stage_i
     std::fill(y.begin(), y.end(), std::nullopt);
     for (const auto& s : sent) y[static_cast<size_t>(s.line)] = s.v;
     // Every cell applies the rule to what reached it.
+    std::fill(phys_macs.begin(), phys_macs.end(), 0);
+    auto count_mac = [&](index_t p, index_t ln) {
+      ++rec[Counter::macs];
+      ++phys_macs[phys_plane[p] * n_phys_lines + phys_line[ln]];
+    };
     for (index_t p = 0; p < planes; ++p) {
       const XElement<T>* xp = x[static_cast<size_t>(p)] ? &*x[static_cast<size_t>(p)] : nullptr;
       for (index_t ln = 0; ln < n_lines; ++ln) {
@@ -157,15 +180,16 @@ void reference_stage(const Topology& topo, const EngineOptions& opt, int stage_i
             ++rec[Counter::waits];
             break;
           case Outcome::update_own:
-            ++rec[Counter::macs];
+            count_mac(p, ln);
             break;
           case Outcome::update_received:
-            ++rec[Counter::macs];
+            count_mac(p, ln);
             ++rec[Counter::y_bus_receives];
             break;
         }
       }
     }
+    for (std::uint64_t m : phys_macs) rec.busiest = std::max(rec.busiest, m);
     records.push_back(rec);
   }
   // The stage's result becomes the next stage's stationary input.
@@ -265,12 +289,14 @@ void reduce_records(const Topology& topo, const std::vector<std::vector<StepReco
   const int width = kCounters + 1;  // counters + pivot
   std::vector<std::uint64_t> flat(static_cast<size_t>(total * width), 0), sum(flat.size(), 0);
   std::vector<std::int64_t> pivots(static_cast<size_t>(total), -1), pmax(pivots.size(), -1);
+  std::vector<std::uint64_t> busy(static_cast<size_t>(total), 0), bmax(busy.size(), 0);
   std::int64_t off = 0;
   for (int s = 0; s < ns; ++s) {
     for (size_t i = 0; i < per_stage[s].size(); ++i) {
       const StepRecord& r = per_stage[s][i];
       for (int c = 0; c < kCounters; ++c) flat[(off + i) * width + c] = r.n[c];
       pivots[off + i] = r.pivot;
+      busy[off + i] = r.busiest;
     }
     off += global[s];
   }
@@ -278,6 +304,8 @@ void reduce_records(const Topology& topo, const std::vector<std::vector<StepReco
     CHECK_MPI(MPI_Allreduce(flat.data(), sum.data(), static_cast<int>(flat.size()),
                             MPI_UINT64_T, MPI_SUM, topo.world()));
     CHECK_MPI(MPI_Allreduce(pivots.data(), pmax.data(), static_cast<int>(total), MPI_INT64_T,
+                            MPI_MAX, topo.world()));
+    CHECK_MPI(MPI_Allreduce(busy.data(), bmax.data(), static_cast<int>(total), MPI_UINT64_T,
                             MPI_MAX, topo.world()));
   }
   rc.steps.clear();
@@ -290,6 +318,8 @@ void reduce_records(const Topology& topo, const std::vector<std::vector<StepReco
       StepRecord r;
       r.stage = s;
       r.pivot = pmax[off + i];
+      r.busiest = bmax[off + i];
+      rc.stages[s].cycles += r.cycles();
       for (int c = 0; c < kCounters; ++c) {
         r.n[c] = sum[(off + i) * width + c];
         rc.stages[s].n[c] += r.n[c];

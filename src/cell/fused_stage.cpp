@@ -42,6 +42,7 @@ struct StepInfo {
   index_t t = 0;
   std::uint64_t nnz_c = 0;  // coefficients that update (ESOP: non-zero; dense: all)
   std::uint64_t diag = 0;   // 1 if the pivot itself holds W and updates
+  std::uint64_t max_c = 0;  // most updating coefficients in one physical cell's planes
 };
 
 // The same fma sequence element by element (columns past the vector blocks).
@@ -228,11 +229,16 @@ void fused_stage(const Topology& topo, const EngineOptions& opt, int stage_index
       cb[row + static_cast<size_t>(xe.k - wlo)] = xe.c;
       present[static_cast<size_t>(xe.k - wlo)] = 1;
     }
+    std::uint64_t in_block = 0;
     for (index_t k = 0; k < wext; ++k) {
       const T c = cb[row + static_cast<size_t>(k)];
       const bool updates = present[k] && (!esop || !is_zero(c));
       si.nnz_c += updates ? 1 : 0;
       if (wlo + k == si.t && updates) si.diag = 1;
+      // Planes of one physical cell are consecutive (folding, Plan::phys_block).
+      if (k > 0 && plan.phys_of(sp.axis, wlo + k) != plan.phys_of(sp.axis, wlo + k - 1)) in_block = 0;
+      in_block += updates ? 1 : 0;
+      si.max_c = std::max(si.max_c, in_block);
     }
     steps.push_back(si);
   }
@@ -262,6 +268,30 @@ void fused_stage(const Topology& topo, const EngineOptions& opt, int stage_index
         finite = finite && finite_value(y);
       }
     return n;
+  };
+
+  // Folding along the lines: a physical cell holds a block of lines; the busiest cell of a
+  // step has the most non-zero pivots (ESOP) or lines (dense) in one block.
+  const bool lines_folded = plan.fold[d1] > 1 || plan.fold[d2] > 1;
+  std::vector<index_t> phys_line;
+  std::vector<std::uint64_t> block_count;
+  if (lines_folded && L > 0) {
+    phys_line.resize(static_cast<size_t>(L));
+    const index_t q1 = plan.phys_of(d1 + 1, cells.lo[d1]), q2 = plan.phys_of(d2 + 1, cells.lo[d2]);
+    const index_t n2 = plan.phys_of(d2 + 1, cells.lo[d2] + le2 - 1) - q2 + 1;
+    for (index_t l1 = 0; l1 < le1; ++l1)
+      for (index_t l2 = 0; l2 < le2; ++l2)
+        phys_line[l1 * le2 + l2] = (plan.phys_of(d1 + 1, cells.lo[d1] + l1) - q1) * n2 +
+                                   (plan.phys_of(d2 + 1, cells.lo[d2] + l2) - q2);
+    block_count.resize(static_cast<size_t>(phys_line.back() + 1));
+  }
+  auto busiest_lines = [&](const PlaneRef<T>& p, std::uint64_t nnz_p) -> std::uint64_t {
+    if (!lines_folded || L == 0) return nnz_p > 0 ? 1 : 0;
+    std::fill(block_count.begin(), block_count.end(), 0);
+    for (index_t l1 = 0; l1 < le1; ++l1)
+      for (index_t l2 = 0; l2 < le2; ++l2)
+        if (!esop || !is_zero(p.base[l1 * p.st1 + l2 * p.st2])) ++block_count[phys_line[l1 * le2 + l2]];
+    return *std::max_element(block_count.begin(), block_count.end());
   };
 
   // Non-zeros (and finiteness) of the brick's own planes, in one pass over V in memory
@@ -506,6 +536,7 @@ void fused_stage(const Topology& topo, const EngineOptions& opt, int stage_index
       rec[Counter::y_bus_receives] = nnz_p * others;
       rec[Counter::waits] = esop ? (static_cast<std::uint64_t>(L) - nnz_p) * others : 0;
       if (line_size == 1 || root == line_rank) rec[Counter::y_bus_sends] = nnz_p;
+      rec.busiest = si.max_c * busiest_lines(planes[i], nnz_p);
       records.push_back(rec);
     }
     if (L > 0 && wext > 0) {

@@ -10,6 +10,12 @@ std::uint64_t RunCounters::total_steps() const {
   return s;
 }
 
+std::uint64_t RunCounters::total_cycles() const {
+  std::uint64_t s = 0;
+  for (const auto& st : stages) s += st.cycles;
+  return s;
+}
+
 std::uint64_t RunCounters::total(Counter c) const {
   std::uint64_t s = 0;
   for (const auto& st : stages) s += st[c];
@@ -52,6 +58,11 @@ std::vector<StageTotals> dense_counters(const Plan& plan) {
     StageTotals t;
     t.axis = s.axis;
     t.steps = n;
+    // Dense keeps each physical cell busy with its whole block (first blocks are largest).
+    std::uint64_t busiest = 1;
+    for (int d = 0; d < 3; ++d)
+      busiest *= static_cast<std::uint64_t>(std::min(plan.fold[d], s.out_shape[d]));
+    t.cycles = n * busiest;
     t.n[static_cast<int>(Counter::x_bus_sends)] = n * std::max(n, k);
     t.n[static_cast<int>(Counter::y_bus_sends)] = n * lines;
     t.n[static_cast<int>(Counter::y_bus_receives)] = lines * (n * k - std::min(n, k));
@@ -71,16 +82,16 @@ std::uint64_t macs_dense(const Plan& plan) {
 EnergyBreakdown energy_of(const std::vector<StageTotals>& stages, const EnergyModel& e,
                           std::uint64_t cells) {
   EnergyBreakdown b;
-  std::uint64_t steps = 0;
+  std::uint64_t cycles = 0;
   for (const auto& s : stages) {
     b.mac += e.mac_pj * double(s[Counter::macs]);
     b.x_bus += e.x_bus_send_pj * double(s[Counter::x_bus_sends]);
     b.y_bus_send += e.y_bus_send_pj * double(s[Counter::y_bus_sends]);
     b.y_bus_receive += e.y_bus_receive_pj * double(s[Counter::y_bus_receives]);
     b.wait += e.wait_pj * double(s[Counter::waits]);
-    steps += s.steps;
+    cycles += s.cycles;
   }
-  b.static_ = e.static_pj_per_cell_step * double(cells) * double(steps);
+  b.static_ = e.static_pj_per_cell_step * double(cells) * double(cycles);
   return b;
 }
 

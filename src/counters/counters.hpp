@@ -35,6 +35,11 @@ struct StepRecord {
   int stage = 0;      // index into plan.stages
   index_t pivot = 0;  // row t of C_axis, position of the tag
   CounterArray n{};
+  // MACs of the busiest physical cell in this step (max over ranks, not summed): a folded
+  // cell does its virtual cells' updates one after another, so the step lasts
+  // cycles = max(1, busiest) cycles.
+  std::uint64_t busiest = 0;
+  std::uint64_t cycles() const { return busiest > 1 ? busiest : 1; }
   std::uint64_t& operator[](Counter c) { return n[static_cast<int>(c)]; }
   std::uint64_t operator[](Counter c) const { return n[static_cast<int>(c)]; }
 };
@@ -52,6 +57,7 @@ struct MpiTraffic {
 struct StageTotals {
   int axis = 0;
   std::uint64_t steps = 0;
+  std::uint64_t cycles = 0;  // physical cycles: sum over steps of max(1, busiest)
   CounterArray n{};
   std::uint64_t operator[](Counter c) const { return n[static_cast<int>(c)]; }
 };
@@ -70,6 +76,7 @@ struct RunCounters {
   MpiTraffic mpi_control;             // control tokens between actuators
   std::vector<double> stage_seconds;  // wall time of each stage (max over ranks); not exact
   std::uint64_t total_steps() const;
+  std::uint64_t total_cycles() const;
   std::uint64_t total(Counter c) const;
   std::uint64_t by_bus(Counter c, Bus b, const Plan& plan) const;  // bus of the counter's role
   MpiTraffic mpi_bus(Bus b, const Plan& plan) const;  // X and Y traffic carried for bus b
@@ -79,7 +86,8 @@ struct RunCounters {
 // What dense mode does on this plan, in closed form (DESIGN.md §3):
 // steps N_a; x_bus_sends N_a * max(N_a, K_a); y_bus_sends N_a * lines;
 // macs (= macs_dense) N_a * K_a * lines; y_bus_receives lines * (N_a K_a - min(N_a, K_a));
-// waits 0; per stage, lines = product of the other two extents of V.
+// waits 0; per stage, lines = product of the other two extents of V; cycles = steps times
+// the largest block of a physical cell (folded meshes).
 std::vector<StageTotals> dense_counters(const Plan& plan);
 std::uint64_t macs_dense(const Plan& plan);
 
@@ -96,7 +104,7 @@ struct EnergyBreakdown {
   double mac = 0, x_bus = 0, y_bus_send = 0, y_bus_receive = 0, wait = 0, static_ = 0;
   double total() const { return mac + x_bus + y_bus_send + y_bus_receive + wait + static_; }
 };
-// cells = P1 * P2 * P3 (every cell leaks for every step).
+// cells = P1 * P2 * P3 (every physical cell leaks for every cycle; cycles = steps unfolded).
 EnergyBreakdown energy_of(const std::vector<StageTotals>& stages, const EnergyModel& e,
                           std::uint64_t cells);
 

@@ -57,6 +57,8 @@ json make_report(const Plan& plan, const RunCounters& rc, const ReportContext& c
   r["problem"]["out_shape"] = plan.out_shape;
   r["problem"]["stage_order"] = to_string(plan.stage_order);
   r["mesh"] = {{"cells", plan.mesh},
+               {"fold", plan.fold},
+               {"virtual_cells", plan.virtual_cells},
                {"brick_ranks", plan.ranks.grid},
                {"actuator_ranks", plan.ranks.dedicated_actuators ? 3 : 0},
                {"world_size", plan.ranks.world_size},
@@ -67,7 +69,11 @@ json make_report(const Plan& plan, const RunCounters& rc, const ReportContext& c
   const auto dense = dense_counters(plan);
   std::uint64_t dense_steps = 0;
   for (const auto& d : dense) dense_steps += d.steps;
+  json cycles_per_stage = json::array();
+  for (const auto& s : rc.stages) cycles_per_stage.push_back(s.cycles);
   r["steps"] = {{"total", rc.total_steps()}, {"per_stage", per_stage}, {"dense", dense_steps}};
+  // Physical cycles: a step lasts as long as its busiest (folded) cell; = steps unfolded.
+  r["cycles"] = {{"total", rc.total_cycles()}, {"per_stage", cycles_per_stage}};
   json counters;
   counters["macs"] = rc.total(Counter::macs);
   counters["macs_dense"] = macs_dense(plan);
@@ -177,13 +183,18 @@ std::string summary_text(const json& r) {
     o << "  " << r["problem"]["transform"].get<std::string>() << " "
       << r["problem"].value("direction", "") << " norm=" << r["problem"].value("norm", "");
   o << "  stage order " << r["problem"]["stage_order"].get<std::string>() << "\n";
-  o << "  mesh     " << shape_str(m["cells"]) << " cells, brick ranks " << shape_str(m["brick_ranks"])
+  o << "  mesh     " << shape_str(m["cells"]) << " cells";
+  if (m.contains("fold") && shape_str(m["fold"]) != "1x1x1") o << " (fold " << shape_str(m["fold"]) << ")";
+  o << ", brick ranks " << shape_str(m["brick_ranks"])
     << ", actuator ranks " << m["actuator_ranks"].get<int>() << ", world " << m["world_size"].get<int>()
     << ", ESOP " << (m["esop"].get<bool>() ? "on" : "off") << "\n";
   o << "  steps    " << r["steps"]["total"].get<std::uint64_t>() << " (dense "
     << r["steps"]["dense"].get<std::uint64_t>() << "; per stage";
   for (const auto& s : r["steps"]["per_stage"]) o << " " << s.get<std::uint64_t>();
-  o << ")\n";
+  o << ")";
+  if (r.contains("cycles") && r["cycles"]["total"] != r["steps"]["total"])
+    o << ", " << r["cycles"]["total"].get<std::uint64_t>() << " cycles on the folded mesh";
+  o << "\n";
   char buf[256];
   std::snprintf(buf, sizeof buf, "  MACs     %" PRIu64 " of %" PRIu64 " dense (%.1f%%)\n",
                 c["macs"].get<std::uint64_t>(), c["macs_dense"].get<std::uint64_t>(),
@@ -231,12 +242,12 @@ std::string trace_csv(const Plan& plan, const RunCounters& rc) {
   std::ostringstream o;
   o << "step,stage,axis,pivot";
   for (const auto& ci : kCounterTable) o << "," << ci.name;
-  o << "\n";
+  o << ",cycles\n";
   std::uint64_t i = 0;
   for (const auto& s : rc.steps) {
     o << i++ << "," << s.stage << "," << plan.stages[s.stage].axis << "," << s.pivot;
     for (int c = 0; c < kCounters; ++c) o << "," << s.n[c];
-    o << "\n";
+    o << "," << s.cycles() << "\n";
   }
   return o.str();
 }

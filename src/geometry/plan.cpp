@@ -18,11 +18,14 @@ int Plan::brick_rank(const std::array<int, 3>& c) const {
 }
 
 Range Plan::cell_range(int axis, int c) const {
-  return split_range(mesh[axis - 1], ranks.grid[axis - 1], c);
+  const int d = axis - 1;
+  const Range phys = split_range(mesh[d], ranks.grid[d], c);
+  return {phys_block(axis, phys.lo).lo, phys_block(axis, phys.hi - 1).hi};
 }
 
 int Plan::owner_along(int axis, index_t i) const {
-  return owner_of(mesh[axis - 1], ranks.grid[axis - 1], i);
+  const int d = axis - 1;
+  return owner_of(mesh[d], ranks.grid[d], phys_of(axis, i));
 }
 
 Brick Plan::brick_cells(int r) const {
@@ -74,13 +77,16 @@ Plan make_plan(const PlanRequest& req) {
                         to_string(req.out_shape) + " has an empty extent");
     p.mesh[d] = std::max(req.in_shape[d], req.out_shape[d]);
   }
+  p.virtual_cells = p.mesh;
   if (req.mesh) {
-    for (int d = 0; d < 3; ++d)
-      if ((*req.mesh)[d] < p.mesh[d])
-        throw config_error("mesh.cells: a " + to_string(*req.mesh) + " mesh is smaller than the " +
-                           to_string(p.mesh) +
-                           " cells this problem needs (max(N, K) per axis); folding onto a "
-                           "smaller mesh is not supported yet");
+    // A smaller mesh folds: each physical cell holds a block of ceil(V / P) virtual cells.
+    for (int d = 0; d < 3; ++d) {
+      const index_t P = (*req.mesh)[d];
+      if (P < 1) throw config_error("mesh.cells: every extent must be positive");
+      if (P > (index_t{1} << 30)) throw config_error("mesh.cells: too many cells along an axis");
+      p.fold[d] = (p.virtual_cells[d] + P - 1) / P;
+      if (p.fold[d] == 1) p.virtual_cells[d] = P;  // a larger mesh: spare cells idle
+    }
     p.mesh = *req.mesh;
   }
   {

@@ -57,26 +57,41 @@ struct RankLayout {
 struct Plan {
   ext3 in_shape{};   // X: (N1, N2, N3)
   ext3 out_shape{};  // Y: (K1, K2, K3)
-  ext3 mesh{};       // cells (P1, P2, P3)
+  ext3 mesh{};       // physical cells (P1, P2, P3)
+  // Folding (a mesh smaller than the problem): physical cell p along axis d holds the
+  // block split_range(virtual_cells[d], mesh[d], p) of virtual cells, blocks at most one
+  // apart; fold[d] is the largest block, 1 when P >= max(N, K).
+  ext3 fold{1, 1, 1};
+  ext3 virtual_cells{};  // max(N, K) per axis when folded, else P (spare cells idle)
   std::array<int, 3> stage_order{3, 1, 2};
   std::vector<StagePlan> stages;
   RankLayout ranks;
 
+  bool folded() const { return fold[0] * fold[1] * fold[2] > 1; }
+  // Virtual cells held by physical cell p along axis (1..3).
+  Range phys_block(int axis, index_t p) const {
+    return split_range(virtual_cells[axis - 1], static_cast<int>(mesh[axis - 1]), static_cast<int>(p));
+  }
+  // Physical cell along axis (1..3) holding virtual cell i.
+  index_t phys_of(int axis, index_t i) const {
+    return owner_of(virtual_cells[axis - 1], static_cast<int>(mesh[axis - 1]), i);
+  }
   // Grid coordinates of brick rank r (row-major, as MPI_Cart_create with reorder = 0).
   std::array<int, 3> brick_coords(int r) const;
   int brick_rank(const std::array<int, 3>& c) const;
-  // The cells brick rank r owns: a block split of the mesh, at most one cell apart.
+  // The (virtual) cells brick rank r owns: a block split of the physical mesh, at most one
+  // physical cell apart, each physical cell standing for its block of virtual cells.
   Brick brick_cells(int r) const;
-  // Range of cells along axis (1..3) held by grid coordinate c.
+  // Range of virtual cells along axis (1..3) held by grid coordinate c.
   Range cell_range(int axis, int c) const;
-  // Grid coordinate along axis (1..3) that holds cell i.
+  // Grid coordinate along axis (1..3) that holds virtual cell i.
   int owner_along(int axis, index_t i) const;
 };
 
 struct PlanRequest {
   ext3 in_shape{};
   ext3 out_shape{};
-  std::optional<ext3> mesh;               // default: max(N, K) per axis
+  std::optional<ext3> mesh;               // default: max(N, K) per axis; smaller folds
   std::array<int, 3> stage_order{3, 1, 2};
   int world_size = 1;
   std::optional<std::array<int, 3>> grid;  // fixed brick grid; else `balanced_dims`

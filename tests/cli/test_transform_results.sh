@@ -288,7 +288,7 @@ check_trace() {
 $N
 with open('$csv') as f:
     lines = f.read().splitlines()
-hdr = 'step,stage,axis,pivot,x_bus_sends,y_bus_sends,y_bus_receives,waits,macs'
+hdr = 'step,stage,axis,pivot,x_bus_sends,y_bus_sends,y_bus_receives,waits,macs,cycles'
 assert lines[0] == hdr, lines[0]
 rows = list(csv.DictReader(lines))
 r = report('$json')

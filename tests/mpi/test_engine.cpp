@@ -172,6 +172,7 @@ TEST_CASE("dense runs take N1+N2+N3 steps and count what the closed form says",
   for (size_t s = 0; s < closed.size(); ++s) {
     CAPTURE(s);
     CHECK(r.rc.stages[s].steps == closed[s].steps);
+    CHECK(r.rc.stages[s].cycles == closed[s].cycles);
     for (int c = 0; c < kCounters; ++c) {
       CAPTURE(kCounterTable[c].name);
       CHECK(r.rc.stages[s].n[c] == closed[s].n[c]);
@@ -372,4 +373,74 @@ TEST_CASE("dedicated and co-located actuators send the same messages and give th
   int all = 0;
   MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   CHECK(all == 1);
+}
+
+TEST_CASE("a folded mesh gives the unfolded bits and counters, in more cycles", "[engine][fold]") {
+  const ext3 shape{20, 12, 18};
+  RunSpec spec;
+  spec.c = builtin({TransformKind::dct, TransformKind::dft, TransformKind::dht}, shape,
+                   Norm::ortho, false);
+  const auto x = random_tensor(shape, 51, 0.4, false, false);
+  const auto flat = run_global<cplx>(MPI_COMM_WORLD, x, shape, spec);
+  CHECK(flat.rc.total_cycles() == flat.rc.total_steps());  // unfolded: one cycle a step
+  spec.mesh = ext3{5, 6, 6};                                // folds 4 x 2 x 3
+  const auto folded = run_checked<cplx>(x, shape, spec);
+  CHECK(folded.plan.fold == ext3{4, 2, 3});
+  CHECK(same_bits(folded.y, flat.y));
+  for (int c = 0; c < kCounters; ++c)
+    CHECK(folded.rc.total(static_cast<Counter>(c)) == flat.rc.total(static_cast<Counter>(c)));
+  CHECK(folded.rc.total_steps() == flat.rc.total_steps());
+  CHECK(folded.rc.total_cycles() > folded.rc.total_steps());
+  // Dense: every step keeps each physical cell busy with its whole block of 4*2*3 cells.
+  spec.mode = Mode::dense;
+  const auto dense = run_checked<cplx>(x, shape, spec);
+  CHECK(dense.rc.total_steps() == 20 + 12 + 18);
+  CHECK(dense.rc.total_cycles() == (20 + 12 + 18) * 4 * 2 * 3);
+  // Non-square, folded, dense: every stage's cycles equal the closed form.
+  RunSpec g;
+  g.mode = Mode::dense;
+  g.mesh = ext3{3, 5, 4};
+  g.c = {random_matrix(20, 7, 1, false), random_matrix(12, 15, 2, false),
+         random_matrix(18, 2, 3, false)};
+  const auto gd = run_checked<double>(convert<double>(x), shape, g);
+  const auto closed = dense_counters(gd.plan);
+  for (size_t s = 0; s < 3; ++s) CHECK(gd.rc.stages[s].cycles == closed[s].cycles);
+}
+
+TEST_CASE("MPI messages and bytes of a dense fused run follow the closed form", "[engine][mpi]") {
+  const ext3 shape{9, 10, 7};
+  RunSpec spec;
+  spec.mode = Mode::dense;
+  spec.c = {random_matrix(9, 5, 1, false), random_matrix(10, 12, 2, false),
+            random_matrix(7, 7, 3, false)};
+  const auto r = run_global<double>(MPI_COMM_WORLD, convert<double>(random_tensor(shape, 3, 0.3, false, false)), shape, spec);
+  const Plan& p = r.plan;
+  const std::uint64_t nb = static_cast<std::uint64_t>(p.ranks.n_bricks);
+  REQUIRE(r.rc.mpi_stages.size() == 3);
+  for (size_t s = 0; s < 3; ++s) {
+    const StagePlan& sp = p.stages[s];
+    const std::uint64_t n = static_cast<std::uint64_t>(sp.n()),
+                        width = static_cast<std::uint64_t>(std::max(sp.n(), sp.k())),
+                        ga = static_cast<std::uint64_t>(p.ranks.grid[sp.axis - 1]),
+                        groups = nb / ga, lines = static_cast<std::uint64_t>(sp.lines());
+    CAPTURE(s, sp.axis, nb, ga);
+    // Actuator: one message per brick per step plus the end of stage; each carries a
+    // 16-byte header and the brick's planes of the tagged vector (24-byte entries).
+    CHECK(r.rc.mpi_stages[s].x.messages == (n + 1) * nb);
+    CHECK(r.rc.mpi_stages[s].x.bytes == n * (nb * 16 + groups * width * 24) + nb * 16);
+    // Pivot planes: the owner sends its part of the plane to the other ga - 1 bricks of
+    // its line group; a group whose bricks hold no line of the tensor sends nothing.
+    std::uint64_t live_groups = 0;
+    for (int b = 0; b < p.ranks.n_bricks; ++b) {
+      if (p.brick_coords(b)[sp.axis - 1] != 0) continue;
+      ext3 probe = sp.in_shape;
+      probe[sp.axis - 1] = p.virtual_cells[sp.axis - 1];  // the whole line along the axis
+      live_groups += p.brick_cells(b).intersect(whole(probe)).empty() ? 0 : 1;
+    }
+    CHECK(live_groups <= groups);
+    CHECK(r.rc.mpi_stages[s].y.messages == n * live_groups * (ga - 1));
+    CHECK(r.rc.mpi_stages[s].y.bytes == n * lines * 8 * (ga - 1));
+  }
+  CHECK(r.rc.mpi_control.messages == 2);
+  CHECK(r.rc.mpi_control.bytes == 2 * sizeof(int));
 }

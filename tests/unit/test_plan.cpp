@@ -98,12 +98,44 @@ TEST_CASE("more brick ranks than cells along an axis is a config error", "[plan]
   CHECK_THROWS_WITH(make_plan(g), Catch::Contains("needs 8 brick ranks"));
 }
 
-TEST_CASE("a mesh smaller than the problem is refused; a larger one is used", "[plan][errors]") {
-  PlanRequest r = request({7, 12, 5}, {7, 12, 5}, 1, {1, 1, 1});
-  r.mesh = ext3{8, 8, 8};
-  CHECK_THROWS_AS(make_plan(r), config_error);
-  r.mesh = ext3{16, 16, 16};
-  CHECK(make_plan(r).mesh == ext3{16, 16, 16});
+TEST_CASE("a mesh smaller than the problem folds; a larger one leaves spare cells", "[plan]") {
+  PlanRequest r = request({100, 60, 90}, {100, 60, 90}, 3, {3, 1, 1});
+  r.mesh = ext3{32, 32, 32};
+  const Plan p = make_plan(r);
+  CHECK(p.mesh == ext3{32, 32, 32});
+  CHECK(p.fold == ext3{4, 2, 3});
+  CHECK(p.virtual_cells == ext3{100, 60, 90});
+  CHECK(p.folded());
+  // Every virtual cell belongs to exactly one physical cell and one brick, and the
+  // physical blocks differ by at most one virtual cell.
+  for (int axis = 1; axis <= 3; ++axis) {
+    index_t next = 0, small = 1000, big = 0;
+    for (index_t q = 0; q < 32; ++q) {
+      const Range b = p.phys_block(axis, q);
+      CHECK(b.lo == next);
+      next = b.hi;
+      small = std::min(small, b.hi - b.lo);
+      big = std::max(big, b.hi - b.lo);
+      for (index_t i = b.lo; i < b.hi; ++i) CHECK(p.phys_of(axis, i) == q);
+    }
+    CHECK(next == p.virtual_cells[axis - 1]);
+    CHECK(big - small <= 1);
+    CHECK(big == p.fold[axis - 1]);
+    next = 0;
+    for (int c = 0; c < p.ranks.grid[axis - 1]; ++c) {
+      const Range rg = p.cell_range(axis, c);
+      CHECK(rg.lo == next);
+      next = rg.hi;
+      for (index_t i = rg.lo; i < rg.hi; ++i) CHECK(p.owner_along(axis, i) == c);
+    }
+    CHECK(next == p.virtual_cells[axis - 1]);
+  }
+  PlanRequest big_mesh = request({7, 12, 5}, {7, 12, 5}, 1, {1, 1, 1});
+  big_mesh.mesh = ext3{16, 16, 16};
+  const Plan q = make_plan(big_mesh);
+  CHECK(q.mesh == ext3{16, 16, 16});
+  CHECK_FALSE(q.folded());
+  CHECK(q.brick_cells(0).hi == ext3{16, 16, 16});
 }
 
 TEST_CASE("stage order strings are permutations of 123", "[plan][errors]") {
