@@ -191,6 +191,8 @@ void reference_stage(const Topology& topo, const EngineOptions& opt, int stage_i
     }
     for (std::uint64_t m : phys_macs) rec.busiest = std::max(rec.busiest, m);
     records.push_back(rec);
+    if (opt.on_progress)
+      opt.on_progress(stage_index, records.size(), static_cast<std::uint64_t>(sp.n()));
   }
   // The stage's result becomes the next stage's stationary input.
   w.assign(static_cast<size_t>(w_box.count()), T{});
