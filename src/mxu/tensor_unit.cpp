@@ -1,0 +1,65 @@
+#include "mxu/tensor_unit.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <stdexcept>
+#include <vector>
+
+#include "core/error.hpp"
+
+namespace triada {
+
+TensorUnit::TensorUnit(std::int64_t m, std::int64_t latency, bool weak, Mode mode)
+    : m_(m), l_(latency), s_(0), weak_(weak), mode_(mode) {
+  if (m < 1) throw config_error("--m: the tensor unit size must be a positive square, got " + std::to_string(m));
+  s_ = static_cast<index_t>(std::llround(std::sqrt(static_cast<double>(m))));
+  while (s_ * s_ > m) --s_;
+  while ((s_ + 1) * (s_ + 1) <= m) ++s_;
+  if (s_ * s_ != m)
+    throw config_error("--m: the tensor unit size must be a perfect square (4, 16, 64, 256, ...), got " +
+                       std::to_string(m));
+  if (latency < 0) throw config_error("--latency: must be >= 0, got " + std::to_string(latency));
+}
+
+void TensorUnit::multiply(index_t r, const double* A, index_t lda, const double* B, index_t ldb,
+                          double* C, index_t ldc, bool accumulate) {
+  if (r < s_) throw std::invalid_argument("tensor unit call with r < sqrt(m)");
+  if (weak_ && r != s_) throw std::invalid_argument("weak tensor unit call with r != sqrt(m)");
+  ++cost_.calls;
+  cost_.rows += static_cast<std::uint64_t>(r);
+  cost_.tensor_time += static_cast<std::uint64_t>(r * s_ + l_);
+  cost_.macs_dense += static_cast<std::uint64_t>(r * s_ * s_);
+
+  // The slice: s x s cells; row i of the chunk lies on row line i, column j on plane j.
+  std::vector<Cell<double>> cells(static_cast<size_t>(s_ * s_));
+  std::vector<XElement<double>> x(static_cast<size_t>(s_));
+  std::vector<std::optional<double>> y(static_cast<size_t>(s_));
+  for (index_t base = 0; base < r; base += s_) {
+    // A chunk of s rows of A; past row r the cells hold no registers and stay idle.
+    const index_t rows = std::min(s_, r - base);
+    for (index_t i = 0; i < s_; ++i)
+      for (index_t j = 0; j < s_; ++j)
+        cells[i * s_ + j] =
+            i < rows ? Cell<double>{true, A[(base + i) * lda + j], true,
+                                    accumulate ? C[(base + i) * ldc + j] : 0.0}
+                     : Cell<double>{};
+    for (index_t t = 0; t < s_; ++t) {  // the actuator streams row t of B, tag at t
+      ++cost_.cell_steps;
+      for (index_t k = 0; k < s_; ++k) x[k] = XElement<double>{B[t * ldb + k], k == t};
+      for (index_t i = 0; i < s_; ++i) y[i] = pivot_output(cells[i * s_ + t], &x[t], mode_);
+      for (index_t i = 0; i < s_; ++i)
+        for (index_t k = 0; k < s_; ++k) {
+          // Under ESOP a zero coefficient off the diagonal never reaches the cell.
+          const bool arrives = mode_ == Mode::dense || k == t || B[t * ldb + k] != 0.0;
+          if (!arrives) continue;
+          const Outcome o = cell_update(cells[i * s_ + k], &x[k], y[i] ? &*y[i] : nullptr, mode_);
+          if (o == Outcome::update_own || o == Outcome::update_received) ++cost_.macs;
+        }
+    }
+    for (index_t i = 0; i < rows; ++i)
+      for (index_t k = 0; k < s_; ++k) C[(base + i) * ldc + k] = cells[i * s_ + k].w;
+  }
+}
+
+}  // namespace triada
