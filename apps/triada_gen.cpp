@@ -1,17 +1,15 @@
 // triada-gen: writes a synthetic rank-3 test tensor to HDF5. Every value is a pure
-// function of (seed, stream, global index) through a counter-based hash, so the file is
-// the same for any number of MPI ranks; each rank writes its own slab along axis 1.
+// function of (seed, stream, global index) through a counter-based hash (io/generate.hpp),
+// so the file is the same for any number of MPI ranks; each rank writes its own slab
+// along axis 1.
 #include <mpi.h>
 
-#include <algorithm>
 #include <boost/program_options.hpp>
 #include <charconv>
-#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <iostream>
 #include <limits>
-#include <numbers>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -21,6 +19,7 @@
 #include "core/error.hpp"
 #include "core/types.hpp"
 #include "geometry/brick.hpp"
+#include "io/generate.hpp"
 #include "io/tensor_io.hpp"
 #include "mesh/mpi.hpp"
 
@@ -29,19 +28,11 @@ namespace po = boost::program_options;
 namespace triada {
 namespace {
 
-enum class Dist { uniform, normal, integer, index, ones };
-
 struct GenConfig {
   DatasetRef output;
-  ext3 shape{};
   ElementType type = ElementType::float64;
-  Dist dist = Dist::uniform;
   std::string dist_name = "uniform";
-  double sparsity = 0;
-  double zero_lines = 0;
-  double zero_planes = 0;
-  int plane_axis = 1;  // 1-based, as on the command line
-  std::uint64_t seed = 1;
+  GenSpec spec;  // shape, distribution, sparsity, zero lines / planes, seed
   bool force = false;
 };
 
@@ -80,15 +71,6 @@ double parse_fraction(const std::string& option, const std::string& s) {
   if (s.empty() || end != s.c_str() + s.size() || !(v >= 0.0 && v <= 1.0))
     throw config_error(option + ": expected a fraction in [0, 1], got '" + s + "'");
   return v;
-}
-
-Dist parse_dist(const std::string& s) {
-  if (s == "uniform") return Dist::uniform;
-  if (s == "normal") return Dist::normal;
-  if (s == "int") return Dist::integer;
-  if (s == "index") return Dist::index;
-  if (s == "ones") return Dist::ones;
-  throw config_error("--dist: expected uniform, normal, int, index or ones, got '" + s + "'");
 }
 
 // Returns nothing for --help (the text goes to `help`).
@@ -149,157 +131,35 @@ std::optional<GenConfig> parse_options(int argc, char** argv, std::ostream& help
   cfg.output = parse_dataset_ref(output);
   if (cfg.output.dataset.empty()) cfg.output.dataset = "/x";
   if (shape.empty()) throw config_error("--shape: required (N1,N2,N3)");
-  cfg.shape = parse_shape(shape);
+  cfg.spec.shape = parse_shape(shape);
   try {
     cfg.type = parse_element_type(type);
   } catch (const config_error&) {
     throw config_error("--type: expected int32, float32, float64, complex64 or complex128, got '" +
                        type + "'");
   }
-  cfg.dist = parse_dist(dist);
+  cfg.spec.dist = parse_dist(dist);
   cfg.dist_name = dist;
-  cfg.sparsity = parse_fraction("--sparsity", sparsity);
-  cfg.zero_lines = parse_fraction("--zero-lines", lines);
-  cfg.zero_planes = parse_fraction("--zero-planes", planes);
-  if (!parse_int(axis, cfg.plane_axis) || cfg.plane_axis < 1 || cfg.plane_axis > 3)
+  cfg.spec.sparsity = parse_fraction("--sparsity", sparsity);
+  cfg.spec.zero_lines = parse_fraction("--zero-lines", lines);
+  cfg.spec.zero_planes = parse_fraction("--zero-planes", planes);
+  if (!parse_int(axis, cfg.spec.plane_axis) || cfg.spec.plane_axis < 1 || cfg.spec.plane_axis > 3)
     throw config_error("--plane-axis: expected 1, 2 or 3, got '" + axis + "'");
-  if (!parse_int(seed, cfg.seed) ||
-      cfg.seed > static_cast<std::uint64_t>(std::numeric_limits<index_t>::max()))
+  if (!parse_int(seed, cfg.spec.seed) ||
+      cfg.spec.seed > static_cast<std::uint64_t>(std::numeric_limits<index_t>::max()))
     throw config_error("--seed: expected an integer in [0, 2^63), got '" + seed + "'");
   cfg.force = vm.count("force") > 0;
 
   if (cfg.type == ElementType::int32) {
-    if (cfg.dist == Dist::uniform || cfg.dist == Dist::normal)
+    if (cfg.spec.dist == Dist::uniform || cfg.spec.dist == Dist::normal)
       throw config_error("--dist " + dist +
                          ": values would truncate to 0 in --type int32 (use int, index or ones)");
-    const index_t total = cfg.shape[0] * cfg.shape[1] * cfg.shape[2];
-    if (cfg.dist == Dist::index && total - 1 > std::numeric_limits<std::int32_t>::max())
+    const index_t total = cfg.spec.shape[0] * cfg.spec.shape[1] * cfg.spec.shape[2];
+    if (cfg.spec.dist == Dist::index && total - 1 > std::numeric_limits<std::int32_t>::max())
       throw config_error("--dist index: indices up to " + std::to_string(total - 1) +
                          " do not fit --type int32");
   }
   return cfg;
-}
-
-// ---------------------------------------------------------------------------------------
-// Counter-based randomness: value = f(seed, stream, index), independent of the rank layout.
-
-std::uint64_t splitmix64(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-std::uint64_t counter_hash(std::uint64_t seed, std::uint64_t stream, std::uint64_t index) {
-  return splitmix64(splitmix64(splitmix64(seed) ^ stream) ^ index);
-}
-double unit(std::uint64_t h) {
-  return static_cast<double>(h >> 11) * 0x1.0p-53;
-}  // [0, 1)
-
-// One stream per independent use, so e.g. the sparsity mask is not correlated with values.
-enum Stream : std::uint64_t {
-  value_re = 1,
-  value_im = 2,
-  normal_re = 3,
-  normal_im = 4,
-  sparsity_mask = 5,
-  line_pick = 6,
-  plane_pick = 7,
-};
-
-double draw(const GenConfig& c, std::uint64_t stream, std::uint64_t box_muller_stream, index_t g) {
-  const std::uint64_t h = counter_hash(c.seed, stream, static_cast<std::uint64_t>(g));
-  switch (c.dist) {
-    case Dist::uniform:
-      return 2.0 * unit(h) - 1.0;
-    case Dist::normal: {
-      const double u1 = static_cast<double>((h >> 11) + 1) * 0x1.0p-53;  // (0, 1]
-      const double u2 =
-          unit(counter_hash(c.seed, box_muller_stream, static_cast<std::uint64_t>(g)));
-      return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
-    }
-    case Dist::integer:
-      return static_cast<double>(static_cast<int>(h % 19) - 9);
-    case Dist::index:
-      return static_cast<double>(g);
-    case Dist::ones:
-      return 1.0;
-  }
-  return 0.0;
-}
-
-// Exactly m of the ids [0, n), chosen uniformly at random as the m smallest hashes (ties,
-// practically absent, go to the lower id), computed identically on every rank.
-class RandomSubset {
- public:
-  RandomSubset(std::uint64_t seed, std::uint64_t stream, index_t n, index_t m)
-      : seed_(seed), stream_(stream), m_(m) {
-    if (m <= 0 || m >= n) return;
-    std::vector<std::uint64_t> keys(static_cast<size_t>(n));
-    for (index_t id = 0; id < n; ++id) keys[id] = hash(id);
-    std::vector<std::uint64_t> sorted = keys;
-    std::nth_element(sorted.begin(), sorted.begin() + (m - 1), sorted.end());
-    kth_ = sorted[m - 1];
-    index_t below = 0;
-    for (std::uint64_t k : keys) below += k < kth_;
-    for (index_t id = 0; id < n && below + static_cast<index_t>(ties_.size()) < m; ++id)
-      if (keys[id] == kth_) ties_.push_back(id);
-    all_ = false;
-  }
-  bool contains(index_t id) const {
-    if (m_ <= 0) return false;
-    if (all_) return true;
-    const std::uint64_t h = hash(id);
-    return h < kth_ || (h == kth_ && std::binary_search(ties_.begin(), ties_.end(), id));
-  }
-
- private:
-  std::uint64_t hash(index_t id) const {
-    return counter_hash(seed_, stream_, static_cast<std::uint64_t>(id));
-  }
-  std::uint64_t seed_, stream_;
-  index_t m_;
-  bool all_ = true;  // m >= n; cleared by the constructor otherwise
-  std::uint64_t kth_ = 0;
-  std::vector<index_t> ties_;
-};
-
-index_t rounded_count(double fraction, index_t n) {
-  return static_cast<index_t>(std::llround(fraction * static_cast<double>(n)));
-}
-
-// Fills the brick (C order) and returns its number of non-zero elements.
-template <class T>
-index_t generate(const GenConfig& c, const Brick& b, std::vector<T>& out) {
-  const auto [N1, N2, N3] = c.shape;
-  const int pa = c.plane_axis - 1;
-  const RandomSubset lines(c.seed, line_pick, N1 * N2, rounded_count(c.zero_lines, N1 * N2));
-  const RandomSubset planes(c.seed, plane_pick, c.shape[pa],
-                            rounded_count(c.zero_planes, c.shape[pa]));
-  out.assign(static_cast<size_t>(b.count()), T{});
-  index_t nonzeros = 0;
-  size_t k = 0;
-  for (index_t i1 = b.lo[0]; i1 < b.hi[0]; ++i1)
-    for (index_t i2 = b.lo[1]; i2 < b.hi[1]; ++i2) {
-      const bool line_zero = lines.contains(i1 * N2 + i2);
-      for (index_t i3 = b.lo[2]; i3 < b.hi[2]; ++i3, ++k) {
-        const index_t g = (i1 * N2 + i2) * N3 + i3;
-        const index_t coord[3] = {i1, i2, i3};
-        if (line_zero || planes.contains(coord[pa])) continue;
-        if (c.sparsity > 0 &&
-            unit(counter_hash(c.seed, sparsity_mask, static_cast<std::uint64_t>(g))) < c.sparsity)
-          continue;
-        if constexpr (is_complex_v<T>) {
-          const bool real_only = c.dist == Dist::index || c.dist == Dist::ones;
-          out[k] = {draw(c, value_re, normal_re, g),
-                    real_only ? 0.0 : draw(c, value_im, normal_im, g)};
-        } else {
-          out[k] = draw(c, value_re, normal_re, g);
-        }
-        nonzeros += !is_zero(out[k]);
-      }
-    }
-  return nonzeros;
 }
 
 template <class T>
@@ -307,11 +167,11 @@ index_t generate_and_write(const GenConfig& c, MPI_Comm comm, TensorWriter& w) {
   int rank = 0, size = 1;
   CHECK_MPI(MPI_Comm_rank(comm, &rank));
   CHECK_MPI(MPI_Comm_size(comm, &size));
-  const Range r = split_range(c.shape[0], size, rank);
-  const Brick slab{{r.lo, 0, 0}, {r.hi, c.shape[1], c.shape[2]}};
+  const Range r = split_range(c.spec.shape[0], size, rank);
+  const Brick slab{{r.lo, 0, 0}, {r.hi, c.spec.shape[1], c.spec.shape[2]}};
   std::vector<T> values;
   index_t local = 0;
-  mpi::collectively(comm, [&] { local = generate(c, slab, values); });
+  mpi::collectively(comm, [&] { local = generate_brick(c.spec, slab, values); });
   w.write_brick(slab, values);
   index_t total = 0;
   CHECK_MPI(MPI_Allreduce(&local, &total, 1, MPI_INT64_T, MPI_SUM, comm));
@@ -331,23 +191,23 @@ int run(int argc, char** argv) {
   }
   const GenConfig& c = *parsed;
 
-  TensorWriter w(comm, c.output, c.shape, c.type, c.force);
+  TensorWriter w(comm, c.output, c.spec.shape, c.type, c.force);
   const index_t nonzeros = is_complex(c.type) ? generate_and_write<cplx>(c, comm, w)
                                               : generate_and_write<double>(c, comm, w);
   w.set_attribute("generator", std::string("triada-gen"));
-  w.set_attribute("shape", std::vector<index_t>(c.shape.begin(), c.shape.end()));
+  w.set_attribute("shape", std::vector<index_t>(c.spec.shape.begin(), c.spec.shape.end()));
   w.set_attribute("type", to_string(c.type));
   w.set_attribute("dist", c.dist_name);
-  w.set_attribute("seed", std::vector<index_t>{static_cast<index_t>(c.seed)});
-  w.set_attribute("sparsity", c.sparsity);
-  w.set_attribute("zero_lines", c.zero_lines);
-  w.set_attribute("zero_planes", c.zero_planes);
-  w.set_attribute("plane_axis", std::vector<index_t>{c.plane_axis});
+  w.set_attribute("seed", std::vector<index_t>{static_cast<index_t>(c.spec.seed)});
+  w.set_attribute("sparsity", c.spec.sparsity);
+  w.set_attribute("zero_lines", c.spec.zero_lines);
+  w.set_attribute("zero_planes", c.spec.zero_planes);
+  w.set_attribute("plane_axis", std::vector<index_t>{c.spec.plane_axis});
   w.commit();
 
   if (rank == 0) {
-    const index_t total = c.shape[0] * c.shape[1] * c.shape[2];
-    std::cout << "triada-gen: wrote " << c.output.str() << " (" << to_string(c.shape) << " "
+    const index_t total = c.spec.shape[0] * c.spec.shape[1] * c.spec.shape[2];
+    std::cout << "triada-gen: wrote " << c.output.str() << " (" << to_string(c.spec.shape) << " "
               << to_string(c.type) << ", " << c.dist_name << ", " << total << " elements, "
               << nonzeros << " nonzeros)\n";
   }

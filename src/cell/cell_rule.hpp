@@ -44,15 +44,25 @@ enum class Outcome {
   update_received,  // an "orange" cell: received y on its Y line, W += y * c
 };
 
+// The cell's multiply-add in its default arithmetic (binary64 FMA); multi-mode cells pass
+// their own (precision/cell_mode.hpp).
+struct Fp64Mac {
+  template <class T>
+  T operator()(const T& w, const T& y, const T& c) const {
+    return mac(w, y, c);
+  }
+};
+
 // Phase 2: every cell that holds a W register and got an X element (c, tag) updates
 // W += y * c with the y on its Y line (the pivot's own v if it is the pivot). Under ESOP
 // a zero c only arrives with tag = 1 and adds nothing, so it is skipped.
-template <class T>
-Outcome cell_update(Cell<T>& cell, const XElement<T>* x, const T* y, Mode mode) {
+template <class T, class Mac = Fp64Mac>
+Outcome cell_update(Cell<T>& cell, const XElement<T>* x, const T* y, Mode mode,
+                    const Mac& multiply_add = {}) {
   if (x == nullptr || !cell.has_w) return Outcome::none;
   if (y == nullptr) return x->tag ? Outcome::none : Outcome::wait;
   if (mode == Mode::esop && is_zero(x->c)) return Outcome::none;
-  cell.w = mac(cell.w, *y, x->c);
+  cell.w = multiply_add(cell.w, *y, x->c);
   return x->tag ? Outcome::update_own : Outcome::update_received;
 }
 

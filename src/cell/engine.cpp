@@ -164,6 +164,9 @@ void reference_stage(const Topology& topo, const EngineOptions& opt, int stage_i
     std::fill(y.begin(), y.end(), std::nullopt);
     for (const auto& s : sent) y[static_cast<size_t>(s.line)] = s.v;
     // Every cell applies the rule to what reached it.
+    const auto multiply_add = [&](const T& w0, const T& y0, const T& c0) {
+      return mac(opt.cell_mode, w0, y0, c0);
+    };
     std::fill(phys_macs.begin(), phys_macs.end(), 0);
     auto count_mac = [&](index_t p, index_t ln) {
       ++rec[Counter::macs];
@@ -173,7 +176,7 @@ void reference_stage(const Topology& topo, const EngineOptions& opt, int stage_i
       const XElement<T>* xp = x[static_cast<size_t>(p)] ? &*x[static_cast<size_t>(p)] : nullptr;
       for (index_t ln = 0; ln < n_lines; ++ln) {
         const T* yp = y[static_cast<size_t>(ln)] ? &*y[static_cast<size_t>(ln)] : nullptr;
-        switch (cell_update(cell_at(p, ln), xp, yp, opt.mode)) {
+        switch (cell_update(cell_at(p, ln), xp, yp, opt.mode, multiply_add)) {
           case Outcome::none:
             break;
           case Outcome::wait:
@@ -321,7 +324,7 @@ void reduce_records(const Topology& topo, const std::vector<std::vector<StepReco
       r.stage = s;
       r.pivot = pmax[off + i];
       r.busiest = bmax[off + i];
-      rc.stages[s].cycles += r.cycles();
+      rc.stages[s].cycles += r.cycles() * static_cast<std::uint64_t>(rc.substeps);
       for (int c = 0; c < kCounters; ++c) {
         r.n[c] = sum[(off + i) * width + c];
         rc.stages[s].n[c] += r.n[c];
@@ -350,6 +353,7 @@ EngineResult<T> run_engine(const Topology& topo, const EngineOptions& opt, std::
   const Plan& plan = topo.plan();
   const int ns = static_cast<int>(plan.stages.size());
   EngineResult<T> res;
+  res.counters.substeps = substeps(opt.cell_mode);
   std::vector<std::vector<StepRecord>> records(static_cast<size_t>(ns));
   std::vector<MPI_Request> control;
   std::vector<T> v = std::move(in), w;
@@ -377,6 +381,8 @@ EngineResult<T> run_engine(const Topology& topo, const EngineOptions& opt, std::
         detail::reference_stage<T>(topo, opt, s, v, w, brick_records, res.counters);
       else
         detail::fused_stage<T>(topo, opt, s, v, w, brick_records, res.counters);
+      if (rounds_on_store(opt.cell_mode))  // wide accumulators store in their format
+        for (auto& x : w) x = store(opt.cell_mode, x);
       std::swap(v, w);  // the result is the next stage's input; the old input's storage is reused
     }
     if (host) {

@@ -10,6 +10,7 @@
 #include "cell/cell_rule.hpp"
 #include "counters/counters.hpp"
 #include "mesh/topology.hpp"
+#include "precision/cell_mode.hpp"
 
 namespace triada {
 
@@ -20,9 +21,11 @@ const char* to_string(Executor e);
 struct EngineOptions {
   Executor executor = Executor::fused;
   Mode mode = Mode::esop;
+  CellMode cell_mode = CellMode::fp64;  // the cells' arithmetic (precision/cell_mode.hpp)
   std::uint64_t shuffle_seed = 0;  // 0: rows streamed in natural order
-  // Fused executor: bytes of pivot planes received per batch (bounds the buffers).
-  std::size_t plane_batch_bytes = std::size_t{2} << 20;
+  // Fused executor: bytes of pivot planes received per batch (bounds the buffers);
+  // 0: automatic, max(2 MiB, a quarter of the brick).
+  std::size_t plane_batch_bytes = 0;
   // Called once per stage on the rank hosting that stage's actuator (and nowhere else):
   // returns C_axis (N_axis x K_axis).
   std::function<CoeffMatrix(int axis)> coefficients;

@@ -71,7 +71,7 @@ constexpr index_t kNR = 8;   // two 4-wide vectors
 // ---- real kernel: W[m][n] = fma(A(m, s), B(s, n), W[m][n]) for s in `list` order ----
 // A is packed s-major: ap[s * MR + m]; B row s starts at brow[s] (+ n0). Columns
 // n0 .. n0 + nvalid (nvalid <= kNR) are updated; the rest of the block is left alone.
-template <int MR>
+template <int MR, int AS = MR>
 void micro_kernel(const std::int32_t* list, index_t nl, const double* ap,
                   const double* const* brow, index_t b0ofs, index_t nvalid, double* const* w,
                   index_t n0) {
@@ -88,7 +88,7 @@ void micro_kernel(const std::int32_t* list, index_t nl, const double* ap,
     const std::int32_t s = list[i];
     const double* b = brow[s] + b0ofs;
     const __m512d b0 = _mm512_maskz_loadu_pd(k0, b), b1 = _mm512_maskz_loadu_pd(k1, b + 8);
-    const double* a = ap + static_cast<index_t>(s) * MR;
+    const double* a = ap + static_cast<index_t>(s) * AS;
 #pragma GCC unroll 16
     for (int m = 0; m < MR; ++m) {
       const __m512d am = _mm512_set1_pd(a[m]);
@@ -103,7 +103,7 @@ void micro_kernel(const std::int32_t* list, index_t nl, const double* ap,
   }
 #elif defined(TRIADA_HAVE_AVX2_FMA)
   if (nvalid < kNR) {
-    tail_kernel(list, nl, ap, MR, brow, b0ofs, nvalid, w, n0, MR);
+    tail_kernel(list, nl, ap, AS, brow, b0ofs, nvalid, w, n0, MR);
     return;
   }
   __m256d c[MR][2];
@@ -116,7 +116,7 @@ void micro_kernel(const std::int32_t* list, index_t nl, const double* ap,
     const std::int32_t s = list[i];
     const double* b = brow[s] + b0ofs;
     const __m256d b0 = _mm256_loadu_pd(b), b1 = _mm256_loadu_pd(b + 4);
-    const double* a = ap + static_cast<index_t>(s) * MR;
+    const double* a = ap + static_cast<index_t>(s) * AS;
 #pragma GCC unroll 16
     for (int m = 0; m < MR; ++m) {
       const __m256d am = _mm256_broadcast_sd(a + m);
@@ -130,7 +130,7 @@ void micro_kernel(const std::int32_t* list, index_t nl, const double* ap,
     _mm256_storeu_pd(w[m] + n0 + 4, c[m][1]);
   }
 #else
-  tail_kernel(list, nl, ap, MR, brow, b0ofs, nvalid, w, n0, MR);
+  tail_kernel(list, nl, ap, AS, brow, b0ofs, nvalid, w, n0, MR);
 #endif
 }
 
@@ -145,20 +145,19 @@ void block_rows(index_t rows, const std::int32_t* list, index_t nl, const double
     return;
   }
   // Fewer rows: one row at a time, reading the packed block with its kMR stride.
-  std::vector<double> a1(static_cast<size_t>(list[nl - 1] + 1));
   for (index_t m = 0; m < rows; ++m) {
-    for (index_t i = 0; i < nl; ++i) a1[list[i]] = ap[static_cast<index_t>(list[i]) * kMR + m];
     double* wm = w[m];
     for (index_t n0 = 0, j = 0; n0 < N; n0 += kNR, ++j)
-      micro_kernel<1>(list, nl, a1.data(), panels + j * S, 0, std::min(kNR, N - n0), &wm, n0);
+      micro_kernel<1, kMR>(list, nl, ap + m, panels + j * S, 0, std::min(kNR, N - n0), &wm, n0);
   }
 }
 
 // Reference semantics, element by element (complex data, or a plane with Inf/NaN under
 // ESOP): skip exactly what the cell rule skips.
 template <class T>
-void exact_batch(Mode mode, const std::vector<PlaneRef<T>>& planes, const T* cb, index_t wext,
-                 index_t e1, index_t e2, const std::function<T*(index_t, index_t, index_t)>& wat) {
+void exact_batch(Mode mode, CellMode cell_mode, const std::vector<PlaneRef<T>>& planes,
+                 const T* cb, index_t wext, index_t e1, index_t e2,
+                 const std::function<T*(index_t, index_t, index_t)>& wat) {
   const bool esop = mode == Mode::esop;
   for (size_t s = 0; s < planes.size(); ++s) {
     const PlaneRef<T>& p = planes[s];
@@ -170,7 +169,7 @@ void exact_batch(Mode mode, const std::vector<PlaneRef<T>>& planes, const T* cb,
         for (index_t k = 0; k < wext; ++k) {
           if (esop && is_zero(c[k])) continue;
           T* w = wat(k, l1, l2);
-          *w = mac(*w, y, c[k]);
+          *w = mac(cell_mode, *w, y, c[k]);
         }
       }
   }
@@ -297,15 +296,31 @@ void fused_stage(const Topology& topo, const EngineOptions& opt, int stage_index
   // Non-zeros (and finiteness) of the brick's own planes, in one pass over V in memory
   // order; received planes are counted as they arrive.
   std::vector<std::int64_t> nnz_local(static_cast<size_t>(vext), 0);
-  std::vector<char> finite_local(static_cast<size_t>(vext), 1);
-  for (index_t i = 0; esop && i < ev[0]; ++i)
-    for (index_t j = 0; j < ev[1]; ++j)
-      for (index_t l = 0; l < ev[2]; ++l) {
-        const ext3 g{i, j, l};
-        const T y = v[i * sv[0] + j * sv[1] + l];
-        nnz_local[g[a]] += is_zero(y) ? 0 : 1;
-        if (!finite_value(y)) finite_local[g[a]] = 0;
+  bool finite_local = true;
+  if (esop && !v.empty()) {
+    if (a == 2) {  // axis 3: each line is a row of the brick, one element per plane
+      for (index_t l = 0; l < ev[0] * ev[1]; ++l) {
+        const T* row = v.data() + l * vext;
+        for (index_t p = 0; p < vext; ++p) nnz_local[p] += is_zero(row[p]) ? 0 : 1;
       }
+    } else {  // axes 1, 2: a plane is one block (axis 1) or ev[0] blocks of ev[2] (axis 2)
+      const index_t blocks = a == 0 ? 1 : ev[0], len = a == 0 ? ev[1] * ev[2] : ev[2];
+      for (index_t b = 0; b < blocks; ++b)
+        for (index_t p = 0; p < vext; ++p) {
+          const T* blk = v.data() + b * vext * len + p * len;
+          std::int64_t n = 0;
+          for (index_t i = 0; i < len; ++i) n += is_zero(blk[i]) ? 0 : 1;
+          nnz_local[p] += n;
+        }
+    }
+    // Inf or NaN anywhere: an all-ones exponent (an integer OR that vectorizes).
+    const auto* bits = reinterpret_cast<const std::uint64_t*>(v.data());
+    const size_t words = v.size() * sizeof(T) / sizeof(std::uint64_t);
+    constexpr std::uint64_t kExp = 0x7FF0000000000000ull;
+    std::uint64_t bad = 0;
+    for (size_t i = 0; i < words; ++i) bad |= ((bits[i] & kExp) == kExp) ? 1 : 0;
+    finite_local = bad == 0;
+  }
   // Non-zeros of every plane of the axis, known to every member of the line (ESOP), so
   // that all agree on how each plane travels.
   const index_t n_axis = sp.n();
@@ -330,7 +345,12 @@ void fused_stage(const Topology& topo, const EngineOptions& opt, int stage_index
                        static_cast<size_t>(L) * sizeof(T);
   };
 
-  const index_t budget = static_cast<index_t>(opt.plane_batch_bytes);
+  // Received planes per batch: fewer batches mean fewer passes over W; half a brick per
+  // batch buffer keeps a rank within 3x its brick (V, W and two buffers) plus 2 MiB each.
+  const index_t budget = opt.plane_batch_bytes > 0
+                             ? static_cast<index_t>(opt.plane_batch_bytes)
+                             : std::max<index_t>(index_t{2} << 20,
+                                                 vb.count() * static_cast<index_t>(sizeof(T)) / 4);
   const index_t B = line_size == 1 ? std::max<index_t>(S, 1)
                                    : std::clamp<index_t>(budget / std::max<index_t>(1, L * sizeof(T)), 1, std::max<index_t>(S, 1));
   struct Slot {
@@ -392,7 +412,7 @@ void fused_stage(const Topology& topo, const EngineOptions& opt, int stage_index
   std::vector<std::int32_t> list;
   std::vector<double> apack;
   std::vector<const double*> brow, prow;
-  std::vector<double> a1, bpack;
+  std::vector<double> bpack;
 
   auto compute_real = [&](index_t b0, index_t nb, const std::vector<PlaneRef<double>>& planes) {
     const double* cbb = reinterpret_cast<const double*>(cb.data()) + b0 * wext;
@@ -412,40 +432,67 @@ void fused_stage(const Topology& topo, const EngineOptions& opt, int stage_index
         }
       apack.assign(static_cast<size_t>(nb * kMR), 0.0);
       std::vector<std::int32_t> one(static_cast<size_t>(nb));
-      for (index_t m0 = 0; m0 < L; m0 += kMR) {
-        const index_t rows = std::min(kMR, L - m0);
-        double* wr[kMR];
-        index_t nl = 0, nz = 0;
+      // Along axis 3 a plane's pivot of line l sits at base + l * stride (local planes:
+      // stride = the V row length; received planes: 1).
+      std::vector<const double*> pbase(static_cast<size_t>(nb));
+      std::vector<index_t> pstride(static_cast<size_t>(nb));
+      for (index_t s = 0; s < nb; ++s) {
+        pbase[s] = planes[s].base;
+        pstride[s] = planes[s].st2;
+      }
+      // Lines sorted by their non-zero pivots in the batch (ESOP): all-zero lines are
+      // skipped, very sparse ones run one line at a time over their own non-zeros, the
+      // rest run in register blocks of kMR lines (gathered, not necessarily adjacent).
+      std::vector<index_t> dense_lines;
+      dense_lines.reserve(static_cast<size_t>(L));
+      std::vector<double> a1(static_cast<size_t>(nb));
+      for (index_t l = 0; l < L; ++l) {
+        if (!esop) {
+          dense_lines.push_back(l);
+          continue;
+        }
+        index_t cnt = 0;
+        for (index_t s = 0; s < nb && cnt * 8 < nb; ++s) cnt += pbase[s][l * pstride[s]] != 0.0;
+        if (cnt == 0) continue;
+        if (cnt * 8 >= nb) {  // stopped early: dense enough for the register blocks
+          dense_lines.push_back(l);
+          continue;
+        }
+        index_t n1 = 0;
         for (index_t s = 0; s < nb; ++s) {
-          bool any = false;
-          for (index_t m = 0; m < rows; ++m) {
-            const index_t l = m0 + m, l1 = l / le2, l2 = l % le2;
-            const double y = planes[s].base[l1 * planes[s].st1 + l2 * planes[s].st2];
-            apack[s * kMR + m] = y;
-            any |= y != 0.0;
-            nz += y != 0.0;
+          const double y = pbase[s][l * pstride[s]];
+          if (y != 0.0) {
+            one[n1++] = static_cast<std::int32_t>(s);
+            a1[s] = y;
           }
-          if (!esop || any) list[nl++] = static_cast<std::int32_t>(s);
         }
-        for (index_t m = 0; m < rows; ++m) {
-          const index_t l = m0 + m;
-          wr[m] = reinterpret_cast<double*>(w_at(0, l / le2, l % le2));
-        }
-        if (esop && nz * 2 < nl * rows) {
-          // Sparse rows: each line with its own list of non-zero pivots.
+        double* wl = reinterpret_cast<double*>(w.data()) + l * wext;
+        for (index_t n0 = 0, j = 0; n0 < wext; n0 += kNR, ++j)
+          micro_kernel<1, 1>(one.data(), n1, a1.data(), brow.data() + j * nb, 0,
+                             std::min(kNR, wext - n0), &wl, n0);
+      }
+      const index_t nd = static_cast<index_t>(dense_lines.size());
+      if (!esop)
+        for (index_t s = 0; s < nb; ++s) list[s] = static_cast<std::int32_t>(s);
+      for (index_t m0 = 0; m0 < nd; m0 += kMR) {
+        const index_t rows = std::min(kMR, nd - m0);
+        double* wr[kMR];
+        for (index_t m = 0; m < rows; ++m)
+          wr[m] = reinterpret_cast<double*>(w.data()) + dense_lines[m0 + m] * wext;
+        index_t nl = esop ? 0 : nb;
+        for (index_t s = 0; s < nb; ++s) {
+          const double* p = pbase[s];
+          const index_t st = pstride[s];
+          double* as = apack.data() + s * kMR;
+          index_t cnt = 0;
           for (index_t m = 0; m < rows; ++m) {
-            index_t n1 = 0;
-            for (index_t i = 0; i < nl; ++i)
-              if (apack[list[i] * kMR + m] != 0.0) one[n1++] = list[i];
-            a1.assign(static_cast<size_t>(nb), 0.0);
-            for (index_t i = 0; i < n1; ++i) a1[one[i]] = apack[one[i] * kMR + m];
-            for (index_t n0 = 0, j = 0; n0 < wext; n0 += kNR, ++j)
-              micro_kernel<1>(one.data(), n1, a1.data(), brow.data() + j * nb, 0,
-                              std::min(kNR, wext - n0), &wr[m], n0);
+            const double y = p[dense_lines[m0 + m] * st];
+            as[m] = y;
+            cnt += y != 0.0;
           }
-        } else {
-          block_rows(rows, list.data(), nl, apack.data(), brow.data(), nb, wext, wr);
+          if (esop && cnt > 0) list[nl++] = static_cast<std::int32_t>(s);
         }
+        block_rows(rows, list.data(), nl, apack.data(), brow.data(), nb, wext, wr);
       }
       return;
     }
@@ -459,40 +506,52 @@ void fused_stage(const Topology& topo, const EngineOptions& opt, int stage_index
     prow.resize(static_cast<size_t>(nb));
     const index_t slabs = sp.axis == 2 ? le1 : 1;
     const index_t N = sp.axis == 2 ? le2 : L;
+    // Column chunks whose panels (all steps of the batch) stay in cache: each plane row is
+    // read once, sequentially, and packed into kNR-wide panels with a non-zero flag.
+    const index_t chunk =
+        std::max<index_t>(kNR, (index_t{1} << 20) / (8 * std::max<index_t>(nb, 1)) / kNR * kNR);
+    std::vector<char> flag;
     for (index_t slab = 0; slab < slabs; ++slab) {
       for (index_t s = 0; s < nb; ++s) brow[s] = planes[s].base + slab * planes[s].st1;
-      for (index_t n0 = 0; n0 < N; n0 += kNR) {
-        const index_t n1 = std::min(N, n0 + kNR);
-        index_t nl = 0;
+      for (index_t c0 = 0; c0 < N; c0 += chunk) {
+        const index_t c1 = std::min(N, c0 + chunk), nbk = (c1 - c0 + kNR - 1) / kNR;
+        bpack.resize(static_cast<size_t>(nbk * nb * kNR));
+        flag.assign(static_cast<size_t>(nbk * nb), esop ? 0 : 1);
         for (index_t s = 0; s < nb; ++s) {
-          bool any = !esop;
-          for (index_t n = n0; n < n1 && !any; ++n) any = brow[s][n] != 0.0;
-          if (any) list[nl++] = static_cast<std::int32_t>(s);
+          const double* src = brow[s];
+          for (index_t j = 0; j < nbk; ++j) {
+            double* dst = bpack.data() + (j * nb + s) * kNR;
+            const index_t n0 = c0 + j * kNR, n1 = std::min(c1, n0 + kNR);
+            char any = !esop;
+            for (index_t n = n0; n < n1; ++n) any |= src[n] != 0.0;
+            if (!any) continue;  // an all-zero panel row is never read
+            for (index_t n = n0; n < n1; ++n) dst[n - n0] = src[n];
+            for (index_t n = n1 - n0; n < kNR; ++n) dst[n] = 0.0;
+            flag[j * nb + s] = 1;
+          }
         }
-        if (nl == 0) continue;
-        // Pack the panel of pivot rows (contiguous, zero padded) for the row blocks.
-        bpack.resize(static_cast<size_t>(nb * kNR));
-        for (index_t i = 0; i < nl; ++i) {
-          const std::int32_t sidx = list[i];
-          double* dst = bpack.data() + static_cast<index_t>(sidx) * kNR;
-          for (index_t n = 0; n < kNR; ++n) dst[n] = n0 + n < n1 ? brow[sidx][n0 + n] : 0.0;
-          prow[sidx] = dst;
-        }
-        for (index_t mb = 0; mb < mblocks; ++mb) {
-          const index_t rows = std::min(kMR, wext - mb * kMR);
-          double* wr[kMR];
-          for (index_t m = 0; m < rows; ++m)
-            wr[m] = reinterpret_cast<double*>(sp.axis == 2 ? w_at(mb * kMR + m, slab, 0)
-                                                           : w_at(mb * kMR + m, 0, 0));
-          const double* ap = apack.data() + mb * nb * kMR;
-          if (rows == kMR) {
-            micro_kernel<kMR>(list.data(), nl, ap, prow.data(), 0, n1 - n0, wr, n0);
-          } else {
-            for (index_t m = 0; m < rows; ++m) {
-              // one row: its column of A with stride 1
-              a1.resize(static_cast<size_t>(nb));
-              for (index_t s = 0; s < nb; ++s) a1[s] = ap[s * kMR + m];
-              micro_kernel<1>(list.data(), nl, a1.data(), prow.data(), 0, n1 - n0, &wr[m], n0);
+        for (index_t j = 0; j < nbk; ++j) {
+          const index_t n0 = c0 + j * kNR, n1 = std::min(c1, n0 + kNR);
+          index_t nl = 0;
+          for (index_t s = 0; s < nb; ++s)
+            if (flag[j * nb + s]) {
+              list[nl++] = static_cast<std::int32_t>(s);
+              prow[s] = bpack.data() + (j * nb + s) * kNR;
+            }
+          if (nl == 0) continue;
+          for (index_t mb = 0; mb < mblocks; ++mb) {
+            const index_t rows = std::min(kMR, wext - mb * kMR);
+            double* wr[kMR];
+            for (index_t m = 0; m < rows; ++m)
+              wr[m] = reinterpret_cast<double*>(sp.axis == 2 ? w_at(mb * kMR + m, slab, 0)
+                                                             : w_at(mb * kMR + m, 0, 0));
+            const double* ap = apack.data() + mb * nb * kMR;
+            if (rows == kMR) {
+              micro_kernel<kMR>(list.data(), nl, ap, prow.data(), 0, n1 - n0, wr, n0);
+            } else {
+              for (index_t m = 0; m < rows; ++m)
+                micro_kernel<1, kMR>(list.data(), nl, ap + m, prow.data(), 0, n1 - n0, &wr[m],
+                                     n0);
             }
           }
         }
@@ -518,7 +577,7 @@ void fused_stage(const Topology& topo, const EngineOptions& opt, int stage_index
       if (line_size == 1 || root == line_rank) {
         planes[i] = local_plane(si.t);
         nnz_p = static_cast<std::uint64_t>(nnz_local[si.t - vlo]);
-        finite = finite && finite_local[si.t - vlo];
+        finite = finite && finite_local;
       } else {
         T* row = cur.dense.data() + i * L;
         if (compressed(si.t))
@@ -540,14 +599,14 @@ void fused_stage(const Topology& topo, const EngineOptions& opt, int stage_index
       records.push_back(rec);
     }
     if (L > 0 && wext > 0) {
-      if constexpr (is_complex_v<T>) {
-        exact_batch<T>(opt.mode, planes, cb.data() + b0 * wext, wext, le1, le2, w_at);
-      } else {
-        if (esop && !finite)
-          exact_batch<T>(opt.mode, planes, cb.data() + b0 * wext, wext, le1, le2, w_at);
-        else
-          compute_real(b0, nb, planes);
-      }
+      // The kernels compute binary64 FMAs; other cell modes, complex data and non-finite
+      // pivots under ESOP take the element-by-element path.
+      bool exact = is_complex_v<T> || opt.cell_mode != CellMode::fp64 || (esop && !finite);
+      if constexpr (!is_complex_v<T>)
+        if (!exact) compute_real(b0, nb, planes);
+      if (exact)
+        exact_batch<T>(opt.mode, opt.cell_mode, planes, cb.data() + b0 * wext, wext, le1, le2,
+                       w_at);
     }
     if (opt.on_progress) opt.on_progress(stage_index, static_cast<std::uint64_t>(b0 + nb),
                                          static_cast<std::uint64_t>(S));

@@ -46,10 +46,21 @@ po::options_description mesh_options() {
     ("ranks.actuators", po::value<std::string>()->default_value("auto"),
      "auto: 3 dedicated actuator ranks when there are >= 4 ranks; colocated: always inside "
      "brick ranks")
-    ("cell.mode", po::value<std::string>()->default_value("fp64"), "cell arithmetic: fp64")
+    ("cell.mode", po::value<std::string>()->default_value("fp64"),
+     "cell arithmetic: fp64, fp32, tf32, bf16, fp16, m3xu-fp32, m3xu-fp32c, 3xtf32")
     ("esop.enabled", po::value<std::string>()->default_value("on"),
      "on: elastic sparse outer-product (skip zero operands); off: dense")
     ("energy.mac_pj", po::value<double>()->default_value(18.4), "energy of one fp64 MAC (pJ)")
+    ("energy.mac_pj_fp32", po::value<double>()->default_value(4.6), "energy of one fp32 MAC (pJ)")
+    ("energy.mac_pj_tf32", po::value<double>()->default_value(2.2), "energy of one tf32 MAC (pJ)")
+    ("energy.mac_pj_bf16", po::value<double>()->default_value(1.9), "energy of one bf16 MAC (pJ)")
+    ("energy.mac_pj_fp16", po::value<double>()->default_value(2.0), "energy of one fp16 MAC (pJ)")
+    ("energy.mac_pj_m3xu_fp32", po::value<double>()->default_value(6.2),
+     "energy of one m3xu-fp32 MAC, both sub-steps (pJ)")
+    ("energy.mac_pj_m3xu_fp32c", po::value<double>()->default_value(12.4),
+     "energy of one m3xu-fp32c complex MAC, four sub-steps (pJ)")
+    ("energy.mac_pj_3xtf32", po::value<double>()->default_value(6.6),
+     "energy of one 3xtf32 MAC, three tf32 products (pJ)")
     ("energy.x_bus_send_pj", po::value<double>()->default_value(6.4),
      "energy of one coefficient element multicast on an X-bus (pJ)")
     ("energy.y_bus_send_pj", po::value<double>()->default_value(6.4),
@@ -76,6 +87,15 @@ double energy_value(const po::variables_map& vm, const std::string& key) {
   return v;
 }
 
+// The MAC energy of a cell mode: [energy] mac_pj (fp64) or mac_pj_<mode>.
+double mac_energy(const po::variables_map& vm, CellMode mode) {
+  static const char* const keys[] = {"energy.mac_pj",           "energy.mac_pj_fp32",
+                                     "energy.mac_pj_tf32",      "energy.mac_pj_bf16",
+                                     "energy.mac_pj_fp16",      "energy.mac_pj_m3xu_fp32",
+                                     "energy.mac_pj_m3xu_fp32c", "energy.mac_pj_3xtf32"};
+  return energy_value(vm, keys[static_cast<int>(mode)]);
+}
+
 MeshConfig mesh_from(const po::variables_map& vm) {
   MeshConfig m;
   const std::string cells = vm["mesh.cells"].as<std::string>();
@@ -94,12 +114,11 @@ MeshConfig mesh_from(const po::variables_map& vm) {
     m.actuators = ActuatorPlacement::colocated;
   else
     throw config_error("ranks.actuators: expected auto or colocated, got '" + act + "'");
-  m.cell_mode = vm["cell.mode"].as<std::string>();
-  if (m.cell_mode != "fp64")
-    throw config_error("cell.mode: '" + m.cell_mode + "' is not supported (supported: fp64)");
+  m.cell_mode = parse_cell_mode(vm["cell.mode"].as<std::string>());
   m.mode = on_off(vm["esop.enabled"].as<std::string>(), "esop.enabled") == "on" ? Mode::esop
                                                                                  : Mode::dense;
-  m.energy.mac_pj = energy_value(vm, "energy.mac_pj");
+  for (int i = 0; i < 8; ++i) mac_energy(vm, static_cast<CellMode>(i));  // validate all
+  m.energy.mac_pj = mac_energy(vm, m.cell_mode);
   m.energy.x_bus_send_pj = energy_value(vm, "energy.x_bus_send_pj");
   m.energy.y_bus_send_pj = energy_value(vm, "energy.y_bus_send_pj");
   m.energy.y_bus_receive_pj = energy_value(vm, "energy.y_bus_receive_pj");
@@ -170,6 +189,11 @@ std::optional<TransformConfig> parse_transform_options(int argc, char** argv, st
     ("trace", po::value<std::string>(), "write the per-step CSV trace here")
     ("force", po::bool_switch(), "overwrite an existing output file")
     ("quiet,q", po::bool_switch(), "print no summary and no progress line")
+    ("cell-mode", po::value<std::string>(),
+     "cell arithmetic (overrides [cell] mode): fp64, fp32, tf32, bf16, fp16, m3xu-fp32, "
+     "m3xu-fp32c, 3xtf32")
+    ("check", po::bool_switch(),
+     "rerun in fp64 and report the max and mean relative error of the output")
     ("executor", po::value<std::string>()->default_value("fused"),
      "fused: brick-wide kernels (fast, the default); reference: the cell rule cell by cell. "
      "Both give the same bits and counters")
@@ -221,6 +245,11 @@ std::optional<TransformConfig> parse_transform_options(int argc, char** argv, st
   c.stage_order = parse_stage_order(vm["stage-order"].as<std::string>());
   c.mesh = mesh_from(vm);
   if (vm.count("mesh")) c.mesh.file = vm["mesh"].as<std::string>();
+  if (vm.count("cell-mode")) {  // the short spelling of --cell.mode, which it overrides
+    c.mesh.cell_mode = parse_cell_mode(vm["cell-mode"].as<std::string>());
+    c.mesh.energy.mac_pj = mac_energy(vm, c.mesh.cell_mode);
+  }
+  c.check = vm["check"].as<bool>();
   if (vm.count("esop"))
     c.mesh.mode = on_off(vm["esop"].as<std::string>(), "--esop") == "on" ? Mode::esop : Mode::dense;
   if (vm.count("report")) c.report = vm["report"].as<std::string>();

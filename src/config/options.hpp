@@ -14,6 +14,7 @@
 #include "counters/counters.hpp"
 #include "geometry/plan.hpp"
 #include "io/tensor_io.hpp"
+#include "precision/cell_mode.hpp"
 
 namespace triada {
 
@@ -24,9 +25,9 @@ struct MeshConfig {
   std::optional<ext3> cells;                 // [mesh] cells = auto | P1,P2,P3
   std::optional<std::array<int, 3>> grid;    // [ranks] grid = auto | p1,p2,p3
   ActuatorPlacement actuators = ActuatorPlacement::automatic;  // [ranks] actuators
-  std::string cell_mode = "fp64";            // [cell] mode
+  CellMode cell_mode = CellMode::fp64;       // [cell] mode
   Mode mode = Mode::esop;                    // [esop] enabled = on | off
-  EnergyModel energy;                        // [energy] *_pj
+  EnergyModel energy;                        // [energy] *_pj, mac_pj of cell_mode
 };
 
 struct TransformConfig {
@@ -45,6 +46,7 @@ struct TransformConfig {
   bool quiet = false;
   std::string executor = "fused";        // fused | reference
   std::uint64_t shuffle_seed = 0;
+  bool check = false;                    // rerun in fp64 and report the output's error
 };
 
 // Parses argv. Returns nullopt after printing --help to `out`. Throws config_error with

@@ -50,7 +50,7 @@ MpiTraffic RunCounters::mpi_total() const {
   return t;
 }
 
-std::vector<StageTotals> dense_counters(const Plan& plan) {
+std::vector<StageTotals> dense_counters(const Plan& plan, int substeps) {
   std::vector<StageTotals> out;
   for (const StagePlan& s : plan.stages) {
     const auto n = static_cast<std::uint64_t>(s.n()), k = static_cast<std::uint64_t>(s.k()),
@@ -62,7 +62,7 @@ std::vector<StageTotals> dense_counters(const Plan& plan) {
     std::uint64_t busiest = 1;
     for (int d = 0; d < 3; ++d)
       busiest *= static_cast<std::uint64_t>(std::min(plan.fold[d], s.out_shape[d]));
-    t.cycles = n * busiest;
+    t.cycles = n * busiest * static_cast<std::uint64_t>(substeps);
     t.n[static_cast<int>(Counter::x_bus_sends)] = n * std::max(n, k);
     t.n[static_cast<int>(Counter::y_bus_sends)] = n * lines;
     t.n[static_cast<int>(Counter::y_bus_receives)] = lines * (n * k - std::min(n, k));

@@ -75,6 +75,7 @@ struct RunCounters {
   std::vector<StageTraffic> mpi_stages = std::vector<StageTraffic>(3);  // per stage
   MpiTraffic mpi_control;             // control tokens between actuators
   std::vector<double> stage_seconds;  // wall time of each stage (max over ranks); not exact
+  int substeps = 1;                   // cell sub-steps per time step (precision mode)
   std::uint64_t total_steps() const;
   std::uint64_t total_cycles() const;
   std::uint64_t total(Counter c) const;
@@ -88,7 +89,7 @@ struct RunCounters {
 // macs (= macs_dense) N_a * K_a * lines; y_bus_receives lines * (N_a K_a - min(N_a, K_a));
 // waits 0; per stage, lines = product of the other two extents of V; cycles = steps times
 // the largest block of a physical cell (folded meshes).
-std::vector<StageTotals> dense_counters(const Plan& plan);
+std::vector<StageTotals> dense_counters(const Plan& plan, int substeps = 1);
 std::uint64_t macs_dense(const Plan& plan);
 
 // Energy model (pJ), per-event energies from the mesh config's [energy] section.

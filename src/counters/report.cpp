@@ -132,6 +132,7 @@ json make_report(const Plan& plan, const RunCounters& rc, const ReportContext& c
                  {"baseline_rss_bytes", ctx.baseline_rss_bytes},
                  {"brick_tensor_bytes", ctx.brick_tensor_bytes}};
   r["executor"] = ctx.executor;
+  if (!ctx.precision.empty()) r["precision"] = ctx.precision;
   r["stage_seconds"] = rc.stage_seconds;
   r["wall_seconds"] = ctx.wall_seconds;
   r["simulation_seconds"] = ctx.sim_seconds;
@@ -205,6 +206,17 @@ std::string summary_text(const json& r) {
     << energy(e["dense"].get<double>()) << " dense";
   std::snprintf(buf, sizeof buf, " (%.1f%% saved)\n", 100.0 * e["saved_fraction"].get<double>());
   o << buf;
+  if (r.contains("precision")) {
+    const auto& p = r["precision"];
+    o << "  cells    " << p["cell_mode"].get<std::string>() << ", " << p["substeps"].get<int>()
+      << " sub-step(s) per step, " << r["cycles"]["total"].get<std::uint64_t>() << " cycles";
+    if (p.contains("check")) {
+      std::snprintf(buf, sizeof buf, "; vs fp64: max rel error %.3g, mean %.3g",
+                    p["check"]["max_rel_error"].get<double>(), p["check"]["mean_rel_error"].get<double>());
+      o << buf;
+    }
+    o << "\n";
+  }
   std::snprintf(buf, sizeof buf, "  time     %.3f s wall (simulation %.3f s); MPI %" PRIu64
                 " messages, %s bytes\n",
                 r["wall_seconds"].get<double>(), r["simulation_seconds"].get<double>(),

@@ -19,6 +19,7 @@ struct ReportContext {
   double wall_seconds = 0;
   double sim_seconds = 0;          // the simulation alone (after input read, before write)
   std::string executor = "fused";
+  nlohmann::json precision = nlohmann::json::object();  // cell mode, sub-steps, --check
   std::vector<long> peak_rss_bytes;      // per world rank
   std::vector<long> baseline_rss_bytes;  // per world rank, before the input was read
   std::vector<long> brick_tensor_bytes;  // per world rank: max(input, output) brick bytes

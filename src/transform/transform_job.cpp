@@ -85,6 +85,7 @@ void run_typed(const TransformConfig& cfg, const TensorInfo& info, const Plan& p
   EngineOptions opt;
   opt.executor = parse_executor(cfg.executor);
   opt.mode = cfg.mesh.mode;
+  opt.cell_mode = cfg.mesh.cell_mode;
   opt.shuffle_seed = cfg.shuffle_seed;
   opt.coefficients = [&](int axis) {
     return coefficients_for(cfg, axis, plan.in_shape[axis - 1]);
@@ -94,6 +95,9 @@ void run_typed(const TransformConfig& cfg, const TensorInfo& info, const Plan& p
     opt.on_progress = [&](int s, std::uint64_t done, std::uint64_t total) {
       progress.update(s, plan.stages[s].axis, done, total);
     };
+  // --check keeps the input to rerun it in fp64 afterwards.
+  std::vector<T> check_input;
+  if (cfg.check) check_input = in;
   const auto ts = std::chrono::steady_clock::now();
   EngineResult<T> res = run_engine<T>(topo, opt, std::move(in));
   progress.finish();
@@ -108,6 +112,26 @@ void run_typed(const TransformConfig& cfg, const TensorInfo& info, const Plan& p
       std::chrono::duration<double>(std::chrono::steady_clock::now() - ts).count();
 
   const RunCounters& rc = res.counters;
+  // Error of the output against an fp64 run of the same input (relative to max |fp64|).
+  std::array<double, 3> err{0, 0, 0};  // max |d|, sum |d|, max |ref|
+  if (cfg.check) {
+    EngineOptions ref_opt = opt;
+    ref_opt.cell_mode = CellMode::fp64;
+    ref_opt.on_progress = nullptr;
+    const EngineResult<T> ref = run_engine<T>(topo, ref_opt, std::move(check_input));
+    std::array<double, 3> mine{0, 0, 0};
+    for (size_t i = 0; i < ref.out.size(); ++i) {
+      const double d = std::abs(res.out[i] - ref.out[i]);
+      mine[0] = std::max(mine[0], d);
+      mine[1] += d;
+      mine[2] = std::max(mine[2], std::abs(ref.out[i]));
+    }
+    std::array<double, 3> mx{0, 0, 0};
+    CHECK_MPI(MPI_Allreduce(mine.data(), mx.data(), 3, MPI_DOUBLE, MPI_MAX, topo.world()));
+    CHECK_MPI(MPI_Allreduce(&mine[1], &err[1], 1, MPI_DOUBLE, MPI_SUM, topo.world()));
+    err[0] = mx[0];
+    err[2] = mx[2];
+  }
   mpi::collectively(topo.world(), [&] {
     if (!topo.is_brick()) return;
     TensorWriter w(topo.bricks(), cfg.output, plan.out_shape, is_complex_v<T>, cfg.force);
@@ -119,6 +143,7 @@ void run_typed(const TransformConfig& cfg, const TensorInfo& info, const Plan& p
     w.set_attribute("direction", cfg.inverse ? "inverse" : "forward");
     w.set_attribute("stage_order", to_string(plan.stage_order));
     w.set_attribute("esop", cfg.mesh.mode == Mode::esop ? "on" : "off");
+    w.set_attribute("cell_mode", to_string(cfg.mesh.cell_mode));
     w.set_attribute("input", cfg.input.file + ":" + info.dataset);
     w.set_attribute("mesh", std::vector<index_t>(plan.mesh.begin(), plan.mesh.end()));
     w.set_attribute("brick_ranks",
@@ -147,6 +172,17 @@ void run_typed(const TransformConfig& cfg, const TensorInfo& info, const Plan& p
     if (!cfg.coeffs.empty()) ctx.problem["coeffs"] = cfg.coeffs;
     ctx.mesh_config = cfg.mesh.file;
     ctx.executor = to_string(opt.executor);
+    ctx.precision = {{"cell_mode", to_string(cfg.mesh.cell_mode)},
+                     {"substeps", substeps(cfg.mesh.cell_mode)},
+                     {"mac_pj", cfg.mesh.energy.mac_pj}};
+    if (cfg.check) {
+      const double n = static_cast<double>(plan.out_shape[0] * plan.out_shape[1] * plan.out_shape[2]);
+      const double scale = err[2] > 0 ? err[2] : 1.0;
+      ctx.precision["check"] = {{"reference", "fp64 run of the same input"},
+                                {"max_rel_error", err[0] / scale},
+                                {"mean_rel_error", err[1] / n / scale},
+                                {"definition", "|y - y_fp64| / max|y_fp64|, max and mean over elements"}};
+    }
     for (int r = 0; r < plan.ranks.world_size; ++r) {
       ctx.peak_rss_bytes.push_back(mem_all[3 * r]);
       ctx.baseline_rss_bytes.push_back(mem_all[3 * r + 1]);

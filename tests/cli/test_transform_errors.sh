@@ -173,8 +173,11 @@ all_np "bad --stage-order" "stage-order" --input "$I/x.h5" "${O[@]}" --transform
   --stage-order 112
 all_np "bad mesh config key" "badkey.ini|celz" --input "$I/x.h5" "${O[@]}" --transform dft \
   --mesh "$I/badkey.ini"
-all_np "mesh smaller than the problem" "mesh.cells" --input "$I/x.h5" "${O[@]}" \
-  --transform dft --mesh.cells 2,2,2
+# A mesh smaller than the problem folds (not an error); a non-positive extent is.
+all_np "mesh with an empty extent" "mesh.cells" --input "$I/x.h5" "${O[@]}" \
+  --transform dft --mesh.cells 4,0,4
+all_np "unknown cell mode" "cell|fp8" --input "$I/x.h5" "${O[@]}" --transform dft \
+  --cell-mode fp8
 all_np "output directory missing" "out/nodir/y.h5" --input "$I/x.h5" --output out/nodir/y.h5 \
   --transform dft
 all_np "report directory missing" "out/nodir/r.json" --input "$I/x.h5" "${O[@]}" \

@@ -207,7 +207,7 @@ std::vector<double> apply_stage(const std::vector<double>& v, const ext3& s, int
 }
 }  // namespace
 
-TEST_CASE("ESOP counters equal the DESIGN.md formulas on sparse data; ESOP and dense agree bit "
+TEST_CASE("ESOP counters equal the DESIGN.md formulas on sparse data, and ESOP and dense agree bit "
           "for bit", "[engine][esop]") {
   const ext3 shape{9, 8, 6};
   // Integer data and matrices: every intermediate is exact, so its zeros are known.

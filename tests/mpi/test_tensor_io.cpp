@@ -529,7 +529,7 @@ TEST_CASE("inspect_tensor resolves the only rank-3 dataset and names its element
   CHECK(c.type_name == "complex64");
 }
 
-TEST_CASE("read_matrix reads integer, float and complex matrices; errors name file:dataset",
+TEST_CASE("read_matrix reads integer, float and complex matrices and errors name file:dataset",
           "[tensor_io]") {
   TempDir dir("matrix");
   if (rank_of_world() != 0) return;

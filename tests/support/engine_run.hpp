@@ -36,7 +36,8 @@ struct RunSpec {
   std::array<CoeffMatrix, 3> c;  // C1, C2, C3
   Mode mode = Mode::esop;
   Executor executor = Executor::fused;
-  std::size_t batch_bytes = std::size_t{2} << 20;
+  CellMode cell_mode = CellMode::fp64;
+  std::size_t batch_bytes = 0;  // automatic
   std::array<int, 3> order{3, 1, 2};
   std::uint64_t shuffle = 0;
   ActuatorPlacement placement = ActuatorPlacement::automatic;
@@ -85,6 +86,7 @@ GlobalRun<T> run_global(MPI_Comm comm, const std::vector<T>& x, const ext3& shap
   EngineOptions opt;
   opt.mode = spec.mode;
   opt.executor = spec.executor;
+  opt.cell_mode = spec.cell_mode;
   opt.plane_batch_bytes = spec.batch_bytes;
   opt.shuffle_seed = spec.shuffle;
   opt.coefficients = [&](int axis) { return spec.c[axis - 1]; };

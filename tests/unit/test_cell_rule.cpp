@@ -6,7 +6,7 @@
 
 using namespace triada;
 
-TEST_CASE("a tagged cell drives its Y line; under ESOP only with a non-zero value", "[cell]") {
+TEST_CASE("a tagged cell drives its Y line, under ESOP only with a non-zero value", "[cell]") {
   Cell<double> c{true, 2.5, true, 0.0};
   XElement<double> pivot{0.0, true}, plain{3.0, false};
   CHECK(pivot_output(c, &pivot, Mode::esop) == 2.5);

@@ -18,7 +18,7 @@ PlanRequest request(ext3 n, ext3 k, int world, std::array<int, 3> dims) {
 }
 }  // namespace
 
-TEST_CASE("split_range gives ranges at most one apart that tile [0, n)", "[plan]") {
+TEST_CASE("split_range gives ranges at most one apart that tile 0 .. n-1", "[plan]") {
   for (index_t n : {1, 5, 7, 12, 100})
     for (int parts = 1; parts <= n && parts <= 9; ++parts) {
       index_t next = 0, lo = n, hi = 0;
@@ -98,7 +98,7 @@ TEST_CASE("more brick ranks than cells along an axis is a config error", "[plan]
   CHECK_THROWS_WITH(make_plan(g), Catch::Contains("needs 8 brick ranks"));
 }
 
-TEST_CASE("a mesh smaller than the problem folds; a larger one leaves spare cells", "[plan]") {
+TEST_CASE("a mesh smaller than the problem folds and a larger one leaves spare cells", "[plan]") {
   PlanRequest r = request({100, 60, 90}, {100, 60, 90}, 3, {3, 1, 1});
   r.mesh = ext3{32, 32, 32};
   const Plan p = make_plan(r);

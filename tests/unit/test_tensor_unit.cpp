@@ -41,7 +41,7 @@ TEST_CASE("the tensor unit multiplies a tall strip by a square block exactly as 
   }
 }
 
-TEST_CASE("accumulating calls add to C; dense mode does every update", "[mxu]") {
+TEST_CASE("accumulating calls add to C and dense mode does every update", "[mxu]") {
   TensorUnit u(4, 0, false, Mode::dense);
   const std::vector<double> A{1, 2, 3, 4}, B{1, 0, 0, 1};
   std::vector<double> C{10, 20, 30, 40};

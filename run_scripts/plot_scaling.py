@@ -1,0 +1,166 @@
+#!/usr/bin/env python3
+"""Plot DIR/scaling.json (written by run_scripts/scaling.sh) to PNG.
+
+Writes, into the output directory:
+  scaling_strong.png  strong scaling: simulation time, speed-up T1/Tr and efficiency vs ranks
+  scaling_weak.png    weak scaling: simulation time, scaled speed-up (MAC throughput vs
+                      1 rank) and efficiency (work-normalised and classic T1/Tr) vs ranks
+  scaling_bytes.png   MPI bytes per rank and peak RSS per rank vs ranks (strong and weak)
+"""
+import argparse
+import json
+import os
+import sys
+
+try:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+except ImportError as e:  # pragma: no cover
+    sys.exit(f"plot_scaling.py: error: matplotlib is needed ({e})")
+
+MB = 2.0 ** 20
+
+
+def shape_str(r):
+    return "x".join(str(v) for v in r["shape"])
+
+
+def setup_ranks_axis(ax, ranks):
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(ranks)
+    ax.set_xticklabels([str(r) for r in ranks])
+    ax.set_xlabel("MPI ranks (brick ranks, actuators co-located)")
+    ax.grid(True, which="both", alpha=0.3)
+
+
+def annotate_grid(ax, rs, ys):
+    for r, y in zip(rs, ys):
+        ax.annotate("x".join(map(str, r["brick_grid"])), (r["ranks"], y), textcoords="offset points",
+                    xytext=(4, 4), fontsize=7, color="0.35")
+
+
+def plot_kind(recs, kind, meta, path):
+    rs = sorted((r for r in recs if r["kind"] == kind), key=lambda r: r["ranks"])
+    if not rs:
+        return False
+    ranks = [r["ranks"] for r in rs]
+    fig, axes = plt.subplots(1, 3, figsize=(14, 4.3))
+    t = [r["simulation_seconds"] for r in rs]
+    w = [r["wall_seconds"] for r in rs]
+    ax = axes[0]
+    ax.plot(ranks, t, "o-", label="simulation (engine only, best)")
+    ax.plot(ranks, w, "s--", color="0.5", label="wall (whole run incl. I/O)")
+    annotate_grid(ax, rs, t)
+    setup_ranks_axis(ax, ranks)
+    ax.set_ylabel("time (s)")
+    ax.set_ylim(bottom=0)
+    ax.set_title("time per run (labels: brick grid)")
+    ax.legend(fontsize=8)
+
+    ax = axes[1]
+    ax.plot(ranks, ranks, ":", color="k", label="ideal")
+    if all(r.get("speedup") is not None for r in rs):
+        sp = [r["speedup"] for r in rs]
+        ax.plot(ranks, sp, "o-", color="C1",
+                label="speed-up T1/Tr" if kind == "strong" else "scaled speed-up (MAC/s vs 1 rank)")
+        for x, y in zip(ranks, sp):
+            ax.annotate(f"{y:.2f}", (x, y), textcoords="offset points", xytext=(4, -12), fontsize=8)
+    setup_ranks_axis(ax, ranks)
+    ax.set_ylabel("speed-up (x)")
+    ax.set_ylim(bottom=0)
+    ax.set_title("speed-up")
+    ax.legend(fontsize=8)
+
+    ax = axes[2]
+    ax.axhline(1.0, ls=":", color="k", label="ideal")
+    if all(r.get("efficiency") is not None for r in rs):
+        ef = [r["efficiency"] for r in rs]
+        if kind == "strong":
+            ax.plot(ranks, ef, "o-", color="C2", label="efficiency = speed-up / ranks")
+        else:
+            ax.plot(ranks, ef, "o-", color="C2", label="work-normalised (MAC/s per rank vs 1 rank)")
+            ax.plot(ranks, [r["efficiency_time"] for r in rs], "s--", color="C3",
+                    label="classic T1/Tr (work per rank grows)")
+        for x, y in zip(ranks, ef):
+            ax.annotate(f"{y:.2f}", (x, y), textcoords="offset points", xytext=(4, 4), fontsize=8)
+    setup_ranks_axis(ax, ranks)
+    ax.set_ylabel("parallel efficiency")
+    ax.set_ylim(0, max(1.15, max((r.get("efficiency") or 0) for r in rs) * 1.1))
+    ax.set_title("parallel efficiency")
+    ax.legend(fontsize=8)
+
+    if kind == "strong":
+        what = f"strong scaling, fixed {shape_str(rs[0])} tensor"
+    else:
+        what = f"weak scaling, {shape_str(rs[0])} per rank ({shape_str(rs[-1])} on {rs[-1]['ranks']} ranks)"
+    fig.suptitle(f"triada-transform {meta['transform']} ({what}); {meta['host']}, {meta['cpus']} cores"
+                 + (", oversubscribed" if meta["oversubscribe"] and max(ranks) > meta["cpus"] else ""))
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+def plot_bytes(recs, meta, path):
+    fig, axes = plt.subplots(1, 2, figsize=(13, 5.6))
+    ranks_all = sorted({r["ranks"] for r in recs})
+    for kind, c in (("strong", "C0"), ("weak", "C1")):
+        rs = sorted((r for r in recs if r["kind"] == kind), key=lambda r: r["ranks"])
+        if not rs:
+            continue
+        ranks = [r["ranks"] for r in rs]
+        lbl = f"{kind} ({shape_str(rs[0])}" + (" per rank)" if kind == "weak" else ")")
+        axes[0].plot(ranks, [r["bytes_per_rank"] / MB for r in rs], "o-", color=c, label=lbl)
+        if all(r.get("peak_rss_bytes_per_rank") for r in rs):
+            axes[1].plot(ranks, [max(r["peak_rss_bytes_per_rank"]) / MB for r in rs], "o-", color=c,
+                         label=f"{lbl}: peak RSS, max over ranks")
+            axes[1].plot(ranks, [max(r["baseline_rss_bytes_per_rank"]) / MB for r in rs], "x--", color=c,
+                         label=f"{kind}: RSS at start (libraries, MPI), max over ranks")
+            axes[1].plot(ranks, [max(r["brick_tensor_bytes_per_rank"]) / MB for r in rs], "^:", color=c,
+                         label=f"{kind}: brick tensor bytes")
+    axes[0].set_ylabel("MPI bytes per rank (MiB)")
+    axes[0].set_title("simulated bus traffic: report mpi.bytes / ranks")
+    axes[1].set_ylabel("memory per rank (MiB)")
+    axes[1].set_title("peak resident memory per rank")
+    for ax in axes:
+        setup_ranks_axis(ax, ranks_all)
+        ax.set_ylim(bottom=0)
+        ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=1 if ax is axes[0] else 2)
+    fig.suptitle(f"triada-transform {meta['transform']}: MPI traffic and memory per rank; {meta['host']}")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("json", help="scaling.json written by run_scripts/scaling.sh")
+    ap.add_argument("-o", "--out", default=None, help="output directory (default: the JSON's directory)")
+    a = ap.parse_args()
+    try:
+        with open(a.json) as f:
+            doc = json.load(f)
+    except (OSError, ValueError) as e:
+        sys.exit(f"plot_scaling.py: error: {a.json}: {e}")
+    if doc.get("schema") != "triada-scaling/1" or not doc.get("records"):
+        sys.exit(f"plot_scaling.py: error: {a.json}: not a triada-scaling/1 file with records")
+    out = a.out or os.path.dirname(os.path.abspath(a.json))
+    os.makedirs(out, exist_ok=True)
+    meta = {"transform": doc["settings"]["transform"], "host": doc["machine"]["host"],
+            "cpus": doc["machine"]["cpus"], "oversubscribe": doc["settings"].get("oversubscribe", False)}
+    recs = doc["records"]
+    written = []
+    for kind in ("strong", "weak"):
+        p = os.path.join(out, f"scaling_{kind}.png")
+        if plot_kind(recs, kind, meta, p):
+            written.append(p)
+    p = os.path.join(out, "scaling_bytes.png")
+    plot_bytes(recs, meta, p)
+    written.append(p)
+    for p in written:
+        print(f"wrote {p}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,222 @@
+#!/usr/bin/env python3
+"""Plot DIR/sweep.json (written by run_scripts/sweep.sh) and its representative trace to PNG.
+
+Writes, into the output directory:
+  sweep_macs.png    MACs (ESOP on, ESOP off, dense closed form) and simulation time vs the
+                    input's zero fraction, per kind of sparsity (random, zero lines, zero planes)
+  sweep_bus.png     x-bus sends, y-bus sends, y-bus receives and waits vs zero fraction
+  sweep_energy.png  energy of the ESOP run vs the dense model, and the fraction saved
+  activity.png      per-step MACs (= cells that updated) and y-bus sends of the representative
+                    run, coloured by stage, with the ESOP-off run for reference
+"""
+import argparse
+import csv
+import json
+import os
+import sys
+
+try:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+except ImportError as e:  # pragma: no cover
+    sys.exit(f"plot_sweep.py: error: matplotlib is needed ({e})")
+
+KINDS = [("random", "random zeros", "C0", "o"), ("lines", "zero (i1,i2) lines", "C1", "s"),
+         ("planes", "zero planes", "C2", "^")]
+
+
+def series(recs, kind, esop, key):
+    rs = sorted((r for r in recs if r["kind"] == kind and r["esop"] == esop),
+                key=lambda r: r["input_zero_fraction"])
+    return [r["input_zero_fraction"] for r in rs], [key(r) for r in rs]
+
+
+def xaxis(ax):
+    ax.set_xlabel("fraction of input elements that are zero")
+    ax.set_xlim(-0.03, 1.03)
+    ax.grid(True, alpha=0.3)
+
+
+def title_of(doc):
+    s = doc["settings"]
+    return (f"triada-transform {s['transform']} of a {'x'.join(map(str, s['shape']))} float64 tensor, "
+            f"stage order {s['stage_order']}, {s['ranks']} rank(s)")
+
+
+def plot_macs(doc, path):
+    recs = doc["records"]
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
+    ax = axes[0]
+    dense = max(r["macs_dense"] for r in recs)
+    ax.axhline(dense / 1e6, color="k", ls=":", label="dense closed form (macs_dense)")
+    for kind, label, c, m in KINDS:
+        x, y = series(recs, kind, True, lambda r: r["macs"] / 1e6)
+        if x:
+            ax.plot(x, y, m + "-", color=c, label=f"{label}, ESOP on")
+        x, y = series(recs, kind, False, lambda r: r["macs"] / 1e6)
+        if x:
+            ax.plot(x, y, m, color=c, mfc="none", ms=9, label=f"{label}, ESOP off")
+    ax.set_ylabel("multiply-adds (millions)")
+    ax.set_ylim(bottom=0)
+    ax.set_title("MACs executed")
+    xaxis(ax)
+    ax.legend(fontsize=7)
+    ax = axes[1]
+    for kind, label, c, m in KINDS:
+        x, y = series(recs, kind, True, lambda r: r["simulation_seconds"] * 1e3)
+        if x:
+            ax.plot(x, y, m + "-", color=c, label=f"{label}, ESOP on")
+        x, y = series(recs, kind, False, lambda r: r["simulation_seconds"] * 1e3)
+        if x:
+            ax.plot(x, y, m + "--", color=c, mfc="none", label=f"{label}, ESOP off")
+    ax.set_ylabel("simulation time (ms, engine only)")
+    ax.set_ylim(bottom=0)
+    ax.set_title(f"simulator time (best of {doc['settings'].get('reps', 1)} runs)")
+    xaxis(ax)
+    ax.legend(fontsize=7)
+    fig.suptitle(title_of(doc))
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def plot_bus(doc, path):
+    recs = doc["records"]
+    fig, axes = plt.subplots(2, 2, figsize=(12, 8.8))
+    panels = [("x_bus_sends", "X-bus sends (coefficient elements)"),
+              ("y_bus_sends", "Y-bus sends (pivot cells driving their line)"),
+              ("y_bus_receives", "Y-bus receives (cells taking a value off their line)"),
+              ("waits", "waits (coefficient but empty Y line)")]
+    for ax, (key, ttl) in zip(axes.flat, panels):
+        for kind, label, c, m in KINDS:
+            x, y = series(recs, kind, True, lambda r: r[key])
+            if x:
+                ax.plot(x, y, m + "-", color=c, label=f"{label}, ESOP on")
+            x, y = series(recs, kind, False, lambda r: r[key])
+            if x:
+                ax.plot(x, y, m + "--", color=c, mfc="none", label=f"{label}, ESOP off")
+        ax.set_title(ttl, fontsize=10)
+        ax.set_ylabel("events (summed over the run)")
+        ax.set_ylim(0, max([r[key] for r in recs] + [1]) * 1.08)
+        ax.ticklabel_format(axis="y", style="sci", scilimits=(0, 3))
+        xaxis(ax)
+    h, l = axes[0, 0].get_legend_handles_labels()
+    fig.legend(h, l, loc="lower center", ncol=3, fontsize=8)
+    fig.suptitle("bus events vs input sparsity; " + title_of(doc))
+    fig.tight_layout(rect=(0, 0.07, 1, 1))
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def plot_energy(doc, path):
+    recs = doc["records"]
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
+    ax = axes[0]
+    for kind, label, c, m in KINDS:
+        x, y = series(recs, kind, True, lambda r: r["energy_pj"] / 1e6)
+        if x:
+            ax.plot(x, y, m + "-", color=c, label=f"{label}, ESOP on (run)")
+        x, y = series(recs, kind, False, lambda r: r["energy_pj"] / 1e6)
+        if x:
+            ax.plot(x, y, m, color=c, mfc="none", ms=9, label=f"{label}, ESOP off (run)")
+    dense = max(r["energy_pj_dense"] for r in recs)
+    ax.axhline(dense / 1e6, color="k", ls=":", label="dense model (energy_pj.dense)")
+    ax.set_ylabel("energy (uJ)")
+    ax.set_ylim(bottom=0)
+    ax.set_title("energy per transform (default per-event model)")
+    xaxis(ax)
+    ax.legend(fontsize=7)
+    ax = axes[1]
+    for kind, label, c, m in KINDS:
+        x, y = series(recs, kind, True, lambda r: 100 * (1 - r["energy_pj"] / r["energy_pj_dense"]))
+        if x:
+            ax.plot(x, y, m + "-", color=c, label=label)
+    ax.set_ylabel("energy saved by ESOP vs dense (%)")
+    ax.set_ylim(0, 100)
+    ax.set_title("ESOP saving")
+    xaxis(ax)
+    ax.legend(fontsize=8)
+    fig.suptitle(title_of(doc))
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def read_trace(path):
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    if not rows:
+        raise ValueError(f"{path}: empty trace")
+    return [{k: int(v) for k, v in r.items()} for r in rows]
+
+
+def plot_activity(doc, dirn, path):
+    rep = doc["representative"]
+    on = read_trace(os.path.join(dirn, rep["trace_esop_on"]))
+    off_path = os.path.join(dirn, rep["trace_esop_off"])
+    off = read_trace(off_path) if os.path.exists(off_path) else None
+    rec = next((r for r in doc["records"] if r["kind"] == rep["kind"] and r["fraction"] == rep["fraction"]
+                and r["esop"]), None)
+    fig, axes = plt.subplots(2, 1, figsize=(12, 7), sharex=True)
+    stages = sorted({r["stage"] for r in on})
+    for ax, key, ttl in ((axes[0], "macs", "MACs per step (= cells that updated W)"),
+                         (axes[1], "y_bus_sends", "Y-bus sends per step (pivot cells driving their line)")):
+        if off:
+            ax.step([r["step"] for r in off], [r[key] for r in off], where="mid", color="0.6", lw=1,
+                    label="ESOP off (dense), same input")
+        for s in stages:
+            rs = [r for r in on if r["stage"] == s]
+            ax.bar([r["step"] for r in rs], [r[key] for r in rs], width=1.0, color=f"C{s}",
+                   label=f"stage {s + 1}: sum over axis {rs[0]['axis']}, ESOP on")
+        ax.set_ylabel(ttl.split(" (")[0].replace(" per step", "") + " per step")
+        ax.set_title(ttl, fontsize=10)
+        top = max([r[key] for r in on] + ([r[key] for r in off] if off else []) + [1])
+        ax.set_ylim(0, top * 1.3)
+        ax.grid(True, axis="y", alpha=0.3)
+        ax.legend(fontsize=8, loc="upper center", ncol=4)
+    axes[1].set_xlabel("time step (ESOP on; an all-zero coefficient row would be skipped)")
+    extra = ""
+    if rec:
+        extra = (f"; ESOP MACs {rec['macs'] / rec['macs_dense']:.1%} of dense, "
+                 f"{rec['steps']} of {rec['steps_dense']} steps")
+    fig.suptitle(f"per-step activity, {rep['kind']} {rep['fraction']:g}: " + title_of(doc) + extra,
+                 fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("json", help="sweep.json written by run_scripts/sweep.sh (traces beside it)")
+    ap.add_argument("-o", "--out", default=None, help="output directory (default: the JSON's directory)")
+    a = ap.parse_args()
+    try:
+        with open(a.json) as f:
+            doc = json.load(f)
+    except (OSError, ValueError) as e:
+        sys.exit(f"plot_sweep.py: error: {a.json}: {e}")
+    if doc.get("schema") != "triada-sweep/1" or not doc.get("records"):
+        sys.exit(f"plot_sweep.py: error: {a.json}: not a triada-sweep/1 file with records")
+    dirn = os.path.dirname(os.path.abspath(a.json))
+    out = a.out or dirn
+    os.makedirs(out, exist_ok=True)
+    written = []
+    for name, fn in (("sweep_macs.png", plot_macs), ("sweep_bus.png", plot_bus),
+                     ("sweep_energy.png", plot_energy)):
+        p = os.path.join(out, name)
+        fn(doc, p)
+        written.append(p)
+    p = os.path.join(out, "activity.png")
+    try:
+        plot_activity(doc, dirn, p)
+    except (OSError, ValueError, KeyError) as e:
+        sys.exit(f"plot_sweep.py: error: representative trace: {e}")
+    written.append(p)
+    for p in written:
+        print(f"wrote {p}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,134 @@
+#include "io/generate.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+
+#include "core/error.hpp"
+
+namespace triada {
+
+namespace {
+
+// One stream per independent use, so e.g. the sparsity mask is not correlated with values.
+enum Stream : std::uint64_t {
+  value_re = 1,
+  value_im = 2,
+  normal_re = 3,
+  normal_im = 4,
+  sparsity_mask = 5,
+  line_pick = 6,
+  plane_pick = 7,
+};
+
+double draw(const GenSpec& c, std::uint64_t stream, std::uint64_t box_muller_stream, index_t g) {
+  const std::uint64_t h = counter_hash(c.seed, stream, static_cast<std::uint64_t>(g));
+  switch (c.dist) {
+    case Dist::uniform:
+      return 2.0 * unit_interval(h) - 1.0;
+    case Dist::normal: {
+      const double u1 = static_cast<double>((h >> 11) + 1) * 0x1.0p-53;  // (0, 1]
+      const double u2 =
+          unit_interval(counter_hash(c.seed, box_muller_stream, static_cast<std::uint64_t>(g)));
+      return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
+    }
+    case Dist::integer:
+      return static_cast<double>(static_cast<int>(h % 19) - 9);
+    case Dist::index:
+      return static_cast<double>(g);
+    case Dist::ones:
+      return 1.0;
+  }
+  return 0.0;
+}
+
+index_t rounded_count(double fraction, index_t n) {
+  return static_cast<index_t>(std::llround(fraction * static_cast<double>(n)));
+}
+
+}  // namespace
+
+Dist parse_dist(const std::string& s) {
+  if (s == "uniform") return Dist::uniform;
+  if (s == "normal") return Dist::normal;
+  if (s == "int") return Dist::integer;
+  if (s == "index") return Dist::index;
+  if (s == "ones") return Dist::ones;
+  throw config_error("--dist: expected uniform, normal, int, index or ones, got '" + s + "'");
+}
+
+std::uint64_t splitmix64(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+std::uint64_t counter_hash(std::uint64_t seed, std::uint64_t stream, std::uint64_t index) {
+  return splitmix64(splitmix64(splitmix64(seed) ^ stream) ^ index);
+}
+
+RandomSubset::RandomSubset(std::uint64_t seed, std::uint64_t stream, index_t n, index_t m)
+    : seed_(seed), stream_(stream), m_(m) {
+  if (m <= 0 || m >= n) return;
+  std::vector<std::uint64_t> keys(static_cast<size_t>(n));
+  for (index_t id = 0; id < n; ++id) keys[id] = hash(id);
+  std::vector<std::uint64_t> sorted = keys;
+  std::nth_element(sorted.begin(), sorted.begin() + (m - 1), sorted.end());
+  kth_ = sorted[m - 1];
+  index_t below = 0;
+  for (std::uint64_t k : keys) below += k < kth_;
+  for (index_t id = 0; id < n && below + static_cast<index_t>(ties_.size()) < m; ++id)
+    if (keys[id] == kth_) ties_.push_back(id);
+  all_ = false;
+}
+
+bool RandomSubset::contains(index_t id) const {
+  if (m_ <= 0) return false;
+  if (all_) return true;
+  const std::uint64_t h = hash(id);
+  return h < kth_ || (h == kth_ && std::binary_search(ties_.begin(), ties_.end(), id));
+}
+
+std::uint64_t RandomSubset::hash(index_t id) const {
+  return counter_hash(seed_, stream_, static_cast<std::uint64_t>(id));
+}
+
+template <class T>
+index_t generate_brick(const GenSpec& c, const Brick& b, std::vector<T>& out) {
+  const auto [N1, N2, N3] = c.shape;
+  const int pa = c.plane_axis - 1;
+  const RandomSubset lines(c.seed, line_pick, N1 * N2, rounded_count(c.zero_lines, N1 * N2));
+  const RandomSubset planes(c.seed, plane_pick, c.shape[pa],
+                            rounded_count(c.zero_planes, c.shape[pa]));
+  out.assign(static_cast<size_t>(b.count()), T{});
+  index_t nonzeros = 0;
+  size_t k = 0;
+  for (index_t i1 = b.lo[0]; i1 < b.hi[0]; ++i1)
+    for (index_t i2 = b.lo[1]; i2 < b.hi[1]; ++i2) {
+      const bool line_zero = lines.contains(i1 * N2 + i2);
+      for (index_t i3 = b.lo[2]; i3 < b.hi[2]; ++i3, ++k) {
+        const index_t g = (i1 * N2 + i2) * N3 + i3;
+        const index_t coord[3] = {i1, i2, i3};
+        if (line_zero || planes.contains(coord[pa])) continue;
+        if (c.sparsity > 0 &&
+            unit_interval(counter_hash(c.seed, sparsity_mask, static_cast<std::uint64_t>(g))) <
+                c.sparsity)
+          continue;
+        if constexpr (is_complex_v<T>) {
+          const bool real_only = c.dist == Dist::index || c.dist == Dist::ones;
+          out[k] = {draw(c, value_re, normal_re, g),
+                    real_only ? 0.0 : draw(c, value_im, normal_im, g)};
+        } else {
+          out[k] = draw(c, value_re, normal_re, g);
+        }
+        nonzeros += !is_zero(out[k]);
+      }
+    }
+  return nonzeros;
+}
+
+template index_t generate_brick(const GenSpec&, const Brick&, std::vector<double>&);
+template index_t generate_brick(const GenSpec&, const Brick&, std::vector<cplx>&);
+
+}  // namespace triada

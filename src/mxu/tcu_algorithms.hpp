@@ -1,0 +1,93 @@
+#pragma once
+// The algorithms of "A Computational Model for Tensor Core Units" (Theorems 1-11), each
+// running its matrix products on a TensorUnit and checked against an independent
+// reference. One table (tcu_registry.cpp) lists them for triada-tcu.
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "mxu/tensor_unit.hpp"
+
+namespace triada {
+
+struct TcuProblem {
+  std::int64_t size = 0;     // natural size: matrix side, vertices, vector length, bits, coefficients
+  std::uint64_t seed = 1;    // inputs generated from it unless `input` is given
+  std::string input;         // optional HDF5 file (matrices, graphs) "file.h5[:/dset]"
+};
+
+struct TcuRun {
+  bool verified = false;     // true only if the result matched the reference
+  std::string reference;     // what it was checked against, e.g. "GMP mpz_mul"
+  nlohmann::json details;    // algorithm-specific facts (padding, compression, errors, ...)
+};
+
+struct TcuAlgorithm {
+  const char* name;          // --algo
+  const char* theorem;       // e.g. "Theorem 2"
+  const char* size_meaning;  // what --size is
+  // Runs on the unit (which accumulates the cost); throws config_error for a size the
+  // algorithm cannot take (the message names the size and the rule).
+  TcuRun (*run)(TensorUnit& unit, const TcuProblem& p);
+  // The theorem's time expression (constants 1) for natural size n, unit size m, latency l.
+  double (*bound)(double n, double m, double l);
+  const char* (*bound_formula)();  // the expression as text, e.g. "(n/m)(sqrt(n m) + l)"
+  // The theorem's growth exponent in n for fixed m, l (the --sweep fit compares with it).
+  double (*growth_exponent)();
+};
+
+// All algorithms, in the paper's order.
+const std::vector<TcuAlgorithm>& tcu_algorithms();
+// Throws config_error naming the unknown algorithm and listing the known ones.
+const TcuAlgorithm& find_tcu_algorithm(const std::string& name);
+
+// Implementations (one per algorithm).
+TcuRun tcu_matmul(TensorUnit&, const TcuProblem&);
+TcuRun tcu_strassen(TensorUnit&, const TcuProblem&);
+TcuRun tcu_spmm(TensorUnit&, const TcuProblem&);
+TcuRun tcu_ge(TensorUnit&, const TcuProblem&);
+TcuRun tcu_tclosure(TensorUnit&, const TcuProblem&);
+TcuRun tcu_apsd(TensorUnit&, const TcuProblem&);
+TcuRun tcu_dft(TensorUnit&, const TcuProblem&);
+TcuRun tcu_stencil(TensorUnit&, const TcuProblem&);
+TcuRun tcu_intmul(TensorUnit&, const TcuProblem&);
+TcuRun tcu_karatsuba(TensorUnit&, const TcuProblem&);
+TcuRun tcu_polyeval(TensorUnit&, const TcuProblem&);
+
+double bound_matmul(double n, double m, double l);
+double bound_strassen(double n, double m, double l);
+double bound_spmm(double n, double m, double l);
+double bound_ge(double n, double m, double l);
+double bound_tclosure(double n, double m, double l);
+double bound_apsd(double n, double m, double l);
+double bound_dft(double n, double m, double l);
+double bound_stencil(double n, double m, double l);
+double bound_intmul(double n, double m, double l);
+double bound_karatsuba(double n, double m, double l);
+double bound_polyeval(double n, double m, double l);
+
+const char* formula_matmul();
+double exponent_matmul();
+const char* formula_strassen();
+double exponent_strassen();
+const char* formula_spmm();
+double exponent_spmm();
+const char* formula_ge();
+double exponent_ge();
+const char* formula_tclosure();
+double exponent_tclosure();
+const char* formula_apsd();
+double exponent_apsd();
+const char* formula_dft();
+double exponent_dft();
+const char* formula_stencil();
+double exponent_stencil();
+const char* formula_intmul();
+double exponent_intmul();
+const char* formula_karatsuba();
+double exponent_karatsuba();
+const char* formula_polyeval();
+double exponent_polyeval();
+
+}  // namespace triada

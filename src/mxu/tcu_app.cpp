@@ -1,0 +1,404 @@
+#include "mxu/tcu_app.hpp"
+
+#include <boost/program_options.hpp>
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <ostream>
+#include <sstream>
+
+#include "core/error.hpp"
+#include "mxu/tensor_unit.hpp"
+
+namespace po = boost::program_options;
+
+namespace triada {
+
+namespace {
+
+bool parse_int(const std::string& s, std::int64_t& out) {
+  const char* end = s.data() + s.size();
+  const auto [p, ec] = std::from_chars(s.data(), end, out);
+  return ec == std::errc() && p == end && !s.empty();
+}
+
+std::int64_t parse_positive(const std::string& option, const std::string& s) {
+  std::int64_t v = 0;
+  if (!parse_int(s, v) || v < 1)
+    throw config_error(option + ": expected a positive integer, got '" + s + "'");
+  return v;
+}
+
+std::vector<std::int64_t> parse_list(const std::string& option, const std::string& s) {
+  std::vector<std::int64_t> out;
+  size_t start = 0;
+  while (true) {
+    const size_t comma = s.find(',', start);
+    const std::string part = s.substr(start, comma == std::string::npos ? comma : comma - start);
+    std::int64_t v = 0;
+    if (!parse_int(part, v) || v < 1)
+      throw config_error(option + ": expected a comma-separated list of positive integers, got '" +
+                         s + "'");
+    out.push_back(v);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+// --m is checked by building a unit (one rule, in TensorUnit's constructor).
+void check_m(std::int64_t m, std::int64_t latency) {
+  TensorUnit probe(m, latency);
+}
+
+std::string fixed(double v, int digits) {
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(digits) << v;
+  return os.str();
+}
+
+std::string num(double v) {
+  std::ostringstream os;
+  if (std::abs(v) >= 1e15 || (v != 0 && std::abs(v) < 1e-3))
+    os << std::setprecision(4) << std::scientific << v;
+  else if (v == std::floor(v))
+    os << static_cast<long long>(v);
+  else
+    os << std::setprecision(6) << v;
+  return os.str();
+}
+
+void write_report(const std::string& path, const nlohmann::json& report) {
+  namespace fs = std::filesystem;
+  const fs::path target(path);
+  const fs::path tmp = target.parent_path() / ("." + target.filename().string() + ".tmp");
+  {
+    std::ofstream f(tmp);
+    if (!f) throw input_error(path + ": cannot write the report");
+    f << report.dump(2) << "\n";
+    if (!f) throw input_error(path + ": cannot write the report");
+  }
+  std::error_code ec;
+  fs::rename(tmp, target, ec);
+  if (ec) {
+    fs::remove(tmp, ec);
+    throw input_error(path + ": cannot write the report");
+  }
+}
+
+}  // namespace
+
+std::optional<TcuConfig> parse_tcu_options(int argc, char** argv, std::ostream& help) {
+  std::string algo, size, m, latency, seed = "1", input, report, sizes, ms;
+  bool weak = false, sweep = false;
+  std::string names;
+  for (const auto& a : tcu_algorithms()) names += (names.empty() ? "" : ", ") + std::string(a.name);
+  po::options_description desc("Options");
+  desc.add_options()                                                          //
+      ("help,h", "print this help and exit")                                  //
+      ("algo", po::value(&algo), ("algorithm (required): " + names).c_str())  //
+      ("size", po::value(&size),
+       "natural problem size (required for a single run unless --input): matrix side "
+       "(matmul, strassen, spmm, stencil), equations (ge), vertices (tclosure, apsd), vector "
+       "length (dft), bits (intmul, karatsuba), coefficients (polyeval)")  //
+      ("m", po::value(&m),
+       "tensor unit size m, a perfect square (the unit is sqrt(m) x sqrt(m) cells); required "
+       "for a single run")                                                                    //
+      ("latency", po::value(&latency), "latency l of one tensor unit call, >= 0 (required)")  //
+      ("seed", po::value(&seed)->default_value("1"), "seed of the generated inputs")          //
+      ("input", po::value(&input),
+       "HDF5 input instead of generated data: matmul, strassen, spmm read /A and /B, ge /A "
+       "and /b, tclosure and apsd FILE[:/DATASET] (default /adjacency)")  //
+      ("weak", po::bool_switch(&weak),
+       "weak TCU model (Theorem 12): every call multiplies sqrt(m) x sqrt(m) by sqrt(m) x "
+       "sqrt(m) (r = sqrt(m)), so tall products take more calls")         //
+      ("report", po::value(&report), "write a JSON report to this file")  //
+      ("sweep", po::bool_switch(&sweep),
+       "run a size series for each m of an m series, fit the growth exponent of the model "
+       "time in the theorem's n and print it next to the theorem's exponent")  //
+      ("sizes", po::value(&sizes),
+       "sweep sizes a,b,c (default: a geometric series per algorithm)")  //
+      ("ms", po::value(&ms),
+       "sweep unit sizes a,b,c (default: --m if given, else 4,16,64,256 where the algorithm "
+       "allows them)");
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(desc).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw config_error(e.what());
+  }
+  if (vm.count("help")) {
+    help << "Usage: triada-tcu --algo NAME --size N --m M --latency L [--seed S] [--input "
+            "FILE.h5]\n"
+            "                  [--weak] [--report FILE.json]\n"
+            "       triada-tcu --algo NAME --sweep --latency L [--sizes a,b,c] [--ms 4,16,64] "
+            "[--report FILE.json]\n\n"
+            "Runs a Tensor-Core-Unit algorithm (Chowdhury, Silvestri, Vella) on the planar MXU of "
+            "the\nTriADA mesh, counts its (m, l)-TCU model time (calls: r sqrt(m) + l each; "
+            "CPU: one unit\nper scalar operation) and compares it with the theorem's bound.\n\n"
+         << desc
+         << "\nExit codes: 0 verified, 1 bad input file, 2 bad option, 3 internal error, "
+            "4 a result failed its check.\n";
+    return std::nullopt;
+  }
+  TcuConfig c;
+  if (algo.empty()) throw config_error("missing --algo (see --help)");
+  c.algo = find_tcu_algorithm(algo).name;  // config_error for an unknown name
+  if (!vm.count("latency")) throw config_error("missing --latency (see --help)");
+  if (!parse_int(latency, c.latency) || c.latency < 0)
+    throw config_error("--latency: expected an integer >= 0, got '" + latency + "'");
+  std::int64_t sd = 0;
+  if (!parse_int(seed, sd) || sd < 0)
+    throw config_error("--seed: expected an integer >= 0, got '" + seed + "'");
+  c.seed = static_cast<std::uint64_t>(sd);
+  if (vm.count("size")) c.size = parse_positive("--size", size);
+  if (vm.count("m")) {
+    c.m = parse_positive("--m", m);
+    check_m(c.m, c.latency);
+  }
+  c.input = input;
+  c.weak = weak;
+  c.report = report;
+  c.sweep = sweep;
+  if (vm.count("sizes")) c.sizes = parse_list("--sizes", sizes);
+  if (vm.count("ms")) {
+    c.ms = parse_list("--ms", ms);
+    for (auto v : c.ms) check_m(v, c.latency);
+  }
+  if (c.sweep) {
+    if (!c.input.empty()) throw config_error("--sweep generates its inputs; drop --input");
+    if (c.size != 0) throw config_error("--size is not used with --sweep (give --sizes a,b,c)");
+  } else {
+    if (!c.sizes.empty() || !c.ms.empty())
+      throw config_error("--sizes and --ms are only used with --sweep");
+    if (c.m == 0) throw config_error("missing --m (see --help)");
+    if (c.size == 0 && c.input.empty()) throw config_error("missing --size (see --help)");
+  }
+  return c;
+}
+
+double tcu_theorem_n(const nlohmann::json& details, std::int64_t size) {
+  if (details.is_object() && details.contains("theorem_n") && details["theorem_n"].is_number())
+    return details["theorem_n"].get<double>();
+  return static_cast<double>(size);
+}
+
+double fit_loglog_slope(const std::vector<double>& x, const std::vector<double>& y) {
+  double sx = 0, sy = 0, sxx = 0, sxy = 0, k = 0;
+  for (size_t i = 0; i < x.size() && i < y.size(); ++i) {
+    if (!(x[i] > 0) || !(y[i] > 0)) continue;
+    const double lx = std::log(x[i]), ly = std::log(y[i]);
+    sx += lx, sy += ly, sxx += lx * lx, sxy += lx * ly, k += 1;
+  }
+  const double den = k * sxx - sx * sx;
+  if (k < 2 || !(std::abs(den) > 1e-12)) return std::nan("");
+  return (k * sxy - sx * sy) / den;
+}
+
+nlohmann::json run_tcu_once(const TcuAlgorithm& algo, const TcuProblem& problem, std::int64_t m,
+                            std::int64_t latency, bool weak) {
+  TensorUnit unit(m, latency, weak);
+  const auto t0 = std::chrono::steady_clock::now();
+  const TcuRun run = algo.run(unit, problem);
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const TcuCost& c = unit.cost();
+  std::int64_t size = problem.size;
+  if (run.details.is_object() && run.details.contains("size") && run.details["size"].is_number())
+    size = run.details["size"].get<std::int64_t>();
+  const double n = tcu_theorem_n(run.details, size);
+  const double bound = algo.bound(n, static_cast<double>(m), static_cast<double>(latency));
+  const double total = static_cast<double>(c.model_time());
+  nlohmann::json j;
+  j["schema"] = "triada-tcu-report/1";
+  j["algo"] = algo.name;
+  j["theorem"] = algo.theorem;
+  j["size"] = size;
+  j["size_meaning"] = algo.size_meaning;
+  j["n"] = n;
+  j["m"] = m;
+  j["latency"] = latency;
+  j["weak"] = weak;
+  j["seed"] = problem.seed;
+  j["input"] = problem.input;
+  j["verified"] = run.verified;
+  j["reference"] = run.reference;
+  j["details"] = run.details;
+  j["tcu"] = {
+      {"calls", c.calls},
+      {"rows", c.rows},
+      {"model_time", {{"total", c.model_time()}, {"tensor", c.tensor_time}, {"cpu", c.cpu_time}}},
+      {"bound", bound},
+      {"bound_formula", algo.bound_formula()},
+      {"ratio", bound > 0 ? total / bound : std::nan("")},
+      {"exponent_theorem", algo.growth_exponent()},
+      {"cell_steps", c.cell_steps},
+      {"macs", c.macs},
+      {"macs_dense", c.macs_dense}};
+  j["wall_seconds"] = wall;
+  return j;
+}
+
+std::vector<std::int64_t> tcu_default_sizes(const std::string& algo, std::int64_t m) {
+  const auto s = static_cast<std::int64_t>(std::llround(std::sqrt(static_cast<double>(m))));
+  if (algo == "matmul") return {32, 64, 128, 256, 512};
+  if (algo == "strassen") return {32, 64, 128, 256, 512};
+  if (algo == "spmm") return {256, 512, 1024, 2048};
+  if (algo == "ge") return {63, 127, 255, 511, 1023};
+  // Larger units need larger graphs before the n^3 term dominates; m = 4 is the slowest.
+  if (algo == "tclosure")
+    return m <= 4 ? std::vector<std::int64_t>{32, 64, 128, 256, 512}
+                  : std::vector<std::int64_t>{64, 128, 256, 512, 1024};
+  if (algo == "apsd")
+    return m <= 4 ? std::vector<std::int64_t>{32, 64, 128, 256}
+                  : std::vector<std::int64_t>{32, 64, 128, 256, 512};
+  if (algo == "dft") {  // powers of sqrt(m) up to 2^16, at most the 6 largest
+    std::vector<std::int64_t> v;
+    if (s >= 2)
+      for (std::int64_t n = s; n <= (1 << 16); n *= s) v.push_back(n);
+    if (v.size() > 6) v.erase(v.begin(), v.end() - 6);
+    return v;
+  }
+  if (algo == "stencil") return {32, 64, 128, 256};
+  if (algo == "intmul" || algo == "karatsuba") return {1000, 4000, 16000, 64000};
+  if (algo == "polyeval") return {256, 512, 1024, 2048, 4096};
+  return {16, 32, 64, 128};
+}
+
+std::vector<std::int64_t> tcu_default_ms(const std::string& algo) {
+  (void)algo;  // every algorithm takes 4, 16, 64 and 256 (dft and stencil need m >= 4)
+  return {4, 16, 64, 256};
+}
+
+namespace {
+
+void print_single(const nlohmann::json& r, std::ostream& out) {
+  const auto& t = r["tcu"];
+  const double macs = t["macs"].get<double>(), dense = t["macs_dense"].get<double>();
+  out << "triada-tcu: " << r["algo"].get<std::string>() << " (" << r["theorem"].get<std::string>()
+      << "), size " << r["size"].get<std::int64_t>() << " (" << r["size_meaning"].get<std::string>()
+      << "), n = " << num(r["n"].get<double>()) << ", m = " << r["m"].get<std::int64_t>()
+      << ", l = " << r["latency"].get<std::int64_t>()
+      << (r["weak"].get<bool>() ? ", weak TCU model" : ", TCU model") << "\n";
+  out << "  calls       " << t["calls"].get<std::uint64_t>() << " (rows streamed "
+      << t["rows"].get<std::uint64_t>() << ")\n";
+  out << "  model time  " << t["model_time"]["total"].get<std::uint64_t>() << " = tensor "
+      << t["model_time"]["tensor"].get<std::uint64_t>() << " + cpu "
+      << t["model_time"]["cpu"].get<std::uint64_t>() << "\n";
+  out << "  bound       " << num(t["bound"].get<double>()) << "  ["
+      << t["bound_formula"].get<std::string>() << "]\n";
+  out << "  ratio       " << fixed(t["ratio"].get<double>(), 3) << " (model time / bound)\n";
+  out << "  cell steps  " << t["cell_steps"].get<std::uint64_t>() << "\n";
+  out << "  MACs        " << t["macs"].get<std::uint64_t>() << " of "
+      << t["macs_dense"].get<std::uint64_t>() << " dense"
+      << (dense > 0 ? " (" + fixed(100.0 * macs / dense, 1) + "%)" : "") << "\n";
+  std::string facts;
+  for (const auto& [k, v] : r["details"].items())
+    if (v.is_primitive() && k != "input")
+      facts +=
+          (facts.empty() ? "" : ", ") + k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
+  if (!facts.empty()) out << "  details     " << facts << "\n";
+  out << "  verified    " << (r["verified"].get<bool>() ? "yes" : "NO") << " ("
+      << r["reference"].get<std::string>() << ")\n";
+}
+
+}  // namespace
+
+int run_tcu_job(const TcuConfig& cfg, std::ostream& out) {
+  const TcuAlgorithm& algo = find_tcu_algorithm(cfg.algo);
+  if (!cfg.sweep) {
+    const TcuProblem p{cfg.size, cfg.seed, cfg.input};
+    const nlohmann::json r = run_tcu_once(algo, p, cfg.m, cfg.latency, cfg.weak);
+    print_single(r, out);
+    if (!cfg.report.empty()) write_report(cfg.report, r);
+    return r["verified"].get<bool>() ? 0 : 4;
+  }
+
+  std::vector<std::int64_t> ms = cfg.ms;
+  if (ms.empty()) ms = cfg.m > 0 ? std::vector<std::int64_t>{cfg.m} : tcu_default_ms(cfg.algo);
+  out << "triada-tcu sweep: " << algo.name << " (" << algo.theorem << "), l = " << cfg.latency
+      << (cfg.weak ? ", weak TCU model" : ", TCU model") << ", bound " << algo.bound_formula()
+      << "\n";
+  out << std::setw(5) << "m" << std::setw(8) << "size" << std::setw(12) << "n" << std::setw(10)
+      << "calls" << std::setw(14) << "model time" << std::setw(14) << "tensor" << std::setw(13)
+      << "cpu" << std::setw(14) << "bound" << std::setw(8) << "ratio" << std::setw(9) << "verified"
+      << std::setw(8) << "wall s"
+      << "\n";
+  nlohmann::json rows = nlohmann::json::array(), fits = nlohmann::json::array();
+  bool all_ok = true;
+  for (const std::int64_t m : ms) {
+    const std::vector<std::int64_t> sizes =
+        cfg.sizes.empty() ? tcu_default_sizes(cfg.algo, m) : cfg.sizes;
+    std::vector<double> ns, times, bounds;
+    for (const std::int64_t size : sizes) {
+      const TcuProblem p{size, cfg.seed, ""};
+      const nlohmann::json r = run_tcu_once(algo, p, m, cfg.latency, cfg.weak);
+      const auto& t = r["tcu"];
+      nlohmann::json row = {{"m", m},
+                            {"size", r["size"]},
+                            {"n", r["n"]},
+                            {"latency", cfg.latency},
+                            {"calls", t["calls"]},
+                            {"model_time", t["model_time"]},
+                            {"bound", t["bound"]},
+                            {"ratio", t["ratio"]},
+                            {"cell_steps", t["cell_steps"]},
+                            {"macs", t["macs"]},
+                            {"macs_dense", t["macs_dense"]},
+                            {"verified", r["verified"]},
+                            {"wall_seconds", r["wall_seconds"]}};
+      all_ok = all_ok && r["verified"].get<bool>();
+      ns.push_back(r["n"].get<double>());
+      times.push_back(t["model_time"]["total"].get<double>());
+      bounds.push_back(t["bound"].get<double>());
+      out << std::setw(5) << m << std::setw(8) << size << std::setw(12) << num(ns.back())
+          << std::setw(10) << t["calls"].get<std::uint64_t>() << std::setw(14)
+          << t["model_time"]["total"].get<std::uint64_t>() << std::setw(14)
+          << t["model_time"]["tensor"].get<std::uint64_t>() << std::setw(13)
+          << t["model_time"]["cpu"].get<std::uint64_t>() << std::setw(14) << num(bounds.back())
+          << std::setw(8) << fixed(t["ratio"].get<double>(), 3) << std::setw(9)
+          << (r["verified"].get<bool>() ? "yes" : "NO") << std::setw(8)
+          << fixed(r["wall_seconds"].get<double>(), 2) << "\n";
+      rows.push_back(row);
+    }
+    const double fitted = fit_loglog_slope(ns, times), fitted_bound = fit_loglog_slope(ns, bounds);
+    fits.push_back({{"m", m},
+                    {"fitted_exponent", std::isfinite(fitted) ? nlohmann::json(fitted) : nullptr},
+                    {"bound_fitted_exponent",
+                     std::isfinite(fitted_bound) ? nlohmann::json(fitted_bound) : nullptr},
+                    {"theorem_exponent", algo.growth_exponent()}});
+  }
+  out << "growth exponent of the model time in n (least squares on log-log), theorem "
+      << fixed(algo.growth_exponent(), 3) << ":\n";
+  for (const auto& f : fits) {
+    const auto show = [](const nlohmann::json& v) {
+      return v.is_number() ? fixed(v.get<double>(), 3) : std::string("n/a");
+    };
+    out << "  m = " << std::setw(4) << f["m"].get<std::int64_t>() << ": fitted exponent "
+        << show(f["fitted_exponent"])
+        << "  (the bound over the same sizes: " << show(f["bound_fitted_exponent"]) << "; theorem "
+        << fixed(algo.growth_exponent(), 3) << ")\n";
+  }
+  if (!cfg.report.empty()) {
+    nlohmann::json report = {{"schema", "triada-tcu-report/1"},
+                             {"algo", algo.name},
+                             {"theorem", algo.theorem},
+                             {"size_meaning", algo.size_meaning},
+                             {"latency", cfg.latency},
+                             {"weak", cfg.weak},
+                             {"seed", cfg.seed},
+                             {"bound_formula", algo.bound_formula()},
+                             {"exponent_theorem", algo.growth_exponent()},
+                             {"verified", all_ok},
+                             {"sweep", rows},
+                             {"fits", fits}};
+    write_report(cfg.report, report);
+  }
+  return all_ok ? 0 : 4;
+}
+
+}  // namespace triada

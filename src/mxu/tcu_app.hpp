@@ -1,0 +1,55 @@
+#pragma once
+// triada-tcu: runs one algorithm of "A Computational Model for Tensor Core Units" on the
+// planar MXU (or a size x m sweep of it), prints the model cost next to the theorem's bound
+// and writes a JSON report. Options are parsed into a plain struct (STYLE.md #6); the
+// variables_map never leaves the parser.
+#include <cstdint>
+#include <iosfwd>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "mxu/tcu_algorithms.hpp"
+
+namespace triada {
+
+struct TcuConfig {
+  std::string algo;
+  std::int64_t size = 0;  // 0: from --input (single run) or the sweep's series
+  std::int64_t m = 0;     // 0: not given
+  std::int64_t latency = 0;
+  std::uint64_t seed = 1;
+  std::string input;   // HDF5 file (matrices /A /B /b, graphs /adjacency)
+  bool weak = false;   // weak TCU model (Theorem 12): calls with r = sqrt(m) only
+  std::string report;  // JSON report path ("" = none)
+  bool sweep = false;
+  std::vector<std::int64_t> sizes;  // --sizes (sweep), empty = the algorithm's default
+  std::vector<std::int64_t> ms;     // --ms (sweep), empty = --m or the default series
+};
+
+// Parses and validates the command line. Returns nothing for --help (text in `help`).
+// Throws config_error with one clear line for a bad, unknown or missing option.
+std::optional<TcuConfig> parse_tcu_options(int argc, char** argv, std::ostream& help);
+
+// One run of `algo` on an (m, l)-TCU: the report object (algo, size, m, latency, weak,
+// verified, reference, details and the `tcu` cost object).
+nlohmann::json run_tcu_once(const TcuAlgorithm& algo, const TcuProblem& problem, std::int64_t m,
+                            std::int64_t latency, bool weak);
+
+// The theorem's n for a run: details.theorem_n when the algorithm reports it (matmul:
+// side^2), else the natural size.
+double tcu_theorem_n(const nlohmann::json& details, std::int64_t size);
+
+// Least-squares slope of log(y) against log(x) (needs >= 2 distinct x; NaN otherwise).
+double fit_loglog_slope(const std::vector<double>& x, const std::vector<double>& y);
+
+// Default sweep series of an algorithm: natural sizes for unit size m, and unit sizes.
+std::vector<std::int64_t> tcu_default_sizes(const std::string& algo, std::int64_t m);
+std::vector<std::int64_t> tcu_default_ms(const std::string& algo);
+
+// Runs the configured job, prints the summary (or the sweep table) to `out`, writes the
+// report. Returns the exit code: 0 verified, 4 if any result failed its check.
+int run_tcu_job(const TcuConfig& cfg, std::ostream& out);
+
+}  // namespace triada

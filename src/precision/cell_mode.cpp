@@ -1,0 +1,157 @@
+#include "precision/cell_mode.hpp"
+
+#include <bit>
+#include <cmath>
+#include <cstring>
+
+#include "core/error.hpp"
+
+namespace triada {
+
+namespace {
+const char* const kNames[] = {"fp64", "fp32", "tf32", "bf16", "fp16", "m3xu-fp32", "m3xu-fp32c", "3xtf32"};
+
+// Round a binary32 to `keep` explicit significand bits, nearest even; Inf/NaN untouched.
+float round_mantissa(float x, int keep) {
+  std::uint32_t u = std::bit_cast<std::uint32_t>(x);
+  if ((u & 0x7F800000u) == 0x7F800000u) return x;
+  const int drop = 23 - keep;
+  const std::uint32_t half = 1u << (drop - 1), mask = (1u << drop) - 1;
+  const std::uint32_t rest = u & mask;
+  u &= ~mask;
+  if (rest > half || (rest == half && (u & (1u << drop)))) u += 1u << drop;  // may carry to Inf
+  return std::bit_cast<float>(u);
+}
+}  // namespace
+
+CellMode parse_cell_mode(const std::string& word) {
+  for (int i = 0; i < 8; ++i)
+    if (word == kNames[i]) return static_cast<CellMode>(i);
+  throw config_error("cell mode: unknown '" + word +
+                     "' (expected fp64, fp32, tf32, bf16, fp16, m3xu-fp32, m3xu-fp32c or 3xtf32)");
+}
+
+std::string to_string(CellMode m) { return kNames[static_cast<int>(m)]; }
+
+int substeps(CellMode m) {
+  switch (m) {
+    case CellMode::m3xu_fp32:
+      return 2;
+    case CellMode::m3xu_fp32c:
+      return 4;
+    case CellMode::x3tf32:
+      return 3;
+    default:
+      return 1;
+  }
+}
+
+float round_tf32(float x) { return round_mantissa(x, 10); }
+float round_bf16(float x) { return round_mantissa(x, 7); }
+
+float round_fp16(float x) {
+  if (!std::isfinite(x)) return x;
+  const float a = std::fabs(x);
+  if (a >= 65520.0f) return std::copysign(INFINITY, x);  // rounds past the largest fp16
+  if (a >= 6.103515625e-05f) return round_mantissa(x, 10);  // normal fp16 range
+  // Subnormal fp16: a multiple of 2^-24, nearest even (exact in binary32 arithmetic).
+  const float q = std::nearbyint(a * 16777216.0f);  // 2^24; default rounding: to even
+  return std::copysign(q / 16777216.0f, x);
+}
+
+M3xuSplit m3xu_split(float x) {
+  const std::uint32_t u = std::bit_cast<std::uint32_t>(x);
+  const std::uint32_t sign = u & 0x80000000u, exp = (u >> 23) & 0xFFu;
+  if (exp == 0xFFu) return {x, 0.0f};  // Inf / NaN carry through the high half
+  // The 24-bit significand (implicit one for normals) and the power of two of its last bit.
+  std::uint32_t sig = u & 0x7FFFFFu;
+  int e = exp == 0 ? -149 : static_cast<int>(exp) - 150;
+  if (exp != 0) sig |= 0x800000u;
+  const std::uint32_t hi_bits = sig & 0xFFF000u, lo_bits = sig & 0xFFFu;
+  // hi_bits * 2^e and lo_bits * 2^e are exact binary32 values (<= 12 significant bits).
+  float hi = std::ldexp(static_cast<float>(hi_bits), e);
+  float lo = std::ldexp(static_cast<float>(lo_bits), e);
+  if (sign) {
+    hi = -hi;
+    lo = -lo;
+  }
+  return {hi, lo};
+}
+
+double m3xu_product(float a, float b) {
+  if (!std::isfinite(a) || !std::isfinite(b)) return static_cast<double>(a) * static_cast<double>(b);
+  const M3xuSplit x = m3xu_split(a), y = m3xu_split(b);
+  // Each partial product has <= 24 significant bits: exact in binary32 arithmetic's wider
+  // cousin; computed in binary64 to keep the exponent range of subnormal halves.
+  const double hh = double(x.hi) * double(y.hi), ll = double(x.lo) * double(y.lo);
+  const double hl = double(x.hi) * double(y.lo), lh = double(x.lo) * double(y.hi);
+  // Step 1 (Eq. 6): hi*hi + lo*lo; step 2 (Eq. 8): hi*lo + lo*hi. The total has at most
+  // 48 significant bits, so the binary64 sums are exact.
+  const double step1 = hh + ll;
+  const double step2 = hl + lh;
+  const double p = step1 + step2;
+  // A signed zero product keeps IEEE's sign (-0 when exactly one factor is negative).
+  return p == 0.0 ? static_cast<double>(a) * static_cast<double>(b) : p;
+}
+
+double mac(CellMode m, double w, double y, double c) {
+  switch (m) {
+    case CellMode::fp64:
+      return std::fma(y, c, w);
+    case CellMode::fp32:
+      return std::fmaf(static_cast<float>(y), static_cast<float>(c), static_cast<float>(w));
+    case CellMode::tf32:
+      return std::fmaf(round_tf32(static_cast<float>(y)), round_tf32(static_cast<float>(c)),
+                       static_cast<float>(w));
+    case CellMode::bf16:
+      return std::fmaf(round_bf16(static_cast<float>(y)), round_bf16(static_cast<float>(c)),
+                       static_cast<float>(w));
+    case CellMode::fp16:
+      return std::fmaf(round_fp16(static_cast<float>(y)), round_fp16(static_cast<float>(c)),
+                       static_cast<float>(w));
+    case CellMode::m3xu_fp32:
+    case CellMode::m3xu_fp32c:
+      // The wide accumulator: the exact product added in binary64.
+      return w + m3xu_product(static_cast<float>(y), static_cast<float>(c));
+    case CellMode::x3tf32: {
+      const float a = static_cast<float>(y), b = static_cast<float>(c);
+      const float ah = round_tf32(a), bh = round_tf32(b);
+      float acc = static_cast<float>(w);
+      // Inf/NaN operands: the big product alone carries IEEE's result (the split of a
+      // non-finite value has no small part).
+      if (!std::isfinite(a) || !std::isfinite(b)) return std::fmaf(ah, bh, acc);
+      const float al = round_tf32(a - ah), bl = round_tf32(b - bh);
+      acc = std::fmaf(al, bh, acc);
+      acc = std::fmaf(ah, bl, acc);
+      return std::fmaf(ah, bh, acc);
+    }
+  }
+  return std::fma(y, c, w);
+}
+
+cplx mac(CellMode m, const cplx& w, const cplx& y, const cplx& c) {
+  if (m == CellMode::fp64) return mac(w, y, c);
+  if (m == CellMode::m3xu_fp32c || m == CellMode::m3xu_fp32) {
+    // Eq. 9: four exact products in four sub-steps; the real part's subtraction and both
+    // sums happen in the wide accumulator, then each component is rounded to binary32.
+    const float yr = static_cast<float>(y.real()), yi = static_cast<float>(y.imag());
+    const float cr = static_cast<float>(c.real()), ci = static_cast<float>(c.imag());
+    const double rr = m3xu_product(yr, cr), ii = m3xu_product(yi, ci);
+    const double ri = m3xu_product(yr, ci), ir = m3xu_product(yi, cr);
+    return {w.real() + (rr - ii), w.imag() + (ri + ir)};
+  }
+  // Other modes: four real multiply-adds in the fixed order of core/types.hpp.
+  const double re = mac(m, mac(m, w.real(), y.real(), c.real()), -y.imag(), c.imag());
+  const double im = mac(m, mac(m, w.imag(), y.real(), c.imag()), y.imag(), c.real());
+  return {re, im};
+}
+
+bool rounds_on_store(CellMode m) { return m == CellMode::m3xu_fp32 || m == CellMode::m3xu_fp32c; }
+
+double store(CellMode m, double w) {
+  return rounds_on_store(m) ? static_cast<double>(static_cast<float>(w)) : w;
+}
+
+cplx store(CellMode m, const cplx& w) { return {store(m, w.real()), store(m, w.imag())}; }
+
+}  // namespace triada

@@ -1,0 +1,202 @@
+// Multi-mode cells (M3XU paper): exactness of the two-step FP32 product, rounding to the
+// narrow formats against independent references, GEMM accuracy and the error ordering.
+#include <bit>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "core/error.hpp"
+#include "precision/cell_mode.hpp"
+
+using namespace triada;
+
+namespace {
+std::vector<float> edge_floats() {
+  const float inf = std::numeric_limits<float>::infinity();
+  std::vector<float> v = {0.0f, -0.0f, 1.0f, -1.0f, 2.0f, 0.5f, 3.0f,
+                          std::numeric_limits<float>::denorm_min(),
+                          -std::numeric_limits<float>::denorm_min(),
+                          std::numeric_limits<float>::min(),
+                          std::nextafter(std::numeric_limits<float>::min(), 0.0f),  // largest subnormal
+                          std::numeric_limits<float>::max(), -std::numeric_limits<float>::max(),
+                          std::nextafter(1.0f, 2.0f), std::nextafter(1.0f, 0.0f), 1.0f / 3.0f,
+                          16777215.0f, 4095.0f, 4096.0f, 4097.0f};
+  for (int e = -149; e <= 127; e += 7) v.push_back(std::ldexp(1.0f, e));
+  (void)inf;
+  return v;
+}
+// Independent rounding of a binary32 to p significand bits (nearest even), via frexp.
+float ref_round(float x, int p) {
+  if (x == 0 || !std::isfinite(x)) return x;
+  int e = 0;
+  const double m = std::frexp(static_cast<double>(x), &e);  // x = m * 2^e, 0.5 <= |m| < 1
+  const double scaled = std::ldexp(m, p);                    // p significant bits above the point
+  return static_cast<float>(std::ldexp(std::nearbyint(scaled), e - p));
+}
+}  // namespace
+
+TEST_CASE("the M3XU split gives two halves of at most 12 bits that sum to the value", "[precision]") {
+  std::mt19937 gen(1);
+  std::vector<float> vals = edge_floats();
+  for (int i = 0; i < 200000; ++i) {
+    float f = std::bit_cast<float>(static_cast<std::uint32_t>(gen()));
+    if (std::isfinite(f)) vals.push_back(f);
+  }
+  for (float x : vals) {
+    const M3xuSplit s = m3xu_split(x);
+    CHECK(static_cast<double>(s.hi) + static_cast<double>(s.lo) == static_cast<double>(x));
+    for (float h : {s.hi, s.lo}) {
+      if (h == 0) continue;
+      int e = 0;
+      const double m = std::frexp(static_cast<double>(h), &e);
+      CHECK(std::ldexp(m, 12) == std::trunc(std::ldexp(m, 12)));  // fits in 12 bits
+    }
+  }
+}
+
+TEST_CASE("m3xu-fp32 products equal the exact product of the two fp32 inputs bit for bit",
+          "[precision]") {
+  std::vector<float> vals = edge_floats();
+  std::mt19937 gen(2);
+  std::vector<std::pair<float, float>> pairs;
+  for (float a : vals)
+    for (float b : vals) pairs.emplace_back(a, b);
+  for (int i = 0; i < 1000000; ++i) {
+    const float a = std::bit_cast<float>(static_cast<std::uint32_t>(gen()));
+    const float b = std::bit_cast<float>(static_cast<std::uint32_t>(gen()));
+    if (std::isfinite(a) && std::isfinite(b)) pairs.emplace_back(a, b);
+  }
+  std::size_t bad = 0;
+  for (const auto& [a, b] : pairs) {
+    // binary32 x binary32 fits binary64 exactly: 48 significand bits, exponents in range.
+    const double exact = static_cast<double>(a) * static_cast<double>(b);
+    const double got = m3xu_product(a, b);
+    if (std::bit_cast<std::uint64_t>(got) != std::bit_cast<std::uint64_t>(exact)) ++bad;
+  }
+  CHECK(bad == 0);
+  CHECK(pairs.size() > 900000);
+}
+
+TEST_CASE("Inf and NaN propagate through every mode as in IEEE", "[precision]") {
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::nan("");
+  for (int i = 0; i < 8; ++i) {
+    const CellMode m = static_cast<CellMode>(i);
+    CAPTURE(to_string(m));
+    CHECK(std::isnan(mac(m, 0.0, nan, 1.0)));
+    CHECK(std::isnan(mac(m, nan, 1.0, 1.0)));
+    CHECK(std::isinf(mac(m, 0.0, inf, 2.0)));
+    CHECK(std::isnan(mac(m, 0.0, inf, 0.0)));      // inf * 0
+    CHECK(std::isnan(mac(m, inf, -inf, 1.0)));     // inf - inf
+    CHECK(std::isinf(store(m, mac(m, 1.0, inf, 1.0))));
+  }
+}
+
+TEST_CASE("tf32, bf16 and fp16 rounding match independent references", "[precision]") {
+  std::mt19937 gen(3);
+  for (int i = 0; i < 200000; ++i) {
+    const float x = std::ldexp(std::uniform_real_distribution<float>(-1, 1)(gen),
+                               std::uniform_int_distribution<int>(-14, 15)(gen));
+    CHECK(round_tf32(x) == ref_round(x, 11));
+    CHECK(round_bf16(x) == ref_round(x, 8));
+    CHECK(round_fp16(x) == static_cast<float>(static_cast<_Float16>(x)));
+  }
+  // fp16's range: overflow to Inf, subnormals on a 2^-24 grid.
+  CHECK(std::isinf(round_fp16(70000.0f)));
+  CHECK(round_fp16(65504.0f) == 65504.0f);
+  CHECK(round_fp16(std::ldexp(1.0f, -25)) == 0.0f);  // a tie rounds to even (0)
+  CHECK(round_fp16(std::ldexp(3.0f, -25)) == std::ldexp(1.0f, -23));
+  CHECK(round_bf16(1.0f + std::ldexp(1.0f, -8)) == 1.0f);  // a tie rounds to even
+}
+
+namespace {
+// C = A * B in a cell mode, the way a cell accumulates (store rounding at the end).
+std::vector<double> gemm(CellMode m, const std::vector<float>& A, const std::vector<float>& B,
+                         int n, int k, int p) {
+  std::vector<double> C(static_cast<size_t>(n * p));
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < p; ++j) {
+      double w = 0;
+      for (int t = 0; t < k; ++t) w = mac(m, w, A[i * k + t], B[t * p + j]);
+      C[i * p + j] = store(m, w);
+    }
+  return C;
+}
+}  // namespace
+
+TEST_CASE("m3xu-fp32 GEMM is within one fp32 ulp of fp64 from the same fp32 inputs",
+          "[precision]") {
+  std::mt19937 gen(4);
+  std::uniform_real_distribution<float> u(-1, 1);
+  const int n = 24, k = 96, p = 20;
+  std::vector<float> A(n * k), B(k * p);
+  for (auto& x : A) x = u(gen);
+  for (auto& x : B) x = u(gen);
+  const auto ref = gemm(CellMode::fp64, A, B, n, k, p);
+  const auto m3 = gemm(CellMode::m3xu_fp32, A, B, n, k, p);
+  for (size_t i = 0; i < ref.size(); ++i) {
+    const float r = static_cast<float>(ref[i]);
+    const double ulp = std::nextafter(std::fabs(r), INFINITY) - std::fabs(r);
+    CHECK(std::fabs(m3[i] - ref[i]) <= ulp);
+    CHECK(static_cast<double>(static_cast<float>(m3[i])) == m3[i]);  // stored as fp32
+  }
+}
+
+TEST_CASE("m3xu-fp32c complex products are within one fp32 ulp per component", "[precision]") {
+  std::mt19937 gen(5);
+  std::uniform_real_distribution<float> u(-1, 1);
+  for (int trial = 0; trial < 200; ++trial) {
+    cplx w64{}, w3{};
+    for (int t = 0; t < 64; ++t) {
+      const cplx y{u(gen), u(gen)}, c{u(gen), u(gen)};  // fp32 values held in doubles
+      w64 = mac(CellMode::fp64, w64, y, c);
+      w3 = mac(CellMode::m3xu_fp32c, w3, y, c);
+    }
+    w3 = store(CellMode::m3xu_fp32c, w3);
+    for (auto [got, ref] : {std::pair{w3.real(), w64.real()}, std::pair{w3.imag(), w64.imag()}}) {
+      const float r = static_cast<float>(ref);
+      const double ulp = std::nextafter(std::fabs(r), INFINITY) - std::fabs(r);
+      CHECK(std::fabs(got - ref) <= ulp);
+    }
+  }
+}
+
+TEST_CASE("errors order bf16 > tf32, bf16 > fp16, each > 3xtf32 >= m3xu-fp32", "[precision]") {
+  std::mt19937 gen(6);
+  std::uniform_real_distribution<float> u(-1, 1);
+  const int n = 32, k = 128, p = 32;
+  std::vector<float> A(n * k), B(k * p);
+  for (auto& x : A) x = u(gen);
+  for (auto& x : B) x = u(gen);
+  const auto ref = gemm(CellMode::fp64, A, B, n, k, p);
+  auto err = [&](CellMode m) {
+    const auto c = gemm(m, A, B, n, k, p);
+    double e = 0, scale = 0;
+    for (size_t i = 0; i < c.size(); ++i) {
+      e = std::max(e, std::fabs(c[i] - ref[i]));
+      scale = std::max(scale, std::fabs(ref[i]));
+    }
+    return e / scale;
+  };
+  const double bf16 = err(CellMode::bf16), tf32 = err(CellMode::tf32), fp16 = err(CellMode::fp16),
+               x3 = err(CellMode::x3tf32), m3 = err(CellMode::m3xu_fp32);
+  CAPTURE(bf16, tf32, fp16, x3, m3);
+  CHECK(bf16 > tf32);
+  CHECK(bf16 > fp16);
+  CHECK(tf32 > x3);
+  CHECK(fp16 > x3);
+  CHECK(x3 >= m3);
+  CHECK(m3 < 1e-6);
+}
+
+TEST_CASE("cell modes parse, print and count their sub-steps", "[precision]") {
+  for (const char* w : {"fp64", "fp32", "tf32", "bf16", "fp16", "m3xu-fp32", "m3xu-fp32c", "3xtf32"})
+    CHECK(to_string(parse_cell_mode(w)) == w);
+  CHECK_THROWS_AS(parse_cell_mode("fp8"), config_error);
+  CHECK(substeps(CellMode::fp64) == 1);
+  CHECK(substeps(CellMode::m3xu_fp32) == 2);
+  CHECK(substeps(CellMode::m3xu_fp32c) == 4);
+  CHECK(substeps(CellMode::x3tf32) == 3);
+}
