@@ -15,6 +15,10 @@
 namespace triada {
 
 enum class Executor { reference, fused };
+// How the fused executor moves pivot planes between the bricks of a line: automatic reads
+// them in place through MPI shared memory when the line lives on one node, else
+// broadcasts them; messages always broadcasts (tests use it to exercise that path).
+enum class PivotTransport { automatic, messages };
 Executor parse_executor(const std::string& word);  // "reference" | "fused"
 const char* to_string(Executor e);
 
@@ -22,6 +26,7 @@ struct EngineOptions {
   Executor executor = Executor::fused;
   Mode mode = Mode::esop;
   CellMode cell_mode = CellMode::fp64;  // the cells' arithmetic (precision/cell_mode.hpp)
+  PivotTransport pivot_transport = PivotTransport::automatic;
   std::uint64_t shuffle_seed = 0;  // 0: rows streamed in natural order
   // Fused executor: bytes of pivot planes received per batch (bounds the buffers);
   // 0: automatic, max(2 MiB, a quarter of the brick).

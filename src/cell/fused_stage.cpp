@@ -183,6 +183,59 @@ bool finite_value(const T& v) {
     return std::isfinite(v);
 }
 
+// The pivot planes of a line's members on one node: each member's V brick copied into an
+// MPI shared-memory window (collective over the line), readable by every member.
+template <class T>
+class SharedPlanes {
+ public:
+  SharedPlanes() = default;
+  SharedPlanes(const SharedPlanes&) = delete;
+  SharedPlanes& operator=(const SharedPlanes&) = delete;
+  ~SharedPlanes() {
+    if (win_ != MPI_WIN_NULL) MPI_Win_free(&win_);  // collective: every member is done reading
+  }
+
+  void open(const Topology& topo, const StagePlan& sp, const std::vector<T>& v, MPI_Comm line,
+            int line_size, index_t n_axis) {
+    const Plan& plan = topo.plan();
+    a_ = sp.axis - 1;
+    const auto [d1, d2] = other_axes(sp.axis);
+    d1_ = d1;
+    d2_ = d2;
+    T* mine = nullptr;
+    CHECK_MPI(MPI_Win_allocate_shared(static_cast<MPI_Aint>(v.size() * sizeof(T)), sizeof(T),
+                                      MPI_INFO_NULL, line, &mine, &win_));
+    if (!v.empty()) std::memcpy(mine, v.data(), v.size() * sizeof(T));
+    CHECK_MPI(MPI_Win_fence(0, win_));  // every member's copy is in place
+    const ext3 ev = topo.cells().intersect(whole(sp.in_shape)).extents();
+    for (int r = 0; r < line_size; ++r) {
+      MPI_Aint size = 0;
+      int disp = 0;
+      T* base = nullptr;
+      CHECK_MPI(MPI_Win_shared_query(win_, r, &size, &disp, &base));
+      const Range rg = plan.cell_range(sp.axis, r);
+      ext3 er = ev;
+      er[a_] = std::max<index_t>(0, std::min(rg.hi, n_axis) - std::min(rg.lo, n_axis));
+      members_.push_back({base, rg.lo, {er[1] * er[2], er[2], 1}});
+    }
+  }
+
+  PlaneRef<T> plane(int member, index_t t) const {
+    const Member& m = members_[static_cast<size_t>(member)];
+    return {m.base + (t - m.lo) * m.stride[a_], m.stride[d1_], m.stride[d2_]};
+  }
+
+ private:
+  struct Member {
+    const T* base;
+    index_t lo;   // first plane along the axis
+    ext3 stride;  // C-order strides of its V brick
+  };
+  MPI_Win win_ = MPI_WIN_NULL;
+  int a_ = 0, d1_ = 0, d2_ = 0;
+  std::vector<Member> members_;
+};
+
 }  // namespace
 
 template <class T>
@@ -351,8 +404,17 @@ void fused_stage(const Topology& topo, const EngineOptions& opt, int stage_index
                              ? static_cast<index_t>(opt.plane_batch_bytes)
                              : std::max<index_t>(index_t{2} << 20,
                                                  vb.count() * static_cast<index_t>(sizeof(T)) / 4);
-  const index_t B = line_size == 1 ? std::max<index_t>(S, 1)
-                                   : std::clamp<index_t>(budget / std::max<index_t>(1, L * sizeof(T)), 1, std::max<index_t>(S, 1));
+  // On one node the members of a line read each other's pivot planes in place through an
+  // MPI shared-memory window (one batch, no copies); the report still counts the messages
+  // the bus transfer stands for, exactly as the message path sends them.
+  const bool shared = line_size > 1 && L > 0 && opt.pivot_transport == PivotTransport::automatic &&
+                      topo.line_shares_memory(sp.axis);
+  const index_t B = line_size == 1 || shared
+                        ? std::max<index_t>(S, 1)
+                        : std::clamp<index_t>(budget / std::max<index_t>(1, L * sizeof(T)), 1,
+                                              std::max<index_t>(S, 1));
+  SharedPlanes<T> window;
+  if (shared) window.open(topo, sp, v, line, line_size, n_axis);
   struct Slot {
     std::vector<T> dense;                        // B x L received planes
     std::vector<std::vector<PlaneEntry<T>>> sparse;  // per step of the batch
@@ -362,6 +424,17 @@ void fused_stage(const Topology& topo, const EngineOptions& opt, int stage_index
   auto post = [&](index_t b0, Slot& slot) {
     slot.reqs.clear();
     if (line_size == 1 || L == 0) return;
+    if (shared) {  // account the broadcasts the owners stand for; the data is read in place
+      for (index_t i = b0; i < std::min(S, b0 + B); ++i) {
+        const index_t t = steps[i].t;
+        if (plan.owner_along(sp.axis, t) != line_rank || (esop && nnz_all[t] == 0)) continue;
+        const std::uint64_t bytes = compressed(t) ? static_cast<std::uint64_t>(nnz_all[t]) * sizeof(PlaneEntry<T>)
+                                                  : static_cast<std::uint64_t>(L) * sizeof(T);
+        y_traffic.add(static_cast<std::uint64_t>(line_size - 1),
+                      static_cast<std::uint64_t>(line_size - 1) * bytes);
+      }
+      return;
+    }
     const index_t nb = std::min(B, S - b0);
     slot.dense.assign(static_cast<size_t>(nb * L), T{});
     slot.sparse.assign(static_cast<size_t>(nb), {});
@@ -578,6 +651,9 @@ void fused_stage(const Topology& topo, const EngineOptions& opt, int stage_index
         planes[i] = local_plane(si.t);
         nnz_p = static_cast<std::uint64_t>(nnz_local[si.t - vlo]);
         finite = finite && finite_local;
+      } else if (shared) {
+        planes[i] = window.plane(root, si.t);
+        nnz_p = plane_nnz(planes[i], finite);
       } else {
         T* row = cur.dense.data() + i * L;
         if (compressed(si.t))

@@ -30,6 +30,10 @@ Topology::Topology(const Plan& plan, MPI_Comm world) : plan_(plan) {
     MPI_Comm sub = MPI_COMM_NULL;
     CHECK_MPI(MPI_Cart_sub(cart, remain.data(), &sub));
     lines_[a - 1] = mpi::Comm::adopt(sub);
+    MPI_Comm node = MPI_COMM_NULL;
+    CHECK_MPI(MPI_Comm_split_type(sub, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
+    mpi::Comm node_comm = mpi::Comm::adopt(node);
+    line_shared_[a - 1] = node_comm.size() == lines_[a - 1].size();
   }
 }
 

@@ -24,6 +24,9 @@ class Topology {
   // Line communicator along `axis` (1..3): the brick ranks whose bricks share the other
   // two coordinates; its rank equals the grid coordinate along `axis`.
   MPI_Comm line(int axis) const { return lines_[axis - 1].get(); }
+  // True if every rank of the line communicator along `axis` shares this node's memory
+  // (MPI_COMM_TYPE_SHARED), so pivot planes can be read in place.
+  bool line_shares_memory(int axis) const { return line_shared_[axis - 1]; }
   bool hosts_actuator(int axis) const {
     return plan_.ranks.actuator_rank[axis - 1] == world_rank_;
   }
@@ -37,6 +40,7 @@ class Topology {
   mpi::Comm world_;
   mpi::Comm bricks_;
   std::array<mpi::Comm, 3> lines_;
+  std::array<bool, 3> line_shared_{false, false, false};
 };
 
 }  // namespace triada

@@ -7,11 +7,14 @@
 // TriADA stage (the cell rule of cell/cell_rule.hpp, step t: the pivot column j = t drives
 // its row lines, cell (i, k) does W += A[i][t] * B[t][k]); C is read out of W.
 // Cost in the model: r * s + l time units per call (O(n sqrt(m) + l) with constant 1).
+// The cells compute in a cell mode (precision/cell_mode.hpp): C is what the mode's cells
+// store, and each time step takes the mode's sub-steps (TcuCost::cycles).
 #include <cstdint>
 #include <string>
 
 #include "cell/cell_rule.hpp"
 #include "core/types.hpp"
+#include "precision/cell_mode.hpp"
 
 namespace triada {
 
@@ -23,6 +26,7 @@ struct TcuCost {
   std::uint64_t cell_steps = 0;    // time steps of the slice (one per streamed row of B)
   std::uint64_t macs = 0;          // cell updates done (ESOP skips zero operands)
   std::uint64_t macs_dense = 0;    // r * s * s per call
+  std::uint64_t cycles = 0;        // cell_steps times the cell mode's sub-steps
   std::uint64_t model_time() const { return tensor_time + cpu_time; }
 };
 
@@ -30,12 +34,14 @@ class TensorUnit {
  public:
   // m must be a perfect square >= 1; weak = true restricts calls to r == sqrt(m)
   // (the weak TCU model of Theorem 12). Throws config_error on a bad m or latency.
-  TensorUnit(std::int64_t m, std::int64_t latency, bool weak = false, Mode mode = Mode::esop);
+  TensorUnit(std::int64_t m, std::int64_t latency, bool weak = false, Mode mode = Mode::esop,
+             CellMode cell_mode = CellMode::fp64);
 
   index_t side() const { return s_; }
   std::int64_t m() const { return m_; }
   std::int64_t latency() const { return l_; }
   bool weak() const { return weak_; }
+  CellMode cell_mode() const { return cell_mode_; }
 
   // C[i][k] = sum_t A[i][t] * B[t][k] for i < r, k < s, row-major with leading dimensions.
   // With accumulate = true the cells' W registers start from C (the paper's affine
@@ -55,6 +61,7 @@ class TensorUnit {
   index_t s_;
   bool weak_;
   Mode mode_;
+  CellMode cell_mode_;
   TcuCost cost_;
 };
 

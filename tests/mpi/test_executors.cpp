@@ -89,6 +89,8 @@ TEST_CASE("fused and reference executors agree bit for bit and count for count",
     spec.order = c.order;
     spec.shuffle = c.shuffle;
     spec.batch_bytes = n % 2 ? 64 : 0;  // many small batches, or automatic
+    // Pivot planes by broadcast (in batches) or read in place through shared memory.
+    spec.transport = n % 2 ? PivotTransport::messages : PivotTransport::automatic;
     if (n % 3 == 1) {  // a folded mesh: fewer physical cells than the problem needs
       ext3 need;
       for (int a = 0; a < 3; ++a)

@@ -37,6 +37,7 @@ struct RunSpec {
   Mode mode = Mode::esop;
   Executor executor = Executor::fused;
   CellMode cell_mode = CellMode::fp64;
+  PivotTransport transport = PivotTransport::automatic;
   std::size_t batch_bytes = 0;  // automatic
   std::array<int, 3> order{3, 1, 2};
   std::uint64_t shuffle = 0;
@@ -87,6 +88,7 @@ GlobalRun<T> run_global(MPI_Comm comm, const std::vector<T>& x, const ext3& shap
   opt.mode = spec.mode;
   opt.executor = spec.executor;
   opt.cell_mode = spec.cell_mode;
+  opt.pivot_transport = spec.transport;
   opt.plane_batch_bytes = spec.batch_bytes;
   opt.shuffle_seed = spec.shuffle;
   opt.coefficients = [&](int axis) { return spec.c[axis - 1]; };
