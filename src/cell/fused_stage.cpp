@@ -134,6 +134,28 @@ void micro_kernel(const std::int32_t* list, index_t nl, const double* ap,
 #endif
 }
 
+// Copies one full panel row of kNR pivots unless (ESOP) they are all zero; returns
+// whether it copied.
+inline bool copy_panel_row(const double* src, double* dst, bool esop) {
+#if defined(__AVX512F__)
+  const __m512d a = _mm512_loadu_pd(src), b = _mm512_loadu_pd(src + 8);
+  if (esop) {
+    const __m512d zero = _mm512_setzero_pd();
+    if ((_mm512_cmp_pd_mask(a, zero, _CMP_NEQ_UQ) | _mm512_cmp_pd_mask(b, zero, _CMP_NEQ_UQ)) == 0)
+      return false;
+  }
+  _mm512_storeu_pd(dst, a);
+  _mm512_storeu_pd(dst + 8, b);
+  return true;
+#else
+  bool any = !esop;
+  for (index_t n = 0; n < kNR; ++n) any = any || src[n] != 0.0;
+  if (!any) return false;
+  std::memcpy(dst, src, sizeof(double) * kNR);
+  return true;
+#endif
+}
+
 // A row block of up to kMR rows against all N columns. B comes as column panels of
 // kNR: row s of panel j at panels[j * S + s].
 void block_rows(index_t rows, const std::int32_t* list, index_t nl, const double* ap,
@@ -595,6 +617,11 @@ void fused_stage(const Topology& topo, const EngineOptions& opt, int stage_index
           for (index_t j = 0; j < nbk; ++j) {
             double* dst = bpack.data() + (j * nb + s) * kNR;
             const index_t n0 = c0 + j * kNR, n1 = std::min(c1, n0 + kNR);
+            if (n1 - n0 == kNR && copy_panel_row(src + n0, dst, esop)) {
+              flag[j * nb + s] = 1;
+              continue;
+            }
+            if (n1 - n0 == kNR) continue;  // all zero: never read
             char any = !esop;
             for (index_t n = n0; n < n1; ++n) any |= src[n] != 0.0;
             if (!any) continue;  // an all-zero panel row is never read
