@@ -278,10 +278,9 @@ void fused_stage(const Topology& topo, const EngineOptions& opt, int stage_index
   const Brick cells = topo.cells();
   const index_t vlo = cells.lo[a], vext = ev[a];
   const index_t wlo = cells.lo[a], wext = ew[a];
-  const index_t e1 = std::max(ev[d1], ew[d1]) == 0 ? 0 : ev[d1];
-  const index_t e2 = ev[d2];
-  const index_t L = (vext > 0 ? e1 * e2 : ew[d1] * ew[d2]);
-  const index_t le1 = vext > 0 ? e1 : ew[d1], le2 = vext > 0 ? e2 : ew[d2];
+  // Lines: the two other axes, where V and W have the same extents (Brick::intersect keeps
+  // them even when the brick holds no plane of V or W along the stage's axis).
+  const index_t le1 = ev[d1], le2 = ev[d2], L = le1 * le2;
 
   // 1. The actuator's stream for this stage: one message per step taken.
   std::vector<StepInfo> steps;
@@ -714,7 +713,6 @@ void fused_stage(const Topology& topo, const EngineOptions& opt, int stage_index
     if (opt.on_progress) opt.on_progress(stage_index, static_cast<std::uint64_t>(b0 + nb),
                                          static_cast<std::uint64_t>(S));
   }
-  (void)e1;
 }
 
 template void fused_stage(const Topology&, const EngineOptions&, int, const std::vector<double>&,
