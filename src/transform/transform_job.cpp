@@ -1,6 +1,7 @@
 #include "transform/transform_job.hpp"
 
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <optional>
 
@@ -40,6 +41,13 @@ CoeffMatrix coefficients_for(const TransformConfig& cfg, int axis, index_t n) {
   if (c.rows != n)
     throw input_error(what + ": has " + std::to_string(c.rows) + " rows, but " +
                       axis_name(cfg, axis) + " has " + std::to_string(n) + " elements");
+  // Coefficients must be finite: the executors skip zero pivots, exact only when
+  // 0 * c == 0 (an Inf or NaN coefficient would make ESOP and dense disagree).
+  for (index_t i = 0; i < c.rows; ++i)
+    for (index_t k = 0; k < c.cols; ++k)
+      if (!std::isfinite(c(i, k).real()) || !std::isfinite(c(i, k).imag()))
+        throw input_error(what + ": coefficient (" + std::to_string(i) + ", " + std::to_string(k) +
+                          ") is not finite");
   if (cfg.inverse) c = invert(c, what);
   return c;
 }

@@ -47,6 +47,9 @@ with h5py.File('in/noc2.h5', 'w') as f:       # coefficients without /C2
     f['C1'] = np.eye(4); f['C3'] = np.eye(3)
 with h5py.File('in/badc1.h5', 'w') as f:      # /C1 has 5 rows, N1 = 4
     f['C1'] = np.ones((5, 4)); f['C2'] = np.eye(5); f['C3'] = np.eye(3)
+with h5py.File('in/nanc2.h5', 'w') as f:   # /C2 holds a NaN
+    c2 = np.eye(5); c2[1, 3] = np.nan
+    f['C1'] = np.eye(4); f['C2'] = c2; f['C3'] = np.eye(3)
 with h5py.File('in/singular.h5', 'w') as f:   # /C3 singular (rank 1)
     f['C1'] = np.eye(4); f['C2'] = np.eye(5); f['C3'] = np.ones((3, 3))
 EOF
@@ -165,6 +168,8 @@ all_np "coeffs without /C2" "noc2.h5|C2" --input "$I/x.h5" "${O[@]}" --transform
   --coeffs "$I/noc2.h5"
 all_np "/C1 rows != N1" "badc1.h5|C1" --input "$I/x.h5" "${O[@]}" --transform gemt \
   --coeffs "$I/badc1.h5"
+all_np "non-finite coefficient in /C2" "nanc2.h5|C2" --input "$I/x.h5" "${O[@]}" \
+  --transform gemt --coeffs "$I/nanc2.h5"
 all_np "--inverse with singular /C3" "singular.h5|C3" --input "$I/x.h5" "${O[@]}" \
   --transform gemt --coeffs "$I/singular.h5" --inverse
 all_np "unknown --transform" "transform|fft" --input "$I/x.h5" "${O[@]}" --transform fft
