@@ -14,6 +14,7 @@
 
 #include "actuator/actuator.hpp"
 #include "cell/stage_executors.hpp"
+#include "core/memory.hpp"
 
 #if defined(__FMA__) && defined(__AVX2__)
 #include <immintrin.h>
@@ -242,6 +243,8 @@ class SharedPlanes {
     }
   }
 
+  const T* base(int member) const { return members_[static_cast<size_t>(member)].base; }
+
   PlaneRef<T> plane(int member, index_t t) const {
     const Member& m = members_[static_cast<size_t>(member)];
     return {m.base + (t - m.lo) * m.stride[a_], m.stride[d1_], m.stride[d2_]};
@@ -262,7 +265,7 @@ class SharedPlanes {
 
 template <class T>
 void fused_stage(const Topology& topo, const EngineOptions& opt, int stage_index,
-                 const std::vector<T>& v, std::vector<T>& w, std::vector<StepRecord>& records,
+                 std::vector<T>& v, std::vector<T>& w, std::vector<StepRecord>& records,
                  RunCounters& rc) {
   const Plan& plan = topo.plan();
   const StagePlan& sp = plan.stages[stage_index];
@@ -317,6 +320,7 @@ void fused_stage(const Topology& topo, const EngineOptions& opt, int stage_index
   }
   const index_t S = static_cast<index_t>(steps.size());
 
+  if (w.capacity() < static_cast<size_t>(wb.count())) reserve_huge(w, static_cast<size_t>(wb.count()));
   w.assign(static_cast<size_t>(wb.count()), T{});  // reuses the caller's buffer
   auto w_at = [&](index_t k, index_t l1, index_t l2) -> T* {
     return w.data() + k * sw[a] + l1 * sw[d1] + l2 * sw[d2];
@@ -329,8 +333,9 @@ void fused_stage(const Topology& topo, const EngineOptions& opt, int stage_index
   CHECK_MPI(MPI_Comm_size(line, &line_size));
   CHECK_MPI(MPI_Comm_rank(line, &line_rank));
   MpiTraffic& y_traffic = rc.mpi_stages[stage_index].y;
+  const T* vbase = v.data();  // this brick's V (moved into the shared window if there is one)
   auto local_plane = [&](index_t t) {
-    return PlaneRef<T>{v.data() + (t - vlo) * sv[a], sv[d1], sv[d2]};
+    return PlaneRef<T>{vbase + (t - vlo) * sv[a], sv[d1], sv[d2]};
   };
   auto plane_nnz = [&](const PlaneRef<T>& p, bool& finite) {
     std::uint64_t n = 0;
@@ -435,7 +440,12 @@ void fused_stage(const Topology& topo, const EngineOptions& opt, int stage_index
                         : std::clamp<index_t>(budget / std::max<index_t>(1, L * sizeof(T)), 1,
                                               std::max<index_t>(S, 1));
   SharedPlanes<T> window;
-  if (shared) window.open(topo, sp, v, line, line_size, n_axis);
+  if (shared) {
+    // V now lives in the window: free the vector so a rank holds V once (3x budget).
+    window.open(topo, sp, v, line, line_size, n_axis);
+    vbase = window.base(line_rank);
+    std::vector<T>().swap(v);
+  }
   struct Slot {
     std::vector<T> dense;                        // B x L received planes
     std::vector<std::vector<PlaneEntry<T>>> sparse;  // per step of the batch
@@ -715,9 +725,9 @@ void fused_stage(const Topology& topo, const EngineOptions& opt, int stage_index
   }
 }
 
-template void fused_stage(const Topology&, const EngineOptions&, int, const std::vector<double>&,
+template void fused_stage(const Topology&, const EngineOptions&, int, std::vector<double>&,
                           std::vector<double>&, std::vector<StepRecord>&, RunCounters&);
-template void fused_stage(const Topology&, const EngineOptions&, int, const std::vector<cplx>&,
+template void fused_stage(const Topology&, const EngineOptions&, int, std::vector<cplx>&,
                           std::vector<cplx>&, std::vector<StepRecord>&, RunCounters&);
 
 }  // namespace triada::detail

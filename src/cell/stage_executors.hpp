@@ -16,7 +16,8 @@ std::array<int, 2> other_axes(int axis);
 
 // Runs stage `stage_index` on this brick: `v_in` is the brick's part of the stage's input
 // (cells ∩ in_shape, C order); `w` receives its part of the output (cells ∩ out_shape),
-// reusing the vector's storage.
+// reusing the vector's storage. The fused executor may release `v_in`'s storage (when the
+// stage's V moves into a shared-memory window).
 // Appends one record per step taken (this brick's share of its counters) and adds the
 // Y-bus MPI traffic it caused to `rc`.
 template <class T>
@@ -25,7 +26,7 @@ void reference_stage(const Topology& topo, const EngineOptions& opt, int stage_i
                      std::vector<StepRecord>& records, RunCounters& rc);
 template <class T>
 void fused_stage(const Topology& topo, const EngineOptions& opt, int stage_index,
-                 const std::vector<T>& v_in, std::vector<T>& w, std::vector<StepRecord>& records,
+                 std::vector<T>& v_in, std::vector<T>& w, std::vector<StepRecord>& records,
                  RunCounters& rc);
 
 }  // namespace triada::detail
