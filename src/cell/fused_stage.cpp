@@ -215,7 +215,9 @@ class SharedPlanes {
   SharedPlanes(const SharedPlanes&) = delete;
   SharedPlanes& operator=(const SharedPlanes&) = delete;
   ~SharedPlanes() {
-    if (win_ != MPI_WIN_NULL) MPI_Win_free(&win_);  // collective: every member is done reading
+    // Collective over the line: every member is done reading before a window is reused or freed.
+    if (borrowed_ != MPI_WIN_NULL) MPI_Win_fence(0, borrowed_);
+    if (win_ != MPI_WIN_NULL) MPI_Win_free(&win_);
   }
 
   void open(const Topology& topo, const StagePlan& sp, const std::vector<T>& v, MPI_Comm line,
@@ -225,17 +227,30 @@ class SharedPlanes {
     const auto [d1, d2] = other_axes(sp.axis);
     d1_ = d1;
     d2_ = d2;
-    T* mine = nullptr;
-    CHECK_MPI(MPI_Win_allocate_shared(static_cast<MPI_Aint>(v.size() * sizeof(T)), sizeof(T),
-                                      MPI_INFO_NULL, line, &mine, &win_));
+    // The topology's window of this line when it is big enough (set up once, pages
+    // mapped), else one for this stage.
+    std::size_t have = 0;
+    T* mine = reinterpret_cast<T*>(topo.line_window(sp.axis, line_rank_of(line), have));
+    const bool reuse = mine != nullptr && have >= v.size() * sizeof(T);
+    if (reuse) {
+      borrowed_ = topo.line_window_handle(sp.axis);
+    } else {
+      CHECK_MPI(MPI_Win_allocate_shared(static_cast<MPI_Aint>(v.size() * sizeof(T)), sizeof(T),
+                                        MPI_INFO_NULL, line, &mine, &win_));
+    }
     if (!v.empty()) std::memcpy(mine, v.data(), v.size() * sizeof(T));
-    CHECK_MPI(MPI_Win_fence(0, win_));  // every member's copy is in place
+    CHECK_MPI(MPI_Win_fence(0, reuse ? borrowed_ : win_));  // every member's copy is in place
     const ext3 ev = topo.cells().intersect(whole(sp.in_shape)).extents();
     for (int r = 0; r < line_size; ++r) {
       MPI_Aint size = 0;
       int disp = 0;
       T* base = nullptr;
-      CHECK_MPI(MPI_Win_shared_query(win_, r, &size, &disp, &base));
+      if (reuse) {
+        std::size_t b = 0;
+        base = reinterpret_cast<T*>(topo.line_window(sp.axis, r, b));
+      } else {
+        CHECK_MPI(MPI_Win_shared_query(win_, r, &size, &disp, &base));
+      }
       const Range rg = plan.cell_range(sp.axis, r);
       ext3 er = ev;
       er[a_] = std::max<index_t>(0, std::min(rg.hi, n_axis) - std::min(rg.lo, n_axis));
@@ -256,7 +271,13 @@ class SharedPlanes {
     index_t lo;   // first plane along the axis
     ext3 stride;  // C-order strides of its V brick
   };
-  MPI_Win win_ = MPI_WIN_NULL;
+  static int line_rank_of(MPI_Comm line) {
+    int r = 0;
+    CHECK_MPI(MPI_Comm_rank(line, &r));
+    return r;
+  }
+  MPI_Win win_ = MPI_WIN_NULL;       // this stage's own window
+  MPI_Win borrowed_ = MPI_WIN_NULL;  // the topology's window, reused
   int a_ = 0, d1_ = 0, d2_ = 0;
   std::vector<Member> members_;
 };

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdlib>
 
 namespace triada::mpi {
 
@@ -14,6 +15,9 @@ void throw_mpi_error(int code, const char* call, const char* file, int line) {
 }
 
 Environment::Environment(int& argc, char**& argv) {
+  // Open MPI puts shared-memory backing files in its session directory (often on disk);
+  // /dev/shm makes the shared windows of the pivot planes fast. A user's setting wins.
+  setenv("OMPI_MCA_shmem_mmap_relocate_backing_file", "-1", 0);
   int provided = 0;
   CHECK_MPI(MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided));
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);

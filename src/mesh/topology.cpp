@@ -1,8 +1,11 @@
 #include "mesh/topology.hpp"
 
+#include <algorithm>
+#include <cstring>
+
 namespace triada {
 
-Topology::Topology(const Plan& plan, MPI_Comm world) : plan_(plan) {
+Topology::Topology(const Plan& plan, MPI_Comm world, std::size_t element_bytes) : plan_(plan) {
   MPI_Comm dup = MPI_COMM_NULL;
   CHECK_MPI(MPI_Comm_dup(world, &dup));
   world_ = mpi::Comm::adopt(dup);
@@ -35,6 +38,46 @@ Topology::Topology(const Plan& plan, MPI_Comm world) : plan_(plan) {
     mpi::Comm node_comm = mpi::Comm::adopt(node);
     line_shared_[a - 1] = node_comm.size() == lines_[a - 1].size();
   }
+  if (element_bytes == 0) return;
+  for (int a = 1; a <= 3; ++a) {
+    const int n = lines_[a - 1].size();
+    if (!line_shared_[a - 1] || n < 2) continue;
+    std::size_t bytes = 0;
+    for (const StagePlan& sp : plan.stages)
+      if (sp.axis == a)
+        bytes = std::max(bytes, static_cast<std::size_t>(cells_.intersect(whole(sp.in_shape)).count()) *
+                                    element_bytes);
+    LineWindow& lw = windows_[a - 1];
+    std::byte* mine = nullptr;
+    CHECK_MPI(MPI_Win_allocate_shared(static_cast<MPI_Aint>(bytes), 1, MPI_INFO_NULL,
+                                      lines_[a - 1].get(), &mine, &lw.win));
+    if (bytes > 0) std::memset(mine, 0, bytes);
+    CHECK_MPI(MPI_Win_fence(0, lw.win));
+    for (int r = 0; r < n; ++r) {
+      MPI_Aint size = 0;
+      int disp = 0;
+      std::byte* base = nullptr;
+      CHECK_MPI(MPI_Win_shared_query(lw.win, r, &size, &disp, &base));
+      // Map the other members' pages now rather than on the first read in a stage.
+      volatile std::byte sink{};
+      for (MPI_Aint off = 0; off < size; off += 4096) sink = base[off];
+      (void)sink;
+      lw.bases.push_back(base);
+      lw.sizes.push_back(static_cast<std::size_t>(size));
+    }
+  }
+}
+
+Topology::~Topology() {
+  for (auto& lw : windows_)
+    if (lw.win != MPI_WIN_NULL) MPI_Win_free(&lw.win);  // collective over the line
+}
+
+std::byte* Topology::line_window(int axis, int member, std::size_t& bytes) const {
+  const LineWindow& lw = windows_[axis - 1];
+  if (lw.win == MPI_WIN_NULL) return nullptr;
+  bytes = lw.sizes[static_cast<size_t>(member)];
+  return lw.bases[static_cast<size_t>(member)];
 }
 
 }  // namespace triada

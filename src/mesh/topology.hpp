@@ -3,6 +3,8 @@
 // ranks and its H/L/F line communicators (one per axis), and a private duplicate of the
 // world communicator for actuator traffic.
 #include <array>
+#include <cstddef>
+#include <vector>
 
 #include "geometry/plan.hpp"
 #include "mesh/mpi.hpp"
@@ -11,7 +13,13 @@ namespace triada {
 
 class Topology {
  public:
-  Topology(const Plan& plan, MPI_Comm world);
+  // element_bytes > 0: also set up, once, a shared-memory window on every line that lives
+  // on one node, big enough for the V brick of the stage along that line (elements of that
+  // size), touched so that its pages are mapped before any stage runs.
+  Topology(const Plan& plan, MPI_Comm world, std::size_t element_bytes = 0);
+  ~Topology();
+  Topology(const Topology&) = delete;
+  Topology& operator=(const Topology&) = delete;
 
   const Plan& plan() const { return plan_; }
   int world_rank() const { return world_rank_; }
@@ -27,6 +35,10 @@ class Topology {
   // True if every rank of the line communicator along `axis` shares this node's memory
   // (MPI_COMM_TYPE_SHARED), so pivot planes can be read in place.
   bool line_shares_memory(int axis) const { return line_shared_[axis - 1]; }
+  // The line's shared window (collective over the line), if set up: a member's segment
+  // and its size in bytes; nullptr if there is none.
+  std::byte* line_window(int axis, int member, std::size_t& bytes) const;
+  MPI_Win line_window_handle(int axis) const { return windows_[axis - 1].win; }
   bool hosts_actuator(int axis) const {
     return plan_.ranks.actuator_rank[axis - 1] == world_rank_;
   }
@@ -41,6 +53,12 @@ class Topology {
   mpi::Comm bricks_;
   std::array<mpi::Comm, 3> lines_;
   std::array<bool, 3> line_shared_{false, false, false};
+  struct LineWindow {
+    MPI_Win win = MPI_WIN_NULL;
+    std::vector<std::byte*> bases;
+    std::vector<std::size_t> sizes;
+  };
+  std::array<LineWindow, 3> windows_;
 };
 
 }  // namespace triada

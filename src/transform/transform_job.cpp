@@ -81,7 +81,7 @@ ProblemFacts validate(const TransformConfig& cfg, TensorInfo& info) {
 template <class T>
 void run_typed(const TransformConfig& cfg, const TensorInfo& info, const Plan& plan,
                MPI_Comm world, std::ostream& out, std::chrono::steady_clock::time_point t0) {
-  Topology topo(plan, world);
+  Topology topo(plan, world, sizeof(T));
   const long baseline_rss = current_rss_bytes();
   std::vector<T> in;
   const Brick in_box = topo.cells().intersect(whole(plan.in_shape));

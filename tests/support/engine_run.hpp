@@ -77,7 +77,7 @@ GlobalRun<T> run_global(MPI_Comm comm, const std::vector<T>& x, const ext3& shap
                         const RunSpec& spec) {
   GlobalRun<T> g;
   g.plan = plan_for(comm, shape, spec);
-  Topology topo(g.plan, comm);
+  Topology topo(g.plan, comm, sizeof(T));
   const Brick in_box = topo.cells().intersect(whole(shape));
   std::vector<T> in(static_cast<size_t>(in_box.count()));
   for (index_t i = in_box.lo[0]; i < in_box.hi[0]; ++i)
