@@ -398,27 +398,45 @@ void fused_stage(const Topology& topo, const EngineOptions& opt, int stage_index
   std::vector<std::int64_t> nnz_local(static_cast<size_t>(vext), 0);
   bool finite_local = true;
   if (esop && !v.empty()) {
+    // One integer pass (it vectorizes): non-zero = any bit but the sign (NaN counts, as it
+    // does for the cell rule's v != 0); Inf or NaN = an all-ones exponent.
+    constexpr std::uint64_t kExp = 0x7FF0000000000000ull;
+    std::uint64_t bad = 0;
+    auto count = [&](const T* p, index_t n) {
+      std::int64_t nz = 0;
+      if constexpr (is_complex_v<T>) {
+        for (index_t i = 0; i < n; ++i) nz += is_zero(p[i]) ? 0 : 1;
+      } else {
+        const auto* bits = reinterpret_cast<const std::uint64_t*>(p);
+        for (index_t i = 0; i < n; ++i) {
+          nz += (bits[i] << 1) != 0 ? 1 : 0;
+          bad |= (bits[i] & kExp) == kExp ? 1 : 0;
+        }
+      }
+      return nz;
+    };
     if (a == 2) {  // axis 3: each line is a row of the brick, one element per plane
       for (index_t l = 0; l < ev[0] * ev[1]; ++l) {
         const T* row = v.data() + l * vext;
-        for (index_t p = 0; p < vext; ++p) nnz_local[p] += is_zero(row[p]) ? 0 : 1;
+        if constexpr (is_complex_v<T>) {
+          for (index_t p = 0; p < vext; ++p) nnz_local[p] += is_zero(row[p]) ? 0 : 1;
+        } else {
+          const auto* bits = reinterpret_cast<const std::uint64_t*>(row);
+          for (index_t p = 0; p < vext; ++p) {
+            nnz_local[p] += (bits[p] << 1) != 0 ? 1 : 0;
+            bad |= (bits[p] & kExp) == kExp ? 1 : 0;
+          }
+        }
       }
     } else {  // axes 1, 2: a plane is one block (axis 1) or ev[0] blocks of ev[2] (axis 2)
       const index_t blocks = a == 0 ? 1 : ev[0], len = a == 0 ? ev[1] * ev[2] : ev[2];
       for (index_t b = 0; b < blocks; ++b)
-        for (index_t p = 0; p < vext; ++p) {
-          const T* blk = v.data() + b * vext * len + p * len;
-          std::int64_t n = 0;
-          for (index_t i = 0; i < len; ++i) n += is_zero(blk[i]) ? 0 : 1;
-          nnz_local[p] += n;
-        }
+        for (index_t p = 0; p < vext; ++p) nnz_local[p] += count(v.data() + (b * vext + p) * len, len);
     }
-    // Inf or NaN anywhere: an all-ones exponent (an integer OR that vectorizes).
-    const auto* bits = reinterpret_cast<const std::uint64_t*>(v.data());
-    const size_t words = v.size() * sizeof(T) / sizeof(std::uint64_t);
-    constexpr std::uint64_t kExp = 0x7FF0000000000000ull;
-    std::uint64_t bad = 0;
-    for (size_t i = 0; i < words; ++i) bad |= ((bits[i] & kExp) == kExp) ? 1 : 0;
+    if constexpr (is_complex_v<T>) {
+      const auto* bits = reinterpret_cast<const std::uint64_t*>(v.data());
+      for (size_t i = 0; i < 2 * v.size(); ++i) bad |= (bits[i] & kExp) == kExp ? 1 : 0;
+    }
     finite_local = bad == 0;
   }
   // Non-zeros of every plane of the axis, known to every member of the line (ESOP), so
