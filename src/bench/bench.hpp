@@ -1,6 +1,7 @@
 #pragma once
 // triada-bench: times the fused and reference executors against a 3-mode product through
-// OpenBLAS dgemm and against FFTW's 3D DFT / DCT-II / DHT, on the same machine in one run.
+// OpenBLAS dgemm and against FFTW's 3D DFT / DCT-II / DHT, on the same machine in one run;
+// with --accuracy, tabulates the error, cycles and MAC energy of every cell mode instead.
 // Only the simulation is timed (after the brick-local input is generated, before anything
 // is written); baselines are timed the same way (after planning / input set-up).
 //
@@ -28,6 +29,11 @@ struct BenchConfig {
   std::uint64_t seed = 1;
   std::string json;  // output path (default filled in by the parser)
   bool quick = false;
+  // --accuracy: instead of timing, run a 3D DFT (complex), a 3D DCT and a GEMM (gemt with
+  // C1 random, C2 = C3 = I) in every cell mode through the engine and compare each with the
+  // fp64 run of the same inputs (doc/precision.md).
+  bool accuracy = false;
+  std::string mesh;  // --mesh: INI whose [energy] keys give the per-mode MAC energies
 };
 
 // Parses the command line. Returns nothing after writing --help to `help`; throws

@@ -353,7 +353,7 @@ EngineResult<T> run_engine(const Topology& topo, const EngineOptions& opt, std::
   const Plan& plan = topo.plan();
   const int ns = static_cast<int>(plan.stages.size());
   EngineResult<T> res;
-  res.counters.substeps = substeps(opt.cell_mode);
+  res.counters.substeps = substeps(opt.cell_mode, is_complex_v<T>);
   std::vector<std::vector<StepRecord>> records(static_cast<size_t>(ns));
   std::vector<MPI_Request> control;
   std::vector<T> v = std::move(in), w;

@@ -66,7 +66,7 @@ json make_report(const Plan& plan, const RunCounters& rc, const ReportContext& c
                {"esop", ctx.esop}};
   json per_stage = json::array();
   for (const auto& s : rc.stages) per_stage.push_back(s.steps);
-  const auto dense = dense_counters(plan);
+  const auto dense = dense_counters(plan, rc.substeps);
   std::uint64_t dense_steps = 0;
   for (const auto& d : dense) dense_steps += d.steps;
   json cycles_per_stage = json::array();
@@ -194,7 +194,7 @@ std::string summary_text(const json& r) {
   for (const auto& s : r["steps"]["per_stage"]) o << " " << s.get<std::uint64_t>();
   o << ")";
   if (r.contains("cycles") && r["cycles"]["total"] != r["steps"]["total"])
-    o << ", " << r["cycles"]["total"].get<std::uint64_t>() << " cycles on the folded mesh";
+    o << ", " << r["cycles"]["total"].get<std::uint64_t>() << " cycles (folded cells and cell sub-steps)";
   o << "\n";
   char buf[256];
   std::snprintf(buf, sizeof buf, "  MACs     %" PRIu64 " of %" PRIu64 " dense (%.1f%%)\n",

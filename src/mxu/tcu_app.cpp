@@ -72,6 +72,51 @@ std::string num(double v) {
   return os.str();
 }
 
+// The error a run reports against its algorithm's reference (fp64, long double or exact):
+// the first of the details' error figures, in this order; a relative figure (or an exact
+// zero) becomes `max_rel_error`. Algorithms checked by exact equality (integers, graphs)
+// report no figure: verified means error 0, otherwise the error is unknown (null).
+nlohmann::json precision_of(const TcuRun& run, CellMode mode) {
+  static const struct {
+    const char* key;
+    bool relative;
+    const char* meaning;
+  } kFigures[] = {
+      {"max_rel_error", true, "max |y - ref| / max |ref|"},
+      {"relative_error", true, "||x - x_ref||inf / ||x_ref||inf"},
+      {"max_scaled_error", true, "max |y - ref| / sum_h |a_h| |x|^h"},
+      {"max_abs_error", false, "max |C - C_ref| (absolute)"},
+  };
+  nlohmann::json p = {{"cell_mode", to_string(mode)},
+                      {"substeps", substeps(mode)},
+                      {"reference", run.reference},
+                      {"max_rel_error", nullptr},
+                      {"error_source", nullptr}};
+  const nlohmann::json& d = run.details;
+  for (const auto& f : kFigures) {
+    if (!d.is_object() || !d.contains(f.key) || !d[f.key].is_number()) continue;
+    const double v = d[f.key].get<double>();
+    p["error_source"] = std::string("details.") + f.key + ": " + f.meaning;
+    p["error"] = v;
+    if (f.relative || v == 0.0) p["max_rel_error"] = v;
+    return p;
+  }
+  if (run.verified) {
+    p["error_source"] = "exact equality with the reference";
+    p["error"] = 0.0;
+    p["max_rel_error"] = 0.0;
+  }
+  return p;
+}
+
+// "1.2e-07" or "n/a" for a null.
+std::string sci(const nlohmann::json& v) {
+  if (!v.is_number()) return "n/a";
+  std::ostringstream os;
+  os << std::setprecision(3) << std::scientific << v.get<double>();
+  return os.str();
+}
+
 void write_report(const std::string& path, const nlohmann::json& report) {
   namespace fs = std::filesystem;
   const fs::path target(path);
@@ -93,7 +138,7 @@ void write_report(const std::string& path, const nlohmann::json& report) {
 }  // namespace
 
 std::optional<TcuConfig> parse_tcu_options(int argc, char** argv, std::ostream& help) {
-  std::string algo, size, m, latency, seed = "1", input, report, sizes, ms;
+  std::string algo, size, m, latency, seed = "1", input, report, sizes, ms, cell_mode = "fp64";
   bool weak = false, sweep = false;
   std::string names;
   for (const auto& a : tcu_algorithms()) names += (names.empty() ? "" : ", ") + std::string(a.name);
@@ -124,7 +169,12 @@ std::optional<TcuConfig> parse_tcu_options(int argc, char** argv, std::ostream& 
        "sweep sizes a,b,c (default: a geometric series per algorithm)")  //
       ("ms", po::value(&ms),
        "sweep unit sizes a,b,c (default: --m if given, else 4,16,64,256 where the algorithm "
-       "allows them)");
+       "allows them)")  //
+      ("cell-mode", po::value(&cell_mode)->default_value("fp64"),
+       "arithmetic of the unit's cells: fp64, fp32, tf32, bf16, fp16, m3xu-fp32, m3xu-fp32c, "
+       "3xtf32 (doc/precision.md); each time step takes the mode's sub-steps (tcu.cycles). "
+       "Outside fp64 a result may legitimately fail the algorithm's fp64 check: it is then "
+       "reported as not verified, with its error, and does not change the exit code");
   po::variables_map vm;
   try {
     po::store(po::command_line_parser(argc, argv).options(desc).run(), vm);
@@ -135,15 +185,15 @@ std::optional<TcuConfig> parse_tcu_options(int argc, char** argv, std::ostream& 
   if (vm.count("help")) {
     help << "Usage: triada-tcu --algo NAME --size N --m M --latency L [--seed S] [--input "
             "FILE.h5]\n"
-            "                  [--weak] [--report FILE.json]\n"
+            "                  [--weak] [--cell-mode MODE] [--report FILE.json]\n"
             "       triada-tcu --algo NAME --sweep --latency L [--sizes a,b,c] [--ms 4,16,64] "
-            "[--report FILE.json]\n\n"
+            "[--cell-mode MODE] [--report FILE.json]\n\n"
             "Runs a Tensor-Core-Unit algorithm (Chowdhury, Silvestri, Vella) on the planar MXU of "
             "the\nTriADA mesh, counts its (m, l)-TCU model time (calls: r sqrt(m) + l each; "
             "CPU: one unit\nper scalar operation) and compares it with the theorem's bound.\n\n"
          << desc
          << "\nExit codes: 0 verified, 1 bad input file, 2 bad option, 3 internal error, "
-            "4 a result failed its check.\n";
+            "4 a result failed its check (fp64 cells only; see --cell-mode).\n";
     return std::nullopt;
   }
   TcuConfig c;
@@ -165,6 +215,7 @@ std::optional<TcuConfig> parse_tcu_options(int argc, char** argv, std::ostream& 
   c.weak = weak;
   c.report = report;
   c.sweep = sweep;
+  c.cell_mode = parse_cell_mode(cell_mode);  // config_error listing the modes
   if (vm.count("sizes")) c.sizes = parse_list("--sizes", sizes);
   if (vm.count("ms")) {
     c.ms = parse_list("--ms", ms);
@@ -201,8 +252,8 @@ double fit_loglog_slope(const std::vector<double>& x, const std::vector<double>&
 }
 
 nlohmann::json run_tcu_once(const TcuAlgorithm& algo, const TcuProblem& problem, std::int64_t m,
-                            std::int64_t latency, bool weak) {
-  TensorUnit unit(m, latency, weak);
+                            std::int64_t latency, bool weak, CellMode cell_mode) {
+  TensorUnit unit(m, latency, weak, Mode::esop, cell_mode);
   const auto t0 = std::chrono::steady_clock::now();
   const TcuRun run = algo.run(unit, problem);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -238,7 +289,11 @@ nlohmann::json run_tcu_once(const TcuAlgorithm& algo, const TcuProblem& problem,
       {"exponent_theorem", algo.growth_exponent()},
       {"cell_steps", c.cell_steps},
       {"macs", c.macs},
-      {"macs_dense", c.macs_dense}};
+      {"macs_dense", c.macs_dense},
+      {"cell_mode", to_string(cell_mode)},
+      {"substeps", substeps(cell_mode)},
+      {"cycles", c.cycles}};
+  j["precision"] = precision_of(run, cell_mode);
   j["wall_seconds"] = wall;
   return j;
 }
@@ -293,6 +348,9 @@ void print_single(const nlohmann::json& r, std::ostream& out) {
       << t["bound_formula"].get<std::string>() << "]\n";
   out << "  ratio       " << fixed(t["ratio"].get<double>(), 3) << " (model time / bound)\n";
   out << "  cell steps  " << t["cell_steps"].get<std::uint64_t>() << "\n";
+  out << "  cells       " << t["cell_mode"].get<std::string>() << ", "
+      << t["substeps"].get<int>() << " sub-step(s) per step, " << t["cycles"].get<std::uint64_t>()
+      << " cycles\n";
   out << "  MACs        " << t["macs"].get<std::uint64_t>() << " of "
       << t["macs_dense"].get<std::uint64_t>() << " dense"
       << (dense > 0 ? " (" + fixed(100.0 * macs / dense, 1) + "%)" : "") << "\n";
@@ -302,8 +360,20 @@ void print_single(const nlohmann::json& r, std::ostream& out) {
       facts +=
           (facts.empty() ? "" : ", ") + k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
   if (!facts.empty()) out << "  details     " << facts << "\n";
-  out << "  verified    " << (r["verified"].get<bool>() ? "yes" : "NO") << " ("
-      << r["reference"].get<std::string>() << ")\n";
+  const auto& p = r["precision"];
+  const std::string mode = p["cell_mode"].get<std::string>();
+  if (mode != "fp64")  // fp64 runs keep their summary: the check line says it all
+    out << "  error       " << sci(p.contains("error") ? p["error"] : nlohmann::json(nullptr))
+        << (p["error_source"].is_string() ? " (" + p["error_source"].get<std::string>() + ")"
+                                          : std::string(" (the algorithm reports no error figure)"))
+        << "\n";
+  if (r["verified"].get<bool>())
+    out << "  verified    yes (" << r["reference"].get<std::string>() << ")\n";
+  else if (mode != "fp64")
+    out << "  verified    not verified (cell mode " << mode
+        << " computes in lower precision; check: " << r["reference"].get<std::string>() << ")\n";
+  else
+    out << "  verified    NO (" << r["reference"].get<std::string>() << ")\n";
 }
 
 }  // namespace
@@ -312,17 +382,17 @@ int run_tcu_job(const TcuConfig& cfg, std::ostream& out) {
   const TcuAlgorithm& algo = find_tcu_algorithm(cfg.algo);
   if (!cfg.sweep) {
     const TcuProblem p{cfg.size, cfg.seed, cfg.input};
-    const nlohmann::json r = run_tcu_once(algo, p, cfg.m, cfg.latency, cfg.weak);
+    const nlohmann::json r = run_tcu_once(algo, p, cfg.m, cfg.latency, cfg.weak, cfg.cell_mode);
     print_single(r, out);
     if (!cfg.report.empty()) write_report(cfg.report, r);
-    return r["verified"].get<bool>() ? 0 : 4;
+    return r["verified"].get<bool>() || cfg.cell_mode != CellMode::fp64 ? 0 : 4;
   }
 
   std::vector<std::int64_t> ms = cfg.ms;
   if (ms.empty()) ms = cfg.m > 0 ? std::vector<std::int64_t>{cfg.m} : tcu_default_ms(cfg.algo);
   out << "triada-tcu sweep: " << algo.name << " (" << algo.theorem << "), l = " << cfg.latency
       << (cfg.weak ? ", weak TCU model" : ", TCU model") << ", bound " << algo.bound_formula()
-      << "\n";
+      << ", cells " << to_string(cfg.cell_mode) << "\n";
   out << std::setw(5) << "m" << std::setw(8) << "size" << std::setw(12) << "n" << std::setw(10)
       << "calls" << std::setw(14) << "model time" << std::setw(14) << "tensor" << std::setw(13)
       << "cpu" << std::setw(14) << "bound" << std::setw(8) << "ratio" << std::setw(9) << "verified"
@@ -330,13 +400,14 @@ int run_tcu_job(const TcuConfig& cfg, std::ostream& out) {
       << "\n";
   nlohmann::json rows = nlohmann::json::array(), fits = nlohmann::json::array();
   bool all_ok = true;
+  const bool lower = cfg.cell_mode != CellMode::fp64;
   for (const std::int64_t m : ms) {
     const std::vector<std::int64_t> sizes =
         cfg.sizes.empty() ? tcu_default_sizes(cfg.algo, m) : cfg.sizes;
     std::vector<double> ns, times, bounds;
     for (const std::int64_t size : sizes) {
       const TcuProblem p{size, cfg.seed, ""};
-      const nlohmann::json r = run_tcu_once(algo, p, m, cfg.latency, cfg.weak);
+      const nlohmann::json r = run_tcu_once(algo, p, m, cfg.latency, cfg.weak, cfg.cell_mode);
       const auto& t = r["tcu"];
       nlohmann::json row = {{"m", m},
                             {"size", r["size"]},
@@ -349,6 +420,8 @@ int run_tcu_job(const TcuConfig& cfg, std::ostream& out) {
                             {"cell_steps", t["cell_steps"]},
                             {"macs", t["macs"]},
                             {"macs_dense", t["macs_dense"]},
+                            {"cycles", t["cycles"]},
+                            {"max_rel_error", r["precision"]["max_rel_error"]},
                             {"verified", r["verified"]},
                             {"wall_seconds", r["wall_seconds"]}};
       all_ok = all_ok && r["verified"].get<bool>();
@@ -361,7 +434,7 @@ int run_tcu_job(const TcuConfig& cfg, std::ostream& out) {
           << t["model_time"]["tensor"].get<std::uint64_t>() << std::setw(13)
           << t["model_time"]["cpu"].get<std::uint64_t>() << std::setw(14) << num(bounds.back())
           << std::setw(8) << fixed(t["ratio"].get<double>(), 3) << std::setw(9)
-          << (r["verified"].get<bool>() ? "yes" : "NO") << std::setw(8)
+          << (r["verified"].get<bool>() ? "yes" : lower ? "no*" : "NO") << std::setw(8)
           << fixed(r["wall_seconds"].get<double>(), 2) << "\n";
       rows.push_back(row);
     }
@@ -372,6 +445,9 @@ int run_tcu_job(const TcuConfig& cfg, std::ostream& out) {
                      std::isfinite(fitted_bound) ? nlohmann::json(fitted_bound) : nullptr},
                     {"theorem_exponent", algo.growth_exponent()}});
   }
+  if (lower && !all_ok)
+    out << "no*: not verified (cell mode " << to_string(cfg.cell_mode)
+        << " computes in lower precision; max_rel_error in the report's rows)\n";
   out << "growth exponent of the model time in n (least squares on log-log), theorem "
       << fixed(algo.growth_exponent(), 3) << ":\n";
   for (const auto& f : fits) {
@@ -390,6 +466,8 @@ int run_tcu_job(const TcuConfig& cfg, std::ostream& out) {
                              {"size_meaning", algo.size_meaning},
                              {"latency", cfg.latency},
                              {"weak", cfg.weak},
+                             {"cell_mode", to_string(cfg.cell_mode)},
+                             {"substeps", substeps(cfg.cell_mode)},
                              {"seed", cfg.seed},
                              {"bound_formula", algo.bound_formula()},
                              {"exponent_theorem", algo.growth_exponent()},
@@ -398,7 +476,7 @@ int run_tcu_job(const TcuConfig& cfg, std::ostream& out) {
                              {"fits", fits}};
     write_report(cfg.report, report);
   }
-  return all_ok ? 0 : 4;
+  return all_ok || lower ? 0 : 4;
 }
 
 }  // namespace triada

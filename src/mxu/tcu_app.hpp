@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "mxu/tcu_algorithms.hpp"
+#include "precision/cell_mode.hpp"
 
 namespace triada {
 
@@ -26,16 +27,19 @@ struct TcuConfig {
   bool sweep = false;
   std::vector<std::int64_t> sizes;  // --sizes (sweep), empty = the algorithm's default
   std::vector<std::int64_t> ms;     // --ms (sweep), empty = --m or the default series
+  CellMode cell_mode = CellMode::fp64;  // --cell-mode: the unit's cell arithmetic
 };
 
 // Parses and validates the command line. Returns nothing for --help (text in `help`).
 // Throws config_error with one clear line for a bad, unknown or missing option.
 std::optional<TcuConfig> parse_tcu_options(int argc, char** argv, std::ostream& help);
 
-// One run of `algo` on an (m, l)-TCU: the report object (algo, size, m, latency, weak,
-// verified, reference, details and the `tcu` cost object).
+// One run of `algo` on an (m, l)-TCU whose cells compute in `cell_mode`: the report object
+// (algo, size, m, latency, weak, verified, reference, details, the `tcu` cost object with
+// cell_mode, substeps and cycles, and `precision`: the mode and the error the algorithm
+// reports against its reference, as `max_rel_error` when that error is relative).
 nlohmann::json run_tcu_once(const TcuAlgorithm& algo, const TcuProblem& problem, std::int64_t m,
-                            std::int64_t latency, bool weak);
+                            std::int64_t latency, bool weak, CellMode cell_mode = CellMode::fp64);
 
 // The theorem's n for a run: details.theorem_n when the algorithm reports it (matmul:
 // side^2), else the natural size.
@@ -49,7 +53,10 @@ std::vector<std::int64_t> tcu_default_sizes(const std::string& algo, std::int64_
 std::vector<std::int64_t> tcu_default_ms(const std::string& algo);
 
 // Runs the configured job, prints the summary (or the sweep table) to `out`, writes the
-// report. Returns the exit code: 0 verified, 4 if any result failed its check.
+// report. Returns the exit code: 0 verified, 4 if any result failed its check in fp64. In a
+// lower-precision cell mode a failed check is expected: `verified` stays false in the
+// report, the summary says "not verified (cell mode X computes in lower precision)" and the
+// exit code is 0 (doc/precision.md).
 int run_tcu_job(const TcuConfig& cfg, std::ostream& out);
 
 }  // namespace triada

@@ -33,12 +33,11 @@ CellMode parse_cell_mode(const std::string& word) {
 
 std::string to_string(CellMode m) { return kNames[static_cast<int>(m)]; }
 
-int substeps(CellMode m) {
+int substeps(CellMode m, bool complex_data) {
   switch (m) {
     case CellMode::m3xu_fp32:
-      return 2;
     case CellMode::m3xu_fp32c:
-      return 4;
+      return complex_data ? 4 : 2;
     case CellMode::x3tf32:
       return 3;
     default:

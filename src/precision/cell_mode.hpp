@@ -31,8 +31,10 @@ enum class CellMode { fp64, fp32, tf32, bf16, fp16, m3xu_fp32, m3xu_fp32c, x3tf3
 
 CellMode parse_cell_mode(const std::string& word);  // throws config_error listing the modes
 std::string to_string(CellMode m);
-// Sub-steps a cell takes per time step in this mode (the cost model's cycles).
-int substeps(CellMode m);
+// Sub-steps a cell takes per time step in this mode (the cost model's cycles). The M3XU
+// unit needs two per real product, so four for a complex MAC (Eq. 9) whichever of its two
+// modes is named; every other mode does a MAC of its data type in one step.
+int substeps(CellMode m, bool complex_data = false);
 
 // Rounding of a binary32 value to the narrower formats, round to nearest even on the bit
 // pattern; Inf and NaN pass through, overflow gives Inf (fp16: 5-bit exponent, subnormals).

@@ -181,7 +181,7 @@ void run_typed(const TransformConfig& cfg, const TensorInfo& info, const Plan& p
     ctx.mesh_config = cfg.mesh.file;
     ctx.executor = to_string(opt.executor);
     ctx.precision = {{"cell_mode", to_string(cfg.mesh.cell_mode)},
-                     {"substeps", substeps(cfg.mesh.cell_mode)},
+                     {"substeps", substeps(cfg.mesh.cell_mode, is_complex_v<T>)},
                      {"mac_pj", cfg.mesh.energy.mac_pj}};
     if (cfg.check) {
       const double n = static_cast<double>(plan.out_shape[0] * plan.out_shape[1] * plan.out_shape[2]);

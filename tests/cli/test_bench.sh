@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # triada-bench --quick works end to end (no timing is asserted): exit 0 at np=1 and np=2,
 # the JSON parses and has rows for fused, reference, openblas and fftw-dct with the
-# required keys, and the printed table names the OpenBLAS kernel. Run by ctest (label cli).
+# required keys, and the printed table names the OpenBLAS kernel; --accuracy --quick gives a
+# row per cell mode with the expected error ordering. Run by ctest (label cli).
 set -uo pipefail
 
 : "${TRIADA_BIN:?set TRIADA_BIN to the build directory}"
@@ -89,6 +90,90 @@ check "a bad --sizes is refused with one line" bash -c '
   "$0" --sizes 4x4 --json "$1/x.json" >/dev/null 2>"$1/bad.txt" && exit 1
   [[ $(wc -l <"$1/bad.txt") -eq 1 ]] && grep -q "^triada-bench: error: --sizes" "$1/bad.txt"' \
   "$BENCH" "$dir"
+
+# --accuracy: every cell mode against fp64 on a DFT, a DCT and a GEMM (doc/precision.md).
+accuracy_ok() {  # accuracy_ok FILE
+  "$PYTHON" - "$1" <<'EOF'
+import json, math, sys
+j = json.load(open(sys.argv[1]))
+rows = {r["cell_mode"]: r for r in j["accuracy"]}
+modes = ("fp64", "fp32", "tf32", "bf16", "fp16", "m3xu-fp32", "m3xu-fp32c", "3xtf32")
+assert set(rows) == set(modes) and len(j["accuracy"]) == len(modes), sorted(rows)
+num = lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+for m in modes:
+    for w in ("dft", "dct", "gemm"):
+        c = rows[m]["workloads"][w]
+        if m == "m3xu-fp32c" and w != "dft":
+            assert c["applicable"] is False and c["max_rel_error"] is None, (m, w, c)
+            continue
+        assert c["applicable"] is True, (m, w)
+        assert num(c["max_rel_error"]) and num(c["mean_rel_error"]), (m, w, c)
+        assert 0 <= c["mean_rel_error"] <= c["max_rel_error"], (m, w, c)
+        assert c["cycles"] == c["cycles_fp64"] * c["substeps"], (m, w, c)
+        assert c["substeps"] == (4 if m.startswith("m3xu") and w == "dft" else rows[m]["substeps"]), (m, w, c)
+        assert c["macs"] > 0, (m, w, c)
+        assert abs(c["energy_mac_pj"] - c["macs"] * rows[m]["mac_pj"]) <= 1e-9 * c["energy_mac_pj"]
+        if m == "fp64":
+            assert c["max_rel_error"] == 0, c
+        else:
+            assert c["max_rel_error"] > 0, (m, w, c)
+e = lambda m, w: rows[m]["workloads"][w]["max_rel_error"]
+assert e("m3xu-fp32", "dct") <= e("fp32", "dct") * 1.01, (e("m3xu-fp32", "dct"), e("fp32", "dct"))
+for w in ("dft", "dct", "gemm"):
+    assert e("bf16", w) > e("tf32", w), (w, e("bf16", w), e("tf32", w))
+assert e("m3xu-fp32c", "dft") <= e("fp32", "dft") * 1.01
+EOF
+}
+same_as_one_rank() {  # same_as_one_rank A.json B.json: max errors and cycles agree
+  "$PYTHON" - "$1" "$2" <<'EOF'
+import json, sys
+a, b = (json.load(open(f))["accuracy"] for f in sys.argv[1:3])
+assert len(a) == len(b)
+for x, y in zip(a, b):
+    for w in x["workloads"]:
+        p, q = x["workloads"][w], y["workloads"][w]
+        assert p.get("max_rel_error") == q.get("max_rel_error"), (x["cell_mode"], w, p, q)
+        assert p.get("cycles") == q.get("cycles"), (x["cell_mode"], w)
+EOF
+}
+mesh_energy_ok() {  # mesh_energy_ok FILE: mac_pj_bf16 = 1.0 from the INI, fp64 default
+  "$PYTHON" - "$1" <<'EOF'
+import json, sys
+r = {x["cell_mode"]: x for x in json.load(open(sys.argv[1]))["accuracy"]}
+assert r["bf16"]["mac_pj"] == 1.0 and r["fp64"]["mac_pj"] == 18.4, (r["bf16"], r["fp64"])
+EOF
+}
+table_rows_ok() {  # table_rows_ok FILE: a row per mode, n/a for m3xu-fp32c on real data
+  local m
+  for m in fp64 fp32 tf32 bf16 fp16 m3xu-fp32 m3xu-fp32c 3xtf32; do
+    grep -qE "^$m +[0-9] +\|" "$1" || { echo "no table row for $m" >&2; return 1; }
+  done
+  grep -E "^m3xu-fp32c " "$1" | grep -q "n/a"
+}
+
+rc=0
+"$BENCH" --accuracy --quick --json "$dir/acc1.json" >"$dir/acc1.txt" 2>"$dir/accerr1.txt" || rc=$?
+[[ $rc -eq 0 ]] || cat "$dir/acc1.txt" "$dir/accerr1.txt" >&2
+check "--accuracy --quick exits 0" test "$rc" -eq 0
+check "--accuracy JSON: a row per mode, numeric errors, m3xu-fp32 <= fp32 (DCT), bf16 > tf32" \
+  accuracy_ok "$dir/acc1.json"
+check "--accuracy table: a row per mode, n/a for m3xu-fp32c on real data" \
+  table_rows_ok "$dir/acc1.txt"
+rc=0
+"$MPIEXEC" --oversubscribe -np 2 "$BENCH" --accuracy --quick --json "$dir/acc2.json" \
+  >/dev/null 2>"$dir/accerr2.txt" || rc=$?
+check "--accuracy under mpirun -np 2 exits 0" test "$rc" -eq 0
+check "--accuracy under mpirun -np 2: same max errors and cycles as one rank" \
+  same_as_one_rank "$dir/acc1.json" "$dir/acc2.json"
+check "--help documents --accuracy and --mesh" bash -c '
+  help=$("$0" --help) || exit 1
+  grep -q -- "--accuracy" <<<"$help" && grep -q -- "--mesh" <<<"$help"' "$BENCH"
+printf '[energy]\nmac_pj_bf16 = 1.0\n' >"$dir/e.ini"
+rc=0
+"$BENCH" --accuracy --quick --mesh "$dir/e.ini" --json "$dir/acc3.json" >/dev/null 2>&1 || rc=$?
+check "--accuracy --mesh FILE takes the MAC energies from the file" \
+  bash -c '[[ $0 -eq 0 ]]' "$rc"
+check "--accuracy --mesh FILE: mac_pj_bf16 from the file" mesh_energy_ok "$dir/acc3.json"
 
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]

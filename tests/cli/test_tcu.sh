@@ -3,7 +3,8 @@
 # run's report keys, verification and the closed-form model time (n/m)(sqrt(n m) + l);
 # HDF5 inputs for matmul, strassen, spmm, ge, tclosure and apsd; a --sweep that prints a
 # fitted exponent and writes its rows (drawn by run_scripts/plot_tcu.py); a run under
-# mpirun; bad arguments giving one 'triada-tcu: error:' line and exit code 2 (bad files: 1).
+# mpirun; bad arguments giving one 'triada-tcu: error:' line and exit code 2 (bad files: 1);
+# --cell-mode: cycles = cell steps x sub-steps, lower-precision results reported, exit 0.
 # Run by ctest (label cli); ends with "N passed, M failed".
 set -uo pipefail
 
@@ -174,6 +175,45 @@ badin --algo matmul --input missing.h5 --m 4 --latency 1
 badin --algo apsd --input g.h5:/directed --m 4 --latency 1
 badin --algo apsd --input g.h5:/disconnected --m 4 --latency 1
 badin --algo ge --input mm.h5 --m 4 --latency 1
+
+echo "-- --cell-mode: cycles = cell steps x sub-steps, lower precision reported, not failed"
+if "$APP" --algo matmul --size 64 --m 16 --latency 10 --cell-mode m3xu-fp32 --report cm.json \
+  >cm.txt 2>err.txt && "$PYTHON" -c "
+import json
+r = json.load(open('cm.json'))
+t = r['tcu']
+assert t['cell_mode'] == 'm3xu-fp32' and t['substeps'] == 2, t
+assert t['cycles'] == 2 * t['cell_steps'] and t['cell_steps'] > 0, t
+assert r['precision']['cell_mode'] == 'm3xu-fp32'
+assert r['verified'] is True and r['precision']['max_rel_error'] == 0.0  # integer data: exact
+" && grep -q "cells       m3xu-fp32, 2 sub-step(s) per step" cm.txt; then pass; else
+  fail "matmul --cell-mode m3xu-fp32: $(cat cm.txt err.txt)"; fi
+if "$APP" --algo matmul --size 20 --m 4 --latency 1 --report f.json >/dev/null 2>&1 &&
+  "$PYTHON" -c "
+import json; t = json.load(open('f.json'))['tcu']
+assert t['cell_mode'] == 'fp64' and t['substeps'] == 1 and t['cycles'] == t['cell_steps'], t
+"; then pass; else fail "fp64 default: cycles == cell_steps"; fi
+# A DFT in bf16 fails the fp64 check: verified false, exit 0, the message, an error figure.
+rc=0
+"$APP" --algo dft --size 256 --m 16 --latency 1 --cell-mode bf16 --report b.json >b.txt 2>err.txt || rc=$?
+if [[ $rc -eq 0 ]] && grep -q "not verified (cell mode bf16 computes in lower precision" b.txt &&
+  "$PYTHON" -c "
+import json
+r = json.load(open('b.json'))
+assert r['verified'] is False and r['tcu']['cell_mode'] == 'bf16'
+e = r['precision']['max_rel_error']
+assert 1e-5 < e < 1e-1, e
+"; then pass; else fail "dft --cell-mode bf16: exit $rc, $(cat b.txt err.txt)"; fi
+# The error ordering on the planar unit's DFT: bf16 > tf32 > m3xu-fp32.
+if for mode in bf16 tf32 m3xu-fp32; do
+  "$APP" --algo dft --size 256 --m 16 --latency 1 --cell-mode $mode --report "e-$mode.json" \
+    >/dev/null 2>&1 || exit 1
+done && "$PYTHON" -c "
+import json
+e = {m: json.load(open('e-%s.json' % m))['precision']['max_rel_error'] for m in ('bf16', 'tf32', 'm3xu-fp32')}
+assert e['bf16'] > e['tf32'] > e['m3xu-fp32'] > 0, e
+"; then pass; else fail "dft error ordering over cell modes"; fi
+bad --algo matmul --size 8 --m 16 --latency 1 --cell-mode fp8
 
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]

@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -39,6 +40,18 @@ TEST_CASE("meshcfg/default.ini equals the built-in defaults", "[options]") {
   CHECK(file.energy.y_bus_receive_pj == builtin.energy.y_bus_receive_pj);
   CHECK(file.energy.wait_pj == builtin.energy.wait_pj);
   CHECK(file.energy.static_pj_per_cell_step == builtin.energy.static_pj_per_cell_step);
+  // Every mode's MAC energy is in the file with the built-in value.
+  for (const char* mode : {"fp32", "tf32", "bf16", "fp16", "m3xu-fp32", "m3xu-fp32c", "3xtf32"}) {
+    CAPTURE(mode);
+    const std::string ini = "/tmp/triada_unit_mode.ini";
+    std::ofstream(ini) << "[cell]\nmode = " << mode << "\n";
+    CHECK(parse_mesh_file(ini).energy.mac_pj > 0);
+  }
+  std::ifstream in(TRIADA_SOURCE_DIR "/meshcfg/default.ini");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (const char* key : {"mac_pj_fp32", "mac_pj_tf32", "mac_pj_bf16", "mac_pj_fp16",
+                          "mac_pj_m3xu_fp32", "mac_pj_m3xu_fp32c", "mac_pj_3xtf32"})
+    CHECK_THAT(text, Catch::Contains(key));
 }
 
 TEST_CASE("the command line wins over the mesh config file", "[options]") {

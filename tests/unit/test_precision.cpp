@@ -197,6 +197,8 @@ TEST_CASE("cell modes parse, print and count their sub-steps", "[precision]") {
   CHECK_THROWS_AS(parse_cell_mode("fp8"), config_error);
   CHECK(substeps(CellMode::fp64) == 1);
   CHECK(substeps(CellMode::m3xu_fp32) == 2);
-  CHECK(substeps(CellMode::m3xu_fp32c) == 4);
+  CHECK(substeps(CellMode::m3xu_fp32c, true) == 4);
+  CHECK(substeps(CellMode::m3xu_fp32, true) == 4);  // a complex MAC is four exact products
+  CHECK(substeps(CellMode::m3xu_fp32c) == 2);        // real data: one product, two halves
   CHECK(substeps(CellMode::x3tf32) == 3);
 }
