@@ -10,5 +10,12 @@ bash "$here/run_scripts/install_deps.sh"
 cmake -S "$here" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release
 cmake --build "$BUILD" -j"$(nproc)"
 [ "$(id -u)" -eq 0 ] && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-cd "$BUILD"
-ctest --output-on-failure -j"$(nproc)" --timeout 900 "$@"
+(cd "$BUILD" && ctest --output-on-failure -j"$(nproc)" --timeout 900 "$@")
+
+# In CI (or with TRIADA_ASAN=1): the unit tests once more under AddressSanitizer + UBSan.
+if [ "${TRIADA_ASAN:-${CI:-}}" = "1" ] || [ "${TRIADA_ASAN:-${CI:-}}" = "true" ]; then
+  ASAN_BUILD="${BUILD}-asan"
+  cmake -S "$here" -B "$ASAN_BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTRIADA_SANITIZE=ON
+  cmake --build "$ASAN_BUILD" -j"$(nproc)" --target triada_unit_tests
+  (cd "$ASAN_BUILD" && ctest --output-on-failure -j"$(nproc)" -L unit)
+fi

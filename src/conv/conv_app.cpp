@@ -1,0 +1,734 @@
+#include "conv/conv_app.hpp"
+
+#include <unistd.h>
+
+#include <array>
+#include <atomic>
+#include <boost/program_options.hpp>
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <limits>
+#include <ostream>
+#include <sstream>
+
+#include "config/options.hpp"
+#include "core/error.hpp"
+#include "io/hdf5.hpp"
+#include "io/tensor_io.hpp"
+#include "mxu/tensor_unit.hpp"
+
+namespace po = boost::program_options;
+namespace fs = std::filesystem;
+
+namespace triada {
+
+namespace {
+
+// A method is verified when max |y - y_direct| / max |y_direct| stays within this (fp64).
+constexpr double kTolerance = 1e-12;
+
+bool parse_int(const std::string& s, std::int64_t& out) {
+  const char* end = s.data() + s.size();
+  const auto [p, ec] = std::from_chars(s.data(), end, out);
+  return ec == std::errc() && p == end && !s.empty();
+}
+
+std::int64_t parse_positive(const std::string& option, const std::string& s) {
+  std::int64_t v = 0;
+  if (!parse_int(s, v) || v < 1)
+    throw config_error(option + ": expected a positive integer, got '" + s + "'");
+  return v;
+}
+
+// ---------------------------------------------------------------------------------------
+// Rank-4 HDF5 datasets (--input NCHW, --weights C_O x C_I/g x H_F x W_F)
+
+struct Array4 {
+  std::array<index_t, 4> dims{};
+  std::vector<double> data;
+};
+
+struct DatasetEntry {
+  std::string path;
+  int rank;
+};
+
+herr_t collect_dataset(hid_t obj, const char* name, const H5O_info_t* info, void* data) {
+  if (info->type != H5O_TYPE_DATASET) return 0;
+  h5::Dataset d(H5Dopen2(obj, name, H5P_DEFAULT));
+  if (!d.valid()) return 0;
+  h5::Dataspace s(H5Dget_space(d.get()));
+  const int rank = s.valid() ? H5Sget_simple_extent_ndims(s.get()) : -1;
+  static_cast<std::vector<DatasetEntry>*>(data)->push_back({std::string("/") + name, rank});
+  return 0;
+}
+
+// Reads FILE[:/DSET] (default: the file's only rank-4 dataset) as float64; integer and
+// float types are converted by HDF5. Throws input_error naming the input.
+Array4 read_rank4(const std::string& spec, const std::string& option) {
+  h5::QuietErrors quiet;
+  const DatasetRef ref = parse_dataset_ref(spec);
+  std::error_code ec;
+  const auto st = fs::status(ref.file, ec);
+  if (!fs::exists(st)) throw input_error(option + " " + ref.file + ": no such file");
+  if (fs::is_directory(st)) throw input_error(option + " " + ref.file + ": is a directory");
+  if (H5Fis_hdf5(ref.file.c_str()) <= 0)
+    throw input_error(option + " " + ref.file + ": not an HDF5 file");
+  h5::File f(H5Fopen(ref.file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
+  if (!f.valid())
+    throw input_error(option + " " + ref.file + ": cannot open (" + h5::last_error_message() + ")");
+  std::string path = ref.dataset;
+  if (path.empty()) {
+    std::vector<DatasetEntry> all;
+    CHECK_H5(H5Ovisit2(f.get(), H5_INDEX_NAME, H5_ITER_INC, collect_dataset, &all, H5O_INFO_BASIC));
+    std::vector<std::string> rank4;
+    for (const auto& e : all)
+      if (e.rank == 4) rank4.push_back(e.path);
+    if (rank4.size() != 1)
+      throw input_error(
+          option + " " + ref.file + ": " +
+          (rank4.empty() ? std::string("no rank-4 dataset")
+                         : "several rank-4 datasets; name one as " + ref.file + ":" + rank4[0]));
+    path = rank4[0];
+  }
+  if (path[0] != '/') path = "/" + path;
+  const std::string name = option + " " + ref.file + ":" + path;
+  if (H5Lexists(f.get(), path.c_str(), H5P_DEFAULT) <= 0)
+    throw input_error(name + ": no such dataset");
+  h5::Dataset d(H5Dopen2(f.get(), path.c_str(), H5P_DEFAULT));
+  if (!d.valid()) throw input_error(name + ": not a dataset");
+  h5::Dataspace space(CHECK_H5(H5Dget_space(d.get())));
+  const int rank = CHECK_H5(H5Sget_simple_extent_ndims(space.get()));
+  if (rank != 4) throw input_error(name + ": rank " + std::to_string(rank) + ", expected 4");
+  hsize_t dims[4];
+  CHECK_H5(H5Sget_simple_extent_dims(space.get(), dims, nullptr));
+  h5::Datatype type(CHECK_H5(H5Dget_type(d.get())));
+  const H5T_class_t cls = H5Tget_class(type.get());
+  if (cls != H5T_INTEGER && cls != H5T_FLOAT)
+    throw input_error(name + ": unsupported element type (integer or float expected)");
+  Array4 a;
+  std::uint64_t count = 1;
+  for (int i = 0; i < 4; ++i) {
+    a.dims[static_cast<size_t>(i)] = static_cast<index_t>(dims[i]);
+    count *= dims[i];
+  }
+  a.data.assign(static_cast<size_t>(count), 0.0);
+  if (count > 0)
+    CHECK_H5(H5Dread(d.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, a.data.data()));
+  return a;
+}
+
+std::string dims_string(const std::array<index_t, 4>& d) {
+  return std::to_string(d[0]) + "x" + std::to_string(d[1]) + "x" + std::to_string(d[2]) + "x" +
+         std::to_string(d[3]);
+}
+
+// ---------------------------------------------------------------------------------------
+// Formatting
+
+std::string fixed(double v, int digits) {
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(digits) << v;
+  return os.str();
+}
+
+std::string sci(double v) {
+  std::ostringstream os;
+  os << std::setprecision(2) << std::scientific << v;
+  return os.str();
+}
+
+// 4224, 12.1k, 105M, 1.85G: exact below 10^4, else three significant digits.
+std::string count(double v) {
+  const char* units[] = {"", "k", "M", "G", "T", "P"};
+  if (std::abs(v) < 1e4) return std::to_string(static_cast<long long>(std::llround(v)));
+  int k = 0;
+  while (std::abs(v) >= 1000 && k < 5) v /= 1000, ++k;
+  return fixed(v, std::abs(v) >= 100 ? 0 : std::abs(v) >= 10 ? 1 : 2) + units[k];
+}
+
+std::string megabytes(double bytes) {
+  return fixed(bytes / 1e6, 2);
+}
+
+void write_report(const std::string& path, const nlohmann::json& report) {
+  const fs::path target(path);
+  const fs::path tmp = target.parent_path() / ("." + target.filename().string() + ".tmp");
+  {
+    std::ofstream f(tmp);
+    if (!f) throw input_error(path + ": cannot write the report");
+    f << report.dump(2) << "\n";
+    if (!f) throw input_error(path + ": cannot write the report");
+  }
+  std::error_code ec;
+  fs::rename(tmp, target, ec);
+  if (ec) {
+    fs::remove(tmp, ec);
+    throw input_error(path + ": cannot write the report");
+  }
+}
+
+nlohmann::json stats_json(const ConvStats& s, const ConvEnergy& e) {
+  return {{"calls", s.calls},
+          {"rows", s.rows},
+          {"cell_steps", s.cell_steps},
+          {"cycles", s.cycles},
+          {"tensor_time", s.tensor_time},
+          {"lowering_time", s.lowering_time},
+          {"model_time", s.model_time()},
+          {"macs", s.macs},
+          {"macs_dense", s.macs_dense},
+          {"useful_macs", s.useful_macs},
+          {"utilisation", s.utilisation()},
+          {"effective_utilisation", s.effective_utilisation()},
+          {"energy_pj", conv_energy_pj(s, e.mac_pj, e.static_pj_per_cell_step)},
+          {"lowered_bytes", s.lowered_bytes},
+          {"padding_bytes", s.padding_bytes},
+          {"peak_extra_bytes", s.peak_extra_bytes},
+          {"packed_taps", s.packed_taps}};
+}
+
+const char* const kDefinitions[][2] = {
+    {"macs", "the layer's multiply-adds N H_O W_O C_O H_F W_F C_I / groups"},
+    {"ifmap_bytes", "N C_I H_I W_I x 8 (float64)"},
+    {"lowered_bytes", "explicit im2col's lowered matrix: N H_O W_O H_F W_F C_I x 8"},
+    {"extra_memory_ratio", "lowered_bytes / ifmap_bytes (the paper's Table I)"},
+    {"calls", "tensor unit calls (each multiplies r x S by S x S)"},
+    {"rows", "sum of r over calls"},
+    {"cell_steps", "time steps of the S x S slice (one per streamed row of B per S-row chunk)"},
+    {"cycles", "cell_steps x the cell mode's sub-steps"},
+    {"tensor_time", "TCU model time of the calls: sum of r S + latency"},
+    {"lowering_time",
+     "explicit only: IFMap elements read + lowered elements written, one unit each"},
+    {"model_time", "tensor_time + lowering_time"},
+    {"macs (method)", "cell updates done (ESOP skips zero operands: padding, tile fill)"},
+    {"macs_dense", "sum over calls of r S S: what the unit could do in the rows it streamed"},
+    {"utilisation", "useful_macs / macs_dense"},
+    {"effective_utilisation",
+     "useful_macs / (model_time S): a call of r rows takes r S time for r S^2 MACs"},
+    {"energy_pj", "macs x mac_pj + cell_steps x S^2 x static_pj_per_cell_step"},
+    {"padding_bytes", "explicit: zeros added to the lowered, filter and output matrices"},
+    {"peak_extra_bytes",
+     "most working memory alive at once besides IFMap, weights and output (measured)"},
+    {"packed_taps", "filter taps per call (implicit multi-tile: min(S / C_I, W_F))"},
+    {"max_rel_error", "max |y - y_direct| / max |y_direct|"}};
+
+// ---------------------------------------------------------------------------------------
+// The table
+
+void print_header(std::ostream& out) {
+  out << std::left << std::setw(4) << "#" << std::setw(24) << "layer" << std::setw(32) << "shape"
+      << std::right << std::setw(8) << "MACs" << std::setw(10) << "IFMap MB" << std::setw(12)
+      << "lowered MB" << std::setw(7) << "ratio"
+      << "  " << std::left << std::setw(9) << "method" << std::right << std::setw(9) << "calls"
+      << std::setw(11) << "cell steps" << std::setw(7) << "util" << std::setw(9) << "eff.util"
+      << std::setw(11) << "energy uJ" << std::setw(10) << "extra MB"
+      << "  " << std::left << "check" << std::right << "\n";
+}
+
+void print_method_row(std::ostream& out, const nlohmann::json& m, const std::string& method) {
+  out << std::left << std::setw(9) << method << std::right << std::setw(9)
+      << count(m["calls"].get<double>()) << std::setw(11) << count(m["cell_steps"].get<double>())
+      << std::setw(7) << fixed(m["utilisation"].get<double>(), 3) << std::setw(9)
+      << fixed(m["effective_utilisation"].get<double>(), 3) << std::setw(11)
+      << fixed(m["energy_pj"].get<double>() / 1e6, 1) << std::setw(10)
+      << fixed(m["peak_extra_bytes"].get<double>() / 1e6, 3);
+}
+
+std::string check_text(const nlohmann::json& m) {
+  if (m["max_rel_error"].is_null()) return "skipped (direct over budget; --verify)";
+  const double err = m["max_rel_error"].get<double>();
+  if (m["verified"].is_null()) return "error " + sci(err);
+  return (m["verified"].get<bool>() ? "ok " : "FAILED ") + sci(err);
+}
+
+void print_layer(std::ostream& out, const nlohmann::json& L) {
+  std::string shape = L["shape"].get<std::string>();
+  bool first = true;
+  for (const char* method : {"explicit", "implicit"}) {
+    if (!L.contains(method)) continue;
+    if (first) {
+      out << std::left << std::setw(4) << L["index"].get<int>() << std::setw(24)
+          << L["name"].get<std::string>().substr(0, 23) << std::setw(32) << shape.substr(0, 31)
+          << std::right << std::setw(8) << count(L["macs"].get<double>()) << std::setw(10)
+          << megabytes(L["ifmap_bytes"].get<double>()) << std::setw(12)
+          << megabytes(L["lowered_bytes"].get<double>()) << std::setw(7)
+          << fixed(L["extra_memory_ratio"].get<double>(), 2) << "  ";
+    } else {
+      out << std::setw(4 + 24 + 32 + 8 + 10 + 12 + 7 + 2) << "";
+    }
+    print_method_row(out, L[method], method);
+    out << "  " << check_text(L[method]) << "\n";
+    first = false;
+  }
+  out.flush();
+}
+
+// Sums of one method over the layers.
+struct MethodTotal {
+  std::uint64_t calls = 0, rows = 0, cell_steps = 0, cycles = 0, tensor_time = 0, lowering_time = 0,
+                macs = 0, macs_dense = 0, useful_macs = 0, padding_bytes = 0, peak_extra_bytes = 0;
+  double energy_pj = 0;
+  bool any = false;
+  void add(const nlohmann::json& m) {
+    any = true;
+    calls += m["calls"].get<std::uint64_t>();
+    rows += m["rows"].get<std::uint64_t>();
+    cell_steps += m["cell_steps"].get<std::uint64_t>();
+    cycles += m["cycles"].get<std::uint64_t>();
+    tensor_time += m["tensor_time"].get<std::uint64_t>();
+    lowering_time += m["lowering_time"].get<std::uint64_t>();
+    macs += m["macs"].get<std::uint64_t>();
+    macs_dense += m["macs_dense"].get<std::uint64_t>();
+    useful_macs += m["useful_macs"].get<std::uint64_t>();
+    padding_bytes += m["padding_bytes"].get<std::uint64_t>();
+    peak_extra_bytes = std::max(peak_extra_bytes, m["peak_extra_bytes"].get<std::uint64_t>());
+    energy_pj += m["energy_pj"].get<double>();
+  }
+  nlohmann::json json(index_t side) const {
+    const double model = static_cast<double>(tensor_time + lowering_time);
+    return {
+        {"calls", calls},
+        {"rows", rows},
+        {"cell_steps", cell_steps},
+        {"cycles", cycles},
+        {"tensor_time", tensor_time},
+        {"lowering_time", lowering_time},
+        {"model_time", tensor_time + lowering_time},
+        {"macs", macs},
+        {"macs_dense", macs_dense},
+        {"useful_macs", useful_macs},
+        {"utilisation", macs_dense ? double(useful_macs) / double(macs_dense) : 0.0},
+        {"effective_utilisation", model > 0 ? double(useful_macs) / (model * double(side)) : 0.0},
+        {"energy_pj", energy_pj},
+        {"padding_bytes", padding_bytes},
+        {"peak_extra_bytes", peak_extra_bytes}};
+  }
+};
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------
+// Options
+
+std::optional<ConvConfig> parse_conv_options(int argc, char** argv, std::ostream& help) {
+  std::string network, layer, method, mxu, batch, latency, cell_mode, mesh, report, input, weights,
+      seed, budget, max_layers;
+  bool verify = false;
+  po::options_description desc("Options");
+  // clang-format off
+  desc.add_options()
+      ("help,h", "print this help and exit")
+      ("network", po::value(&network),
+       "network file FILE.csv: one convolution layer a row, header 'Layer name,IFMAP Height,"
+       "IFMAP Width,Filter Height,Filter Width,Channels,Num Filter,Strides,Padding[,Dilation"
+       "[,Groups]]', '#' comment lines allowed (data/networks/ has alexnet, vgg16, resnet50, "
+       "googlenet, yolov2, densenet121)")
+      ("layer", po::value(&layer),
+       "one layer instead: N,CI,HI,WI,CO,HF,WF,stride,pad[,dil[,groups]] (batch, input "
+       "channels, input height and width, filters, filter height and width, stride, zero "
+       "padding per side, dilation, groups)")
+      ("method", po::value(&method)->default_value("both"),
+       "explicit (im2col: materialize the lowered matrix, then GEMM), implicit (channel-first: "
+       "H_F x W_F partial 1x1 GEMMs fed by address generation, no lowered copy) or both")
+      ("mxu", po::value(&mxu)->default_value("16"),
+       "side S of the planar MXU: S x S cells (tensor unit size m = S^2)")
+      ("batch", po::value(&batch),
+       "batch N for every layer (network rows have N = 1; overrides N of --layer)")
+      ("latency", po::value(&latency)->default_value("0"),
+       "latency l of one tensor unit call, >= 0 (model time r S + l per call)")
+      ("cell-mode", po::value(&cell_mode)->default_value("fp64"),
+       "cell arithmetic: fp64, fp32, tf32, bf16, fp16, m3xu-fp32, m3xu-fp32c, 3xtf32 (not fp64: "
+       "the error against the direct convolution is reported, not checked)")
+      ("mesh", po::value(&mesh),
+       "mesh config INI whose [energy] keys give the energies (mac_pj for fp64, mac_pj_<mode> "
+       "otherwise, static_pj_per_cell_step); default: the built-in values of "
+       "meshcfg/default.ini")
+      ("report", po::value(&report), "write the JSON report (layers array and total) to this file")
+      ("input", po::value(&input),
+       "HDF5 input FILE[:/DSET] for --layer: N x C_I x H_I x W_I (NCHW); default dataset: the "
+       "file's only rank-4 one; default: random values in [-1, 1) from --seed")
+      ("weights", po::value(&weights),
+       "HDF5 weights FILE[:/DSET] for --layer: C_O x C_I/groups x H_F x W_F; default: random "
+       "from --seed")
+      ("seed", po::value(&seed)->default_value("1"), "seed of the random inputs and weights")
+      ("verify", po::bool_switch(&verify),
+       "run the direct convolution (seven nested loops) on every layer; without it only on "
+       "layers whose direct cost is at most --verify-budget MACs (the table says which)")
+      ("verify-budget", po::value(&budget)->default_value("2e9"),
+       "direct-convolution MACs up to which a layer is checked without --verify (the direct "
+       "loops run at roughly 1e9 MACs a second, about 3x faster than the simulated unit)")
+      ("max-layers", po::value(&max_layers), "run only the first K layers of the network");
+  // clang-format on
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(desc).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw config_error(e.what());
+  }
+  if (vm.count("help")) {
+    help << "Usage: triada-conv (--network FILE.csv | --layer N,CI,HI,WI,CO,HF,WF,stride,pad"
+            "[,dil[,groups]])\n"
+            "                   [--method explicit|implicit|both] [--mxu S] [--batch N] "
+            "[--latency L]\n"
+            "                   [--cell-mode MODE] [--report FILE.json] [--input FILE.h5] "
+            "[--weights FILE.h5]\n"
+            "                   [--seed S] [--verify] [--verify-budget MACS] [--max-layers K] "
+            "[--mesh FILE.ini]\n\n"
+            "Runs convolution layers on the planar MXU of the TriADA mesh (an S x S slice of "
+            "cells) by\nexplicit im2col and by implicit channel-first im2col (Zhou et al., "
+            "\"Characterizing and\nDemystifying the Implicit Convolution Algorithm on Commercial "
+            "Matrix-Multiplication\nAccelerators\"), checks both against the direct convolution "
+            "and reports, per layer and\nin total: IFMap and lowered bytes, extra memory ratio, "
+            "MXU calls, cell steps,\nutilisation, MACs, energy and the implicit method's peak "
+            "working memory.\n\n"
+         << desc
+         << "\nTable columns: MACs of the layer; IFMap and lowered matrix in MB (float64, 10^6 "
+            "bytes);\nratio = lowered / IFMap; util = useful MACs / (sum over calls of r S S); "
+            "eff.util also\ncounts the explicit lowering pass as time; extra MB = peak working "
+            "memory of the method;\ncheck = max |y - y_direct| / max |y_direct| (ok when <= "
+            "1e-12 in fp64).\n"
+            "Exit codes: 0 fine, 1 bad input file, 2 bad option or network file, 3 internal "
+            "error,\n4 a layer failed its check.\n";
+    return std::nullopt;
+  }
+  ConvConfig c;
+  if (network.empty() == layer.empty())
+    throw config_error(network.empty() ? "give --network FILE.csv or --layer N,CI,HI,WI,CO,HF,WF,"
+                                         "stride,pad (see --help)"
+                                       : "--network and --layer exclude each other");
+  c.network = network;
+  c.layer_spec = layer;
+  if (method == "explicit")
+    c.run_implicit = false;
+  else if (method == "implicit")
+    c.run_explicit = false;
+  else if (method != "both")
+    throw config_error("--method: expected explicit, implicit or both, got '" + method + "'");
+  c.mxu = parse_positive("--mxu", mxu);
+  if (c.mxu > 4096) throw config_error("--mxu: at most 4096, got " + mxu);
+  if (vm.count("batch")) c.batch = parse_positive("--batch", batch);
+  if (!parse_int(latency, c.latency) || c.latency < 0)
+    throw config_error("--latency: expected an integer >= 0, got '" + latency + "'");
+  TensorUnit probe(c.mxu * c.mxu, c.latency);  // the unit's own checks
+  c.cell_mode = parse_cell_mode(cell_mode);
+  c.mesh = mesh;
+  if (!c.mesh.empty()) conv_energy_model(c.mesh, c.cell_mode);  // a bad file fails up front
+  c.report = report;
+  c.input = input;
+  c.weights = weights;
+  std::int64_t sd = 0;
+  if (!parse_int(seed, sd) || sd < 0)
+    throw config_error("--seed: expected an integer >= 0, got '" + seed + "'");
+  c.seed = static_cast<std::uint64_t>(sd);
+  c.verify = verify;
+  try {
+    size_t used = 0;
+    c.verify_budget = std::stod(budget, &used);
+    if (used != budget.size() || !(c.verify_budget >= 0)) throw std::invalid_argument(budget);
+  } catch (const std::exception&) {
+    throw config_error("--verify-budget: expected a number of MACs >= 0, got '" + budget + "'");
+  }
+  if (vm.count("max-layers")) c.max_layers = parse_positive("--max-layers", max_layers);
+  if (!c.network.empty() && (!c.input.empty() || !c.weights.empty()))
+    throw config_error("--input and --weights go with --layer (network layers get random data)");
+  // Check the layers (and the network file) now, so a bad file is a config error up front.
+  if (!c.network.empty())
+    read_network_csv(c.network);
+  else
+    parse_layer_spec(c.layer_spec);
+  return c;
+}
+
+// ---------------------------------------------------------------------------------------
+// Energy
+
+ConvEnergy conv_energy_model(const std::string& mesh_path, CellMode mode) {
+  if (!mesh_path.empty()) {
+    const MeshConfig base = parse_mesh_file(mesh_path);  // errors name the user's file
+    if (base.cell_mode == mode) return {base.energy.mac_pj, base.energy.static_pj_per_cell_step};
+  } else if (mode == CellMode::fp64) {
+    const MeshConfig base = parse_mesh_file("");
+    return {base.energy.mac_pj, base.energy.static_pj_per_cell_step};
+  }
+  // The MAC energy of another mode is the key mac_pj_<mode>, which parse_mesh_file picks for
+  // the file's [cell] mode: read it through the same declared keys from a copy of the file
+  // whose [cell] mode is `mode`.
+  std::string text;
+  if (!mesh_path.empty()) {
+    std::ifstream in(mesh_path);
+    std::string line, section;
+    while (std::getline(in, line)) {
+      std::string t = line;
+      t.erase(0, t.find_first_not_of(" \t"));
+      if (!t.empty() && t[0] == '[') {
+        section = t.substr(1, t.find(']') - 1);
+      } else if (section == "cell") {
+        std::string key = t.substr(0, t.find('='));
+        key.erase(key.find_last_not_of(" \t") + 1);
+        if (key == "mode") continue;
+      }
+      text += line + "\n";
+    }
+  }
+  text += "\n[cell]\nmode = " + to_string(mode) + "\n";
+  static std::atomic<int> serial{0};
+  const fs::path tmp = fs::temp_directory_path() / ("triada-conv-" + std::to_string(::getpid()) +
+                                                    "-" + std::to_string(serial++) + ".ini");
+  {
+    std::ofstream f(tmp);
+    f << text;
+    if (!f) throw input_error(tmp.string() + ": cannot write a temporary mesh config");
+  }
+  MeshConfig m;
+  try {
+    m = parse_mesh_file(tmp.string());
+  } catch (...) {
+    std::error_code ec;
+    fs::remove(tmp, ec);
+    throw;
+  }
+  std::error_code ec;
+  fs::remove(tmp, ec);
+  return {m.energy.mac_pj, m.energy.static_pj_per_cell_step};
+}
+
+// ---------------------------------------------------------------------------------------
+// Running
+
+nlohmann::json run_conv_layer(const ConvLayer& l, const std::vector<double>& input,
+                              const std::vector<double>& weights, const ConvConfig& cfg,
+                              const ConvEnergy& energy) {
+  nlohmann::json L;
+  L["name"] = l.name;
+  L["shape"] = l.shape_string();
+  for (const auto& [k, v] : {std::pair<const char*, index_t>{"N", l.N},
+                             {"C_I", l.C_I},
+                             {"H_I", l.H_I},
+                             {"W_I", l.W_I},
+                             {"C_O", l.C_O},
+                             {"H_F", l.H_F},
+                             {"W_F", l.W_F},
+                             {"stride", l.stride},
+                             {"pad", l.pad},
+                             {"dilation", l.dilation},
+                             {"groups", l.groups},
+                             {"H_O", l.H_O()},
+                             {"W_O", l.W_O()}})
+    L[k] = v;
+  L["macs"] = l.macs();
+  L["ifmap_bytes"] = l.ifmap_bytes();
+  L["lowered_bytes"] = l.lowered_bytes();
+  L["extra_memory_ratio"] = double(l.lowered_bytes()) / double(l.ifmap_bytes());
+
+  const bool check = cfg.verify || double(l.macs()) <= cfg.verify_budget;
+  std::vector<double> ref;
+  double direct_seconds = 0;
+  if (check) {
+    const auto t0 = std::chrono::steady_clock::now();
+    ref = direct_conv(l, input, weights);
+    direct_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+  L["check"] = check ? (cfg.verify ? "direct (--verify)" : "direct (within the budget)")
+                     : "skipped: direct convolution costs " + count(double(l.macs())) +
+                           " MACs, above --verify-budget " + count(cfg.verify_budget) +
+                           " (--verify runs it)";
+  L["direct_seconds"] = direct_seconds;
+  const bool fp64 = cfg.cell_mode == CellMode::fp64;
+  nlohmann::json verified = nullptr;
+  for (const bool is_explicit : {true, false}) {
+    if (is_explicit ? !cfg.run_explicit : !cfg.run_implicit) continue;
+    TensorUnit unit(cfg.mxu * cfg.mxu, cfg.latency, false, Mode::esop, cfg.cell_mode);
+    const auto t0 = std::chrono::steady_clock::now();
+    const ConvResult r = is_explicit ? explicit_conv(l, input, weights, unit)
+                                     : implicit_conv(l, input, weights, unit);
+    nlohmann::json m = stats_json(r.stats, energy);
+    m["wall_seconds"] =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    m["max_rel_error"] = nullptr;
+    m["verified"] = nullptr;
+    if (check) {
+      const double err = max_relative_error(r.output, ref);
+      m["max_rel_error"] = err;
+      if (fp64) {
+        m["verified"] = err <= kTolerance;
+        verified = (verified.is_null() || verified.get<bool>()) && err <= kTolerance;
+      }
+    }
+    L[is_explicit ? "explicit" : "implicit"] = m;
+  }
+  L["verified"] = verified;  // null: not checked, or not fp64 (errors are reported)
+  return L;
+}
+
+int run_conv_job(const ConvConfig& cfg, std::ostream& out) {
+  std::vector<ConvLayer> layers;
+  std::string source;
+  if (!cfg.network.empty()) {
+    layers = read_network_csv(cfg.network);
+    source = "network " + cfg.network;
+  } else {
+    layers = {parse_layer_spec(cfg.layer_spec)};
+    source = "layer " + cfg.layer_spec;
+  }
+  const size_t listed = layers.size();
+  if (cfg.max_layers && static_cast<size_t>(*cfg.max_layers) < layers.size())
+    layers.resize(static_cast<size_t>(*cfg.max_layers));
+  for (auto& l : layers) {
+    if (cfg.batch) l.N = *cfg.batch;
+    validate_layer(l, l.name);
+  }
+  const ConvEnergy energy = conv_energy_model(cfg.mesh, cfg.cell_mode);
+
+  // Operands of --layer from files (checked against the layer before anything runs).
+  std::vector<double> file_input, file_weights;
+  if (!cfg.input.empty()) {
+    const ConvLayer& l = layers[0];
+    const Array4 a = read_rank4(cfg.input, "--input");
+    const std::array<index_t, 4> want{l.N, l.C_I, l.H_I, l.W_I};
+    if (a.dims != want)
+      throw input_error("--input " + cfg.input + ": shape " + dims_string(a.dims) +
+                        ", the layer needs " + dims_string(want) + " (N x C_I x H_I x W_I)");
+    file_input = nchw_to_nhwc(a.data, l.N, l.C_I, l.H_I, l.W_I);
+  }
+  if (!cfg.weights.empty()) {
+    const ConvLayer& l = layers[0];
+    Array4 a = read_rank4(cfg.weights, "--weights");
+    const std::array<index_t, 4> want{l.C_O, l.C_I_group(), l.H_F, l.W_F};
+    if (a.dims != want)
+      throw input_error("--weights " + cfg.weights + ": shape " + dims_string(a.dims) +
+                        ", the layer needs " + dims_string(want) +
+                        " (C_O x C_I/groups x H_F x W_F)");
+    file_weights = std::move(a.data);
+  }
+
+  const index_t S = cfg.mxu;
+  out << "triada-conv: " << source << " (" << layers.size() << " of " << listed << " layers), MXU "
+      << S << "x" << S << " cells, latency " << cfg.latency << ", cells "
+      << to_string(cfg.cell_mode) << ", methods "
+      << (cfg.run_explicit && cfg.run_implicit ? "explicit + implicit"
+          : cfg.run_explicit                   ? "explicit"
+                                               : "implicit")
+      << "\n  energy: " << energy.mac_pj << " pJ per MAC + " << energy.static_pj_per_cell_step
+      << " pJ per cell per step (" << (cfg.mesh.empty() ? "built-in defaults" : cfg.mesh)
+      << "); verify: "
+      << (cfg.verify ? "every layer" : "layers up to " + count(cfg.verify_budget) + " MACs")
+      << "\n\n";
+  print_header(out);
+
+  nlohmann::json report;
+  report["schema"] = "triada-conv-report/1";
+  report["source"] = source;
+  report["config"] = {{"network", cfg.network},
+                      {"layer", cfg.layer_spec},
+                      {"methods", nlohmann::json::array()},
+                      {"mxu", S},
+                      {"m", S * S},
+                      {"batch", cfg.batch ? nlohmann::json(*cfg.batch) : nlohmann::json(nullptr)},
+                      {"latency", cfg.latency},
+                      {"cell_mode", to_string(cfg.cell_mode)},
+                      {"substeps", substeps(cfg.cell_mode)},
+                      {"seed", cfg.seed},
+                      {"input", cfg.input},
+                      {"weights", cfg.weights},
+                      {"verify", cfg.verify},
+                      {"verify_budget_macs", cfg.verify_budget},
+                      {"tolerance", kTolerance},
+                      {"energy",
+                       {{"mac_pj", energy.mac_pj},
+                        {"static_pj_per_cell_step", energy.static_pj_per_cell_step},
+                        {"mesh", cfg.mesh}}},
+                      {"layers_listed", listed}};
+  if (cfg.run_explicit) report["config"]["methods"].push_back("explicit");
+  if (cfg.run_implicit) report["config"]["methods"].push_back("implicit");
+  for (const auto& d : kDefinitions) report["definitions"][d[0]] = d[1];
+
+  nlohmann::json all = nlohmann::json::array();
+  MethodTotal tex, tim;
+  std::uint64_t macs = 0, ifmap = 0, lowered = 0, lowered_max = 0;
+  int ok = 0, failed = 0, skipped = 0, errors_only = 0;
+  double worst = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (size_t i = 0; i < layers.size(); ++i) {
+    const ConvLayer& l = layers[i];
+    const std::vector<double> x =
+        file_input.empty() ? random_tensor(l.ifmap_elements(), cfg.seed, 2 * i) : file_input;
+    const std::vector<double> w = file_weights.empty()
+                                      ? random_tensor(l.weight_elements(), cfg.seed, 2 * i + 1)
+                                      : file_weights;
+    nlohmann::json L = run_conv_layer(l, x, w, cfg, energy);
+    L["index"] = static_cast<int>(i + 1);
+    print_layer(out, L);
+    macs += l.macs();
+    ifmap += l.ifmap_bytes();
+    lowered += l.lowered_bytes();
+    lowered_max = std::max(lowered_max, l.lowered_bytes());
+    if (L.contains("explicit")) tex.add(L["explicit"]);
+    if (L.contains("implicit")) tim.add(L["implicit"]);
+    for (const char* method : {"explicit", "implicit"})
+      if (L.contains(method) && !L[method]["max_rel_error"].is_null())
+        worst = std::max(worst, L[method]["max_rel_error"].get<double>());
+    if (L["verified"].is_boolean())
+      (L["verified"].get<bool>() ? ok : failed) += 1;
+    else if (L["check"].get<std::string>().rfind("skipped", 0) == 0)
+      ++skipped;
+    else
+      ++errors_only;
+    all.push_back(std::move(L));
+  }
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+  nlohmann::json total = {{"layers", layers.size()},
+                          {"macs", macs},
+                          {"ifmap_bytes", ifmap},
+                          {"lowered_bytes", lowered},
+                          {"lowered_bytes_max_layer", lowered_max},
+                          {"extra_memory_ratio", ifmap ? double(lowered) / double(ifmap) : 0.0},
+                          {"verified_layers", ok},
+                          {"failed_layers", failed},
+                          {"skipped_layers", skipped},
+                          {"error_only_layers", errors_only},
+                          {"max_rel_error", worst},
+                          {"wall_seconds", wall}};
+  if (tex.any) total["explicit"] = tex.json(S);
+  if (tim.any) total["implicit"] = tim.json(S);
+  // The implicit method's working memory per layer is bounded by three S x S tiles.
+  total["implicit_extra_bound_bytes"] = implicit_extra_bound_bytes(S);
+
+  out << std::string(4 + 24 + 32 + 8 + 10 + 12 + 7 + 2 + 9 + 9 + 11 + 7 + 9 + 11 + 10 + 8, '-')
+      << "\n";
+  bool first = true;
+  for (const auto& [name, t] :
+       {std::pair<const char*, const MethodTotal*>{"explicit", &tex}, {"implicit", &tim}}) {
+    if (!t->any) continue;
+    if (first) {
+      out << std::left << std::setw(4) << "" << std::setw(24) << "total" << std::setw(32)
+          << (std::to_string(layers.size()) + " layers") << std::right << std::setw(8)
+          << count(double(macs)) << std::setw(10) << megabytes(double(ifmap)) << std::setw(12)
+          << megabytes(double(lowered)) << std::setw(7)
+          << fixed(total["extra_memory_ratio"].get<double>(), 2) << "  ";
+    } else {
+      out << std::setw(4 + 24 + 32 + 8 + 10 + 12 + 7 + 2) << "";
+    }
+    print_method_row(out, t->json(S), name);
+    out << "\n";
+    first = false;
+  }
+  out << "\nchecked: " << ok << " verified, " << failed << " failed, " << errors_only
+      << " error only (cell mode " << to_string(cfg.cell_mode) << "), " << skipped
+      << " skipped (direct convolution over the budget)";
+  if (ok + failed + errors_only > 0) out << "; max relative error " << sci(worst);
+  out << "\nwall " << fixed(wall, 2) << " s\n";
+
+  report["layers"] = std::move(all);
+  report["total"] = std::move(total);
+  if (!cfg.report.empty()) write_report(cfg.report, report);
+  return failed > 0 ? 4 : 0;
+}
+
+}  // namespace triada

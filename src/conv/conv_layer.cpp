@@ -1,0 +1,207 @@
+#include "conv/conv_layer.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <fstream>
+#include <istream>
+#include <sstream>
+
+#include "core/error.hpp"
+
+namespace triada {
+
+namespace {
+
+using u64 = std::uint64_t;
+u64 u(index_t v) {
+  return static_cast<u64>(v);
+}
+
+// Largest value accepted for any one size, so that every product below fits in 64 bits.
+constexpr index_t kMaxSize = index_t{1} << 24;
+
+std::string trim(const std::string& s) {
+  size_t b = 0, e = s.size();
+  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
+  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
+  return s.substr(b, e - b);
+}
+
+std::string lower(std::string s) {
+  for (auto& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return s;
+}
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (true) {
+    const size_t p = s.find(sep, start);
+    out.push_back(trim(s.substr(start, p == std::string::npos ? p : p - start)));
+    if (p == std::string::npos) break;
+    start = p + 1;
+  }
+  return out;
+}
+
+// An integer field; `where` prefixes the message, `what` names the field.
+index_t parse_field(const std::string& text, const std::string& where, const std::string& what,
+                    index_t minimum) {
+  index_t v = 0;
+  const char* end = text.data() + text.size();
+  const auto [p, ec] = std::from_chars(text.data(), end, v);
+  if (text.empty() || ec != std::errc() || p != end)
+    throw config_error(where + ": " + what + ": '" + text + "' is not an integer");
+  if (v < minimum)
+    throw config_error(where + ": " + what + ": must be " +
+                       (minimum == 0 ? std::string("non-negative") : std::string("positive")) +
+                       ", got " + text);
+  if (v > kMaxSize) throw config_error(where + ": " + what + ": too large, got " + text);
+  return v;
+}
+
+// The columns of a network file, in order; the last two are optional.
+const char* const kColumns[] = {"Layer name",   "IFMAP Height", "IFMAP Width", "Filter Height",
+                                "Filter Width", "Channels",     "Num Filter",  "Strides",
+                                "Padding",      "Dilation",     "Groups"};
+constexpr size_t kMinColumns = 9, kMaxColumns = 11;
+
+}  // namespace
+
+u64 ConvLayer::macs() const {
+  return u(N) * u(H_O()) * u(W_O()) * u(C_O) * u(H_F) * u(W_F) * u(C_I_group());
+}
+u64 ConvLayer::ifmap_elements() const {
+  return u(N) * u(C_I) * u(H_I) * u(W_I);
+}
+u64 ConvLayer::ofmap_elements() const {
+  return u(N) * u(C_O) * u(H_O()) * u(W_O());
+}
+u64 ConvLayer::weight_elements() const {
+  return u(C_O) * u(C_I_group()) * u(H_F) * u(W_F);
+}
+u64 ConvLayer::lowered_bytes() const {
+  return u(N) * u(H_O()) * u(W_O()) * u(H_F) * u(W_F) * u(C_I) * 8;
+}
+
+std::string ConvLayer::shape_string() const {
+  std::ostringstream os;
+  os << N << "x" << C_I << "x" << H_I << "x" << W_I << " -> " << C_O << " " << H_F << "x" << W_F
+     << " s" << stride << " p" << pad;
+  if (dilation != 1) os << " d" << dilation;
+  if (groups != 1) os << " g" << groups;
+  return os.str();
+}
+
+void validate_layer(const ConvLayer& l, const std::string& where) {
+  const struct {
+    const char* what;
+    index_t v, minimum;
+  } fields[] = {
+      {"batch N", l.N, 1},         {"channels C_I", l.C_I, 1}, {"IFMAP height", l.H_I, 1},
+      {"IFMAP width", l.W_I, 1},   {"filters C_O", l.C_O, 1},  {"filter height", l.H_F, 1},
+      {"filter width", l.W_F, 1},  {"stride", l.stride, 1},    {"padding", l.pad, 0},
+      {"dilation", l.dilation, 1}, {"groups", l.groups, 1}};
+  for (const auto& f : fields) {
+    if (f.v < f.minimum)
+      throw config_error(where + ": " + f.what + " must be " +
+                         (f.minimum == 0 ? "non-negative" : "positive") + ", got " +
+                         std::to_string(f.v));
+    if (f.v > kMaxSize)
+      throw config_error(where + ": " + f.what + " too large, got " + std::to_string(f.v));
+  }
+  if (l.C_I % l.groups != 0 || l.C_O % l.groups != 0)
+    throw config_error(where + ": groups " + std::to_string(l.groups) +
+                       " must divide both the channels (" + std::to_string(l.C_I) +
+                       ") and the filters (" + std::to_string(l.C_O) + ")");
+  const index_t eh = l.dilation * (l.H_F - 1) + 1, ew = l.dilation * (l.W_F - 1) + 1;
+  const index_t ph = l.H_I + 2 * l.pad, pw = l.W_I + 2 * l.pad;
+  if (eh > ph || ew > pw)
+    throw config_error(where + ": filter " + std::to_string(l.H_F) + "x" + std::to_string(l.W_F) +
+                       (l.dilation != 1 ? " (dilation " + std::to_string(l.dilation) + ", extent " +
+                                              std::to_string(eh) + "x" + std::to_string(ew) + ")"
+                                        : std::string()) +
+                       " is larger than the padded input " + std::to_string(ph) + "x" +
+                       std::to_string(pw));
+  // Every count of the layer (and of its lowered matrix) must fit in 64 bits comfortably.
+  const long double lowered = static_cast<long double>(l.N) * l.H_O() * l.W_O() * l.H_F * l.W_F *
+                              static_cast<long double>(l.C_I) * 8;
+  const long double macs = static_cast<long double>(l.N) * l.H_O() * l.W_O() * l.C_O * l.H_F *
+                           static_cast<long double>(l.W_F) * l.C_I_group();
+  if (lowered > 1e18L || macs > 1e18L) throw config_error(where + ": layer too large");
+}
+
+ConvLayer parse_layer_spec(const std::string& spec) {
+  const std::string where = "--layer";
+  const auto f = split(spec, ',');
+  if (f.size() < 9 || f.size() > 11)
+    throw config_error(where +
+                       ": expected N,CI,HI,WI,CO,HF,WF,stride,pad[,dil[,groups]] (9 to 11 "
+                       "integers), got " +
+                       std::to_string(f.size()) + " fields in '" + spec + "'");
+  const char* names[] = {"N", "CI", "HI", "WI", "CO", "HF", "WF", "stride", "pad", "dil", "groups"};
+  index_t v[11] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1};
+  for (size_t i = 0; i < f.size(); ++i) v[i] = parse_field(f[i], where, names[i], i == 8 ? 0 : 1);
+  ConvLayer l;
+  l.name = "layer";
+  l.N = v[0], l.C_I = v[1], l.H_I = v[2], l.W_I = v[3], l.C_O = v[4], l.H_F = v[5], l.W_F = v[6];
+  l.stride = v[7], l.pad = v[8], l.dilation = v[9], l.groups = v[10];
+  validate_layer(l, where + " " + spec);
+  return l;
+}
+
+std::vector<ConvLayer> parse_network_csv(std::istream& in, const std::string& source) {
+  std::vector<ConvLayer> layers;
+  std::string line;
+  size_t columns = 0;  // 0 until the header is read
+  int lineno = 0;
+  while (std::getline(in, line)) {
+    ++lineno;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    const std::string t = trim(line);
+    if (t.empty() || t[0] == '#') continue;
+    const std::string where = source + ":" + std::to_string(lineno);
+    auto f = split(t, ',');
+    if (f.size() > 1 && f.back().empty()) f.pop_back();  // SCALE-Sim's trailing comma
+    if (columns == 0) {
+      if (f.size() < kMinColumns || f.size() > kMaxColumns)
+        throw config_error(where +
+                           ": header: expected the 9 to 11 columns 'Layer name,IFMAP "
+                           "Height,IFMAP Width,Filter Height,Filter Width,Channels,Num Filter,"
+                           "Strides,Padding[,Dilation[,Groups]]', got " +
+                           std::to_string(f.size()) + " columns");
+      for (size_t i = 0; i < f.size(); ++i)
+        if (lower(f[i]) != lower(kColumns[i]))
+          throw config_error(where + ": header: column " + std::to_string(i + 1) + " must be '" +
+                             kColumns[i] + "', got '" + f[i] + "'");
+      columns = f.size();
+      continue;
+    }
+    if (f.size() != columns)
+      throw config_error(where + ": expected " + std::to_string(columns) +
+                         " columns (as the header), got " + std::to_string(f.size()));
+    if (f[0].empty()) throw config_error(where + ": empty layer name");
+    index_t v[kMaxColumns] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1};
+    for (size_t i = 1; i < columns; ++i)
+      v[i] = parse_field(f[i], where, std::string("column '") + kColumns[i] + "'", i == 8 ? 0 : 1);
+    ConvLayer l;
+    l.name = f[0];
+    l.N = 1;
+    l.H_I = v[1], l.W_I = v[2], l.H_F = v[3], l.W_F = v[4], l.C_I = v[5], l.C_O = v[6];
+    l.stride = v[7], l.pad = v[8], l.dilation = v[9], l.groups = v[10];
+    validate_layer(l, where + " (" + l.name + ")");
+    layers.push_back(std::move(l));
+  }
+  if (columns == 0) throw config_error(source + ": no header line (and no layers)");
+  if (layers.empty()) throw config_error(source + ": no layers after the header");
+  return layers;
+}
+
+std::vector<ConvLayer> read_network_csv(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw config_error(path + ": cannot open the network file");
+  return parse_network_csv(in, path);
+}
+
+}  // namespace triada

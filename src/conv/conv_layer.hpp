@@ -1,0 +1,69 @@
+#pragma once
+// One convolution layer and the network files that list them (data/networks/*.csv).
+//
+// Notation of Zhou et al., "Characterizing and Demystifying the Implicit Convolution
+// Algorithm on Commercial Matrix-Multiplication Accelerators" (Sec. II-A, Fig. 1): a batch
+// of N input feature maps (IFMap) of C_I channels, H_I x W_I each, convolved with C_O
+// filters of C_I x H_F x W_F, gives C_O output maps (OFMap) of H_O x W_O. We add zero
+// padding, stride, dilation and groups (the channels split into `groups` independent
+// convolutions of C_I / groups -> C_O / groups channels, as AlexNet's two-GPU layers).
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "core/types.hpp"
+
+namespace triada {
+
+struct ConvLayer {
+  std::string name;
+  index_t N = 1;    // batch
+  index_t C_I = 1;  // input channels
+  index_t H_I = 1, W_I = 1;
+  index_t C_O = 1;  // output channels (filters)
+  index_t H_F = 1, W_F = 1;
+  index_t stride = 1;    // the same along both axes
+  index_t pad = 0;       // zeros added on every side
+  index_t dilation = 1;  // filter taps dil apart
+  index_t groups = 1;    // C_I and C_O are multiples of it
+
+  // Output size: H_O = floor((H_I + 2 pad - dil (H_F - 1) - 1) / stride) + 1 (and W_O alike).
+  index_t H_O() const { return (H_I + 2 * pad - dilation * (H_F - 1) - 1) / stride + 1; }
+  index_t W_O() const { return (W_I + 2 * pad - dilation * (W_F - 1) - 1) / stride + 1; }
+  index_t C_I_group() const { return C_I / groups; }
+  index_t C_O_group() const { return C_O / groups; }
+  // Rows of the lowered GEMM (one per output pixel) and its depth per group (Fig. 1).
+  index_t M() const { return N * H_O() * W_O(); }
+  index_t K_group() const { return H_F * W_F * C_I_group(); }
+
+  // The layer's multiply-adds: N H_O W_O C_O H_F W_F C_I / groups (padding zeros included).
+  std::uint64_t macs() const;
+  std::uint64_t ifmap_elements() const;   // N C_I H_I W_I
+  std::uint64_t ofmap_elements() const;   // N C_O H_O W_O
+  std::uint64_t weight_elements() const;  // C_O C_I/groups H_F W_F
+  // Bytes (float64) of the IFMap and of the explicit lowered matrix
+  // (N H_O W_O) x (H_F W_F C_I): N H_O W_O H_F W_F C_I * 8 (Sec. II-B, Table I).
+  std::uint64_t ifmap_bytes() const { return ifmap_elements() * 8; }
+  std::uint64_t lowered_bytes() const;
+  // "1x3x227x227 -> 96 11x11 s4 p0" (d and g only when not 1).
+  std::string shape_string() const;
+};
+
+// Checks a layer; throws config_error "<where>: <problem>" (non-positive size, negative
+// padding, groups not dividing the channels, filter larger than the padded input).
+void validate_layer(const ConvLayer& layer, const std::string& where);
+
+// --layer N,CI,HI,WI,CO,HF,WF,stride,pad[,dil[,groups]]; throws config_error.
+ConvLayer parse_layer_spec(const std::string& spec);
+
+// A network file: '#' comment lines and blank lines anywhere; the first other line is the
+// header "Layer name,IFMAP Height,IFMAP Width,Filter Height,Filter Width,Channels,
+// Num Filter,Strides,Padding[,Dilation[,Groups]]" (SCALE-Sim's columns plus ours); then one
+// layer a row with the header's column count. A trailing comma (as SCALE-Sim writes) is
+// allowed. IFMAP Height/Width are the unpadded input. Every layer gets N = 1. Throws
+// config_error "<source>:<line>: <problem>".
+std::vector<ConvLayer> parse_network_csv(std::istream& in, const std::string& source);
+std::vector<ConvLayer> read_network_csv(const std::string& path);
+
+}  // namespace triada

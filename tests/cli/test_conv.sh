@@ -1,0 +1,212 @@
+#!/usr/bin/env bash
+# End-to-end checks of triada-conv: one layer by both methods (report keys, verification,
+# the closed-form lowered bytes, the implicit method's O(S^2) working memory); the first two
+# AlexNet layers from the shipped network file; HDF5 --input/--weights; lower-precision cells
+# report an error instead of failing; the verify budget; malformed network files and bad
+# options giving one 'triada-conv: error:' line and exit code 2 (bad HDF5 input: 1).
+# Run by ctest (label cli); ends with "N passed, M failed".
+set -uo pipefail
+
+: "${TRIADA_BIN:?set TRIADA_BIN to the build directory}"
+: "${TRIADA_SRC:?set TRIADA_SRC to the source directory}"
+PYTHON=${PYTHON:-/usr/bin/python3}
+APP="$TRIADA_BIN/triada-conv"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/triada-conv-test.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+cd "$tmp" || exit 1
+
+passed=0
+failed=0
+pass() { passed=$((passed + 1)); }
+fail() {
+  echo "FAIL: $*" >&2
+  failed=$((failed + 1))
+}
+
+# expect_error CODE PATTERN ARGS...: exit code CODE, exactly one stderr line
+# "triada-conv: error: ..." containing PATTERN.
+expect_error() {
+  local code=$1 pattern=$2
+  shift 2
+  "$APP" "$@" >out.txt 2>err.txt
+  local rc=$?
+  if [ "$rc" -ne "$code" ]; then
+    fail "$* exited $rc, expected $code: $(cat err.txt)"
+    return
+  fi
+  if [ "$(wc -l <err.txt)" -ne 1 ] || ! grep -q "^triada-conv: error: .*$pattern" err.txt; then
+    fail "$*: expected one 'triada-conv: error: ...$pattern' line, got: $(cat err.txt)"
+    return
+  fi
+  pass
+}
+
+echo "-- one layer, both methods: exit 0, verified, report keys and closed forms"
+if "$APP" --layer 1,3,32,32,16,3,3,1,1 --method both --report r.json >out.txt 2>err.txt; then
+  pass
+else
+  fail "single layer run exited non-zero: $(cat err.txt)"
+fi
+if "$PYTHON" - <<'EOF'; then pass; else fail "single layer report"; fi
+import json
+r = json.load(open('r.json'))
+assert r['schema'] == 'triada-conv-report/1'
+assert len(r['layers']) == 1
+L = r['layers'][0]
+for k in ('name', 'N', 'C_I', 'H_I', 'W_I', 'C_O', 'H_F', 'W_F', 'stride', 'pad', 'dilation',
+          'groups', 'H_O', 'W_O', 'macs', 'ifmap_bytes', 'lowered_bytes', 'extra_memory_ratio',
+          'verified', 'check', 'explicit', 'implicit'):
+    assert k in L, k
+assert L['verified'] is True
+assert L['H_O'] == 32 and L['W_O'] == 32
+assert L['ifmap_bytes'] == 3 * 32 * 32 * 8
+assert L['lowered_bytes'] == 32 * 32 * 9 * 3 * 8
+assert abs(L['extra_memory_ratio'] - 9.0) < 1e-12
+assert L['macs'] == 32 * 32 * 16 * 9 * 3
+for m in ('explicit', 'implicit'):
+    s = L[m]
+    for k in ('calls', 'rows', 'cell_steps', 'cycles', 'tensor_time', 'lowering_time',
+              'model_time', 'macs', 'macs_dense', 'useful_macs', 'utilisation',
+              'effective_utilisation', 'energy_pj', 'lowered_bytes', 'padding_bytes',
+              'peak_extra_bytes', 'verified', 'max_rel_error'):
+        assert k in s, (m, k)
+    assert s['verified'] is True and s['max_rel_error'] <= 1e-12
+    assert 0 < s['utilisation'] <= 1 and s['macs_dense'] == s['rows'] * 16 * 16
+    assert s['energy_pj'] > 0
+assert L['explicit']['lowered_bytes'] == L['lowered_bytes']
+assert L['implicit']['lowered_bytes'] == 0
+assert 0 < L['implicit']['peak_extra_bytes'] <= 3 * 16 * 16 * 8
+assert L['explicit']['peak_extra_bytes'] >= L['lowered_bytes']
+assert L['implicit']['packed_taps'] == 3          # min(16 / 3, 3)
+t = r['total']
+for k in ('layers', 'macs', 'ifmap_bytes', 'lowered_bytes', 'extra_memory_ratio',
+          'verified_layers', 'failed_layers', 'skipped_layers', 'explicit', 'implicit'):
+    assert k in t, k
+assert t['verified_layers'] == 1 and t['failed_layers'] == 0
+assert t['explicit']['calls'] == L['explicit']['calls']
+EOF
+if grep -q "explicit" out.txt && grep -q "implicit" out.txt && grep -q "ok " out.txt &&
+  grep -q "1 verified, 0 failed" out.txt; then pass; else fail "table: $(cat out.txt)"; fi
+
+echo "-- the first two AlexNet layers from the shipped network file"
+if "$APP" --network "$TRIADA_SRC/data/networks/alexnet.csv" --max-layers 2 --report a.json \
+  >out.txt 2>err.txt; then pass; else fail "alexnet run exited non-zero: $(cat err.txt)"; fi
+if "$PYTHON" - <<'EOF'; then pass; else fail "alexnet report"; fi
+import json
+r = json.load(open('a.json'))
+assert [l['name'] for l in r['layers']] == ['conv1', 'conv2'], r['layers']
+assert r['config']['layers_listed'] == 5
+c1, c2 = r['layers']
+assert c1['H_O'] == 55 and c1['lowered_bytes'] == 55 * 55 * 11 * 11 * 3 * 8
+assert c2['groups'] == 2 and c2['H_O'] == 27
+assert c1['verified'] is True
+t = r['total']
+assert t['lowered_bytes'] == c1['lowered_bytes'] + c2['lowered_bytes']
+assert t['implicit']['peak_extra_bytes'] <= 3 * 16 * 16 * 8
+EOF
+
+echo "-- --verify-budget 0 skips the direct convolution and says so; --verify runs it"
+"$APP" --layer 1,4,8,8,4,3,3,1,1 --verify-budget 0 --report s.json >out.txt 2>err.txt
+if [ $? -eq 0 ] && grep -q "skipped" out.txt && "$PYTHON" -c "
+import json; r = json.load(open('s.json')); L = r['layers'][0]
+assert L['verified'] is None and L['check'].startswith('skipped'), L['check']
+assert r['total']['skipped_layers'] == 1"; then pass; else fail "budget 0: $(cat out.txt err.txt)"; fi
+if "$APP" --layer 1,4,8,8,4,3,3,1,1 --verify-budget 0 --verify >out.txt 2>err.txt &&
+  grep -q "1 verified" out.txt; then pass; else fail "--verify: $(cat out.txt err.txt)"; fi
+
+echo "-- --batch overrides N; --method explicit runs one method"
+if "$APP" --layer 1,5,9,9,7,3,3,2,1 --batch 3 --method explicit --mxu 4 --latency 5 \
+  --report b.json >out.txt 2>err.txt && "$PYTHON" -c "
+import json; r = json.load(open('b.json')); L = r['layers'][0]
+assert L['N'] == 3 and 'implicit' not in L and L['verified'] is True
+e = L['explicit']
+assert e['tensor_time'] == e['rows'] * 4 + 5 * e['calls']"; then pass; else
+  fail "--batch/--method: $(cat out.txt err.txt)"; fi
+
+echo "-- lower-precision cells: the error is reported, the run does not fail"
+if "$APP" --layer 1,8,10,10,8,3,3,1,1 --cell-mode fp32 --report p.json >out.txt 2>err.txt &&
+  "$PYTHON" -c "
+import json; r = json.load(open('p.json')); L = r['layers'][0]
+assert L['verified'] is None
+for m in ('explicit', 'implicit'):
+    assert 1e-12 < L[m]['max_rel_error'] < 1e-5, L[m]['max_rel_error']
+    assert L[m]['verified'] is None
+assert r['config']['energy']['mac_pj'] == 4.6" && grep -q "error " out.txt; then pass; else
+  fail "fp32 cells: $(cat out.txt err.txt)"; fi
+
+echo "-- HDF5 --input (NCHW) and --weights (OIHW)"
+"$PYTHON" - <<'EOF'
+import h5py, numpy as np
+rng = np.random.default_rng(3)
+with h5py.File('in.h5', 'w') as f:
+    f['x'] = rng.standard_normal((2, 3, 6, 7))
+with h5py.File('zero.h5', 'w') as f:
+    f['w'] = np.zeros((4, 3, 3, 3), dtype=np.float32)
+with h5py.File('w.h5', 'w') as f:
+    f['w'] = rng.integers(-3, 4, size=(4, 3, 3, 3)).astype(np.int32)
+EOF
+if "$APP" --layer 2,3,6,7,4,3,3,1,1 --input in.h5 --weights w.h5:/w --report h.json \
+  >out.txt 2>err.txt && "$PYTHON" -c "
+import json; r = json.load(open('h.json')); assert r['layers'][0]['verified'] is True"; then
+  pass; else fail "hdf5 operands: $(cat out.txt err.txt)"; fi
+if "$APP" --layer 2,3,6,7,4,3,3,1,1 --input in.h5 --weights zero.h5 --report z.json \
+  >out.txt 2>err.txt && "$PYTHON" -c "
+import json; L = json.load(open('z.json'))['layers'][0]
+assert L['explicit']['macs'] == 0 and L['implicit']['macs'] == 0  # ESOP: zero weights
+assert L['explicit']['max_rel_error'] == 0"; then pass; else
+  fail "zero weights: $(cat out.txt err.txt)"; fi
+expect_error 1 "shape 2x3x6x7, the layer needs 1x3x6x7" --layer 1,3,6,7,4,3,3,1,1 --input in.h5
+expect_error 1 "no such file" --layer 1,3,6,7,4,3,3,1,1 --weights missing.h5
+
+echo "-- malformed network files: one error line naming file:line, exit 2"
+cat >bad.csv <<'EOF'
+# a comment
+Layer name,IFMAP Height,IFMAP Width,Filter Height,Filter Width,Channels,Num Filter,Strides,Padding
+conv1,32,32,3,3,3,16,1,1
+conv2,32,32,3,3,16
+EOF
+expect_error 2 "bad.csv:4: expected 9 columns (as the header), got 6" --network bad.csv
+printf 'Layer name,IFMAP Height,IFMAP Width,Filter Height,Filter Width,Channels,Num Filter,Strides,Padding\nc,8,8,3,3,three,4,1,1\n' >bad2.csv
+expect_error 2 "bad2.csv:2: column 'Channels': 'three' is not an integer" --network bad2.csv
+printf 'Layer name,IFMAP Height,IFMAP Width,Filter Height,Filter Width,Channels,Num Filter,Strides,Padding\nc,8,8,3,3,4,0,1,1\n' >bad3.csv
+expect_error 2 "bad3.csv:2: column 'Num Filter': must be positive" --network bad3.csv
+printf 'Layer name,IFMAP Height,IFMAP Width,Filter Height,Filter Width,Channels,Num Filter,Strides,Padding\nc,4,4,9,9,4,4,1,1\n' >bad4.csv
+expect_error 2 "bad4.csv:2 (c): filter 9x9 is larger than the padded input 6x6" --network bad4.csv
+expect_error 2 "cannot open" --network nothere.csv
+
+echo "-- bad options: one error line, exit 2"
+expect_error 2 "give --network" --method both
+expect_error 2 "exclude each other" --network bad.csv --layer 1,3,8,8,4,3,3,1,1
+expect_error 2 "--method" --layer 1,3,8,8,4,3,3,1,1 --method sideways
+expect_error 2 "--mxu" --layer 1,3,8,8,4,3,3,1,1 --mxu 0
+expect_error 2 "--latency" --layer 1,3,8,8,4,3,3,1,1 --latency -1
+expect_error 2 "cell mode" --layer 1,3,8,8,4,3,3,1,1 --cell-mode fp8
+expect_error 2 "--layer" --layer 1,3,8,8,4,3,3,1
+expect_error 2 "larger than the padded input" --layer 1,3,2,2,4,5,5,1,0
+expect_error 2 "go with --layer" --network "$TRIADA_SRC/data/networks/vgg16.csv" --input in.h5
+expect_error 2 "unrecognised option\|unrecognized option" --layer 1,3,8,8,4,3,3,1,1 --bogus
+
+echo "-- --help documents every option"
+if "$APP" --help >help.txt 2>err.txt; then pass; else fail "--help exited non-zero"; fi
+missing=""
+for opt in --network --layer --method --mxu --batch --latency --cell-mode --mesh --report \
+  --input --weights --seed --verify --verify-budget --max-layers; do
+  grep -q -- "$opt" help.txt || missing="$missing $opt"
+done
+if [ -z "$missing" ]; then pass; else fail "--help lacks:$missing"; fi
+
+echo "-- run_scripts/plot_conv.py --quick writes both PNGs and the tables"
+if "$PYTHON" "$TRIADA_SRC/run_scripts/plot_conv.py" --bin "$TRIADA_BIN" --src "$TRIADA_SRC" \
+  --work runs --out img --quick >tables.md 2>err.txt; then pass; else
+  fail "plot_conv.py: $(cat err.txt)"; fi
+bad_png=""
+for f in img/conv_memory.png img/conv_stride.png; do
+  [ -s "$f" ] && [ "$(head -c 4 "$f" | od -An -c | tr -d ' ')" = '211PNG' ] || bad_png="$bad_png $f"
+done
+if [ -z "$bad_png" ] && grep -q "| AlexNet | 2 |" tables.md && grep -q "Stride study" tables.md
+then pass; else fail "plot_conv.py outputs:$bad_png $(cat tables.md)"; fi
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

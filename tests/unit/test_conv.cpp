@@ -1,0 +1,300 @@
+// Convolution on the planar MXU (conv/conv.hpp): explicit and implicit channel-first im2col
+// against the direct convolution, their memory and call counts, and the network files.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "conv/conv.hpp"
+#include "conv/conv_app.hpp"
+#include "conv/conv_layer.hpp"
+#include "core/error.hpp"
+
+using namespace triada;
+
+namespace {
+
+ConvLayer make(index_t N, index_t CI, index_t HI, index_t WI, index_t CO, index_t HF, index_t WF,
+               index_t stride, index_t pad, index_t dil = 1, index_t groups = 1) {
+  ConvLayer l;
+  l.name = "t";
+  l.N = N, l.C_I = CI, l.H_I = HI, l.W_I = WI, l.C_O = CO, l.H_F = HF, l.W_F = WF;
+  l.stride = stride, l.pad = pad, l.dilation = dil, l.groups = groups;
+  validate_layer(l, "test");
+  return l;
+}
+
+struct Operands {
+  std::vector<double> x, w;
+};
+Operands operands(const ConvLayer& l, std::uint64_t seed) {
+  return {random_tensor(l.ifmap_elements(), seed, 0), random_tensor(l.weight_elements(), seed, 1)};
+}
+
+index_t ceil_div(index_t a, index_t b) {
+  return (a + b - 1) / b;
+}
+
+std::string parse_error(const std::string& text) {
+  std::istringstream in(text);
+  try {
+    parse_network_csv(in, "net.csv");
+  } catch (const config_error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+const char* const kHeader =
+    "Layer name,IFMAP Height,IFMAP Width,Filter Height,Filter Width,Channels,Num Filter,Strides,"
+    "Padding\n";
+
+}  // namespace
+
+TEST_CASE("output sizes follow floor((H + 2p - d(F - 1) - 1) / s) + 1", "[conv]") {
+  CHECK(make(1, 3, 227, 227, 96, 11, 11, 4, 0).H_O() == 55);  // AlexNet conv1
+  CHECK(make(1, 3, 224, 224, 64, 7, 7, 2, 3).H_O() == 112);   // ResNet conv1
+  CHECK(make(1, 64, 56, 56, 64, 3, 3, 1, 1).W_O() == 56);     // "same" 3x3
+  CHECK(make(1, 8, 15, 15, 8, 3, 3, 1, 2, 2).H_O() == 15);    // dilation 2, pad 2
+  CHECK(make(1, 8, 14, 15, 8, 1, 1, 2, 0).W_O() == 8);        // 1x1 stride 2, odd width
+  CHECK(make(1, 8, 13, 13, 8, 5, 3, 4, 1).H_O() == 3);
+  CHECK(make(1, 8, 13, 13, 8, 5, 3, 4, 1).W_O() == 4);
+}
+
+TEST_CASE("explicit and implicit im2col equal the direct convolution in fp64", "[conv]") {
+  struct Case {
+    const char* what;
+    ConvLayer layer;
+    index_t S;
+  };
+  const Case cases[] = {
+      {"C_I = 3, 3x3, stride 1, padding 1", make(1, 3, 12, 12, 8, 3, 3, 1, 1), 8},
+      {"stride 2, odd sizes", make(1, 5, 11, 13, 20, 3, 3, 2, 1), 8},
+      {"stride 4, 5x5 filter, C_I = 3", make(1, 3, 23, 23, 16, 5, 5, 4, 2), 16},
+      {"dilation 2", make(1, 6, 15, 15, 10, 3, 3, 1, 2, 2), 4},
+      {"dilation 2 with stride 2, non-square filter", make(1, 4, 17, 12, 6, 3, 2, 2, 1, 2), 4},
+      {"C_I > S with a channel tail", make(1, 21, 9, 9, 12, 3, 3, 1, 1), 8},
+      {"output larger than the unit: M and C_O several tiles", make(1, 8, 14, 14, 19, 3, 3, 1, 1),
+       4},
+      {"batch 3", make(3, 5, 7, 9, 7, 3, 3, 1, 1), 4},
+      {"groups 2", make(2, 8, 8, 8, 12, 3, 3, 1, 1, 1, 2), 4},
+      {"1x1, stride 2, no padding", make(1, 16, 10, 10, 24, 1, 1, 2, 0), 8},
+      {"output smaller than one tile (M < S)", make(1, 4, 3, 3, 5, 3, 3, 1, 0), 8},
+      {"stride larger than the filter", make(1, 2, 16, 16, 3, 2, 2, 4, 0), 4},
+  };
+  for (const auto& c : cases) {
+    SECTION(c.what) {
+      const ConvLayer& l = c.layer;
+      const Operands op = operands(l, 7);
+      const std::vector<double> ref = direct_conv(l, op.x, op.w);
+      REQUIRE(ref.size() == l.ofmap_elements());
+      TensorUnit ue(c.S * c.S, 3), ui(c.S * c.S, 3);
+      const ConvResult e = explicit_conv(l, op.x, op.w, ue);
+      const ConvResult i = implicit_conv(l, op.x, op.w, ui);
+      CHECK(max_relative_error(e.output, ref) <= 1e-12);
+      CHECK(max_relative_error(i.output, ref) <= 1e-12);
+      // ESOP skips the same zero (padding) operands on both paths: the same MACs are done.
+      CHECK(e.stats.macs == i.stats.macs);
+      CHECK(e.stats.macs <= l.macs());
+      CHECK(e.stats.useful_macs == l.macs());
+      CHECK(e.stats.utilisation() <= 1.0);
+      CHECK(i.stats.utilisation() <= 1.0);
+    }
+  }
+}
+
+TEST_CASE("the direct convolution matches a hand-computed 1x1-channel example", "[conv]") {
+  // 1 x 1 x 3 x 3 input 1..9, one 2x2 filter of ones, stride 1, no padding: window sums.
+  const ConvLayer l = make(1, 1, 3, 3, 1, 2, 2, 1, 0);
+  const std::vector<double> x{1, 2, 3, 4, 5, 6, 7, 8, 9}, w{1, 1, 1, 1};
+  CHECK(direct_conv(l, x, w) == std::vector<double>{12, 16, 24, 28});
+  TensorUnit u(4, 0);
+  CHECK(explicit_conv(l, x, w, u).output == std::vector<double>{12, 16, 24, 28});
+  CHECK(implicit_conv(l, x, w, u).output == std::vector<double>{12, 16, 24, 28});
+}
+
+TEST_CASE("explicit im2col materializes exactly N H_O W_O H_F W_F C_I doubles", "[conv]") {
+  for (const ConvLayer& l : {make(1, 3, 32, 32, 16, 3, 3, 1, 1), make(2, 10, 13, 11, 7, 5, 3, 2, 2),
+                             make(1, 8, 12, 12, 8, 3, 3, 1, 2, 2, 2)}) {
+    const Operands op = operands(l, 3);
+    TensorUnit u(64, 0);
+    const ConvResult r = explicit_conv(l, op.x, op.w, u);
+    const std::uint64_t closed =
+        static_cast<std::uint64_t>(l.N * l.H_O() * l.W_O() * l.H_F * l.W_F * l.C_I) * 8;
+    CHECK(r.stats.lowered_bytes == closed);
+    CHECK(l.lowered_bytes() == closed);
+    CHECK(r.stats.peak_extra_bytes >= r.stats.lowered_bytes);
+    // The lowering pass in the model: IFMap read once + every lowered element written.
+    CHECK(r.stats.lowering_time == l.ifmap_elements() + closed / 8);
+  }
+}
+
+TEST_CASE("implicit im2col keeps no lowered buffer: its working memory is three S x S tiles",
+          "[conv]") {
+  for (index_t S : {4, 8, 16}) {
+    const ConvLayer l = make(2, 16, 24, 24, 32, 3, 3, 1, 1);
+    const Operands op = operands(l, 5);
+    TensorUnit u(S * S, 0);
+    const ConvResult r = implicit_conv(l, op.x, op.w, u);
+    const std::uint64_t tile = static_cast<std::uint64_t>(S * S) * 8;
+    CHECK(r.stats.lowered_bytes == 0);
+    CHECK(r.stats.lowering_time == 0);
+    CHECK(r.stats.peak_extra_bytes > 0);
+    CHECK(r.stats.peak_extra_bytes <= 3 * tile);
+    CHECK(r.stats.peak_extra_bytes <= implicit_extra_bound_bytes(S));
+    CHECK(r.stats.peak_extra_bytes * 100 < l.lowered_bytes());  // far below the lowered copy
+  }
+}
+
+TEST_CASE("call counts follow the blocking of each method", "[conv]") {
+  const index_t S = 8;
+  SECTION("explicit: one call per (group, C_O tile, depth chunk), r = N H_O W_O rows") {
+    const ConvLayer l = make(1, 5, 9, 9, 20, 3, 3, 1, 1, 1, 1);
+    const Operands op = operands(l, 1);
+    TensorUnit u(S * S, 10);
+    const ConvResult r = explicit_conv(l, op.x, op.w, u);
+    const index_t calls = ceil_div(20, S) * ceil_div(45, S);
+    CHECK(r.stats.calls == static_cast<std::uint64_t>(calls));
+    CHECK(r.stats.rows == static_cast<std::uint64_t>(calls * l.M()));
+    CHECK(r.stats.tensor_time == static_cast<std::uint64_t>(calls * (l.M() * S + 10)));
+  }
+  SECTION("implicit: per S-row block and C_O tile, H_F ceil(W_F / P) calls of S rows") {
+    const ConvLayer l = make(1, 3, 10, 10, 12, 3, 3, 1, 1);  // P = min(8 / 3, 3) = 2
+    const Operands op = operands(l, 1);
+    TensorUnit u(S * S, 0);
+    const ConvResult r = implicit_conv(l, op.x, op.w, u);
+    CHECK(r.stats.packed_taps == 2);
+    const index_t calls = ceil_div(l.M(), S) * ceil_div(12, S) * 3 * ceil_div(3, 2);
+    CHECK(r.stats.calls == static_cast<std::uint64_t>(calls));
+    CHECK(r.stats.rows == static_cast<std::uint64_t>(calls * S));
+  }
+  SECTION("implicit with C_I > S: channel chunks of S, one tap per call") {
+    const ConvLayer l = make(1, 20, 6, 6, 8, 3, 3, 1, 1);
+    const Operands op = operands(l, 1);
+    TensorUnit u(S * S, 0);
+    const ConvResult r = implicit_conv(l, op.x, op.w, u);
+    CHECK(r.stats.packed_taps == 1);
+    CHECK(r.stats.calls == static_cast<std::uint64_t>(ceil_div(36, S) * 1 * 9 * ceil_div(20, S)));
+  }
+}
+
+TEST_CASE("multi-tile packing uses min(S / C_I, W_F) taps and raises utilisation", "[conv]") {
+  CHECK(implicit_packed_taps(make(1, 3, 8, 8, 4, 3, 3, 1, 1), 16) == 3);
+  CHECK(implicit_packed_taps(make(1, 3, 8, 8, 4, 7, 7, 1, 3), 16) == 5);
+  CHECK(implicit_packed_taps(make(1, 8, 8, 8, 4, 3, 3, 1, 1), 16) == 2);
+  CHECK(implicit_packed_taps(make(1, 9, 8, 8, 4, 3, 3, 1, 1), 16) == 1);
+  CHECK(implicit_packed_taps(make(1, 32, 8, 8, 4, 3, 3, 1, 1), 16) == 1);
+  CHECK(implicit_packed_taps(make(1, 16, 8, 8, 4, 3, 3, 1, 1, 1, 4), 16) == 3);  // C_I/g = 4
+  // C_I = 4, S = 16: without packing 4 of 16 A columns would carry data; packing 3 taps: 12.
+  const ConvLayer l = make(1, 4, 16, 16, 16, 3, 3, 1, 1);
+  const Operands op = operands(l, 2);
+  TensorUnit u(256, 0);
+  const ConvResult r = implicit_conv(l, op.x, op.w, u);
+  CHECK(r.stats.utilisation() == Approx(12.0 / 16.0));
+  CHECK(max_relative_error(r.output, direct_conv(l, op.x, op.w)) <= 1e-12);
+}
+
+TEST_CASE("whole tiles give utilisation 1 on both paths", "[conv]") {
+  const ConvLayer l = make(1, 8, 8, 8, 16, 3, 3, 1, 1);  // M = 64, C_I = 8, C_O = 16, K = 72
+  const Operands op = operands(l, 4);
+  TensorUnit u(64, 0);
+  CHECK(explicit_conv(l, op.x, op.w, u).stats.utilisation() == 1.0);
+  CHECK(implicit_conv(l, op.x, op.w, u).stats.utilisation() == 1.0);
+}
+
+TEST_CASE("lower-precision cells report an error instead of matching exactly", "[conv]") {
+  const ConvLayer l = make(1, 6, 8, 8, 8, 3, 3, 1, 1);
+  const Operands op = operands(l, 9);
+  const std::vector<double> ref = direct_conv(l, op.x, op.w);
+  TensorUnit u(64, 0, false, Mode::esop, CellMode::fp32);
+  const double err = max_relative_error(implicit_conv(l, op.x, op.w, u).output, ref);
+  CHECK(err > 1e-12);
+  CHECK(err < 1e-5);
+}
+
+TEST_CASE("network files reject malformed rows naming file:line and the problem", "[conv][csv]") {
+  const std::string h = kHeader;
+  CHECK_THAT(parse_error(h + "c1,8,8,3,3,4,4,1\n"), Catch::Contains("net.csv:2") &&
+                                                        Catch::Contains("expected 9 columns") &&
+                                                        Catch::Contains("got 8"));
+  CHECK_THAT(parse_error("# a comment\n" + h + "c1,8,8,3,3,4,4,1,1\nc2,8,x8,3,3,4,4,1,1\n"),
+             Catch::Contains("net.csv:4") && Catch::Contains("IFMAP Width") &&
+                 Catch::Contains("not an integer"));
+  CHECK_THAT(parse_error(h + "c1,8,8,3,3,0,4,1,1\n"), Catch::Contains("net.csv:2") &&
+                                                          Catch::Contains("Channels") &&
+                                                          Catch::Contains("must be positive"));
+  CHECK_THAT(parse_error(h + "c1,8,8,3,3,4,4,-1,1\n"),
+             Catch::Contains("Strides") && Catch::Contains("must be positive"));
+  CHECK_THAT(parse_error(h + "c1,8,8,3,3,4,4,1,-1\n"),
+             Catch::Contains("Padding") && Catch::Contains("non-negative"));
+  CHECK_THAT(parse_error(h + "c1,4,4,7,7,4,4,1,1\n"),
+             Catch::Contains("net.csv:2") && Catch::Contains("larger than the padded input 6x6"));
+  CHECK_THAT(parse_error(h + "c1,8,8,3,3,4,4,1,1.5\n"), Catch::Contains("not an integer"));
+  CHECK_THAT(parse_error(h + ",8,8,3,3,4,4,1,1\n"), Catch::Contains("empty layer name"));
+  CHECK_THAT(parse_error("Layer,IFMAP Height,IFMAP Width,Filter Height,Filter Width,Channels,Num "
+                         "Filter,Strides,Padding\nc1,8,8,3,3,4,4,1,1\n"),
+             Catch::Contains("net.csv:1: header") && Catch::Contains("'Layer name'"));
+  CHECK_THAT(parse_error(h), Catch::Contains("no layers"));
+  CHECK_THAT(parse_error("# only a comment\n"), Catch::Contains("no header"));
+  const std::string h11 = h.substr(0, h.size() - 1) + ",Dilation,Groups\n";
+  CHECK_THAT(parse_error(h11 + "c1,8,8,3,3,6,4,1,1,1,4\n"),
+             Catch::Contains("groups 4 must divide"));
+  CHECK_THAT(parse_error(h11 + "c1,8,8,3,3,4,4,1,1,5,1\n"),
+             Catch::Contains("dilation 5") && Catch::Contains("larger than the padded input"));
+}
+
+TEST_CASE("network files accept comments, blank lines, a trailing comma and optional columns",
+          "[conv][csv]") {
+  std::istringstream in(std::string("# comment\n\n") + kHeader +
+                        "conv1, 227, 227, 11, 11, 3, 96, 4, 0,\n  # indented comment\n"
+                        "conv2,27,27,5,5,96,256,1,2\r\n");
+  const auto layers = parse_network_csv(in, "net.csv");
+  REQUIRE(layers.size() == 2);
+  CHECK(layers[0].name == "conv1");
+  CHECK(layers[0].H_O() == 55);
+  CHECK(layers[1].C_I == 96);
+  CHECK(layers[1].pad == 2);
+  CHECK(layers[1].N == 1);
+}
+
+TEST_CASE("layer specs of the --layer option are parsed and checked", "[conv][csv]") {
+  const ConvLayer l = parse_layer_spec("2,3,32,30,16,3,3,2,1,2");
+  CHECK(l.N == 2);
+  CHECK(l.W_I == 30);
+  CHECK(l.dilation == 2);
+  CHECK(l.groups == 1);
+  CHECK_THROWS_AS(parse_layer_spec("1,3,32,32,16,3,3,1"), config_error);
+  CHECK_THROWS_AS(parse_layer_spec("1,3,32,32,16,3,3,1,a"), config_error);
+  CHECK_THROWS_AS(parse_layer_spec("1,3,32,32,0,3,3,1,1"), config_error);
+  CHECK_THROWS_AS(parse_layer_spec("1,3,2,2,4,5,5,1,0"), config_error);
+}
+
+TEST_CASE("the shipped network files parse with their layer counts", "[conv][csv]") {
+  const std::string dir = std::string(TRIADA_SOURCE_DIR) + "/data/networks/";
+  const struct {
+    const char* file;
+    size_t layers;
+  } nets[] = {{"alexnet.csv", 5},    {"vgg16.csv", 13},  {"resnet50.csv", 53},
+              {"googlenet.csv", 57}, {"yolov2.csv", 23}, {"densenet121.csv", 120}};
+  for (const auto& n : nets) {
+    const auto layers = read_network_csv(dir + n.file);
+    CHECK(layers.size() == n.layers);
+  }
+  // Spot checks of well-known layers and Table I's VGG16 ratio (the paper: 311.80 / 34.65).
+  const auto vgg = read_network_csv(dir + "vgg16.csv");
+  std::uint64_t ifmap = 0, lowered = 0;
+  for (const auto& l : vgg) ifmap += l.ifmap_bytes(), lowered += l.lowered_bytes();
+  CHECK(double(lowered) / double(ifmap) == Approx(311.80 / 34.65).epsilon(1e-3));
+  const auto alex = read_network_csv(dir + "alexnet.csv");
+  CHECK(alex[0].H_O() == 55);
+  CHECK(alex[1].groups == 2);
+  const auto dense = read_network_csv(dir + "densenet121.csv");
+  CHECK(dense[dense.size() - 2].C_I == 992);  // block 4, layer 16's 1x1: 512 + 15 x 32 in
+}
+
+TEST_CASE("the MAC energy follows the cell mode's key of the mesh config", "[conv]") {
+  CHECK(conv_energy_model("", CellMode::fp64).mac_pj == 18.4);
+  CHECK(conv_energy_model("", CellMode::fp32).mac_pj == 4.6);
+  CHECK(conv_energy_model("", CellMode::bf16).static_pj_per_cell_step == 0.05);
+}
