@@ -8,6 +8,7 @@
 //  - counters are derived per step from the bus traffic: nnz(pivot plane) and nnz(row of C)
 //    give macs, receives and waits exactly as the cell rule counts them.
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
@@ -47,12 +48,14 @@ struct StepInfo {
 };
 
 // The same fma sequence element by element (columns past the vector blocks).
+// fresh: W starts from +0 here (its first contribution), so it is not read.
 [[maybe_unused]] void tail_kernel(const std::int32_t* list, index_t nl, const double* ap,
                                   index_t mr, const double* const* brow, index_t b0ofs,
-                                  index_t nvalid, double* const* w, index_t n0, index_t rows) {
+                                  index_t nvalid, double* const* w, index_t n0, index_t rows,
+                                  bool fresh) {
   for (index_t m = 0; m < rows; ++m)
     for (index_t n = 0; n < nvalid; ++n) {
-      double acc = w[m][n0 + n];
+      double acc = fresh ? 0.0 : w[m][n0 + n];
       for (index_t i = 0; i < nl; ++i) {
         const std::int32_t s = list[i];
         acc = std::fma(ap[static_cast<index_t>(s) * mr + m], brow[s][b0ofs + n], acc);
@@ -75,15 +78,15 @@ constexpr index_t kNR = 8;   // two 4-wide vectors
 template <int MR, int AS = MR>
 void micro_kernel(const std::int32_t* list, index_t nl, const double* ap,
                   const double* const* brow, index_t b0ofs, index_t nvalid, double* const* w,
-                  index_t n0) {
+                  index_t n0, bool fresh) {
 #if defined(__AVX512F__)
   const __mmask8 k0 = static_cast<__mmask8>(nvalid >= 8 ? 0xFF : (1u << nvalid) - 1);
   const __mmask8 k1 = static_cast<__mmask8>(nvalid >= 16 ? 0xFF : nvalid <= 8 ? 0 : (1u << (nvalid - 8)) - 1);
   __m512d c[MR][2];
 #pragma GCC unroll 16
   for (int m = 0; m < MR; ++m) {
-    c[m][0] = _mm512_maskz_loadu_pd(k0, w[m] + n0);
-    c[m][1] = _mm512_maskz_loadu_pd(k1, w[m] + n0 + 8);
+    c[m][0] = fresh ? _mm512_setzero_pd() : _mm512_maskz_loadu_pd(k0, w[m] + n0);
+    c[m][1] = fresh ? _mm512_setzero_pd() : _mm512_maskz_loadu_pd(k1, w[m] + n0 + 8);
   }
   for (index_t i = 0; i < nl; ++i) {
     const std::int32_t s = list[i];
@@ -104,14 +107,14 @@ void micro_kernel(const std::int32_t* list, index_t nl, const double* ap,
   }
 #elif defined(TRIADA_HAVE_AVX2_FMA)
   if (nvalid < kNR) {
-    tail_kernel(list, nl, ap, AS, brow, b0ofs, nvalid, w, n0, MR);
+    tail_kernel(list, nl, ap, AS, brow, b0ofs, nvalid, w, n0, MR, fresh);
     return;
   }
   __m256d c[MR][2];
 #pragma GCC unroll 16
   for (int m = 0; m < MR; ++m) {
-    c[m][0] = _mm256_loadu_pd(w[m] + n0);
-    c[m][1] = _mm256_loadu_pd(w[m] + n0 + 4);
+    c[m][0] = fresh ? _mm256_setzero_pd() : _mm256_loadu_pd(w[m] + n0);
+    c[m][1] = fresh ? _mm256_setzero_pd() : _mm256_loadu_pd(w[m] + n0 + 4);
   }
   for (index_t i = 0; i < nl; ++i) {
     const std::int32_t s = list[i];
@@ -131,47 +134,65 @@ void micro_kernel(const std::int32_t* list, index_t nl, const double* ap,
     _mm256_storeu_pd(w[m] + n0 + 4, c[m][1]);
   }
 #else
-  tail_kernel(list, nl, ap, AS, brow, b0ofs, nvalid, w, n0, MR);
+  tail_kernel(list, nl, ap, AS, brow, b0ofs, nvalid, w, n0, MR, fresh);
 #endif
 }
 
-// Copies one full panel row of kNR pivots unless (ESOP) they are all zero; returns
-// whether it copied.
-inline bool copy_panel_row(const double* src, double* dst, bool esop) {
+// Copies one panel row of `len` (<= kNR) pivots, zero padded, unless (ESOP) they are all
+// zero. Returns how many are non-zero (ESOP; kNR + 1 in dense mode, meaning "copied") and
+// sets `bad` if one is Inf or NaN.
+inline index_t copy_panel_row(const double* src, index_t len, double* dst, bool esop,
+                              std::uint64_t& bad) {
+  constexpr std::uint64_t kExp = 0x7FF0000000000000ull;
 #if defined(__AVX512F__)
-  const __m512d a = _mm512_loadu_pd(src), b = _mm512_loadu_pd(src + 8);
-  if (esop) {
-    const __m512d zero = _mm512_setzero_pd();
-    if ((_mm512_cmp_pd_mask(a, zero, _CMP_NEQ_UQ) | _mm512_cmp_pd_mask(b, zero, _CMP_NEQ_UQ)) == 0)
-      return false;
+  if (len == kNR) {
+    const __m512d a = _mm512_loadu_pd(src), b = _mm512_loadu_pd(src + 8);
+    index_t nz = kNR + 1;
+    if (esop) {
+      const __m512d zero = _mm512_setzero_pd();
+      const unsigned ma = _mm512_cmp_pd_mask(a, zero, _CMP_NEQ_UQ),
+                     mb = _mm512_cmp_pd_mask(b, zero, _CMP_NEQ_UQ);
+      if ((ma | mb) == 0) return 0;
+      nz = __builtin_popcount(ma) + __builtin_popcount(mb);
+      const __m512i e = _mm512_set1_epi64(static_cast<long long>(kExp));
+      const __mmask8 ba = _mm512_cmpeq_epi64_mask(_mm512_and_si512(_mm512_castpd_si512(a), e), e);
+      const __mmask8 bb = _mm512_cmpeq_epi64_mask(_mm512_and_si512(_mm512_castpd_si512(b), e), e);
+      bad |= (ba | bb) != 0 ? 1 : 0;
+    }
+    _mm512_storeu_pd(dst, a);
+    _mm512_storeu_pd(dst + 8, b);
+    return nz;
   }
-  _mm512_storeu_pd(dst, a);
-  _mm512_storeu_pd(dst + 8, b);
-  return true;
-#else
-  bool any = !esop;
-  for (index_t n = 0; n < kNR; ++n) any = any || src[n] != 0.0;
-  if (!any) return false;
-  std::memcpy(dst, src, sizeof(double) * kNR);
-  return true;
 #endif
+  index_t nz = 0;
+  for (index_t n = 0; n < len; ++n) {
+    const std::uint64_t bits = std::bit_cast<std::uint64_t>(src[n]);
+    nz += src[n] != 0.0 ? 1 : 0;
+    bad |= (bits & kExp) == kExp ? 1 : 0;
+  }
+  if (esop && nz == 0) return 0;
+  for (index_t n = 0; n < len; ++n) dst[n] = src[n];
+  for (index_t n = len; n < kNR; ++n) dst[n] = 0.0;
+  return esop ? nz : kNR + 1;
 }
 
 // A row block of up to kMR rows against all N columns. B comes as column panels of
 // kNR: row s of panel j at panels[j * S + s].
 void block_rows(index_t rows, const std::int32_t* list, index_t nl, const double* ap,
-                const double* const* panels, index_t S, index_t N, double* const* w) {
-  if (nl == 0) return;
+                const double* const* panels, index_t S, index_t N, double* const* w,
+                bool fresh) {
+  if (nl == 0 && !fresh) return;
   if (rows == kMR) {
     for (index_t n0 = 0, j = 0; n0 < N; n0 += kNR, ++j)
-      micro_kernel<kMR>(list, nl, ap, panels + j * S, 0, std::min(kNR, N - n0), w, n0);
+      micro_kernel<kMR>(list, nl, ap, panels + j * S, 0, std::min(kNR, N - n0), w, n0, fresh);
     return;
   }
   // Fewer rows: one row at a time, reading the packed block with its kMR stride.
   for (index_t m = 0; m < rows; ++m) {
     double* wm = w[m];
     for (index_t n0 = 0, j = 0; n0 < N; n0 += kNR, ++j)
-      micro_kernel<1, kMR>(list, nl, ap + m, panels + j * S, 0, std::min(kNR, N - n0), &wm, n0);
+      micro_kernel<1, kMR>(list, nl, ap + m, panels + j * S, 0, std::min(kNR, N - n0), &wm, n0,
+                           fresh);
   }
 }
 
@@ -342,7 +363,9 @@ void fused_stage(const Topology& topo, const EngineOptions& opt, int stage_index
   const index_t S = static_cast<index_t>(steps.size());
 
   if (w.capacity() < static_cast<size_t>(wb.count())) reserve_huge(w, static_cast<size_t>(wb.count()));
-  w.assign(static_cast<size_t>(wb.count()), T{});  // reuses the caller's buffer
+  // The binary64 kernels on real data; on one rank per line they also count the pivots
+  // while packing them, so the stage needs no separate pass over V.
+  const bool kernel_path = !is_complex_v<T> && opt.cell_mode == CellMode::fp64;
   auto w_at = [&](index_t k, index_t l1, index_t l2) -> T* {
     return w.data() + k * sw[a] + l1 * sw[d1] + l2 * sw[d2];
   };
@@ -397,7 +420,8 @@ void fused_stage(const Topology& topo, const EngineOptions& opt, int stage_index
   // order; received planes are counted as they arrive.
   std::vector<std::int64_t> nnz_local(static_cast<size_t>(vext), 0);
   bool finite_local = true;
-  if (esop && !v.empty()) {
+  const bool count_in_compute = kernel_path && line_size == 1;
+  if (esop && !v.empty() && !count_in_compute) {
     // One integer pass (it vectorizes): non-zero = any bit but the sign (NaN counts, as it
     // does for the cell rule's v != 0); Inf or NaN = an all-ones exponent.
     constexpr std::uint64_t kExp = 0x7FF0000000000000ull;
@@ -557,7 +581,14 @@ void fused_stage(const Topology& topo, const EngineOptions& opt, int stage_index
   std::vector<const double*> brow, prow;
   std::vector<double> bpack;
 
-  auto compute_real = [&](index_t b0, index_t nb, const std::vector<PlaneRef<double>>& planes) {
+  // fresh: W holds no earlier contribution (the stage's only batch), so the kernels start
+  // their accumulators at +0 and write every element, and W needs no zero fill.
+  // counts[s] (ESOP): the pivot plane's non-zeros over the brick's lines, counted while
+  // packing; bad: an Inf or NaN pivot was seen (the caller then redoes the batch exactly).
+  auto compute_real = [&](index_t b0, index_t nb, const std::vector<PlaneRef<double>>& planes,
+                          bool fresh, std::vector<std::uint64_t>& counts, std::uint64_t& bad) {
+    constexpr std::uint64_t kExp = 0x7FF0000000000000ull;
+    counts.assign(static_cast<size_t>(nb), 0);
     const double* cbb = reinterpret_cast<const double*>(cb.data()) + b0 * wext;
     list.resize(static_cast<size_t>(nb));
     brow.resize(static_cast<size_t>(nb));
@@ -596,7 +627,11 @@ void fused_stage(const Topology& topo, const EngineOptions& opt, int stage_index
         }
         index_t cnt = 0;
         for (index_t s = 0; s < nb && cnt * 8 < nb; ++s) cnt += pbase[s][l * pstride[s]] != 0.0;
-        if (cnt == 0) continue;
+        double* wl = reinterpret_cast<double*>(w.data()) + l * wext;
+        if (cnt == 0) {  // an all-zero line (Inf and NaN count as non-zero): W stays +0
+          if (fresh) std::fill(wl, wl + wext, 0.0);
+          continue;
+        }
         if (cnt * 8 >= nb) {  // stopped early: dense enough for the register blocks
           dense_lines.push_back(l);
           continue;
@@ -607,12 +642,13 @@ void fused_stage(const Topology& topo, const EngineOptions& opt, int stage_index
           if (y != 0.0) {
             one[n1++] = static_cast<std::int32_t>(s);
             a1[s] = y;
+            ++counts[s];
+            bad |= (std::bit_cast<std::uint64_t>(y) & kExp) == kExp ? 1 : 0;
           }
         }
-        double* wl = reinterpret_cast<double*>(w.data()) + l * wext;
         for (index_t n0 = 0, j = 0; n0 < wext; n0 += kNR, ++j)
           micro_kernel<1, 1>(one.data(), n1, a1.data(), brow.data() + j * nb, 0,
-                             std::min(kNR, wext - n0), &wl, n0);
+                             std::min(kNR, wext - n0), &wl, n0, fresh);
       }
       const index_t nd = static_cast<index_t>(dense_lines.size());
       if (!esop)
@@ -632,10 +668,12 @@ void fused_stage(const Topology& topo, const EngineOptions& opt, int stage_index
             const double y = p[dense_lines[m0 + m] * st];
             as[m] = y;
             cnt += y != 0.0;
+            bad |= (std::bit_cast<std::uint64_t>(y) & kExp) == kExp ? 1 : 0;
           }
+          counts[s] += static_cast<std::uint64_t>(cnt);
           if (esop && cnt > 0) list[nl++] = static_cast<std::int32_t>(s);
         }
-        block_rows(rows, list.data(), nl, apack.data(), brow.data(), nb, wext, wr);
+        block_rows(rows, list.data(), nl, apack.data(), brow.data(), nb, wext, wr, fresh);
       }
       return;
     }
@@ -665,16 +703,9 @@ void fused_stage(const Topology& topo, const EngineOptions& opt, int stage_index
           for (index_t j = 0; j < nbk; ++j) {
             double* dst = bpack.data() + (j * nb + s) * kNR;
             const index_t n0 = c0 + j * kNR, n1 = std::min(c1, n0 + kNR);
-            if (n1 - n0 == kNR && copy_panel_row(src + n0, dst, esop)) {
-              flag[j * nb + s] = 1;
-              continue;
-            }
-            if (n1 - n0 == kNR) continue;  // all zero: never read
-            char any = !esop;
-            for (index_t n = n0; n < n1; ++n) any |= src[n] != 0.0;
-            if (!any) continue;  // an all-zero panel row is never read
-            for (index_t n = n0; n < n1; ++n) dst[n - n0] = src[n];
-            for (index_t n = n1 - n0; n < kNR; ++n) dst[n] = 0.0;
+            const index_t nz = copy_panel_row(src + n0, n1 - n0, dst, esop, bad);
+            if (nz == 0) continue;  // an all-zero panel row is never read
+            if (esop) counts[s] += static_cast<std::uint64_t>(nz);
             flag[j * nb + s] = 1;
           }
         }
@@ -686,7 +717,7 @@ void fused_stage(const Topology& topo, const EngineOptions& opt, int stage_index
               list[nl++] = static_cast<std::int32_t>(s);
               prow[s] = bpack.data() + (j * nb + s) * kNR;
             }
-          if (nl == 0) continue;
+          if (nl == 0 && !fresh) continue;  // fresh: the kernels still write the +0s
           for (index_t mb = 0; mb < mblocks; ++mb) {
             const index_t rows = std::min(kMR, wext - mb * kMR);
             double* wr[kMR];
@@ -695,11 +726,11 @@ void fused_stage(const Topology& topo, const EngineOptions& opt, int stage_index
                                                              : w_at(mb * kMR + m, 0, 0));
             const double* ap = apack.data() + mb * nb * kMR;
             if (rows == kMR) {
-              micro_kernel<kMR>(list.data(), nl, ap, prow.data(), 0, n1 - n0, wr, n0);
+              micro_kernel<kMR>(list.data(), nl, ap, prow.data(), 0, n1 - n0, wr, n0, fresh);
             } else {
               for (index_t m = 0; m < rows; ++m)
                 micro_kernel<1, kMR>(list.data(), nl, ap + m, prow.data(), 0, n1 - n0, &wr[m],
-                                     n0);
+                                     n0, fresh);
             }
           }
         }
@@ -707,8 +738,16 @@ void fused_stage(const Topology& topo, const EngineOptions& opt, int stage_index
     }
   };
 
-  // 3. Batches in streaming order.
+  // 3. Batches in streaming order. A single batch (one rank per line, or planes read in
+  // place) lets the kernels write W from scratch; otherwise W is zeroed and accumulates.
+  const bool single = B >= S;
+  const bool fresh = kernel_path && single && S > 0 && L > 0 && wext > 0;
+  if (fresh)
+    w.resize(static_cast<size_t>(wb.count()));  // every element is written below
+  else
+    w.assign(static_cast<size_t>(wb.count()), T{});
   std::vector<PlaneRef<T>> planes;
+  std::vector<std::uint64_t> counts;
   if (S > 0) post(0, slots[0]);
   for (index_t b0 = 0, bi = 0; b0 < S; b0 += B, ++bi) {
     const index_t nb = std::min(B, S - b0);
@@ -717,27 +756,55 @@ void fused_stage(const Topology& topo, const EngineOptions& opt, int stage_index
     if (!cur.reqs.empty())
       CHECK_MPI(MPI_Waitall(static_cast<int>(cur.reqs.size()), cur.reqs.data(), MPI_STATUSES_IGNORE));
     planes.assign(static_cast<size_t>(nb), {});
+    std::vector<std::uint64_t> nnz(static_cast<size_t>(nb), 0);
     bool finite = true;
     for (index_t i = 0; i < nb; ++i) {
       const StepInfo& si = steps[b0 + i];
       const int root = plan.owner_along(sp.axis, si.t);
-      std::uint64_t nnz_p = 0;
       if (line_size == 1 || root == line_rank) {
         planes[i] = local_plane(si.t);
-        nnz_p = static_cast<std::uint64_t>(nnz_local[si.t - vlo]);
+        nnz[i] = static_cast<std::uint64_t>(nnz_local[si.t - vlo]);  // or counted below
         finite = finite && finite_local;
       } else if (shared) {
         planes[i] = window.plane(root, si.t);
-        nnz_p = plane_nnz(planes[i], finite);
+        nnz[i] = plane_nnz(planes[i], finite);
       } else {
         T* row = cur.dense.data() + i * L;
         if (compressed(si.t))
           for (const auto& e : cur.sparse[i]) row[e.line] = e.v;
         planes[i] = PlaneRef<T>{row, le2, 1};
-        nnz_p = plane_nnz(planes[i], finite);
+        nnz[i] = plane_nnz(planes[i], finite);
       }
-      // Counters of this step, from what travelled on the buses.
-      if (!esop) nnz_p = static_cast<std::uint64_t>(L);
+    }
+    if (L > 0 && wext > 0) {
+      // The kernels compute binary64 FMAs; other cell modes, complex data and non-finite
+      // pivots under ESOP take the element-by-element path of the cell rule.
+      bool exact = !kernel_path || (esop && !finite);
+      if constexpr (!is_complex_v<T>) {
+        if (!exact) {
+          std::uint64_t bad = 0;
+          compute_real(b0, nb, planes, fresh, counts, bad);
+          if (count_in_compute) nnz.assign(counts.begin(), counts.end());
+          if (esop && bad) exact = true;  // an Inf or NaN pivot: redo the (single) batch
+        }
+      }
+      if (exact) {
+        if (fresh) std::fill(w.begin(), w.end(), T{});  // W was not zeroed for the kernels
+        exact_batch<T>(opt.mode, opt.cell_mode, planes, cb.data() + b0 * wext, wext, le1, le2,
+                       w_at);
+      }
+    } else if (count_in_compute && esop) {
+      // No W here to update, but the pivots still drive their lines: count them.
+      for (index_t i = 0; i < nb; ++i) {
+        bool fin = true;
+        nnz[i] = plane_nnz(planes[i], fin);
+      }
+    }
+    // Counters of each step, from what travelled on the buses.
+    for (index_t i = 0; i < nb; ++i) {
+      const StepInfo& si = steps[b0 + i];
+      const int root = plan.owner_along(sp.axis, si.t);
+      const std::uint64_t nnz_p = esop ? nnz[i] : static_cast<std::uint64_t>(L);
       StepRecord rec;
       rec.stage = stage_index;
       rec.pivot = si.t;
@@ -748,16 +815,6 @@ void fused_stage(const Topology& topo, const EngineOptions& opt, int stage_index
       if (line_size == 1 || root == line_rank) rec[Counter::y_bus_sends] = nnz_p;
       rec.busiest = si.max_c * busiest_lines(planes[i], nnz_p);
       records.push_back(rec);
-    }
-    if (L > 0 && wext > 0) {
-      // The kernels compute binary64 FMAs; other cell modes, complex data and non-finite
-      // pivots under ESOP take the element-by-element path.
-      bool exact = is_complex_v<T> || opt.cell_mode != CellMode::fp64 || (esop && !finite);
-      if constexpr (!is_complex_v<T>)
-        if (!exact) compute_real(b0, nb, planes);
-      if (exact)
-        exact_batch<T>(opt.mode, opt.cell_mode, planes, cb.data() + b0 * wext, wext, le1, le2,
-                       w_at);
     }
     if (opt.on_progress) opt.on_progress(stage_index, static_cast<std::uint64_t>(b0 + nb),
                                          static_cast<std::uint64_t>(S));
