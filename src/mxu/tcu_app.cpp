@@ -1,3 +1,4 @@
+#include "counters/report.hpp"
 #include "mxu/tcu_app.hpp"
 
 #include <boost/program_options.hpp>
@@ -117,22 +118,9 @@ std::string sci(const nlohmann::json& v) {
   return os.str();
 }
 
+// Atomic like every output: written beside the target, then renamed onto it.
 void write_report(const std::string& path, const nlohmann::json& report) {
-  namespace fs = std::filesystem;
-  const fs::path target(path);
-  const fs::path tmp = target.parent_path() / ("." + target.filename().string() + ".tmp");
-  {
-    std::ofstream f(tmp);
-    if (!f) throw input_error(path + ": cannot write the report");
-    f << report.dump(2) << "\n";
-    if (!f) throw input_error(path + ": cannot write the report");
-  }
-  std::error_code ec;
-  fs::rename(tmp, target, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    throw input_error(path + ": cannot write the report");
-  }
+  write_text_file_atomic(path, report.dump(2) + "\n");
 }
 
 }  // namespace
