@@ -1,4 +1,3 @@
-#include "counters/report.hpp"
 #include "conv/conv_app.hpp"
 
 #include <unistd.h>
@@ -17,6 +16,7 @@
 #include <sstream>
 
 #include "config/options.hpp"
+#include "counters/report.hpp"
 #include "core/error.hpp"
 #include "io/hdf5.hpp"
 #include "io/tensor_io.hpp"

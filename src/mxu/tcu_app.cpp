@@ -1,4 +1,3 @@
-#include "counters/report.hpp"
 #include "mxu/tcu_app.hpp"
 
 #include <boost/program_options.hpp>
@@ -13,6 +12,7 @@
 #include <sstream>
 
 #include "core/error.hpp"
+#include "counters/report.hpp"
 #include "mxu/tensor_unit.hpp"
 
 namespace po = boost::program_options;
