@@ -6,7 +6,9 @@
 //    for finite y, c, because W starts at +0 and a sum of finite terms that starts at +0 is
 //    never -0; a plane holding Inf or NaN falls back to the exact scalar rule;
 //  - counters are derived per step from the bus traffic: nnz(pivot plane) and nnz(row of C)
-//    give macs, receives and waits exactly as the cell rule counts them.
+//    give macs, receives and waits exactly as the cell rule counts them;
+//  - a stage that runs as one batch starts the kernels' accumulators at +0 (no zero fill of
+//    W, every element written once) and counts the pivots while packing them.
 #include <algorithm>
 #include <bit>
 #include <cmath>
