@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/app.hpp"
+#include "config/options.hpp"
 #include "core/error.hpp"
 #include "core/types.hpp"
 #include "geometry/brick.hpp"
@@ -108,15 +109,7 @@ std::optional<GenConfig> parse_options(int argc, char** argv, std::ostream& help
     ("force", "overwrite an existing output file");
   // clang-format on
 
-  po::variables_map vm;
-  try {
-    // No positional arguments: an empty description makes the parser reject them.
-    const po::positional_options_description none;
-    po::store(po::command_line_parser(argc, argv).options(desc).positional(none).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw config_error(e.what());
-  }
+  const po::variables_map vm = parse_command_line_strict(argc, argv, desc);
   if (vm.count("help")) {
     help << "Usage: triada-gen --output FILE[:/DSET] --shape N1,N2,N3 [options]\n"
          << "Writes a synthetic rank-3 tensor (C order) for TriADA tests and benchmarks.\n"

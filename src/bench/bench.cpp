@@ -967,14 +967,7 @@ std::optional<BenchConfig> parse_bench_options(int argc, char** argv, std::ostre
      "--accuracy: mesh config whose [energy] mac_pj / mac_pj_<mode> keys give the MAC "
      "energies (default: the built-in defaults, which meshcfg/default.ini writes out)");
   // clang-format on
-  po::variables_map vm;
-  try {
-    const po::positional_options_description none;
-    po::store(po::command_line_parser(argc, argv).options(desc).positional(none).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw config_error(e.what());
-  }
+  const po::variables_map vm = parse_command_line_strict(argc, argv, desc);
   if (vm.count("help")) {
     help << "Usage: [mpirun -np K] triada-bench [options]\n"
          << "Times the TriADA fused and reference executors against a 3-mode product through\n"

@@ -150,6 +150,17 @@ void translate(F&& f) {
 
 }  // namespace
 
+po::variables_map parse_command_line_strict(int argc, char** argv,
+                                            const po::options_description& desc) {
+  po::variables_map vm;
+  translate([&] {
+    const po::positional_options_description none;
+    po::store(po::command_line_parser(argc, argv).options(desc).positional(none).run(), vm);
+    po::notify(vm);
+  });
+  return vm;
+}
+
 MeshConfig parse_mesh_file(const std::string& path) {
   po::options_description desc = mesh_options();
   po::variables_map vm;

@@ -4,6 +4,7 @@
 // and the mesh INI file (command line wins), validated, and the variables_map never
 // leaves this file.
 #include <array>
+#include <boost/program_options.hpp>
 #include <cstdint>
 #include <optional>
 #include <ostream>
@@ -55,6 +56,11 @@ std::optional<TransformConfig> parse_transform_options(int argc, char** argv, st
 
 // Parses only a mesh INI file with defaults (used by tests and other apps).
 MeshConfig parse_mesh_file(const std::string& path);
+
+// Parses argv against `desc` (options only, no positional arguments) and runs notify; any
+// Boost.Program_options error becomes one config_error line. Every app's parser uses it.
+boost::program_options::variables_map parse_command_line_strict(
+    int argc, char** argv, const boost::program_options::options_description& desc);
 
 // "4,5,6" -> {4,5,6}; throws config_error naming `what` unless three positive integers.
 ext3 parse_ext3(const std::string& s, const std::string& what);

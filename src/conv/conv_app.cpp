@@ -353,13 +353,7 @@ std::optional<ConvConfig> parse_conv_options(int argc, char** argv, std::ostream
        "loops run at roughly 1e9 MACs a second, about 3x faster than the simulated unit)")
       ("max-layers", po::value(&max_layers), "run only the first K layers of the network");
   // clang-format on
-  po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(argc, argv).options(desc).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw config_error(e.what());
-  }
+  const po::variables_map vm = parse_command_line_strict(argc, argv, desc);
   if (vm.count("help")) {
     help << "Usage: triada-conv (--network FILE.csv | --layer N,CI,HI,WI,CO,HF,WF,stride,pad"
             "[,dil[,groups]])\n"

@@ -11,6 +11,7 @@
 #include <ostream>
 #include <sstream>
 
+#include "config/options.hpp"
 #include "core/error.hpp"
 #include "counters/report.hpp"
 #include "mxu/tensor_unit.hpp"
@@ -163,13 +164,7 @@ std::optional<TcuConfig> parse_tcu_options(int argc, char** argv, std::ostream& 
        "3xtf32 (doc/precision.md); each time step takes the mode's sub-steps (tcu.cycles). "
        "Outside fp64 a result may legitimately fail the algorithm's fp64 check: it is then "
        "reported as not verified, with its error, and does not change the exit code");
-  po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(argc, argv).options(desc).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw config_error(e.what());
-  }
+  const po::variables_map vm = parse_command_line_strict(argc, argv, desc);
   if (vm.count("help")) {
     help << "Usage: triada-tcu --algo NAME --size N --m M --latency L [--seed S] [--input "
             "FILE.h5]\n"
