@@ -93,21 +93,10 @@ while [[ $# -gt 0 ]]; do
 done
 [[ -n $weak_size ]] || weak_size=$(( size / 2 > 0 ? size / 2 : 1 ))
 
-TRANSFORM="$bin/triada-transform"
-GEN="$bin/triada-gen"
-for exe in "$TRANSFORM" "$GEN"; do
-  [[ -x $exe ]] || die "$exe not found or not executable (build it: cmake -S $here -B $bin && cmake --build $bin --target triada-transform triada-gen)"
-done
-if [[ -z ${PYTHON:-} ]]; then  # the first python3 that has numpy and matplotlib
-  for p in python3 /usr/bin/python3; do
-    if "$p" -c 'import numpy, matplotlib' >/dev/null 2>&1; then PYTHON=$p; break; fi
-  done
-  [[ -n ${PYTHON:-} ]] || die "no python3 with numpy and matplotlib found (set PYTHON)"
-fi
-command -v "$PYTHON" >/dev/null || die "python '$PYTHON' not found (set PYTHON)"
-read -r -a launcher <<<"${LAUNCHER:-${MPIEXEC:-mpirun}}"
-[[ ${#launcher[@]} -gt 0 ]] || die "LAUNCHER is empty"
-command -v "${launcher[0]}" >/dev/null || die "MPI launcher '${launcher[0]}' not found (set LAUNCHER)"
+# shellcheck source=run_scripts/lib_tools.sh
+source "$here/run_scripts/lib_tools.sh"
+find_tools
+check_launcher
 launcher_kind=$(basename "${launcher[0]}")
 
 # Inside a SLURM allocation the launcher knows the slots on every node: no local check.

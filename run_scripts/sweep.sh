@@ -90,22 +90,11 @@ found=0
 for c in "${cases[@]}"; do if [[ $c == "$trace_case" ]]; then found=1; fi; done
 [[ $found -eq 1 ]] || die "--trace-case '$trace_case' is not one of: ${cases[*]}"
 
-TRANSFORM="$bin/triada-transform"
-GEN="$bin/triada-gen"
-for exe in "$TRANSFORM" "$GEN"; do
-  [[ -x $exe ]] || die "$exe not found or not executable (build it: cmake -S $here -B $bin && cmake --build $bin --target triada-transform triada-gen)"
-done
-if [[ -z ${PYTHON:-} ]]; then  # the first python3 that has numpy and matplotlib
-  for p in python3 /usr/bin/python3; do
-    if "$p" -c 'import numpy, matplotlib' >/dev/null 2>&1; then PYTHON=$p; break; fi
-  done
-  [[ -n ${PYTHON:-} ]] || die "no python3 with numpy and matplotlib found (set PYTHON)"
-fi
-command -v "$PYTHON" >/dev/null || die "python '$PYTHON' not found (set PYTHON)"
-read -r -a launcher <<<"${LAUNCHER:-${MPIEXEC:-mpirun}}"
+# shellcheck source=run_scripts/lib_tools.sh
+source "$here/run_scripts/lib_tools.sh"
+find_tools
 if [[ $np -gt 1 ]]; then
-  [[ ${#launcher[@]} -gt 0 ]] || die "LAUNCHER is empty"
-  command -v "${launcher[0]}" >/dev/null || die "MPI launcher '${launcher[0]}' not found (set LAUNCHER)"
+  check_launcher
 fi
 if [[ $(id -u) -eq 0 ]]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
 

@@ -461,18 +461,27 @@ std::vector<double> tcu_matmul_dense(TensorUnit& u, const std::vector<double>& A
   return unpad_square(Cp, S, side);
 }
 
-TcuRun tcu_matmul(TensorUnit& u, const TcuProblem& p) {
-  const MatrixPair mp = load_pair(p, "matmul");
+namespace {
+// A square product on the unit (matmul, strassen), checked against the CPU triple loop.
+using SquareProduct = Mat (*)(TensorUnit&, const Mat&, const Mat&, index_t, nlohmann::json*);
+TcuRun run_square_product(TensorUnit& u, const TcuProblem& p, const char* algo,
+                          SquareProduct multiply) {
+  const MatrixPair mp = load_pair(p, algo);
   TcuRun run;
   run.details = {
       {"size", mp.side}, {"theorem_n", dbl(mp.side) * dbl(mp.side)}, {"input", mp.source}};
-  const Mat C = tcu_matmul_dense(u, mp.A, mp.B, mp.side, &run.details);
+  const Mat C = multiply(u, mp.A, mp.B, mp.side, &run.details);
   const ProductCheck chk = check_product(C, mp.A, mp.B, mp.side, mp.side, mp.side, mp.exact);
   run.verified = chk.ok;
   run.reference = mp.exact ? "CPU triple loop, exact equality (integer data)"
                            : "CPU triple loop, |C - Cref| <= (2n+2) 2^-53 (|A||B|) entrywise";
   run.details["max_abs_error"] = chk.max_abs_error;
   return run;
+}
+}  // namespace
+
+TcuRun tcu_matmul(TensorUnit& u, const TcuProblem& p) {
+  return run_square_product(u, p, "matmul", tcu_matmul_dense);
 }
 
 // =======================================================================================
@@ -514,17 +523,7 @@ std::vector<double> tcu_strassen_dense(TensorUnit& u, const std::vector<double>&
 }
 
 TcuRun tcu_strassen(TensorUnit& u, const TcuProblem& p) {
-  const MatrixPair mp = load_pair(p, "strassen");
-  TcuRun run;
-  run.details = {
-      {"size", mp.side}, {"theorem_n", dbl(mp.side) * dbl(mp.side)}, {"input", mp.source}};
-  const Mat C = tcu_strassen_dense(u, mp.A, mp.B, mp.side, &run.details);
-  const ProductCheck chk = check_product(C, mp.A, mp.B, mp.side, mp.side, mp.side, mp.exact);
-  run.verified = chk.ok;
-  run.reference = mp.exact ? "CPU triple loop, exact equality (integer data)"
-                           : "CPU triple loop, |C - Cref| <= (2n+2) 2^-53 (|A||B|) entrywise";
-  run.details["max_abs_error"] = chk.max_abs_error;
-  return run;
+  return run_square_product(u, p, "strassen", tcu_strassen_dense);
 }
 
 // =======================================================================================

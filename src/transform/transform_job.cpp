@@ -25,6 +25,13 @@ struct ProblemFacts {
   int coeffs_complex = 0;
 };
 
+// "dft,dct,wht": the transform of each axis.
+std::string transform_list(const TransformConfig& cfg) {
+  std::string kinds;
+  for (int a = 0; a < 3; ++a) kinds += (a ? "," : "") + to_string(cfg.kinds[a]);
+  return kinds;
+}
+
 std::string axis_name(const TransformConfig& cfg, int axis) {
   return "axis " + std::to_string(axis) + " of " + cfg.input.str();
 }
@@ -144,9 +151,7 @@ void run_typed(const TransformConfig& cfg, const TensorInfo& info, const Plan& p
     if (!topo.is_brick()) return;
     TensorWriter w(topo.bricks(), cfg.output, plan.out_shape, is_complex_v<T>, cfg.force);
     w.write_brick(res.out_box, res.out);
-    std::string kinds;
-    for (int a = 0; a < 3; ++a) kinds += (a ? "," : "") + to_string(cfg.kinds[a]);
-    w.set_attribute("transform", kinds);
+    w.set_attribute("transform", transform_list(cfg));
     w.set_attribute("norm", to_string(cfg.norm));
     w.set_attribute("direction", cfg.inverse ? "inverse" : "forward");
     w.set_attribute("stage_order", to_string(plan.stage_order));
@@ -167,8 +172,7 @@ void run_typed(const TransformConfig& cfg, const TensorInfo& info, const Plan& p
     if (topo.world_rank() != 0) return;
     ReportContext ctx;
     ctx.app = "triada-transform";
-    std::string kinds;
-    for (int a = 0; a < 3; ++a) kinds += (a ? "," : "") + to_string(cfg.kinds[a]);
+    const std::string kinds = transform_list(cfg);
     ctx.problem = {{"input", cfg.input.file + ":" + info.dataset},
                    {"input_type", info.type_name},
                    {"output", cfg.output.str()},
