@@ -14,19 +14,8 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 dir=$(mktemp -d "${TMPDIR:-/tmp}/triada-bench-test.XXXXXX")
 trap 'rm -rf "$dir"' EXIT
 
-passed=0
-failed=0
-check() {  # check NAME COMMAND...: runs the command, counts and reports the outcome
-  local name=$1
-  shift
-  if "$@"; then
-    passed=$((passed + 1))
-    echo "ok   $name"
-  else
-    failed=$((failed + 1))
-    echo "FAIL $name" >&2
-  fi
-}
+# shellcheck source=tests/cli/lib_check.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib_check.sh"
 
 json_ok() {  # json_ok FILE RANKS
   "$PYTHON" - "$1" "$2" <<'EOF'
@@ -175,5 +164,4 @@ check "--accuracy --mesh FILE takes the MAC energies from the file" \
   bash -c '[[ $0 -eq 0 ]]' "$rc"
 check "--accuracy --mesh FILE: mac_pj_bf16 from the file" mesh_energy_ok "$dir/acc3.json"
 
-echo "$passed passed, $failed failed"
-[[ $failed -eq 0 ]]
+summary

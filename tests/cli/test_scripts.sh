@@ -14,19 +14,8 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 dir=$(mktemp -d "${TMPDIR:-/tmp}/triada-scripts-test.XXXXXX")
 trap 'rm -rf "$dir"' EXIT
 
-passed=0
-failed=0
-check() {  # check NAME COMMAND...: runs the command, counts and reports the outcome
-  local name=$1
-  shift
-  if "$@"; then
-    passed=$((passed + 1))
-    echo "ok   $name"
-  else
-    failed=$((failed + 1))
-    echo "FAIL $name" >&2
-  fi
-}
+# shellcheck source=tests/cli/lib_check.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib_check.sh"
 pngs_ok() {  # pngs_ok DIR NAME...: each DIR/NAME exists, is non-empty and starts like a PNG
   local d=$1 f
   shift
@@ -121,5 +110,4 @@ check "bad --trace-case" fails_with "is not one of" bash "$SRC/run_scripts/sweep
 check "plot of a bad file" fails_with "plot_scaling.py: error" "$PYTHON" "$SRC/run_scripts/plot_scaling.py" \
   "$dir/sw/sweep.json"
 
-echo "$passed passed, $failed failed"
-[[ $failed -eq 0 ]]
+summary

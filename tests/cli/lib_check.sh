@@ -1,0 +1,20 @@
+# Shared by the CLI test scripts (sourced): `check NAME COMMAND...` runs the command,
+# counts and reports the outcome; `summary` prints the closing "N passed, M failed" line
+# and fails the script if anything failed.
+passed=0
+failed=0
+check() {
+  local name=$1
+  shift
+  if "$@"; then
+    passed=$((passed + 1))
+    echo "ok   $name"
+  else
+    failed=$((failed + 1))
+    echo "FAIL $name" >&2
+  fi
+}
+summary() {
+  echo "$passed passed, $failed failed"
+  [[ $failed -eq 0 ]]
+}
