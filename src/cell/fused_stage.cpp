@@ -229,8 +229,9 @@ bool finite_value(const T& v) {
     return std::isfinite(v);
 }
 
-// The pivot planes of a line's members on one node: each member's V brick copied into an
-// MPI shared-memory window (collective over the line), readable by every member.
+// The pivot planes of a line's members on one node, read in place: each member copies its
+// V brick into its segment of the topology's shared window of the line (set up once,
+// pages mapped; collective over the line), then reads the others' planes directly.
 template <class T>
 class SharedPlanes {
  public:
@@ -238,42 +239,26 @@ class SharedPlanes {
   SharedPlanes(const SharedPlanes&) = delete;
   SharedPlanes& operator=(const SharedPlanes&) = delete;
   ~SharedPlanes() {
-    // Collective over the line: every member is done reading before a window is reused or freed.
-    if (borrowed_ != MPI_WIN_NULL) MPI_Win_fence(0, borrowed_);
-    if (win_ != MPI_WIN_NULL) MPI_Win_free(&win_);
+    // Collective over the line: every member is done reading before the window is reused.
+    if (win_ != MPI_WIN_NULL) MPI_Win_fence(0, win_);
   }
 
-  void open(const Topology& topo, const StagePlan& sp, const std::vector<T>& v, MPI_Comm line,
+  void open(const Topology& topo, const StagePlan& sp, const std::vector<T>& v, int line_rank,
             int line_size, index_t n_axis) {
     const Plan& plan = topo.plan();
     a_ = sp.axis - 1;
     const auto [d1, d2] = other_axes(sp.axis);
     d1_ = d1;
     d2_ = d2;
-    // The topology's window of this line when it is big enough (set up once, pages
-    // mapped), else one for this stage.
-    std::size_t have = 0;
-    T* mine = reinterpret_cast<T*>(topo.line_window(sp.axis, line_rank_of(line), have));
-    const bool reuse = mine != nullptr && have >= v.size() * sizeof(T);
-    if (reuse) {
-      borrowed_ = topo.line_window_handle(sp.axis);
-    } else {
-      CHECK_MPI(MPI_Win_allocate_shared(static_cast<MPI_Aint>(v.size() * sizeof(T)), sizeof(T),
-                                        MPI_INFO_NULL, line, &mine, &win_));
-    }
+    win_ = topo.line_window_handle(sp.axis);
+    std::size_t bytes = 0;
+    T* mine = reinterpret_cast<T*>(topo.line_window(sp.axis, line_rank, bytes));
+    if (bytes < v.size() * sizeof(T)) throw std::logic_error("line window smaller than V");
     if (!v.empty()) std::memcpy(mine, v.data(), v.size() * sizeof(T));
-    CHECK_MPI(MPI_Win_fence(0, reuse ? borrowed_ : win_));  // every member's copy is in place
+    CHECK_MPI(MPI_Win_fence(0, win_));  // every member's copy is in place
     const ext3 ev = topo.cells().intersect(whole(sp.in_shape)).extents();
     for (int r = 0; r < line_size; ++r) {
-      MPI_Aint size = 0;
-      int disp = 0;
-      T* base = nullptr;
-      if (reuse) {
-        std::size_t b = 0;
-        base = reinterpret_cast<T*>(topo.line_window(sp.axis, r, b));
-      } else {
-        CHECK_MPI(MPI_Win_shared_query(win_, r, &size, &disp, &base));
-      }
+      const T* base = reinterpret_cast<const T*>(topo.line_window(sp.axis, r, bytes));
       const Range rg = plan.cell_range(sp.axis, r);
       ext3 er = ev;
       er[a_] = std::max<index_t>(0, std::min(rg.hi, n_axis) - std::min(rg.lo, n_axis));
@@ -294,13 +279,7 @@ class SharedPlanes {
     index_t lo;   // first plane along the axis
     ext3 stride;  // C-order strides of its V brick
   };
-  static int line_rank_of(MPI_Comm line) {
-    int r = 0;
-    CHECK_MPI(MPI_Comm_rank(line, &r));
-    return r;
-  }
-  MPI_Win win_ = MPI_WIN_NULL;       // this stage's own window
-  MPI_Win borrowed_ = MPI_WIN_NULL;  // the topology's window, reused
+  MPI_Win win_ = MPI_WIN_NULL;
   int a_ = 0, d1_ = 0, d2_ = 0;
   std::vector<Member> members_;
 };
@@ -499,7 +478,8 @@ void fused_stage(const Topology& topo, const EngineOptions& opt, int stage_index
   // MPI shared-memory window (one batch, no copies); the report still counts the messages
   // the bus transfer stands for, exactly as the message path sends them.
   const bool shared = line_size > 1 && L > 0 && opt.pivot_transport == PivotTransport::automatic &&
-                      topo.line_shares_memory(sp.axis);
+                      topo.line_window_handle(sp.axis) != MPI_WIN_NULL &&
+                      topo.line_window_element_bytes() >= sizeof(T);
   const index_t B = line_size == 1 || shared
                         ? std::max<index_t>(S, 1)
                         : std::clamp<index_t>(budget / std::max<index_t>(1, L * sizeof(T)), 1,
@@ -507,7 +487,7 @@ void fused_stage(const Topology& topo, const EngineOptions& opt, int stage_index
   SharedPlanes<T> window;
   if (shared) {
     // V now lives in the window: free the vector so a rank holds V once (3x budget).
-    window.open(topo, sp, v, line, line_size, n_axis);
+    window.open(topo, sp, v, line_rank, line_size, n_axis);
     vbase = window.base(line_rank);
     std::vector<T>().swap(v);
   }

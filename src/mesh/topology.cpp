@@ -38,6 +38,7 @@ Topology::Topology(const Plan& plan, MPI_Comm world, std::size_t element_bytes) 
     mpi::Comm node_comm = mpi::Comm::adopt(node);
     line_shared_[a - 1] = node_comm.size() == lines_[a - 1].size();
   }
+  element_bytes_ = element_bytes;
   if (element_bytes == 0) return;
   for (int a = 1; a <= 3; ++a) {
     const int n = lines_[a - 1].size();

@@ -39,6 +39,8 @@ class Topology {
   // and its size in bytes; nullptr if there is none.
   std::byte* line_window(int axis, int member, std::size_t& bytes) const;
   MPI_Win line_window_handle(int axis) const { return windows_[axis - 1].win; }
+  // The element size the windows were sized for (0: no windows).
+  std::size_t line_window_element_bytes() const { return element_bytes_; }
   bool hosts_actuator(int axis) const {
     return plan_.ranks.actuator_rank[axis - 1] == world_rank_;
   }
@@ -59,6 +61,7 @@ class Topology {
     std::vector<std::size_t> sizes;
   };
   std::array<LineWindow, 3> windows_;
+  std::size_t element_bytes_ = 0;
 };
 
 }  // namespace triada
