@@ -308,6 +308,7 @@ void fused_stage(const Topology& topo, const EngineOptions& opt, int stage_index
   // them even when the brick holds no plane of V or W along the stage's axis).
   const index_t le1 = ev[d1], le2 = ev[d2], L = le1 * le2;
 
+  const bool folded_axis = plan.fold[a] > 1;
   // 1. The actuator's stream for this stage: one message per step taken.
   std::vector<StepInfo> steps;
   std::vector<T> cb;  // S x wext coefficients of the brick's W planes, streaming order
@@ -334,8 +335,11 @@ void fused_stage(const Topology& topo, const EngineOptions& opt, int stage_index
       const bool updates = present[k] && (!esop || !is_zero(c));
       si.nnz_c += updates ? 1 : 0;
       if (wlo + k == si.t && updates) si.diag = 1;
-      // Planes of one physical cell are consecutive (folding, Plan::phys_block).
-      if (k > 0 && plan.phys_of(sp.axis, wlo + k) != plan.phys_of(sp.axis, wlo + k - 1)) in_block = 0;
+      // Planes of one physical cell are consecutive (folding, Plan::phys_block); unfolded,
+      // every plane is its own cell.
+      if (k > 0 && (!folded_axis ||
+                    plan.phys_of(sp.axis, wlo + k) != plan.phys_of(sp.axis, wlo + k - 1)))
+        in_block = 0;
       in_block += updates ? 1 : 0;
       si.max_c = std::max(si.max_c, in_block);
     }
