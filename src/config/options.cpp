@@ -1,6 +1,7 @@
 #include "config/options.hpp"
 
 #include <boost/program_options.hpp>
+#include <charconv>
 #include <fstream>
 #include <sstream>
 
@@ -9,6 +10,19 @@
 namespace po = boost::program_options;
 
 namespace triada {
+
+bool parse_int(const std::string& s, std::int64_t& out) {
+  const char* end = s.data() + s.size();
+  const auto [p, ec] = std::from_chars(s.data(), end, out);
+  return ec == std::errc() && p == end && !s.empty();
+}
+
+std::int64_t parse_positive(const std::string& option, const std::string& s) {
+  std::int64_t v = 0;
+  if (!parse_int(s, v) || v < 1)
+    throw config_error(option + ": expected a positive integer, got '" + s + "'");
+  return v;
+}
 
 ext3 parse_ext3(const std::string& s, const std::string& what) {
   ext3 e{};

@@ -62,6 +62,11 @@ MeshConfig parse_mesh_file(const std::string& path);
 boost::program_options::variables_map parse_command_line_strict(
     int argc, char** argv, const boost::program_options::options_description& desc);
 
+// Whole-string integer parsing for option values: false unless all of `s` is one integer.
+bool parse_int(const std::string& s, std::int64_t& out);
+// A positive integer option value; throws config_error naming the option otherwise.
+std::int64_t parse_positive(const std::string& option, const std::string& s);
+
 // "4,5,6" -> {4,5,6}; throws config_error naming `what` unless three positive integers.
 ext3 parse_ext3(const std::string& s, const std::string& what);
 

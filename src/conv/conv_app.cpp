@@ -32,18 +32,6 @@ namespace {
 // A method is verified when max |y - y_direct| / max |y_direct| stays within this (fp64).
 constexpr double kTolerance = 1e-12;
 
-bool parse_int(const std::string& s, std::int64_t& out) {
-  const char* end = s.data() + s.size();
-  const auto [p, ec] = std::from_chars(s.data(), end, out);
-  return ec == std::errc() && p == end && !s.empty();
-}
-
-std::int64_t parse_positive(const std::string& option, const std::string& s) {
-  std::int64_t v = 0;
-  if (!parse_int(s, v) || v < 1)
-    throw config_error(option + ": expected a positive integer, got '" + s + "'");
-  return v;
-}
 
 // ---------------------------------------------------------------------------------------
 // Rank-4 HDF5 datasets (--input NCHW, --weights C_O x C_I/g x H_F x W_F)

@@ -22,18 +22,6 @@ namespace triada {
 
 namespace {
 
-bool parse_int(const std::string& s, std::int64_t& out) {
-  const char* end = s.data() + s.size();
-  const auto [p, ec] = std::from_chars(s.data(), end, out);
-  return ec == std::errc() && p == end && !s.empty();
-}
-
-std::int64_t parse_positive(const std::string& option, const std::string& s) {
-  std::int64_t v = 0;
-  if (!parse_int(s, v) || v < 1)
-    throw config_error(option + ": expected a positive integer, got '" + s + "'");
-  return v;
-}
 
 std::vector<std::int64_t> parse_list(const std::string& option, const std::string& s) {
   std::vector<std::int64_t> out;
