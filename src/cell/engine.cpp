@@ -348,8 +348,28 @@ void reduce_records(const Topology& topo, const std::vector<std::vector<StepReco
 
 }  // namespace
 
+namespace {
+// Elements of the largest stage result of this brick (0 on actuator ranks).
+index_t register_elements(const Topology& topo) {
+  index_t most = 0;
+  if (topo.is_brick())
+    for (const auto& st : topo.plan().stages)
+      most = std::max(most, topo.cells().intersect(whole(st.out_shape)).count());
+  return most;
+}
+}  // namespace
+
 template <class T>
-EngineResult<T> run_engine(const Topology& topo, const EngineOptions& opt, std::vector<T> in) {
+std::vector<T> spare_register(const Topology& topo) {
+  std::vector<T> r;
+  reserve_huge(r, static_cast<std::size_t>(register_elements(topo)));
+  r.assign(r.capacity(), T{});
+  return r;
+}
+
+template <class T>
+EngineResult<T> run_engine(const Topology& topo, const EngineOptions& opt, std::vector<T> in,
+                           std::vector<T>* spare) {
   const Plan& plan = topo.plan();
   const int ns = static_cast<int>(plan.stages.size());
   EngineResult<T> res;
@@ -357,12 +377,9 @@ EngineResult<T> run_engine(const Topology& topo, const EngineOptions& opt, std::
   std::vector<std::vector<StepRecord>> records(static_cast<size_t>(ns));
   std::vector<MPI_Request> control;
   std::vector<T> v = std::move(in), w;
-  if (topo.is_brick()) {  // one spare register for every stage's result
-    index_t most = 0;
-    for (const auto& st : plan.stages)
-      most = std::max(most, topo.cells().intersect(whole(st.out_shape)).count());
-    reserve_huge(w, static_cast<std::size_t>(most));
-  }
+  if (spare) w = std::move(*spare);
+  // One spare register for every stage's result (a no-op when the caller's is big enough).
+  if (topo.is_brick()) reserve_huge(w, static_cast<std::size_t>(register_elements(topo)));
   if (topo.is_brick() &&
       static_cast<index_t>(v.size()) != topo.cells().intersect(whole(plan.in_shape)).count())
     throw std::logic_error("input brick has the wrong size");
@@ -407,8 +424,11 @@ EngineResult<T> run_engine(const Topology& topo, const EngineOptions& opt, std::
   CHECK_MPI(MPI_Allreduce(secs.data(), res.counters.stage_seconds.data(), ns, MPI_DOUBLE, MPI_MAX,
                           topo.world()));
   res.out_box = topo.cells().intersect(whole(plan.out_shape));
-  w = std::vector<T>();
   if (topo.is_brick()) res.out = std::move(v);
+  if (spare)
+    *spare = std::move(w);
+  else
+    w = std::vector<T>();
   return res;
 }
 
@@ -420,8 +440,10 @@ Executor parse_executor(const std::string& word) {
 const char* to_string(Executor e) { return e == Executor::reference ? "reference" : "fused"; }
 
 template EngineResult<double> run_engine(const Topology&, const EngineOptions&,
-                                            std::vector<double>);
-template EngineResult<cplx> run_engine(const Topology&, const EngineOptions&,
-                                          std::vector<cplx>);
+                                         std::vector<double>, std::vector<double>*);
+template EngineResult<cplx> run_engine(const Topology&, const EngineOptions&, std::vector<cplx>,
+                                       std::vector<cplx>*);
+template std::vector<double> spare_register(const Topology&);
+template std::vector<cplx> spare_register(const Topology&);
 
 }  // namespace triada

@@ -51,7 +51,16 @@ struct EngineResult {
 // (empty on actuator ranks). Collective over topo.world(). The reference executor runs the
 // cell rule cell by cell, step by step (the readable spec, STYLE.md #4); the fused one
 // computes the same bits and counters brick-wide (cell/fused_stage.cpp).
+// `spare` (optional): the brick's second register, allocated (and touched) by the caller
+// ahead of time, e.g. by spare_register(); the first stage writes into it, and on return
+// it holds whichever register is not in `out`, ready for the next run.
 template <class T>
-EngineResult<T> run_engine(const Topology& topo, const EngineOptions& opt, std::vector<T> in);
+EngineResult<T> run_engine(const Topology& topo, const EngineOptions& opt, std::vector<T> in,
+                           std::vector<T>* spare = nullptr);
+
+// A register large enough for every stage's result of this brick, with its pages mapped
+// (zero filled), so that no page fault of first touch lands inside run_engine.
+template <class T>
+std::vector<T> spare_register(const Topology& topo);
 
 }  // namespace triada

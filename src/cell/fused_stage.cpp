@@ -198,6 +198,206 @@ void block_rows(index_t rows, const std::int32_t* list, index_t nl, const double
   }
 }
 
+// Bits i < len (<= 8) set where x[i] != 0 (NaN too, as for the cell rule's v != 0);
+// inf_nan gets the bits of Inf and NaN values.
+inline unsigned nonzero8(const double* x, index_t len, unsigned& inf_nan) {
+#if defined(__AVX512F__)
+  const __mmask8 k = static_cast<__mmask8>(len >= 8 ? 0xFF : (1u << len) - 1);
+  const __m512d v = _mm512_maskz_loadu_pd(k, x);
+  const __m512i e = _mm512_set1_epi64(static_cast<long long>(0x7FF0000000000000ull));
+  inf_nan = _mm512_mask_cmpeq_epi64_mask(k, _mm512_and_si512(_mm512_castpd_si512(v), e), e);
+  return _mm512_mask_cmp_pd_mask(k, v, _mm512_setzero_pd(), _CMP_NEQ_UQ);
+#else
+  unsigned nz = 0;
+  inf_nan = 0;
+  for (index_t i = 0; i < len && i < 8; ++i) {
+    nz |= (x[i] != 0.0 ? 1u : 0u) << i;
+    inf_nan |= ((std::bit_cast<std::uint64_t>(x[i]) & 0x7FF0000000000000ull) == 0x7FF0000000000000ull ? 1u : 0u) << i;
+  }
+  return nz;
+#endif
+}
+
+// Packs the first P pivots of kMR rows s-major: ap[p * kMR + m] = r[m][p] (8x8 register
+// transposes where the vectors allow). GCC 12 warns falsely inside the shuffle intrinsics
+// (their undefined pass-through operand, GCC PR 105593).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+inline void pack_rows(const double* const* r, index_t P, double* ap) {
+  index_t p0 = 0;
+#if defined(__AVX512F__)
+  static_assert(kMR == 16);
+  for (; p0 + 8 <= P; p0 += 8)
+    for (int g = 0; g < 2; ++g) {
+      const double* const* rg = r + 8 * g;
+      __m512d t[8], u[8];
+      for (int i = 0; i < 8; i += 2) {
+        const __m512d a = _mm512_loadu_pd(rg[i] + p0), b = _mm512_loadu_pd(rg[i + 1] + p0);
+        t[i] = _mm512_unpacklo_pd(a, b);      // rows i, i+1 at columns 0 2 4 6
+        t[i + 1] = _mm512_unpackhi_pd(a, b);  // ... at columns 1 3 5 7
+      }
+      for (int i = 0; i < 8; i += 4) {  // rows i..i+3, columns {0,4} {2,6} {1,5} {3,7}
+        u[i] = _mm512_shuffle_f64x2(t[i], t[i + 2], 0x88);
+        u[i + 1] = _mm512_shuffle_f64x2(t[i], t[i + 2], 0xDD);
+        u[i + 2] = _mm512_shuffle_f64x2(t[i + 1], t[i + 3], 0x88);
+        u[i + 3] = _mm512_shuffle_f64x2(t[i + 1], t[i + 3], 0xDD);
+      }
+      constexpr int col_lo[4] = {0, 2, 1, 3};  // column held by u[j] (and u[j + 4]) low half
+      double* dst = ap + p0 * kMR + 8 * g;
+      for (int j = 0; j < 4; ++j) {
+        _mm512_storeu_pd(dst + col_lo[j] * kMR, _mm512_shuffle_f64x2(u[j], u[j + 4], 0x88));
+        _mm512_storeu_pd(dst + (col_lo[j] + 4) * kMR, _mm512_shuffle_f64x2(u[j], u[j + 4], 0xDD));
+      }
+    }
+#endif
+  for (index_t p = p0; p < P; ++p)
+    for (index_t m = 0; m < kMR; ++m) ap[p * kMR + m] = r[m][p];
+}
+#pragma GCC diagnostic pop
+
+// Bits m < kMR set where ap[m] != 0.
+inline unsigned nonzero_block(const double* ap) {
+  unsigned nz = 0;
+  for (index_t m = 0; m < kMR; m += 8) {
+    unsigned unused = 0;
+    nz |= nonzero8(ap + m, std::min<index_t>(8, kMR - m), unused) << m;
+  }
+  return nz;
+}
+
+// Scratch of the axis-3 batches, reused from batch to batch.
+struct LeftScratch {
+  std::vector<std::int32_t> list, one, slot_of, step_of_slot;
+  std::vector<std::uint8_t> step_bits;
+  std::vector<double> apack, bpack, gather, zeros;
+  std::vector<const double*> brow;
+};
+
+// The stage along axis 3 (data on the left): rows = lines, columns = k, W (lines x k) =
+// pivots (lines x steps) times coefficients (steps x k). Line l's pivots form a row: in
+// place in V when every plane of the batch is the brick's own (rows != nullptr; slot p =
+// the plane's index in the row), else gathered from the planes (slot = step). Under ESOP
+// each row is scanned once, as a vector: an all-zero line leaves W at +0, a sparse line
+// runs alone over its own non-zeros, and dense lines wait until kMR of them are packed
+// together by register transposes for the register-blocked kernel. counts[s]: the step's
+// non-zero pivots; bad: an Inf or NaN pivot was seen (ESOP).
+void left_batch(const std::vector<PlaneRef<double>>& planes, const double* rows, index_t row_len,
+                index_t L, const double* cbb, index_t wext, double* w, bool esop, bool fresh,
+                std::vector<std::uint64_t>& counts, std::uint64_t& bad, LeftScratch& x) {
+  const index_t nb = static_cast<index_t>(planes.size());
+  // Row mode: plane s of the batch is column slot_of[s] of the rows of V.
+  bool row_mode = rows != nullptr && row_len > 0;
+  const auto r0 = reinterpret_cast<std::uintptr_t>(rows);
+  for (index_t s = 0; s < nb && row_mode; ++s) {
+    const auto b = reinterpret_cast<std::uintptr_t>(planes[s].base);
+    row_mode = planes[s].st2 == row_len && b >= r0 &&
+               b < r0 + static_cast<std::uintptr_t>(row_len) * sizeof(double);
+  }
+  const index_t P = row_mode ? row_len : nb;
+  x.slot_of.resize(static_cast<size_t>(nb));
+  x.step_of_slot.assign(static_cast<size_t>(P), -1);
+  x.step_bits.assign(static_cast<size_t>((P + 7) / 8), 0);
+  bool natural = true;  // slots ascend with the steps: slot order is streaming order
+  for (index_t s = 0; s < nb; ++s) {
+    const index_t p = row_mode ? static_cast<index_t>(
+                                     (reinterpret_cast<std::uintptr_t>(planes[s].base) - r0) / sizeof(double))
+                               : s;
+    x.slot_of[s] = static_cast<std::int32_t>(p);
+    x.step_of_slot[p] = static_cast<std::int32_t>(s);
+    x.step_bits[p / 8] |= static_cast<std::uint8_t>(1u << (p % 8));
+    natural = natural && (s == 0 || p > x.slot_of[s - 1]);
+  }
+  // B: the coefficients in column panels of kNR (zero padded), row of slot p at brow[j P + p].
+  const index_t npan = (wext + kNR - 1) / kNR;
+  x.bpack.assign(static_cast<size_t>(npan * nb * kNR), 0.0);
+  x.brow.assign(static_cast<size_t>(npan * P), x.bpack.data());
+  for (index_t j = 0; j < npan; ++j)
+    for (index_t s = 0; s < nb; ++s) {
+      double* dst = x.bpack.data() + (j * nb + s) * kNR;
+      for (index_t n = 0; n < kNR && j * kNR + n < wext; ++n) dst[n] = cbb[s * wext + j * kNR + n];
+      x.brow[j * P + x.slot_of[s]] = dst;
+    }
+  x.apack.resize(static_cast<size_t>(P * kMR));
+  x.zeros.assign(static_cast<size_t>(P), 0.0);
+  if (!row_mode) x.gather.resize(static_cast<size_t>(kMR * P));
+  x.list.resize(static_cast<size_t>(nb));
+  x.one.resize(static_cast<size_t>(nb));
+
+  index_t pend_line[kMR];
+  const double* pend_row[kMR];
+  index_t np = 0;
+  auto flush = [&] {
+    const double* r[kMR];
+    double* wr[kMR];
+    for (index_t m = 0; m < kMR; ++m) {
+      r[m] = m < np ? pend_row[m] : x.zeros.data();
+      wr[m] = m < np ? w + pend_line[m] * wext : nullptr;
+    }
+    pack_rows(r, P, x.apack.data());
+    index_t nl = 0;
+    for (index_t s = 0; s < nb; ++s) {
+      const std::int32_t p = x.slot_of[s];
+      if (!esop) {
+        x.list[nl++] = p;
+        continue;
+      }
+      const unsigned nz = nonzero_block(x.apack.data() + static_cast<index_t>(p) * kMR);
+      if (nz == 0) continue;
+      x.list[nl++] = p;
+      counts[s] += static_cast<std::uint64_t>(std::popcount(nz));
+    }
+    block_rows(np, x.list.data(), nl, x.apack.data(), x.brow.data(), P, wext, wr, fresh);
+    np = 0;
+  };
+  for (index_t l = 0; l < L; ++l) {
+    const double* row = row_mode ? rows + l * row_len : nullptr;
+    if (!row_mode) {
+      double* g = x.gather.data() + np * P;
+      for (index_t s = 0; s < nb; ++s) g[s] = planes[s].base[l * planes[s].st2];
+      row = g;
+    }
+    if (esop) {
+      index_t nnz = 0;
+      unsigned inf_nan = 0;
+      for (index_t c = 0; c * 8 < P; ++c) {
+        unsigned in = 0;
+        nnz += std::popcount(nonzero8(row + 8 * c, P - 8 * c, in) & x.step_bits[c]);
+        inf_nan |= in & x.step_bits[c];
+      }
+      bad |= inf_nan != 0 ? 1 : 0;
+      double* wl = w + l * wext;
+      if (nnz == 0) {  // an all-zero line (Inf and NaN count as non-zero): W stays +0
+        if (fresh) std::fill(wl, wl + wext, 0.0);
+        continue;
+      }
+      if (nnz * 8 < nb) {  // sparse: one line over its own non-zeros, in streaming order
+        index_t n1 = 0;
+        for (index_t c = 0; c * 8 < P; ++c) {
+          unsigned unused = 0;
+          for (unsigned m = nonzero8(row + 8 * c, P - 8 * c, unused) & x.step_bits[c]; m != 0;
+               m &= m - 1) {
+            const index_t p = 8 * c + std::countr_zero(m);
+            x.one[n1++] = static_cast<std::int32_t>(p);
+            ++counts[x.step_of_slot[p]];
+          }
+        }
+        if (!natural)
+          std::sort(x.one.begin(), x.one.begin() + n1, [&](std::int32_t a, std::int32_t b) {
+            return x.step_of_slot[a] < x.step_of_slot[b];
+          });
+        for (index_t n0 = 0, j = 0; n0 < wext; n0 += kNR, ++j)
+          micro_kernel<1, 1>(x.one.data(), n1, row, x.brow.data() + j * P, 0,
+                             std::min(kNR, wext - n0), &wl, n0, fresh);
+        continue;
+      }
+    }
+    pend_line[np] = l;
+    pend_row[np++] = row;
+    if (np == kMR) flush();
+  }
+  if (np > 0) flush();
+}
+
 // Reference semantics, element by element (complex data, or a plane with Inf/NaN under
 // ESOP): skip exactly what the cell rule skips.
 template <class T>
@@ -562,6 +762,7 @@ void fused_stage(const Topology& topo, const EngineOptions& opt, int stage_index
   //  axis 1: rows = k, columns = lines:  A = coefficients, B = pivot planes;
   //  axis 2: per i1, rows = k, columns = i3.
   const bool data_left = sp.axis == 3;
+  LeftScratch left_scratch;
   std::vector<std::int32_t> list;
   std::vector<double> apack;
   std::vector<const double*> brow, prow;
@@ -573,94 +774,13 @@ void fused_stage(const Topology& topo, const EngineOptions& opt, int stage_index
   // packing; bad: an Inf or NaN pivot was seen (the caller then redoes the batch exactly).
   auto compute_real = [&](index_t b0, index_t nb, const std::vector<PlaneRef<double>>& planes,
                           bool fresh, std::vector<std::uint64_t>& counts, std::uint64_t& bad) {
-    constexpr std::uint64_t kExp = 0x7FF0000000000000ull;
     counts.assign(static_cast<size_t>(nb), 0);
     const double* cbb = reinterpret_cast<const double*>(cb.data()) + b0 * wext;
     list.resize(static_cast<size_t>(nb));
     brow.resize(static_cast<size_t>(nb));
     if (data_left) {
-      // B: coefficients packed in column panels of kNR (zero padded); A: pivot values of
-      // kMR lines packed s-major.
-      const index_t npan = (wext + kNR - 1) / kNR;
-      bpack.assign(static_cast<size_t>(npan * nb * kNR), 0.0);
-      brow.resize(static_cast<size_t>(npan * nb));
-      for (index_t j = 0; j < npan; ++j)
-        for (index_t s = 0; s < nb; ++s) {
-          double* dst = bpack.data() + (j * nb + s) * kNR;
-          for (index_t n = 0; n < kNR && j * kNR + n < wext; ++n) dst[n] = cbb[s * wext + j * kNR + n];
-          brow[j * nb + s] = dst;
-        }
-      apack.assign(static_cast<size_t>(nb * kMR), 0.0);
-      std::vector<std::int32_t> one(static_cast<size_t>(nb));
-      // Along axis 3 a plane's pivot of line l sits at base + l * stride (local planes:
-      // stride = the V row length; received planes: 1).
-      std::vector<const double*> pbase(static_cast<size_t>(nb));
-      std::vector<index_t> pstride(static_cast<size_t>(nb));
-      for (index_t s = 0; s < nb; ++s) {
-        pbase[s] = planes[s].base;
-        pstride[s] = planes[s].st2;
-      }
-      // Lines sorted by their non-zero pivots in the batch (ESOP): all-zero lines are
-      // skipped, very sparse ones run one line at a time over their own non-zeros, the
-      // rest run in register blocks of kMR lines (gathered, not necessarily adjacent).
-      std::vector<index_t> dense_lines;
-      dense_lines.reserve(static_cast<size_t>(L));
-      std::vector<double> a1(static_cast<size_t>(nb));
-      for (index_t l = 0; l < L; ++l) {
-        if (!esop) {
-          dense_lines.push_back(l);
-          continue;
-        }
-        index_t cnt = 0;
-        for (index_t s = 0; s < nb && cnt * 8 < nb; ++s) cnt += pbase[s][l * pstride[s]] != 0.0;
-        double* wl = reinterpret_cast<double*>(w.data()) + l * wext;
-        if (cnt == 0) {  // an all-zero line (Inf and NaN count as non-zero): W stays +0
-          if (fresh) std::fill(wl, wl + wext, 0.0);
-          continue;
-        }
-        if (cnt * 8 >= nb) {  // stopped early: dense enough for the register blocks
-          dense_lines.push_back(l);
-          continue;
-        }
-        index_t n1 = 0;
-        for (index_t s = 0; s < nb; ++s) {
-          const double y = pbase[s][l * pstride[s]];
-          if (y != 0.0) {
-            one[n1++] = static_cast<std::int32_t>(s);
-            a1[s] = y;
-            ++counts[s];
-            bad |= (std::bit_cast<std::uint64_t>(y) & kExp) == kExp ? 1 : 0;
-          }
-        }
-        for (index_t n0 = 0, j = 0; n0 < wext; n0 += kNR, ++j)
-          micro_kernel<1, 1>(one.data(), n1, a1.data(), brow.data() + j * nb, 0,
-                             std::min(kNR, wext - n0), &wl, n0, fresh);
-      }
-      const index_t nd = static_cast<index_t>(dense_lines.size());
-      if (!esop)
-        for (index_t s = 0; s < nb; ++s) list[s] = static_cast<std::int32_t>(s);
-      for (index_t m0 = 0; m0 < nd; m0 += kMR) {
-        const index_t rows = std::min(kMR, nd - m0);
-        double* wr[kMR];
-        for (index_t m = 0; m < rows; ++m)
-          wr[m] = reinterpret_cast<double*>(w.data()) + dense_lines[m0 + m] * wext;
-        index_t nl = esop ? 0 : nb;
-        for (index_t s = 0; s < nb; ++s) {
-          const double* p = pbase[s];
-          const index_t st = pstride[s];
-          double* as = apack.data() + s * kMR;
-          index_t cnt = 0;
-          for (index_t m = 0; m < rows; ++m) {
-            const double y = p[dense_lines[m0 + m] * st];
-            as[m] = y;
-            cnt += y != 0.0;
-            bad |= (std::bit_cast<std::uint64_t>(y) & kExp) == kExp ? 1 : 0;
-          }
-          counts[s] += static_cast<std::uint64_t>(cnt);
-          if (esop && cnt > 0) list[nl++] = static_cast<std::int32_t>(s);
-        }
-        block_rows(rows, list.data(), nl, apack.data(), brow.data(), nb, wext, wr, fresh);
-      }
+      left_batch(planes, reinterpret_cast<const double*>(vbase), vext, L, cbb, wext,
+                 reinterpret_cast<double*>(w.data()), esop, fresh, counts, bad, left_scratch);
       return;
     }
     // Coefficients on the left: pack all of A once (s-major, kMR rows per block).
