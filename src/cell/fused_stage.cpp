@@ -77,23 +77,28 @@ constexpr index_t kNR = 8;   // two 4-wide vectors
 // ---- real kernel: W[m][n] = fma(A(m, s), B(s, n), W[m][n]) for s in `list` order ----
 // A is packed s-major: ap[s * MR + m]; B row s starts at brow[s] (+ n0). Columns
 // n0 .. n0 + nvalid (nvalid <= kNR) are updated; the rest of the block is left alone.
-template <int MR, int AS = MR>
-void micro_kernel(const std::int32_t* list, index_t nl, const double* ap,
-                  const double* const* brow, index_t b0ofs, index_t nvalid, double* const* w,
-                  index_t n0, bool fresh) {
 #if defined(__AVX512F__)
+// Full: all kNR columns valid, so loads and stores need no mask (a masked load costs
+// several times a plain one on AMD Zen 4).
+template <int MR, int AS, bool Full>
+inline void micro_kernel_avx512(const std::int32_t* list, index_t nl, const double* ap,
+                                const double* const* brow, index_t b0ofs, index_t nvalid,
+                                double* const* w, index_t n0, bool fresh) {
   const __mmask8 k0 = static_cast<__mmask8>(nvalid >= 8 ? 0xFF : (1u << nvalid) - 1);
   const __mmask8 k1 = static_cast<__mmask8>(nvalid >= 16 ? 0xFF : nvalid <= 8 ? 0 : (1u << (nvalid - 8)) - 1);
+  auto load = [&](const double* p, __mmask8 k) {
+    return Full ? _mm512_loadu_pd(p) : _mm512_maskz_loadu_pd(k, p);
+  };
   __m512d c[MR][2];
 #pragma GCC unroll 16
   for (int m = 0; m < MR; ++m) {
-    c[m][0] = fresh ? _mm512_setzero_pd() : _mm512_maskz_loadu_pd(k0, w[m] + n0);
-    c[m][1] = fresh ? _mm512_setzero_pd() : _mm512_maskz_loadu_pd(k1, w[m] + n0 + 8);
+    c[m][0] = fresh ? _mm512_setzero_pd() : load(w[m] + n0, k0);
+    c[m][1] = fresh ? _mm512_setzero_pd() : load(w[m] + n0 + 8, k1);
   }
   for (index_t i = 0; i < nl; ++i) {
     const std::int32_t s = list[i];
     const double* b = brow[s] + b0ofs;
-    const __m512d b0 = _mm512_maskz_loadu_pd(k0, b), b1 = _mm512_maskz_loadu_pd(k1, b + 8);
+    const __m512d b0 = load(b, k0), b1 = load(b + 8, k1);
     const double* a = ap + static_cast<index_t>(s) * AS;
 #pragma GCC unroll 16
     for (int m = 0; m < MR; ++m) {
@@ -104,9 +109,26 @@ void micro_kernel(const std::int32_t* list, index_t nl, const double* ap,
   }
 #pragma GCC unroll 16
   for (int m = 0; m < MR; ++m) {
-    _mm512_mask_storeu_pd(w[m] + n0, k0, c[m][0]);
-    _mm512_mask_storeu_pd(w[m] + n0 + 8, k1, c[m][1]);
+    if constexpr (Full) {
+      _mm512_storeu_pd(w[m] + n0, c[m][0]);
+      _mm512_storeu_pd(w[m] + n0 + 8, c[m][1]);
+    } else {
+      _mm512_mask_storeu_pd(w[m] + n0, k0, c[m][0]);
+      _mm512_mask_storeu_pd(w[m] + n0 + 8, k1, c[m][1]);
+    }
   }
+}
+#endif
+
+template <int MR, int AS = MR>
+void micro_kernel(const std::int32_t* list, index_t nl, const double* ap,
+                  const double* const* brow, index_t b0ofs, index_t nvalid, double* const* w,
+                  index_t n0, bool fresh) {
+#if defined(__AVX512F__)
+  if (nvalid == kNR)
+    micro_kernel_avx512<MR, AS, true>(list, nl, ap, brow, b0ofs, nvalid, w, n0, fresh);
+  else
+    micro_kernel_avx512<MR, AS, false>(list, nl, ap, brow, b0ofs, nvalid, w, n0, fresh);
 #elif defined(TRIADA_HAVE_AVX2_FMA)
   if (nvalid < kNR) {
     tail_kernel(list, nl, ap, AS, brow, b0ofs, nvalid, w, n0, MR, fresh);
@@ -202,8 +224,9 @@ void block_rows(index_t rows, const std::int32_t* list, index_t nl, const double
 // inf_nan gets the bits of Inf and NaN values.
 inline unsigned nonzero8(const double* x, index_t len, unsigned& inf_nan) {
 #if defined(__AVX512F__)
+  // A masked load costs several times a plain one here (AMD Zen 4): mask the tail only.
   const __mmask8 k = static_cast<__mmask8>(len >= 8 ? 0xFF : (1u << len) - 1);
-  const __m512d v = _mm512_maskz_loadu_pd(k, x);
+  const __m512d v = len >= 8 ? _mm512_loadu_pd(x) : _mm512_maskz_loadu_pd(k, x);
   const __m512i e = _mm512_set1_epi64(static_cast<long long>(0x7FF0000000000000ull));
   inf_nan = _mm512_mask_cmpeq_epi64_mask(k, _mm512_and_si512(_mm512_castpd_si512(v), e), e);
   return _mm512_mask_cmp_pd_mask(k, v, _mm512_setzero_pd(), _CMP_NEQ_UQ);
@@ -281,7 +304,7 @@ struct LeftScratch {
 // runs alone over its own non-zeros, and dense lines wait until kMR of them are packed
 // together by register transposes for the register-blocked kernel. counts[s]: the step's
 // non-zero pivots; bad: an Inf or NaN pivot was seen (ESOP).
-void left_batch(const std::vector<PlaneRef<double>>& planes, const double* rows, index_t row_len,
+[[gnu::noinline]] void left_batch(const std::vector<PlaneRef<double>>& planes, const double* rows, index_t row_len,
                 index_t L, const double* cbb, index_t wext, double* w, bool esop, bool fresh,
                 std::vector<std::uint64_t>& counts, std::uint64_t& bad, LeftScratch& x) {
   const index_t nb = static_cast<index_t>(planes.size());
