@@ -10,10 +10,12 @@
 //  - a stage that runs as one batch starts the kernels' accumulators at +0 (no zero fill of
 //    W, every element written once) and counts the pivots while packing them.
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
+#include <utility>
 
 #include "actuator/actuator.hpp"
 #include "cell/stage_executors.hpp"
@@ -67,12 +69,15 @@ struct StepInfo {
 }
 
 #if defined(__AVX512F__)
-constexpr index_t kMR = 16;   // rows of the register block
+// 14 x 16: 28 accumulators, two B vectors and a broadcast fill the 32 vector registers
+// (16 rows would spill accumulators to the stack every step).
+constexpr index_t kMR = 14;   // rows of the register block
 constexpr index_t kNR = 16;  // columns of the register block (two 8-wide vectors)
 #else
 constexpr index_t kMR = 6;
 constexpr index_t kNR = 8;   // two 4-wide vectors
 #endif
+constexpr index_t kPackRows = 16;  // rows pack_rows reads (two groups of 8)
 
 // ---- real kernel: W[m][n] = fma(A(m, s), B(s, n), W[m][n]) for s in `list` order ----
 // A is packed s-major: ap[s * MR + m]; B row s starts at brow[s] (+ n0). Columns
@@ -200,24 +205,30 @@ inline index_t copy_panel_row(const double* src, index_t len, double* dst, bool 
   return esop ? nz : kNR + 1;
 }
 
+// The kernel for a block of `rows` (1..kMR) rows of A packed with the kMR stride: a short
+// block keeps its rows in registers too (one row at a time would load B per row).
+using RowsKernel = void (*)(const std::int32_t*, index_t, const double*, const double* const*,
+                            index_t, index_t, double* const*, index_t, bool);
+template <std::size_t... R>
+constexpr std::array<RowsKernel, sizeof...(R)> rows_kernels(std::index_sequence<R...>) {
+  return {&micro_kernel<static_cast<int>(R) + 1, kMR>...};
+}
+inline constexpr auto kRowsKernel = rows_kernels(std::make_index_sequence<kMR>{});
+
+inline void kernel_rows(index_t rows, const std::int32_t* list, index_t nl, const double* ap,
+                        const double* const* brow, index_t nvalid, double* const* w, index_t n0,
+                        bool fresh) {
+  kRowsKernel[static_cast<size_t>(rows - 1)](list, nl, ap, brow, 0, nvalid, w, n0, fresh);
+}
+
 // A row block of up to kMR rows against all N columns. B comes as column panels of
 // kNR: row s of panel j at panels[j * S + s].
 void block_rows(index_t rows, const std::int32_t* list, index_t nl, const double* ap,
                 const double* const* panels, index_t S, index_t N, double* const* w,
                 bool fresh) {
   if (nl == 0 && !fresh) return;
-  if (rows == kMR) {
-    for (index_t n0 = 0, j = 0; n0 < N; n0 += kNR, ++j)
-      micro_kernel<kMR>(list, nl, ap, panels + j * S, 0, std::min(kNR, N - n0), w, n0, fresh);
-    return;
-  }
-  // Fewer rows: one row at a time, reading the packed block with its kMR stride.
-  for (index_t m = 0; m < rows; ++m) {
-    double* wm = w[m];
-    for (index_t n0 = 0, j = 0; n0 < N; n0 += kNR, ++j)
-      micro_kernel<1, kMR>(list, nl, ap + m, panels + j * S, 0, std::min(kNR, N - n0), &wm, n0,
-                           fresh);
-  }
+  for (index_t n0 = 0, j = 0; n0 < N; n0 += kNR, ++j)
+    kernel_rows(rows, list, nl, ap, panels + j * S, std::min(kNR, N - n0), w, n0, fresh);
 }
 
 // Bits i < len (<= 8) set where x[i] != 0 (NaN too, as for the cell rule's v != 0);
@@ -241,17 +252,20 @@ inline unsigned nonzero8(const double* x, index_t len, unsigned& inf_nan) {
 #endif
 }
 
-// Packs the first P pivots of kMR rows s-major: ap[p * kMR + m] = r[m][p] (8x8 register
-// transposes where the vectors allow). GCC 12 warns falsely inside the shuffle intrinsics
-// (their undefined pass-through operand, GCC PR 105593).
+// Packs the first P pivots of kMR rows s-major: ap[p * kMR + m] = r[m][p], by 8x8
+// register transposes where the vectors allow. r has kPackRows entries (rows past kMR
+// point at zeros); ap has room for kPackRows more values past P * kMR, because the upper
+// group's stores run kPackRows - kMR lanes into the next slot, which the lower group then
+// overwrites. GCC 12 warns falsely inside the shuffle intrinsics (their undefined
+// pass-through operand, GCC PR 105593).
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 inline void pack_rows(const double* const* r, index_t P, double* ap) {
   index_t p0 = 0;
 #if defined(__AVX512F__)
-  static_assert(kMR == 16);
+  static_assert(kMR > 8 && kMR <= kPackRows);
   for (; p0 + 8 <= P; p0 += 8)
-    for (int g = 0; g < 2; ++g) {
+    for (int g = 1; g >= 0; --g) {  // upper rows first: the lower group overwrites the spill
       const double* const* rg = r + 8 * g;
       __m512d t[8], u[8];
       for (int i = 0; i < 8; i += 2) {
@@ -288,10 +302,59 @@ inline unsigned nonzero_block(const double* ap) {
   return nz;
 }
 
+// W = +0 over n elements, by non-temporal stores where aligned (no read for ownership of
+// lines nothing reads soon). The caller fences (store_fence) before W is read.
+inline void zero_fill(double* p, index_t n) {
+#if defined(__AVX512F__)
+  index_t i = 0;
+  for (; i < n && (reinterpret_cast<std::uintptr_t>(p + i) & 63) != 0; ++i) p[i] = 0.0;
+  const __m512d z = _mm512_setzero_pd();
+  for (; i + 8 <= n; i += 8) _mm512_stream_pd(p + i, z);
+  for (; i < n; ++i) p[i] = 0.0;
+#else
+  std::fill(p, p + n, 0.0);
+#endif
+}
+
+inline void store_fence() {
+#if defined(__SSE2__)
+  _mm_sfence();
+#endif
+}
+
+// One line of W against its few non-zero pivots, all columns at once: for i < n,
+// W[k] = fma(row[slot[i]], c[step[i] * wext + k], W[k]) (from +0 when fresh).
+inline void line_kernel(const std::int32_t* slot, const std::int32_t* step, index_t n,
+                        const double* row, const double* c, index_t wext, double* wl, bool fresh) {
+  index_t k0 = 0;
+#if defined(__AVX512F__)
+  constexpr int kV = 16;  // accumulators: 128 columns per sweep
+  for (; k0 + 8 * kV <= wext; k0 += 8 * kV) {
+    __m512d acc[kV];
+#pragma GCC unroll 16
+    for (int v = 0; v < kV; ++v) acc[v] = fresh ? _mm512_setzero_pd() : _mm512_loadu_pd(wl + k0 + 8 * v);
+    for (index_t i = 0; i < n; ++i) {
+      const __m512d y = _mm512_set1_pd(row[slot[i]]);
+      const double* ci = c + static_cast<index_t>(step[i]) * wext + k0;
+#pragma GCC unroll 16
+      for (int v = 0; v < kV; ++v) acc[v] = _mm512_fmadd_pd(y, _mm512_loadu_pd(ci + 8 * v), acc[v]);
+    }
+#pragma GCC unroll 16
+    for (int v = 0; v < kV; ++v) _mm512_storeu_pd(wl + k0 + 8 * v, acc[v]);
+  }
+#endif
+  for (index_t k = k0; k < wext; ++k) {
+    double acc = fresh ? 0.0 : wl[k];
+    for (index_t i = 0; i < n; ++i)
+      acc = std::fma(row[slot[i]], c[static_cast<index_t>(step[i]) * wext + k], acc);
+    wl[k] = acc;
+  }
+}
+
 // Scratch of the axis-3 batches, reused from batch to batch.
 struct LeftScratch {
-  std::vector<std::int32_t> list, one, slot_of, step_of_slot;
-  std::vector<std::uint8_t> step_bits;
+  std::vector<std::int32_t> list, one, one_step, slot_of, step_of_slot;
+  std::vector<std::uint8_t> step_bits, masks;
   std::vector<double> apack, bpack, gather, zeros;
   std::vector<const double*> brow;
 };
@@ -340,22 +403,22 @@ struct LeftScratch {
       for (index_t n = 0; n < kNR && j * kNR + n < wext; ++n) dst[n] = cbb[s * wext + j * kNR + n];
       x.brow[j * P + x.slot_of[s]] = dst;
     }
-  x.apack.resize(static_cast<size_t>(P * kMR));
+  x.apack.resize(static_cast<size_t>(P * kMR + kPackRows));
   x.zeros.assign(static_cast<size_t>(P), 0.0);
   if (!row_mode) x.gather.resize(static_cast<size_t>(kMR * P));
   x.list.resize(static_cast<size_t>(nb));
   x.one.resize(static_cast<size_t>(nb));
+  x.one_step.resize(static_cast<size_t>(nb));
+  x.masks.resize(static_cast<size_t>((P + 7) / 8));
 
   index_t pend_line[kMR];
   const double* pend_row[kMR];
   index_t np = 0;
   auto flush = [&] {
-    const double* r[kMR];
+    const double* r[kPackRows];
     double* wr[kMR];
-    for (index_t m = 0; m < kMR; ++m) {
-      r[m] = m < np ? pend_row[m] : x.zeros.data();
-      wr[m] = m < np ? w + pend_line[m] * wext : nullptr;
-    }
+    for (index_t m = 0; m < kPackRows; ++m) r[m] = m < np ? pend_row[m] : x.zeros.data();
+    for (index_t m = 0; m < kMR; ++m) wr[m] = m < np ? w + pend_line[m] * wext : nullptr;
     pack_rows(r, P, x.apack.data());
     index_t nl = 0;
     for (index_t s = 0; s < nb; ++s) {
@@ -384,33 +447,31 @@ struct LeftScratch {
       unsigned inf_nan = 0;
       for (index_t c = 0; c * 8 < P; ++c) {
         unsigned in = 0;
-        nnz += std::popcount(nonzero8(row + 8 * c, P - 8 * c, in) & x.step_bits[c]);
+        const unsigned m = nonzero8(row + 8 * c, P - 8 * c, in) & x.step_bits[c];
+        x.masks[c] = static_cast<std::uint8_t>(m);
+        nnz += std::popcount(m);
         inf_nan |= in & x.step_bits[c];
       }
       bad |= inf_nan != 0 ? 1 : 0;
       double* wl = w + l * wext;
       if (nnz == 0) {  // an all-zero line (Inf and NaN count as non-zero): W stays +0
-        if (fresh) std::fill(wl, wl + wext, 0.0);
+        if (fresh) zero_fill(wl, wext);
         continue;
       }
       if (nnz * 8 < nb) {  // sparse: one line over its own non-zeros, in streaming order
         index_t n1 = 0;
-        for (index_t c = 0; c * 8 < P; ++c) {
-          unsigned unused = 0;
-          for (unsigned m = nonzero8(row + 8 * c, P - 8 * c, unused) & x.step_bits[c]; m != 0;
-               m &= m - 1) {
+        for (index_t c = 0; c * 8 < P; ++c)
+          for (unsigned m = x.masks[c]; m != 0; m &= m - 1) {
             const index_t p = 8 * c + std::countr_zero(m);
             x.one[n1++] = static_cast<std::int32_t>(p);
             ++counts[x.step_of_slot[p]];
           }
-        }
         if (!natural)
           std::sort(x.one.begin(), x.one.begin() + n1, [&](std::int32_t a, std::int32_t b) {
             return x.step_of_slot[a] < x.step_of_slot[b];
           });
-        for (index_t n0 = 0, j = 0; n0 < wext; n0 += kNR, ++j)
-          micro_kernel<1, 1>(x.one.data(), n1, row, x.brow.data() + j * P, 0,
-                             std::min(kNR, wext - n0), &wl, n0, fresh);
+        for (index_t i = 0; i < n1; ++i) x.one_step[i] = x.step_of_slot[x.one[i]];
+        line_kernel(x.one.data(), x.one_step.data(), n1, row, cbb, wext, wl, fresh);
         continue;
       }
     }
@@ -419,6 +480,7 @@ struct LeftScratch {
     if (np == kMR) flush();
   }
   if (np > 0) flush();
+  store_fence();
 }
 
 // Reference semantics, element by element (complex data, or a plane with Inf/NaN under
@@ -788,7 +850,7 @@ void fused_stage(const Topology& topo, const EngineOptions& opt, int stage_index
   LeftScratch left_scratch;
   std::vector<std::int32_t> list;
   std::vector<double> apack;
-  std::vector<const double*> brow, prow;
+  std::vector<const double*> brow;
   std::vector<double> bpack;
 
   // fresh: W holds no earlier contribution (the stage's only batch), so the kernels start
@@ -813,22 +875,31 @@ void fused_stage(const Topology& topo, const EngineOptions& opt, int stage_index
       for (index_t s = 0; s < nb; ++s)
         for (index_t m = 0; m < kMR && mb * kMR + m < wext; ++m)
           apack[(mb * nb + s) * kMR + m] = cbb[s * wext + mb * kMR + m];
-    prow.resize(static_cast<size_t>(nb));
     const index_t slabs = sp.axis == 2 ? le1 : 1;
     const index_t N = sp.axis == 2 ? le2 : L;
     // Column chunks whose panels (all steps of the batch) stay in cache: each plane row is
     // read once, sequentially, and packed into kNR-wide panels with a non-zero flag.
+    // 256 KiB of panels: they and the packed coefficients stay in L2 while the row blocks
+    // of W sweep them.
     const index_t chunk =
-        std::max<index_t>(kNR, (index_t{1} << 20) / (8 * std::max<index_t>(nb, 1)) / kNR * kNR);
+        std::max<index_t>(kNR, (index_t{1} << 18) / (8 * std::max<index_t>(nb, 1)) / kNR * kNR);
     std::vector<char> flag;
+    std::vector<std::int32_t> panel_list;
+    std::vector<index_t> panel_nl;
+    std::vector<const double*> bptr;
     for (index_t slab = 0; slab < slabs; ++slab) {
       for (index_t s = 0; s < nb; ++s) brow[s] = planes[s].base + slab * planes[s].st1;
       for (index_t c0 = 0; c0 < N; c0 += chunk) {
         const index_t c1 = std::min(N, c0 + chunk), nbk = (c1 - c0 + kNR - 1) / kNR;
         bpack.resize(static_cast<size_t>(nbk * nb * kNR));
         flag.assign(static_cast<size_t>(nbk * nb), esop ? 0 : 1);
+        // Plane rows lie far apart (axis 1: a whole plane); prefetching a few rows ahead
+        // hides the memory latency the hardware prefetcher leaves on short row segments.
+        constexpr index_t kPrefetchRows = 4;
         for (index_t s = 0; s < nb; ++s) {
           const double* src = brow[s];
+          if (s + kPrefetchRows < nb)
+            for (index_t n = c0; n < c1; n += 8) __builtin_prefetch(brow[s + kPrefetchRows] + n);
           for (index_t j = 0; j < nbk; ++j) {
             double* dst = bpack.data() + (j * nb + s) * kNR;
             const index_t n0 = c0 + j * kNR, n1 = std::min(c1, n0 + kNR);
@@ -838,29 +909,29 @@ void fused_stage(const Topology& topo, const EngineOptions& opt, int stage_index
             flag[j * nb + s] = 1;
           }
         }
-        for (index_t j = 0; j < nbk; ++j) {
-          const index_t n0 = c0 + j * kNR, n1 = std::min(c1, n0 + kNR);
-          index_t nl = 0;
-          for (index_t s = 0; s < nb; ++s)
-            if (flag[j * nb + s]) {
-              list[nl++] = static_cast<std::int32_t>(s);
-              prow[s] = bpack.data() + (j * nb + s) * kNR;
-            }
-          if (nl == 0 && !fresh) continue;  // fresh: the kernels still write the +0s
-          for (index_t mb = 0; mb < mblocks; ++mb) {
-            const index_t rows = std::min(kMR, wext - mb * kMR);
-            double* wr[kMR];
-            for (index_t m = 0; m < rows; ++m)
-              wr[m] = reinterpret_cast<double*>(sp.axis == 2 ? w_at(mb * kMR + m, slab, 0)
-                                                             : w_at(mb * kMR + m, 0, 0));
-            const double* ap = apack.data() + mb * nb * kMR;
-            if (rows == kMR) {
-              micro_kernel<kMR>(list.data(), nl, ap, prow.data(), 0, n1 - n0, wr, n0, fresh);
-            } else {
-              for (index_t m = 0; m < rows; ++m)
-                micro_kernel<1, kMR>(list.data(), nl, ap + m, prow.data(), 0, n1 - n0, &wr[m],
-                                     n0, fresh);
-            }
+        // Each panel's list of non-zero rows (in streaming order), then the row blocks of W
+        // in turn, each sweeping the chunk's panels left to right.
+        panel_list.resize(static_cast<size_t>(nbk * nb));
+        panel_nl.assign(static_cast<size_t>(nbk), 0);
+        bptr.resize(static_cast<size_t>(nbk * nb));
+        for (index_t j = 0; j < nbk; ++j)
+          for (index_t s = 0; s < nb; ++s) {
+            bptr[j * nb + s] = bpack.data() + (j * nb + s) * kNR;
+            if (flag[j * nb + s]) panel_list[j * nb + panel_nl[j]++] = static_cast<std::int32_t>(s);
+          }
+        for (index_t mb = 0; mb < mblocks; ++mb) {
+          const index_t rows = std::min(kMR, wext - mb * kMR);
+          double* wr[kMR];
+          for (index_t m = 0; m < rows; ++m)
+            wr[m] = reinterpret_cast<double*>(sp.axis == 2 ? w_at(mb * kMR + m, slab, 0)
+                                                           : w_at(mb * kMR + m, 0, 0));
+          const double* ap = apack.data() + mb * nb * kMR;
+          for (index_t j = 0; j < nbk; ++j) {
+            const index_t n0 = c0 + j * kNR, n1 = std::min(c1, n0 + kNR), nl = panel_nl[j];
+            if (nl == 0 && !fresh) continue;  // fresh: the kernels still write the +0s
+            const std::int32_t* pl = panel_list.data() + j * nb;
+            const double* const* pb = bptr.data() + j * nb;
+            kernel_rows(rows, pl, nl, ap, pb, n1 - n0, wr, n0, fresh);
           }
         }
       }
