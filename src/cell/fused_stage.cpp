@@ -775,10 +775,10 @@ void fused_stage(const Topology& topo, const EngineOptions& opt, int stage_index
                                               std::max<index_t>(S, 1));
   SharedPlanes<T> window;
   if (shared) {
-    // V now lives in the window: free the vector so a rank holds V once (3x budget).
+    // V now lives in the window; the vector keeps its pages (and its stale values) as the
+    // next stage's W register, so no page is faulted in again (V, W, window: 3x the brick).
     window.open(topo, sp, v, line_rank, line_size, n_axis);
     vbase = window.base(line_rank);
-    std::vector<T>().swap(v);
   }
   struct Slot {
     std::vector<T> dense;                        // B x L received planes
@@ -966,8 +966,10 @@ void fused_stage(const Topology& topo, const EngineOptions& opt, int stage_index
         nnz[i] = static_cast<std::uint64_t>(nnz_local[si.t - vlo]);  // or counted below
         finite = finite && finite_local;
       } else if (shared) {
+        // The owner counted this plane (nnz_all); an Inf or NaN in it is caught by the
+        // kernels (bad), and the exact path needs no finiteness.
         planes[i] = window.plane(root, si.t);
-        nnz[i] = plane_nnz(planes[i], finite);
+        if (esop) nnz[i] = static_cast<std::uint64_t>(nnz_all[si.t]);
       } else {
         T* row = cur.dense.data() + i * L;
         if (compressed(si.t))
