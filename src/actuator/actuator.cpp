@@ -42,20 +42,23 @@ std::uint64_t Actuator<T>::x_bus_sends(index_t t) const {
 template <class T>
 void Actuator<T>::build_message(index_t t, index_t lo, index_t hi,
                                 std::vector<std::byte>& out) const {
-  std::vector<XEntry<T>> entries;
+  // Entries are written in place after the header, whose count is filled in last.
   const index_t end = std::min(hi, width_);
+  const size_t off = out.size();
+  out.resize(off + sizeof(XHeader) +
+             static_cast<size_t>(std::max<index_t>(0, end - lo)) * sizeof(XEntry<T>));
+  std::int64_t count = 0;
   for (index_t k = lo; k < end; ++k) {
     const T c = k < k_ ? c_[t * k_ + k] : T{};
     const bool tag = k == t;
     if (mode_ == Mode::esop && !tag && is_zero(c)) continue;
-    entries.push_back({k, c, tag ? 1 : 0});
+    const XEntry<T> e{k, c, tag ? 1 : 0};
+    std::memcpy(out.data() + off + sizeof(XHeader) + static_cast<size_t>(count) * sizeof e, &e, sizeof e);
+    ++count;
   }
-  const XHeader h{t, static_cast<std::int64_t>(entries.size())};
-  const size_t off = out.size();
-  out.resize(off + sizeof h + entries.size() * sizeof(XEntry<T>));
+  const XHeader h{t, count};
   std::memcpy(out.data() + off, &h, sizeof h);
-  if (!entries.empty())
-    std::memcpy(out.data() + off + sizeof h, entries.data(), entries.size() * sizeof(XEntry<T>));
+  out.resize(off + sizeof h + static_cast<size_t>(count) * sizeof(XEntry<T>));
 }
 
 template <class T>

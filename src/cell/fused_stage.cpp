@@ -569,6 +569,20 @@ class SharedPlanes {
   std::vector<Member> members_;
 };
 
+// Columns per chunk of pivot panels (data on the right): 256 KiB of panels, so that they
+// and the packed coefficients stay in L2 while the row blocks of W sweep them.
+index_t panel_chunk(index_t nb) {
+  return std::max<index_t>(kNR, (index_t{1} << 18) / (8 * std::max<index_t>(nb, 1)) / kNR * kNR);
+}
+
+// One buffer of a member's shared packing: panels of the chunk's own plane rows, then
+// their non-zero flags (64-byte aligned).
+std::size_t shared_pack_half(index_t nb, index_t N) {
+  const auto nbk = static_cast<std::size_t>((std::min(panel_chunk(nb), N) + kNR - 1) / kNR);
+  const std::size_t panels = nbk * static_cast<std::size_t>(nb * kNR) * sizeof(double);
+  return (panels + nbk * static_cast<std::size_t>(nb) + 63) / 64 * 64;
+}
+
 }  // namespace
 
 template <class T>
@@ -773,8 +787,24 @@ void fused_stage(const Topology& topo, const EngineOptions& opt, int stage_index
                         ? std::max<index_t>(S, 1)
                         : std::clamp<index_t>(budget / std::max<index_t>(1, L * sizeof(T)), 1,
                                               std::max<index_t>(S, 1));
+  // Shared packing (binary64 kernels with the data on the right): each member of the
+  // line packs only its own planes, chunk by chunk, into its window scratch, and the
+  // members read each other's packed rows, so nobody copies V or reads all of it. Under
+  // ESOP it needs finite planes everywhere (an Inf or NaN batch is redone exactly, which
+  // reads the planes in place).
+  const bool data_left = sp.axis == 3;
+  const index_t right_N = sp.axis == 2 ? le2 : L;
+  bool shared_pack = false;
+  if (shared && kernel_path && !data_left) {
+    // Every member must run the kernels (their fences pair up): each needs W planes. With
+    // folded lines the counters read every plane (busiest cell), so planes stay readable.
+    int ok = (!esop || finite_local) && wext > 0 && S > 0 && !lines_folded &&
+             2 * shared_pack_half(S, right_N) <= Topology::kLineScratchBytes;
+    CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, line));
+    shared_pack = ok != 0;
+  }
   SharedPlanes<T> window;
-  if (shared) {
+  if (shared && !shared_pack) {
     // V now lives in the window; the vector keeps its pages (and its stale values) as the
     // next stage's W register, so no page is faulted in again (V, W, window: 3x the brick).
     window.open(topo, sp, v, line_rank, line_size, n_axis);
@@ -846,7 +876,6 @@ void fused_stage(const Topology& topo, const EngineOptions& opt, int stage_index
   //  axis 3: rows = lines, columns = k:  A = pivot values, B = coefficients;
   //  axis 1: rows = k, columns = lines:  A = coefficients, B = pivot planes;
   //  axis 2: per i1, rows = k, columns = i3.
-  const bool data_left = sp.axis == 3;
   LeftScratch left_scratch;
   std::vector<std::int32_t> list;
   std::vector<double> apack;
@@ -876,39 +905,79 @@ void fused_stage(const Topology& topo, const EngineOptions& opt, int stage_index
         for (index_t m = 0; m < kMR && mb * kMR + m < wext; ++m)
           apack[(mb * nb + s) * kMR + m] = cbb[s * wext + mb * kMR + m];
     const index_t slabs = sp.axis == 2 ? le1 : 1;
-    const index_t N = sp.axis == 2 ? le2 : L;
+    const index_t N = right_N;
     // Column chunks whose panels (all steps of the batch) stay in cache: each plane row is
     // read once, sequentially, and packed into kNR-wide panels with a non-zero flag.
-    // 256 KiB of panels: they and the packed coefficients stay in L2 while the row blocks
-    // of W sweep them.
-    const index_t chunk =
-        std::max<index_t>(kNR, (index_t{1} << 18) / (8 * std::max<index_t>(nb, 1)) / kNR * kNR);
+    const index_t chunk = panel_chunk(nb);
     std::vector<char> flag;
     std::vector<std::int32_t> panel_list;
     std::vector<index_t> panel_nl;
     std::vector<const double*> bptr;
+    // Shared packing: member r's buffer h at scratch[r] + h * half (panels, then flags).
+    std::vector<int> owner(static_cast<size_t>(nb), line_rank);
+    std::vector<std::byte*> scratch;
+    std::size_t half = 0;
+    MPI_Win win = MPI_WIN_NULL;
+    if (shared_pack) {
+      for (index_t s = 0; s < nb; ++s) owner[s] = plan.owner_along(sp.axis, steps[b0 + s].t);
+      for (int r = 0; r < line_size; ++r) {
+        std::size_t bytes = 0;
+        scratch.push_back(topo.line_scratch(sp.axis, r, bytes));
+      }
+      half = shared_pack_half(nb, N);
+      win = topo.line_window_handle(sp.axis);
+    }
+    index_t chunk_no = 0;
     for (index_t slab = 0; slab < slabs; ++slab) {
-      for (index_t s = 0; s < nb; ++s) brow[s] = planes[s].base + slab * planes[s].st1;
-      for (index_t c0 = 0; c0 < N; c0 += chunk) {
+      for (index_t s = 0; s < nb; ++s)
+        brow[s] = owner[s] == line_rank ? planes[s].base + slab * planes[s].st1 : nullptr;
+      for (index_t c0 = 0; c0 < N; c0 += chunk, ++chunk_no) {
         const index_t c1 = std::min(N, c0 + chunk), nbk = (c1 - c0 + kNR - 1) / kNR;
-        bpack.resize(static_cast<size_t>(nbk * nb * kNR));
-        flag.assign(static_cast<size_t>(nbk * nb), esop ? 0 : 1);
+        // Where the panels and flags of this chunk go: private buffers, or this member's
+        // half of the shared scratch (double buffered).
+        const std::size_t buf_off = static_cast<std::size_t>(chunk_no % 2) * half;
+        const std::size_t panel_bytes_max =
+            static_cast<std::size_t>((std::min(chunk, N) + kNR - 1) / kNR * nb * kNR) * sizeof(double);
+        double* pack_dst;
+        char* flag_dst;
+        if (shared_pack) {
+          pack_dst = reinterpret_cast<double*>(scratch[line_rank] + buf_off);
+          flag_dst = reinterpret_cast<char*>(scratch[line_rank] + buf_off + panel_bytes_max);
+        } else {
+          bpack.resize(static_cast<size_t>(nbk * nb * kNR));
+          flag.assign(static_cast<size_t>(nbk * nb), esop ? 0 : 1);
+          pack_dst = bpack.data();
+          flag_dst = flag.data();
+        }
         // Plane rows lie far apart (axis 1: a whole plane); prefetching a few rows ahead
         // hides the memory latency the hardware prefetcher leaves on short row segments.
         constexpr index_t kPrefetchRows = 4;
         for (index_t s = 0; s < nb; ++s) {
+          if (owner[s] != line_rank) continue;  // packed by its owner
           const double* src = brow[s];
-          if (s + kPrefetchRows < nb)
+          if (s + kPrefetchRows < nb && brow[s + kPrefetchRows] != nullptr)
             for (index_t n = c0; n < c1; n += 8) __builtin_prefetch(brow[s + kPrefetchRows] + n);
           for (index_t j = 0; j < nbk; ++j) {
-            double* dst = bpack.data() + (j * nb + s) * kNR;
+            double* dst = pack_dst + (j * nb + s) * kNR;
             const index_t n0 = c0 + j * kNR, n1 = std::min(c1, n0 + kNR);
             const index_t nz = copy_panel_row(src + n0, n1 - n0, dst, esop, bad);
+            if (shared_pack) flag_dst[j * nb + s] = nz != 0 ? 1 : 0;
             if (nz == 0) continue;  // an all-zero panel row is never read
             if (esop) counts[s] += static_cast<std::uint64_t>(nz);
-            flag[j * nb + s] = 1;
+            flag_dst[j * nb + s] = 1;
           }
         }
+        // Every member's rows of this chunk are packed (and the buffer the next chunk
+        // overwrites is no longer read by anyone).
+        if (shared_pack) CHECK_MPI(MPI_Win_fence(0, win));
+        auto packed_row = [&](index_t j, index_t s) -> const double* {
+          if (!shared_pack) return pack_dst + (j * nb + s) * kNR;
+          return reinterpret_cast<const double*>(scratch[owner[s]] + buf_off) + (j * nb + s) * kNR;
+        };
+        auto flag_of = [&](index_t j, index_t s) -> bool {
+          if (!shared_pack) return flag_dst[j * nb + s] != 0;
+          return reinterpret_cast<const char*>(scratch[owner[s]] + buf_off + panel_bytes_max)[j * nb + s] != 0;
+        };
         // Each panel's list of non-zero rows (in streaming order), then the row blocks of W
         // in turn, each sweeping the chunk's panels left to right.
         panel_list.resize(static_cast<size_t>(nbk * nb));
@@ -916,8 +985,8 @@ void fused_stage(const Topology& topo, const EngineOptions& opt, int stage_index
         bptr.resize(static_cast<size_t>(nbk * nb));
         for (index_t j = 0; j < nbk; ++j)
           for (index_t s = 0; s < nb; ++s) {
-            bptr[j * nb + s] = bpack.data() + (j * nb + s) * kNR;
-            if (flag[j * nb + s]) panel_list[j * nb + panel_nl[j]++] = static_cast<std::int32_t>(s);
+            bptr[j * nb + s] = packed_row(j, s);
+            if (flag_of(j, s)) panel_list[j * nb + panel_nl[j]++] = static_cast<std::int32_t>(s);
           }
         for (index_t mb = 0; mb < mblocks; ++mb) {
           const index_t rows = std::min(kMR, wext - mb * kMR);
@@ -936,6 +1005,8 @@ void fused_stage(const Topology& topo, const EngineOptions& opt, int stage_index
         }
       }
     }
+    // Nobody packs into the scratch again before every member has read its last chunk.
+    if (shared_pack) CHECK_MPI(MPI_Win_fence(0, win));
   };
 
   // 3. Batches in streaming order. A single batch (one rank per line, or planes read in
@@ -967,8 +1038,9 @@ void fused_stage(const Topology& topo, const EngineOptions& opt, int stage_index
         finite = finite && finite_local;
       } else if (shared) {
         // The owner counted this plane (nnz_all); an Inf or NaN in it is caught by the
-        // kernels (bad), and the exact path needs no finiteness.
-        planes[i] = window.plane(root, si.t);
+        // kernels (bad), and the exact path needs no finiteness. Shared packing: the
+        // owner packs it, nobody here reads it.
+        planes[i] = shared_pack ? PlaneRef<T>{} : window.plane(root, si.t);
         if (esop) nnz[i] = static_cast<std::uint64_t>(nnz_all[si.t]);
       } else {
         T* row = cur.dense.data() + i * L;
@@ -991,6 +1063,7 @@ void fused_stage(const Topology& topo, const EngineOptions& opt, int stage_index
         }
       }
       if (exact) {
+        if (shared_pack) throw std::logic_error("shared packing met a non-finite pivot plane");
         if (fresh) std::fill(w.begin(), w.end(), T{});  // W was not zeroed for the kernels
         exact_batch<T>(opt.mode, opt.cell_mode, planes, cb.data() + b0 * wext, wext, le1, le2,
                        w_at);

@@ -50,9 +50,12 @@ Topology::Topology(const Plan& plan, MPI_Comm world, std::size_t element_bytes) 
                                     element_bytes);
     LineWindow& lw = windows_[a - 1];
     std::byte* mine = nullptr;
-    CHECK_MPI(MPI_Win_allocate_shared(static_cast<MPI_Aint>(bytes), 1, MPI_INFO_NULL,
+    // V segment rounded to 64 bytes, then the scratch (segments are contiguous, so every
+    // member's scratch is 64-byte aligned).
+    const std::size_t total = (bytes + 63) / 64 * 64 + kLineScratchBytes;
+    CHECK_MPI(MPI_Win_allocate_shared(static_cast<MPI_Aint>(total), 1, MPI_INFO_NULL,
                                       lines_[a - 1].get(), &mine, &lw.win));
-    if (bytes > 0) std::memset(mine, 0, bytes);
+    std::memset(mine, 0, total);
     CHECK_MPI(MPI_Win_fence(0, lw.win));
     for (int r = 0; r < n; ++r) {
       MPI_Aint size = 0;
@@ -64,7 +67,7 @@ Topology::Topology(const Plan& plan, MPI_Comm world, std::size_t element_bytes) 
       for (MPI_Aint off = 0; off < size; off += 4096) sink = base[off];
       (void)sink;
       lw.bases.push_back(base);
-      lw.sizes.push_back(static_cast<std::size_t>(size));
+      lw.sizes.push_back(static_cast<std::size_t>(size) - kLineScratchBytes);
     }
   }
 }
@@ -72,6 +75,13 @@ Topology::Topology(const Plan& plan, MPI_Comm world, std::size_t element_bytes) 
 Topology::~Topology() {
   for (auto& lw : windows_)
     if (lw.win != MPI_WIN_NULL) MPI_Win_free(&lw.win);  // collective over the line
+}
+
+std::byte* Topology::line_scratch(int axis, int member, std::size_t& bytes) const {
+  const LineWindow& lw = windows_[axis - 1];
+  if (lw.win == MPI_WIN_NULL) return nullptr;
+  bytes = kLineScratchBytes;
+  return lw.bases[static_cast<size_t>(member)] + lw.sizes[static_cast<size_t>(member)];
 }
 
 std::byte* Topology::line_window(int axis, int member, std::size_t& bytes) const {

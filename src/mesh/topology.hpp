@@ -36,8 +36,12 @@ class Topology {
   // (MPI_COMM_TYPE_SHARED), so pivot planes can be read in place.
   bool line_shares_memory(int axis) const { return line_shared_[axis - 1]; }
   // The line's shared window (collective over the line), if set up: a member's segment
-  // and its size in bytes; nullptr if there is none.
+  // for its V brick and the segment's size in bytes; nullptr if there is none.
   std::byte* line_window(int axis, int member, std::size_t& bytes) const;
+  // A member's scratch in the same window, after its V segment (64-byte aligned): room
+  // for kernels to share packed pivots (kLineScratchBytes); nullptr if there is none.
+  static constexpr std::size_t kLineScratchBytes = std::size_t{3} << 20;
+  std::byte* line_scratch(int axis, int member, std::size_t& bytes) const;
   MPI_Win line_window_handle(int axis) const { return windows_[axis - 1].win; }
   // The element size the windows were sized for (0: no windows).
   std::size_t line_window_element_bytes() const { return element_bytes_; }
@@ -58,7 +62,7 @@ class Topology {
   struct LineWindow {
     MPI_Win win = MPI_WIN_NULL;
     std::vector<std::byte*> bases;
-    std::vector<std::size_t> sizes;
+    std::vector<std::size_t> sizes;  // V segment bytes of each member (scratch follows)
   };
   std::array<LineWindow, 3> windows_;
   std::size_t element_bytes_ = 0;
