@@ -1105,6 +1105,7 @@ int run_bench(int argc, char** argv) {
               << std::flush;
 
   std::vector<Row> rows;
+  std::vector<std::pair<ext3, double>> memory_floor;  // rank 0: memcpy of each shape
   std::string blas_corename, blas_config;
   std::array<int, 3> first_grid{1, 1, 1};
   std::string verification = "not run";
@@ -1156,6 +1157,16 @@ int run_bench(int argc, char** argv) {
           base.push_back(r);
           progress(r);
         };
+        {  // The memory floor of one stage: one read and one write of the tensor.
+          std::vector<double> src(static_cast<size_t>(elements(shape)), 1.0), dst(src.size(), 0.0);
+          double best = std::numeric_limits<double>::infinity();
+          for (int r = 0; r < std::max(cfg.reps, 3); ++r) {
+            const auto t0 = Clock::now();
+            std::memcpy(dst.data(), src.data(), src.size() * sizeof(double));
+            best = std::min(best, seconds_since(t0));
+          }
+          memory_floor.emplace_back(shape, best);
+        }
         if (has("openblas")) {
           const OpenblasResult ob = spawn_openblas_child(shape, cfg.reps, cfg.transform, cfg.seed);
           blas_corename = ob.corename;
@@ -1261,6 +1272,9 @@ int run_bench(int argc, char** argv) {
         << "xOpenBLAS, x" << fftw_match
         << " = baseline seconds / row seconds, same shape (> 1: faster than the baseline)\n\n";
     print_table(std::cout, rows, cfg.transform);
+    std::cout << "\nmemory floor of one stage (rank 0 copies the tensor once: one read, one write):";
+    for (const auto& [fs, fsec] : memory_floor) std::cout << " " << shape_str(fs) << " " << fmt("%.6f", fsec) << " s;";
+    std::cout << "\n";
 
     json j;
     j["schema"] = "triada-bench/1";
@@ -1283,6 +1297,9 @@ int run_bench(int argc, char** argv) {
         {"brick_grid", {first_grid[0], first_grid[1], first_grid[2]}},
         {"actuators", cfg.actuators == ActuatorPlacement::colocated ? "colocated" : "auto"},
     };
+    j["memory_floor"] = json::array();
+    for (const auto& [fs, fsec] : memory_floor)
+      j["memory_floor"].push_back({{"shape", {fs[0], fs[1], fs[2]}}, {"seconds", fsec}});
     j["config"] = {{"transform", to_string(cfg.transform)},
                    {"norm", "ortho"},
                    {"stage_order", {3, 1, 2}},
@@ -1302,6 +1319,8 @@ int run_bench(int argc, char** argv) {
         "a barrier; stage_seconds: world rank 0's time to the end of each stage, in stage order",
         "fused/reference: each brick's second register is allocated and touched once before the "
         "reps, as the openblas buffers are, so page faults of first touch are not timed",
+        "memory_floor: rank 0's best memcpy of the whole tensor into a touched buffer (one read "
+        "and one write), a lower bound for any stage that reads V and writes W on one core",
         "gflops = useful MACs / seconds / 1e9, one MAC = one multiply-add; fused/reference: "
         "counters.macs (MACs executed under ESOP); openblas and fftw rows: the dense 3-mode "
         "product's MAC count N1 N2 N3 (N1+N2+N3) over their time, so ratios compare like with like",

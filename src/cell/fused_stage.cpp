@@ -443,6 +443,10 @@ struct LeftScratch {
       row = g;
     }
     if (esop) {
+      // Rows ahead into the cache: the scan is the stage's only pass over V.
+      constexpr index_t kAhead = 8;
+      if (row_mode && l + kAhead < L)
+        for (index_t c = 0; c < P; c += 8) __builtin_prefetch(rows + (l + kAhead) * row_len + c);
       index_t nnz = 0;
       unsigned inf_nan = 0;
       for (index_t c = 0; c * 8 < P; ++c) {
@@ -458,7 +462,7 @@ struct LeftScratch {
         if (fresh) zero_fill(wl, wext);
         continue;
       }
-      if (nnz * 8 < nb) {  // sparse: one line over its own non-zeros, in streaming order
+      if (nnz * 4 < nb) {  // sparse: one line over its own non-zeros, in streaming order
         index_t n1 = 0;
         for (index_t c = 0; c * 8 < P; ++c)
           for (unsigned m = x.masks[c]; m != 0; m &= m - 1) {
