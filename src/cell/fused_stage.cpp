@@ -322,38 +322,58 @@ inline void store_fence() {
 #endif
 }
 
-// One line of W against its few non-zero pivots, all columns at once: for i < n,
-// W[k] = fma(row[slot[i]], c[step[i] * wext + k], W[k]) (from +0 when fresh).
-inline void line_kernel(const std::int32_t* slot, const std::int32_t* step, index_t n,
-                        const double* row, const double* c, index_t wext, double* wl, bool fresh) {
-  index_t k0 = 0;
+// One line's W columns n0 .. n0 + nvalid (nvalid <= kNR) against its few non-zero
+// pivots: W[k] = fma(val[i], panel[step[i] * kNR + k], W[k]) for i < n, in order (from +0
+// when fresh). panel: the coefficients of one column panel, kNR per step.
+template <bool Full>
+inline void sparse_kernel_impl(const double* val, const std::int32_t* step, index_t n,
+                               const double* panel, index_t nvalid, double* w, bool fresh) {
 #if defined(__AVX512F__)
-  constexpr int kV = 16;  // accumulators: 128 columns per sweep
-  for (; k0 + 8 * kV <= wext; k0 += 8 * kV) {
-    __m512d acc[kV];
-#pragma GCC unroll 16
-    for (int v = 0; v < kV; ++v) acc[v] = fresh ? _mm512_setzero_pd() : _mm512_loadu_pd(wl + k0 + 8 * v);
-    for (index_t i = 0; i < n; ++i) {
-      const __m512d y = _mm512_set1_pd(row[slot[i]]);
-      const double* ci = c + static_cast<index_t>(step[i]) * wext + k0;
-#pragma GCC unroll 16
-      for (int v = 0; v < kV; ++v) acc[v] = _mm512_fmadd_pd(y, _mm512_loadu_pd(ci + 8 * v), acc[v]);
-    }
-#pragma GCC unroll 16
-    for (int v = 0; v < kV; ++v) _mm512_storeu_pd(wl + k0 + 8 * v, acc[v]);
+  const __mmask8 k0 = static_cast<__mmask8>(nvalid >= 8 ? 0xFF : (1u << nvalid) - 1);
+  const __mmask8 k1 = static_cast<__mmask8>(nvalid >= 16 ? 0xFF : nvalid <= 8 ? 0 : (1u << (nvalid - 8)) - 1);
+  auto load = [&](const double* p, __mmask8 k) {
+    return Full ? _mm512_loadu_pd(p) : _mm512_maskz_loadu_pd(k, p);
+  };
+  __m512d a0 = fresh ? _mm512_setzero_pd() : load(w, k0);
+  __m512d a1 = fresh ? _mm512_setzero_pd() : load(w + 8, k1);
+  for (index_t i = 0; i < n; ++i) {
+    const __m512d y = _mm512_set1_pd(val[i]);
+    const double* b = panel + static_cast<index_t>(step[i]) * kNR;
+    a0 = _mm512_fmadd_pd(y, load(b, k0), a0);
+    a1 = _mm512_fmadd_pd(y, load(b + 8, k1), a1);
+  }
+  if constexpr (Full) {
+    _mm512_storeu_pd(w, a0);
+    _mm512_storeu_pd(w + 8, a1);
+  } else {
+    _mm512_mask_storeu_pd(w, k0, a0);
+    _mm512_mask_storeu_pd(w + 8, k1, a1);
+  }
+#else
+  for (index_t k = 0; k < nvalid; ++k) {
+    double acc = fresh ? 0.0 : w[k];
+    for (index_t i = 0; i < n; ++i)
+      acc = std::fma(val[i], panel[static_cast<index_t>(step[i]) * kNR + k], acc);
+    w[k] = acc;
   }
 #endif
-  for (index_t k = k0; k < wext; ++k) {
-    double acc = fresh ? 0.0 : wl[k];
-    for (index_t i = 0; i < n; ++i)
-      acc = std::fma(row[slot[i]], c[static_cast<index_t>(step[i]) * wext + k], acc);
-    wl[k] = acc;
-  }
+}
+
+inline void sparse_kernel(const double* val, const std::int32_t* step, index_t n,
+                          const double* panel, index_t nvalid, double* w, bool fresh) {
+  if (nvalid == kNR)
+    sparse_kernel_impl<true>(val, step, n, panel, nvalid, w, fresh);
+  else
+    sparse_kernel_impl<false>(val, step, n, panel, nvalid, w, fresh);
 }
 
 // Scratch of the axis-3 batches, reused from batch to batch.
 struct LeftScratch {
-  std::vector<std::int32_t> list, one, one_step, slot_of, step_of_slot;
+  std::vector<std::int32_t> list, one, slot_of, step_of_slot;
+  // Sparse lines waiting for their kernels: W row offset, entries [ptr[g], ptr[g + 1]).
+  std::vector<index_t> sparse_line, sparse_ptr;
+  std::vector<double> sparse_val;
+  std::vector<std::int32_t> sparse_step;
   std::vector<std::uint8_t> step_bits, masks;
   std::vector<double> apack, bpack, gather, zeros;
   std::vector<const double*> brow;
@@ -408,7 +428,10 @@ struct LeftScratch {
   if (!row_mode) x.gather.resize(static_cast<size_t>(kMR * P));
   x.list.resize(static_cast<size_t>(nb));
   x.one.resize(static_cast<size_t>(nb));
-  x.one_step.resize(static_cast<size_t>(nb));
+  x.sparse_line.clear();
+  x.sparse_ptr.assign(1, 0);
+  x.sparse_val.clear();
+  x.sparse_step.clear();
   x.masks.resize(static_cast<size_t>((P + 7) / 8));
 
   index_t pend_line[kMR];
@@ -434,6 +457,24 @@ struct LeftScratch {
     }
     block_rows(np, x.list.data(), nl, x.apack.data(), x.brow.data(), P, wext, wr, fresh);
     np = 0;
+  };
+  // Sparse lines go in groups whose W rows stay in L2 while each column panel of the
+  // coefficients (kNR per step, in L1) sweeps them.
+  constexpr size_t kSparseGroup = 256, kSparseEntries = size_t{1} << 16;
+  auto flush_sparse = [&] {
+    const size_t ng = x.sparse_line.size();
+    for (index_t n0 = 0, j = 0; n0 < wext; n0 += kNR, ++j) {
+      const double* panel = x.bpack.data() + j * nb * kNR;
+      for (size_t g = 0; g < ng; ++g) {
+        const index_t e0 = x.sparse_ptr[g];
+        sparse_kernel(x.sparse_val.data() + e0, x.sparse_step.data() + e0, x.sparse_ptr[g + 1] - e0,
+                      panel, std::min(kNR, wext - n0), w + x.sparse_line[g] * wext + n0, fresh);
+      }
+    }
+    x.sparse_line.clear();
+    x.sparse_ptr.assign(1, 0);
+    x.sparse_val.clear();
+    x.sparse_step.clear();
   };
   for (index_t l = 0; l < L; ++l) {
     const double* row = row_mode ? rows + l * row_len : nullptr;
@@ -474,8 +515,14 @@ struct LeftScratch {
           std::sort(x.one.begin(), x.one.begin() + n1, [&](std::int32_t a, std::int32_t b) {
             return x.step_of_slot[a] < x.step_of_slot[b];
           });
-        for (index_t i = 0; i < n1; ++i) x.one_step[i] = x.step_of_slot[x.one[i]];
-        line_kernel(x.one.data(), x.one_step.data(), n1, row, cbb, wext, wl, fresh);
+        for (index_t i = 0; i < n1; ++i) {
+          x.sparse_val.push_back(row[x.one[i]]);
+          x.sparse_step.push_back(x.step_of_slot[x.one[i]]);
+        }
+        x.sparse_line.push_back(l);
+        x.sparse_ptr.push_back(static_cast<index_t>(x.sparse_val.size()));
+        if (x.sparse_line.size() >= kSparseGroup || x.sparse_val.size() >= kSparseEntries)
+          flush_sparse();
         continue;
       }
     }
@@ -484,6 +531,7 @@ struct LeftScratch {
     if (np == kMR) flush();
   }
   if (np > 0) flush();
+  flush_sparse();
   store_fence();
 }
 
