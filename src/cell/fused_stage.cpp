@@ -427,11 +427,7 @@ struct LeftScratch {
   x.zeros.assign(static_cast<size_t>(P), 0.0);
   if (!row_mode) x.gather.resize(static_cast<size_t>(kMR * P));
   x.list.resize(static_cast<size_t>(nb));
-  x.one.resize(static_cast<size_t>(nb));
-  x.sparse_line.clear();
-  x.sparse_ptr.assign(1, 0);
-  x.sparse_val.clear();
-  x.sparse_step.clear();
+  x.one.resize(static_cast<size_t>(P + 8));  // + 8: whole-vector stores of compressed slots
   x.masks.resize(static_cast<size_t>((P + 7) / 8));
 
   index_t pend_line[kMR];
@@ -459,22 +455,25 @@ struct LeftScratch {
     np = 0;
   };
   // Sparse lines go in groups whose W rows stay in L2 while each column panel of the
-  // coefficients (kNR per step, in L1) sweeps them.
-  constexpr size_t kSparseGroup = 256, kSparseEntries = size_t{1} << 16;
+  // coefficients (kNR per step, in L1) sweeps them. The group's arrays are sized once and
+  // filled through plain pointers and local counts (push_back kept its size in memory).
+  constexpr index_t kSparseGroup = 256, kSparseEntries = index_t{1} << 16;
+  x.sparse_line.resize(static_cast<size_t>(kSparseGroup));
+  x.sparse_ptr.resize(static_cast<size_t>(kSparseGroup + 1));
+  x.sparse_val.resize(static_cast<size_t>(kSparseEntries + P));
+  x.sparse_step.resize(static_cast<size_t>(kSparseEntries + P));
+  index_t n_sparse = 0, n_entries = 0;
+  x.sparse_ptr[0] = 0;
   auto flush_sparse = [&] {
-    const size_t ng = x.sparse_line.size();
     for (index_t n0 = 0, j = 0; n0 < wext; n0 += kNR, ++j) {
       const double* panel = x.bpack.data() + j * nb * kNR;
-      for (size_t g = 0; g < ng; ++g) {
+      for (index_t g = 0; g < n_sparse; ++g) {
         const index_t e0 = x.sparse_ptr[g];
         sparse_kernel(x.sparse_val.data() + e0, x.sparse_step.data() + e0, x.sparse_ptr[g + 1] - e0,
                       panel, std::min(kNR, wext - n0), w + x.sparse_line[g] * wext + n0, fresh);
       }
     }
-    x.sparse_line.clear();
-    x.sparse_ptr.assign(1, 0);
-    x.sparse_val.clear();
-    x.sparse_step.clear();
+    n_sparse = n_entries = 0;
   };
   for (index_t l = 0; l < L; ++l) {
     const double* row = row_mode ? rows + l * row_len : nullptr;
@@ -504,25 +503,39 @@ struct LeftScratch {
         continue;
       }
       if (nnz * 4 < nb) {  // sparse: one line over its own non-zeros, in streaming order
+        std::int32_t* one = x.one.data();
+        const std::int32_t* step_of = x.step_of_slot.data();
         index_t n1 = 0;
-        for (index_t c = 0; c * 8 < P; ++c)
-          for (unsigned m = x.masks[c]; m != 0; m &= m - 1) {
-            const index_t p = 8 * c + std::countr_zero(m);
-            x.one[n1++] = static_cast<std::int32_t>(p);
-            ++counts[x.step_of_slot[p]];
-          }
-        if (!natural)
-          std::sort(x.one.begin(), x.one.begin() + n1, [&](std::int32_t a, std::int32_t b) {
-            return x.step_of_slot[a] < x.step_of_slot[b];
-          });
-        for (index_t i = 0; i < n1; ++i) {
-          x.sparse_val.push_back(row[x.one[i]]);
-          x.sparse_step.push_back(x.step_of_slot[x.one[i]]);
+#if defined(__AVX512F__) && defined(__AVX512VL__)
+        // Branch-free: the set bits' slots, compressed eight lanes at a time (bit loops
+        // mispredict on random masks).
+        const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+        for (index_t c = 0; c * 8 < P; ++c) {
+          const __mmask8 m = x.masks[c];
+          const __m256i slots = _mm256_add_epi32(lanes, _mm256_set1_epi32(static_cast<int>(8 * c)));
+          _mm256_storeu_si256(reinterpret_cast<__m256i*>(one + n1), _mm256_maskz_compress_epi32(m, slots));
+          n1 += std::popcount(static_cast<unsigned>(m));
         }
-        x.sparse_line.push_back(l);
-        x.sparse_ptr.push_back(static_cast<index_t>(x.sparse_val.size()));
-        if (x.sparse_line.size() >= kSparseGroup || x.sparse_val.size() >= kSparseEntries)
-          flush_sparse();
+#else
+        for (index_t c = 0; c * 8 < P; ++c)
+          for (unsigned m = x.masks[c]; m != 0; m &= m - 1)
+            one[n1++] = static_cast<std::int32_t>(8 * c + std::countr_zero(m));
+#endif
+        if (!natural)
+          std::sort(one, one + n1, [&](std::int32_t a, std::int32_t b) { return step_of[a] < step_of[b]; });
+        double* val = x.sparse_val.data() + n_entries;
+        std::int32_t* stp = x.sparse_step.data() + n_entries;
+        std::uint64_t* cnt = counts.data();
+        for (index_t i = 0; i < n1; ++i) {
+          const std::int32_t st = step_of[one[i]];
+          val[i] = row[one[i]];
+          stp[i] = st;
+          ++cnt[st];
+        }
+        n_entries += n1;
+        x.sparse_line[n_sparse] = l;
+        x.sparse_ptr[++n_sparse] = n_entries;
+        if (n_sparse == kSparseGroup || n_entries >= kSparseEntries) flush_sparse();
         continue;
       }
     }
