@@ -383,6 +383,7 @@ EngineResult<T> run_engine(const Topology& topo, const EngineOptions& opt, std::
   if (topo.is_brick() &&
       static_cast<index_t>(v.size()) != topo.cells().intersect(whole(plan.in_shape)).count())
     throw std::logic_error("input brick has the wrong size");
+  detail::ZeroLines zero_lines;  // handed from one fused stage to the next
   for (int s = 0; s < ns; ++s) {
     const int axis = plan.stages[s].axis;
     StreamState<T> stream;
@@ -397,7 +398,7 @@ EngineResult<T> run_engine(const Topology& topo, const EngineOptions& opt, std::
       if (opt.executor == Executor::reference)
         detail::reference_stage<T>(topo, opt, s, v, w, brick_records, res.counters);
       else
-        detail::fused_stage<T>(topo, opt, s, v, w, brick_records, res.counters);
+        detail::fused_stage<T>(topo, opt, s, v, w, brick_records, res.counters, zero_lines);
       if (rounds_on_store(opt.cell_mode))  // wide accumulators store in their format
         for (auto& x : w) x = store(opt.cell_mode, x);
       std::swap(v, w);  // the result is the next stage's input; the old input's storage is reused

@@ -386,10 +386,12 @@ struct LeftScratch {
 // each row is scanned once, as a vector: an all-zero line leaves W at +0, a sparse line
 // runs alone over its own non-zeros, and dense lines wait until kMR of them are packed
 // together by register transposes for the register-blocked kernel. counts[s]: the step's
-// non-zero pivots; bad: an Inf or NaN pivot was seen (ESOP).
+// non-zero pivots; bad: an Inf or NaN pivot was seen (ESOP); zero_out (ESOP, if given):
+// 1 for each line without a non-zero pivot.
 [[gnu::noinline]] void left_batch(const std::vector<PlaneRef<double>>& planes, const double* rows, index_t row_len,
                 index_t L, const double* cbb, index_t wext, double* w, bool esop, bool fresh,
-                std::vector<std::uint64_t>& counts, std::uint64_t& bad, LeftScratch& x) {
+                std::vector<std::uint64_t>& counts, std::uint64_t& bad, LeftScratch& x,
+                std::uint8_t* zero_out) {
   const index_t nb = static_cast<index_t>(planes.size());
   // Row mode: plane s of the batch is column slot_of[s] of the rows of V.
   bool row_mode = rows != nullptr && row_len > 0;
@@ -498,6 +500,7 @@ struct LeftScratch {
       }
       bad |= inf_nan != 0 ? 1 : 0;
       double* wl = w + l * wext;
+      if (zero_out != nullptr) zero_out[l] = nnz == 0 ? 1 : 0;
       if (nnz == 0) {  // an all-zero line (Inf and NaN count as non-zero): W stays +0
         if (fresh) zero_fill(wl, wext);
         continue;
@@ -653,7 +656,10 @@ std::size_t shared_pack_half(index_t nb, index_t N) {
 template <class T>
 void fused_stage(const Topology& topo, const EngineOptions& opt, int stage_index,
                  std::vector<T>& v, std::vector<T>& w, std::vector<StepRecord>& records,
-                 RunCounters& rc) {
+                 RunCounters& rc, ZeroLines& zero_lines) {
+  // The previous stage's knowledge is for this stage only; this one may leave its own.
+  ZeroLines known;
+  std::swap(known, zero_lines);
   const Plan& plan = topo.plan();
   const StagePlan& sp = plan.stages[stage_index];
   const int a = sp.axis - 1;
@@ -958,8 +964,15 @@ void fused_stage(const Topology& topo, const EngineOptions& opt, int stage_index
     list.resize(static_cast<size_t>(nb));
     brow.resize(static_cast<size_t>(nb));
     if (data_left) {
+      std::uint8_t* zero_out = nullptr;
+      if (esop && fresh) {  // the whole stage in this batch: its zero lines are final
+        zero_lines.axis = 3;
+        zero_lines.zero.assign(static_cast<size_t>(L), 0);
+        zero_out = zero_lines.zero.data();
+      }
       left_batch(planes, reinterpret_cast<const double*>(vbase), vext, L, cbb, wext,
-                 reinterpret_cast<double*>(w.data()), esop, fresh, counts, bad, left_scratch);
+                 reinterpret_cast<double*>(w.data()), esop, fresh, counts, bad, left_scratch,
+                 zero_out);
       return;
     }
     // Coefficients on the left: pack all of A once (s-major, kMR rows per block).
@@ -993,6 +1006,15 @@ void fused_stage(const Topology& topo, const EngineOptions& opt, int stage_index
       win = topo.line_window_handle(sp.axis);
     }
     index_t chunk_no = 0;
+    // Zero lines the previous stage (along axis 3) reported, for this brick's own planes
+    // (ESOP: a skipped row is exact; V here is that stage's W brick).
+    std::vector<char> known_zero, in_brick(static_cast<size_t>(nb), 0);
+    std::vector<index_t> i2_lo, i2_hi;
+    const bool use_known = esop && known.axis == 3 && (sp.axis == 1 || sp.axis == 2) &&
+                           static_cast<index_t>(known.zero.size()) == ev[0] * ev[1];
+    if (use_known)
+      for (index_t s = 0; s < nb; ++s)
+        in_brick[s] = line_size == 1 || plan.owner_along(sp.axis, steps[b0 + s].t) == line_rank;
     for (index_t slab = 0; slab < slabs; ++slab) {
       for (index_t s = 0; s < nb; ++s)
         brow[s] = owner[s] == line_rank ? planes[s].base + slab * planes[s].st1 : nullptr;
@@ -1014,17 +1036,51 @@ void fused_stage(const Topology& topo, const EngineOptions& opt, int stage_index
           pack_dst = bpack.data();
           flag_dst = flag.data();
         }
+        // Panel rows the previous stage (along axis 3) left at +0: never read.
+        known_zero.assign(static_cast<size_t>(nbk * nb), 0);
+        if (use_known) {
+          // Axis 1: panel j spans lines (i1 = the plane, i2 in [i2_lo[j], i2_hi[j]]);
+          // axis 2: every panel of a plane lies on line (i1 = slab, i2 = the plane).
+          i2_lo.resize(static_cast<size_t>(nbk));
+          i2_hi.resize(static_cast<size_t>(nbk));
+          for (index_t j = 0; j < nbk; ++j) {
+            const index_t n0 = c0 + j * kNR, n1 = std::min(c1, n0 + kNR);
+            i2_lo[j] = n0 / ev[2];
+            i2_hi[j] = (n1 - 1) / ev[2];
+          }
+          for (index_t s = 0; s < nb; ++s) {
+            if (!in_brick[s]) continue;
+            const index_t tl = steps[b0 + s].t - vlo;
+            if (sp.axis == 2) {
+              const char z = known.zero[static_cast<size_t>(slab * ev[1] + tl)] != 0 ? 1 : 0;
+              for (index_t j = 0; j < nbk; ++j) known_zero[j * nb + s] = z;
+              continue;
+            }
+            const std::uint8_t* zrow = known.zero.data() + tl * ev[1];
+            for (index_t j = 0; j < nbk; ++j) {
+              bool z = true;
+              for (index_t i2 = i2_lo[j]; z && i2 <= i2_hi[j]; ++i2) z = zrow[i2] != 0;
+              known_zero[j * nb + s] = z ? 1 : 0;
+            }
+          }
+        }
         // Plane rows lie far apart (axis 1: a whole plane); prefetching a few rows ahead
         // hides the memory latency the hardware prefetcher leaves on short row segments.
         constexpr index_t kPrefetchRows = 4;
         for (index_t s = 0; s < nb; ++s) {
           if (owner[s] != line_rank) continue;  // packed by its owner
           const double* src = brow[s];
-          if (s + kPrefetchRows < nb && brow[s + kPrefetchRows] != nullptr)
-            for (index_t n = c0; n < c1; n += 8) __builtin_prefetch(brow[s + kPrefetchRows] + n);
+          const index_t sp4 = s + kPrefetchRows;
+          if (sp4 < nb && brow[sp4] != nullptr)
+            for (index_t n = c0; n < c1; n += 8)
+              if (!known_zero[((n - c0) / kNR) * nb + sp4]) __builtin_prefetch(brow[sp4] + n);
           for (index_t j = 0; j < nbk; ++j) {
             double* dst = pack_dst + (j * nb + s) * kNR;
             const index_t n0 = c0 + j * kNR, n1 = std::min(c1, n0 + kNR);
+            if (known_zero[j * nb + s]) {
+              if (shared_pack) flag_dst[j * nb + s] = 0;
+              continue;  // flag stays 0: nobody reads the row
+            }
             const index_t nz = copy_panel_row(src + n0, n1 - n0, dst, esop, bad);
             if (shared_pack) flag_dst[j * nb + s] = nz != 0 ? 1 : 0;
             if (nz == 0) continue;  // an all-zero panel row is never read
@@ -1162,8 +1218,8 @@ void fused_stage(const Topology& topo, const EngineOptions& opt, int stage_index
 }
 
 template void fused_stage(const Topology&, const EngineOptions&, int, std::vector<double>&,
-                          std::vector<double>&, std::vector<StepRecord>&, RunCounters&);
+                          std::vector<double>&, std::vector<StepRecord>&, RunCounters&, ZeroLines&);
 template void fused_stage(const Topology&, const EngineOptions&, int, std::vector<cplx>&,
-                          std::vector<cplx>&, std::vector<StepRecord>&, RunCounters&);
+                          std::vector<cplx>&, std::vector<StepRecord>&, RunCounters&, ZeroLines&);
 
 }  // namespace triada::detail

@@ -3,6 +3,7 @@
 // produce the same bits and the same per-step counters (tests/mpi/test_executors.cpp).
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "cell/engine.hpp"
@@ -24,9 +25,18 @@ template <class T>
 void reference_stage(const Topology& topo, const EngineOptions& opt, int stage_index,
                      const std::vector<T>& v_in, std::vector<T>& w,
                      std::vector<StepRecord>& records, RunCounters& rc);
+// What a fused stage along axis 3 learnt about its W for the next stage: zero[l1 * e2 + l2]
+// = 1 if line (l1, l2) of the brick (axes 1, 2) had no non-zero pivot under ESOP, so its W
+// is +0 along axis 3 and the next stage need not read it. Valid only right after the
+// stage that made it (axis = 3); axis = 0: nothing known.
+struct ZeroLines {
+  int axis = 0;
+  std::vector<std::uint8_t> zero;
+};
+
 template <class T>
 void fused_stage(const Topology& topo, const EngineOptions& opt, int stage_index,
                  std::vector<T>& v_in, std::vector<T>& w, std::vector<StepRecord>& records,
-                 RunCounters& rc);
+                 RunCounters& rc, ZeroLines& zero_lines);
 
 }  // namespace triada::detail
