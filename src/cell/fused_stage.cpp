@@ -976,12 +976,17 @@ void fused_stage(const Topology& topo, const EngineOptions& opt, int stage_index
       return;
     }
     // Coefficients on the left: pack all of A once (s-major, kMR rows per block).
+    // Row blocks of nearly equal size (128 rows: 8 x 13 + 2 x 12, not 9 x 14 + 2): a short
+    // block costs a whole block's loads of B for few FMAs.
     const index_t mblocks = (wext + kMR - 1) / kMR;
+    std::vector<index_t> row0(static_cast<size_t>(mblocks + 1), 0);
+    for (index_t mb = 0; mb < mblocks; ++mb)
+      row0[mb + 1] = row0[mb] + wext / mblocks + (mb < wext % mblocks ? 1 : 0);
     apack.assign(static_cast<size_t>(mblocks * nb * kMR), 0.0);
     for (index_t mb = 0; mb < mblocks; ++mb)
       for (index_t s = 0; s < nb; ++s)
-        for (index_t m = 0; m < kMR && mb * kMR + m < wext; ++m)
-          apack[(mb * nb + s) * kMR + m] = cbb[s * wext + mb * kMR + m];
+        for (index_t m = 0; m < row0[mb + 1] - row0[mb]; ++m)
+          apack[(mb * nb + s) * kMR + m] = cbb[s * wext + row0[mb] + m];
     const index_t slabs = sp.axis == 2 ? le1 : 1;
     const index_t N = right_N;
     // Column chunks whose panels (all steps of the batch) stay in cache: each plane row is
@@ -1110,11 +1115,11 @@ void fused_stage(const Topology& topo, const EngineOptions& opt, int stage_index
             if (flag_of(j, s)) panel_list[j * nb + panel_nl[j]++] = static_cast<std::int32_t>(s);
           }
         for (index_t mb = 0; mb < mblocks; ++mb) {
-          const index_t rows = std::min(kMR, wext - mb * kMR);
+          const index_t rows = row0[mb + 1] - row0[mb];
           double* wr[kMR];
           for (index_t m = 0; m < rows; ++m)
-            wr[m] = reinterpret_cast<double*>(sp.axis == 2 ? w_at(mb * kMR + m, slab, 0)
-                                                           : w_at(mb * kMR + m, 0, 0));
+            wr[m] = reinterpret_cast<double*>(sp.axis == 2 ? w_at(row0[mb] + m, slab, 0)
+                                                           : w_at(row0[mb] + m, 0, 0));
           const double* ap = apack.data() + mb * nb * kMR;
           for (index_t j = 0; j < nbk; ++j) {
             const index_t n0 = c0 + j * kNR, n1 = std::min(c1, n0 + kNR), nl = panel_nl[j];
