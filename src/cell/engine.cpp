@@ -214,7 +214,7 @@ namespace {
 // stage's actuator, whether that is a dedicated actuator rank or a brick rank.
 template <class T>
 struct StreamState {
-  std::vector<std::vector<std::byte>> buffers;
+  std::vector<std::byte> arena;  // every message of the stage, back to back
   std::vector<MPI_Request> requests;
   std::vector<StepRecord> records;  // x_bus_sends of each emitted step
 };
@@ -228,14 +228,25 @@ void post_stream(const Topology& topo, const EngineOptions& opt, int stage_index
   const Actuator<T> act(sp, c, opt.mode, opt.shuffle_seed);
   const int nb = plan.ranks.n_bricks;
   MpiTraffic& traffic = rc.mpi_stages[stage_index].x;
-  auto send = [&](int dest) {
-    auto& buf = st.buffers.back();
+  std::vector<Range> range(static_cast<size_t>(nb));
+  std::size_t per_step = 0;  // bytes of one step's messages at most
+  for (int r = 0; r < nb; ++r) {
+    range[r] = plan.cell_range(sp.axis, plan.brick_coords(r)[sp.axis - 1]);
+    per_step += sizeof(XHeader) + static_cast<std::size_t>(std::max<index_t>(0, range[r].hi - range[r].lo)) *
+                                      sizeof(XEntry<T>);
+  }
+  // One allocation for the stage: the arena never grows past it, so the pointers handed
+  // to MPI_Isend stay valid.
+  st.arena.clear();
+  st.arena.reserve(per_step * (act.row_order().size() + 1));
+  auto send = [&](std::size_t off, int dest) {
+    if (st.arena.size() > st.arena.capacity()) throw std::logic_error("actuator arena overflow");
     st.requests.emplace_back();
-    CHECK_MPI(MPI_Isend(buf.data(), static_cast<int>(buf.size()), MPI_BYTE, dest,
-                        kTagX + sp.axis, topo.world(), &st.requests.back()));
-    traffic.add(1, buf.size());
+    CHECK_MPI(MPI_Isend(st.arena.data() + off, static_cast<int>(st.arena.size() - off), MPI_BYTE,
+                        dest, kTagX + sp.axis, topo.world(), &st.requests.back()));
+    traffic.add(1, st.arena.size() - off);
   };
-  st.buffers.reserve(static_cast<size_t>(nb) * (act.row_order().size() + 1));
+  const std::byte* base = st.arena.data();
   for (index_t t : act.row_order()) {
     if (!act.emits(t)) continue;  // ESOP: an all-zero row costs no step
     StepRecord rec;
@@ -244,17 +255,17 @@ void post_stream(const Topology& topo, const EngineOptions& opt, int stage_index
     rec[Counter::x_bus_sends] = act.x_bus_sends(t);
     st.records.push_back(rec);
     for (int r = 0; r < nb; ++r) {
-      const Range rg = plan.cell_range(sp.axis, plan.brick_coords(r)[sp.axis - 1]);
-      st.buffers.emplace_back();
-      act.build_message(t, rg.lo, rg.hi, st.buffers.back());
-      send(r);
+      const std::size_t off = st.arena.size();
+      act.build_message(t, range[r].lo, range[r].hi, st.arena);
+      send(off, r);
     }
   }
   for (int r = 0; r < nb; ++r) {
-    st.buffers.emplace_back();
-    Actuator<T>::build_end_message(st.buffers.back());
-    send(r);
+    const std::size_t off = st.arena.size();
+    Actuator<T>::build_end_message(st.arena);
+    send(off, r);
   }
+  if (st.arena.data() != base) throw std::logic_error("actuator arena moved under MPI_Isend");
 }
 
 void wait_all(std::vector<MPI_Request>& reqs) {
