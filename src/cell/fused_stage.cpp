@@ -317,7 +317,7 @@ inline void zero_fill(double* p, index_t n) {
 }
 
 inline void store_fence() {
-#if defined(__SSE2__)
+#if defined(__AVX512F__)  // pairs with the non-temporal stores of zero_fill
   _mm_sfence();
 #endif
 }
