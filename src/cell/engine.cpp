@@ -402,6 +402,10 @@ EngineResult<T> run_engine(const Topology& topo, const EngineOptions& opt, std::
     if (host) {
       receive_control(topo, s);
       post_stream<T>(topo, opt, s, stream, res.counters);
+      // After its last vector the actuator passes control (DESIGN.md §2): the next one may
+      // stream while the bricks still work; they take each stage's vectors in stage order
+      // (one tag per axis, and one actuator rank per axis keeps same-axis stages in order).
+      pass_control(topo, s, control, res.counters);
     }
     std::vector<StepRecord> brick_records;
     const double t_stage = MPI_Wtime();
@@ -416,7 +420,6 @@ EngineResult<T> run_engine(const Topology& topo, const EngineOptions& opt, std::
     }
     if (host) {
       wait_all(stream.requests);
-      pass_control(topo, s, control, res.counters);
       // A co-located actuator's x counts join the brick's records of the same steps.
       if (topo.is_brick()) {
         for (size_t i = 0; i < brick_records.size(); ++i)
