@@ -771,11 +771,35 @@ void fused_stage(const Topology& topo, const EngineOptions& opt, int stage_index
     return *std::max_element(block_count.begin(), block_count.end());
   };
 
+  // On one node the members of a line read each other's pivot planes in place through an
+  // MPI shared-memory window (one batch, no copies); the report still counts the messages
+  // the bus transfer stands for, exactly as the message path sends them.
+  const bool shared = line_size > 1 && L > 0 && opt.pivot_transport == PivotTransport::automatic &&
+                      topo.line_window_handle(sp.axis) != MPI_WIN_NULL &&
+                      topo.line_window_element_bytes() >= sizeof(T);
+  // Shared packing (binary64 kernels with the data on the right): each member of the
+  // line packs only its own planes, chunk by chunk, into its window scratch, and the
+  // members read each other's packed rows, so nobody copies V or reads all of it. Each
+  // counts its planes' non-zeros while packing; the line learns them after the kernels,
+  // and if any member met an Inf or NaN pivot (ESOP) they all redo the stage exactly,
+  // reading the planes in place.
+  const bool data_left = sp.axis == 3;
+  const index_t right_N = sp.axis == 2 ? le2 : L;
+  bool shared_pack = false;
+  if (shared && kernel_path && !data_left) {
+    // Every member must run the kernels (their fences pair up): each needs W planes. With
+    // folded lines the counters read every plane (busiest cell), so planes stay readable.
+    int ok = wext > 0 && S > 0 && !lines_folded &&
+             2 * shared_pack_half(S, right_N) <= Topology::kLineScratchBytes;
+    CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, line));
+    shared_pack = ok != 0;
+  }
+
   // Non-zeros (and finiteness) of the brick's own planes, in one pass over V in memory
   // order; received planes are counted as they arrive.
   std::vector<std::int64_t> nnz_local(static_cast<size_t>(vext), 0);
   bool finite_local = true;
-  const bool count_in_compute = kernel_path && line_size == 1;
+  const bool count_in_compute = kernel_path && (line_size == 1 || shared_pack);
   if (esop && !v.empty() && !count_in_compute) {
     // One integer pass (it vectorizes): non-zero = any bit but the sign (NaN counts, as it
     // does for the cell rule's v != 0); Inf or NaN = an all-ones exponent.
@@ -822,7 +846,7 @@ void fused_stage(const Topology& topo, const EngineOptions& opt, int stage_index
   // that all agree on how each plane travels.
   const index_t n_axis = sp.n();
   std::vector<std::int64_t> nnz_all(static_cast<size_t>(n_axis), L);
-  if (esop && line_size > 1 && L > 0) {
+  auto exchange_nnz = [&] {
     std::vector<int> counts(static_cast<size_t>(line_size)), displs(static_cast<size_t>(line_size));
     int off = 0;
     for (int r = 0; r < line_size; ++r) {
@@ -836,7 +860,8 @@ void fused_stage(const Topology& topo, const EngineOptions& opt, int stage_index
                              nnz_all.data(), counts.data(), displs.data(), MPI_INT64_T, line));
     y_traffic.add(static_cast<std::uint64_t>(line_size - 1),
                   static_cast<std::uint64_t>(line_size - 1) * sizeof(std::int64_t) * vext);
-  }
+  };
+  if (esop && line_size > 1 && L > 0 && !shared_pack) exchange_nnz();
   auto compressed = [&](index_t t) {
     return esop && static_cast<size_t>(nnz_all[t]) * sizeof(PlaneEntry<T>) <
                        static_cast<size_t>(L) * sizeof(T);
@@ -848,32 +873,10 @@ void fused_stage(const Topology& topo, const EngineOptions& opt, int stage_index
                              ? static_cast<index_t>(opt.plane_batch_bytes)
                              : std::max<index_t>(index_t{2} << 20,
                                                  vb.count() * static_cast<index_t>(sizeof(T)) / 4);
-  // On one node the members of a line read each other's pivot planes in place through an
-  // MPI shared-memory window (one batch, no copies); the report still counts the messages
-  // the bus transfer stands for, exactly as the message path sends them.
-  const bool shared = line_size > 1 && L > 0 && opt.pivot_transport == PivotTransport::automatic &&
-                      topo.line_window_handle(sp.axis) != MPI_WIN_NULL &&
-                      topo.line_window_element_bytes() >= sizeof(T);
   const index_t B = line_size == 1 || shared
                         ? std::max<index_t>(S, 1)
                         : std::clamp<index_t>(budget / std::max<index_t>(1, L * sizeof(T)), 1,
                                               std::max<index_t>(S, 1));
-  // Shared packing (binary64 kernels with the data on the right): each member of the
-  // line packs only its own planes, chunk by chunk, into its window scratch, and the
-  // members read each other's packed rows, so nobody copies V or reads all of it. Under
-  // ESOP it needs finite planes everywhere (an Inf or NaN batch is redone exactly, which
-  // reads the planes in place).
-  const bool data_left = sp.axis == 3;
-  const index_t right_N = sp.axis == 2 ? le2 : L;
-  bool shared_pack = false;
-  if (shared && kernel_path && !data_left) {
-    // Every member must run the kernels (their fences pair up): each needs W planes. With
-    // folded lines the counters read every plane (busiest cell), so planes stay readable.
-    int ok = (!esop || finite_local) && wext > 0 && S > 0 && !lines_folded &&
-             2 * shared_pack_half(S, right_N) <= Topology::kLineScratchBytes;
-    CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, line));
-    shared_pack = ok != 0;
-  }
   SharedPlanes<T> window;
   if (shared && !shared_pack) {
     // V now lives in the window; the vector keeps its pages (and its stale values) as the
@@ -887,18 +890,22 @@ void fused_stage(const Topology& topo, const EngineOptions& opt, int stage_index
     std::vector<MPI_Request> reqs;
   };
   Slot slots[2];
+  // The broadcasts the owners' planes stand for when the line shares memory.
+  auto account_shared = [&](index_t b0) {
+    for (index_t i = b0; i < std::min(S, b0 + B); ++i) {
+      const index_t t = steps[i].t;
+      if (plan.owner_along(sp.axis, t) != line_rank || (esop && nnz_all[t] == 0)) continue;
+      const std::uint64_t bytes = compressed(t) ? static_cast<std::uint64_t>(nnz_all[t]) * sizeof(PlaneEntry<T>)
+                                                : static_cast<std::uint64_t>(L) * sizeof(T);
+      y_traffic.add(static_cast<std::uint64_t>(line_size - 1),
+                    static_cast<std::uint64_t>(line_size - 1) * bytes);
+    }
+  };
   auto post = [&](index_t b0, Slot& slot) {
     slot.reqs.clear();
     if (line_size == 1 || L == 0) return;
-    if (shared) {  // account the broadcasts the owners stand for; the data is read in place
-      for (index_t i = b0; i < std::min(S, b0 + B); ++i) {
-        const index_t t = steps[i].t;
-        if (plan.owner_along(sp.axis, t) != line_rank || (esop && nnz_all[t] == 0)) continue;
-        const std::uint64_t bytes = compressed(t) ? static_cast<std::uint64_t>(nnz_all[t]) * sizeof(PlaneEntry<T>)
-                                                  : static_cast<std::uint64_t>(L) * sizeof(T);
-        y_traffic.add(static_cast<std::uint64_t>(line_size - 1),
-                      static_cast<std::uint64_t>(line_size - 1) * bytes);
-      }
+    if (shared) {  // the data is read in place (or packed): account it (shared packing: later)
+      if (!shared_pack) account_shared(b0);
       return;
     }
     const index_t nb = std::min(B, S - b0);
@@ -1185,11 +1192,32 @@ void fused_stage(const Topology& topo, const EngineOptions& opt, int stage_index
           std::uint64_t bad = 0;
           compute_real(b0, nb, planes, fresh, counts, bad);
           if (count_in_compute) nnz.assign(counts.begin(), counts.end());
+          if (shared_pack) {
+            // The line agrees on an Inf or NaN anywhere (ESOP); every plane's non-zeros
+            // come from its owner's count while packing.
+            int any_bad = esop && bad != 0 ? 1 : 0;
+            CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &any_bad, 1, MPI_INT, MPI_MAX, line));
+            bad = static_cast<std::uint64_t>(any_bad);
+            if (esop) {
+              for (index_t i = 0; i < nb; ++i)
+                if (plan.owner_along(sp.axis, steps[b0 + i].t) == line_rank)
+                  nnz_local[steps[b0 + i].t - vlo] = static_cast<std::int64_t>(counts[i]);
+              exchange_nnz();
+              for (index_t i = 0; i < nb; ++i) nnz[i] = static_cast<std::uint64_t>(nnz_all[steps[b0 + i].t]);
+            }
+            account_shared(b0);
+            if (bad) {  // the exact path reads every plane: in place, through the window
+              window.open(topo, sp, v, line_rank, line_size, n_axis);
+              for (index_t i = 0; i < nb; ++i) {
+                const int root = plan.owner_along(sp.axis, steps[b0 + i].t);
+                if (root != line_rank) planes[i] = window.plane(root, steps[b0 + i].t);
+              }
+            }
+          }
           if (esop && bad) exact = true;  // an Inf or NaN pivot: redo the (single) batch
         }
       }
       if (exact) {
-        if (shared_pack) throw std::logic_error("shared packing met a non-finite pivot plane");
         if (fresh) std::fill(w.begin(), w.end(), T{});  // W was not zeroed for the kernels
         exact_batch<T>(opt.mode, opt.cell_mode, planes, cb.data() + b0 * wext, wext, le1, le2,
                        w_at);

@@ -133,6 +133,20 @@ TEST_CASE("executors agree on Inf and NaN inputs (ESOP skips exactly what the ce
               sparse_matrix(10, 12, gen, 0.5)};
     compare<double>(x, shape, spec);
   }
+  // Axis 1 longest, so two or three brick ranks split it: the stage along axis 1 packs its
+  // planes in shared memory, meets the Inf/NaN stage 3 spread, and redoes itself exactly.
+  const ext3 tall{24, 7, 9};
+  auto y = convert<double>(random_tensor(tall, 6, 0.4, false, false));
+  y[5] = std::numeric_limits<double>::quiet_NaN();
+  y[900] = std::numeric_limits<double>::infinity();
+  for (const auto& order : {std::array<int, 3>{3, 1, 2}, std::array<int, 3>{1, 2, 3}}) {
+    CAPTURE(to_string(order));
+    RunSpec spec;
+    spec.order = order;
+    spec.c = {sparse_matrix(24, 24, gen, 0.3), sparse_matrix(7, 7, gen, 0.3),
+              sparse_matrix(9, 9, gen, 0.3)};
+    compare<double>(y, tall, spec);
+  }
 }
 
 TEST_CASE("executors agree on a larger dense DCT with full register blocks", "[executors]") {
