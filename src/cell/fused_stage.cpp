@@ -8,7 +8,10 @@
 //  - counters are derived per step from the bus traffic: nnz(pivot plane) and nnz(row of C)
 //    give macs, receives and waits exactly as the cell rule counts them;
 //  - a stage that runs as one batch starts the kernels' accumulators at +0 (no zero fill of
-//    W, every element written once) and counts the pivots while packing them.
+//    W, every element written once) and counts the pivots while packing them;
+//  - along axis 3 lines are rows of V (left_batch: scanned once, zero / sparse / dense);
+//    along axes 1 and 2 pivot planes are packed in column panels (compute_real), on a
+//    node-local line by each plane's owner into shared memory.
 #include <algorithm>
 #include <array>
 #include <bit>
@@ -387,11 +390,13 @@ struct LeftScratch {
 // runs alone over its own non-zeros, and dense lines wait until kMR of them are packed
 // together by register transposes for the register-blocked kernel. counts[s]: the step's
 // non-zero pivots; bad: an Inf or NaN pivot was seen (ESOP); zero_out (ESOP, if given):
-// 1 for each line without a non-zero pivot.
-[[gnu::noinline]] void left_batch(const std::vector<PlaneRef<double>>& planes, const double* rows, index_t row_len,
-                index_t L, const double* cbb, index_t wext, double* w, bool esop, bool fresh,
-                std::vector<std::uint64_t>& counts, std::uint64_t& bad, LeftScratch& x,
-                std::uint8_t* zero_out) {
+// 1 for each line without a non-zero pivot. (Not inlined: one call per batch, and a
+// profile then shows this stage apart from the others.)
+[[gnu::noinline]] void left_batch(const std::vector<PlaneRef<double>>& planes,
+                                  const double* rows, index_t row_len, index_t L,
+                                  const double* cbb, index_t wext, double* w, bool esop,
+                                  bool fresh, std::vector<std::uint64_t>& counts,
+                                  std::uint64_t& bad, LeftScratch& x, std::uint8_t* zero_out) {
   const index_t nb = static_cast<index_t>(planes.size());
   // Row mode: plane s of the batch is column slot_of[s] of the rows of V.
   bool row_mode = rows != nullptr && row_len > 0;
