@@ -21,17 +21,16 @@ constexpr int kTagToken = 200;  // control passes from actuator to actuator
 
 namespace detail {
 
-// Brick side: receives one message of the stage's actuator.
-std::vector<std::byte> receive_x(const Topology& topo, int axis) {
+// Brick side: receives one message of the stage's actuator into `buf` (its storage reused).
+void receive_x(const Topology& topo, int axis, std::vector<std::byte>& buf) {
   const int src = topo.plan().ranks.actuator_rank[axis - 1];
   MPI_Status status;
   CHECK_MPI(MPI_Probe(src, kTagX + axis, topo.world(), &status));
   int bytes = 0;
   CHECK_MPI(MPI_Get_count(&status, MPI_BYTE, &bytes));
-  std::vector<std::byte> buf(static_cast<size_t>(bytes));
+  buf.resize(static_cast<size_t>(bytes));
   CHECK_MPI(MPI_Recv(buf.data(), bytes, MPI_BYTE, src, kTagX + axis, topo.world(),
                      MPI_STATUS_IGNORE));
-  return buf;
 }
 
 // The other two axes (0-based) of a stage along `axis`, in increasing order.
@@ -110,8 +109,9 @@ void reference_stage(const Topology& topo, const EngineOptions& opt, int stage_i
   std::vector<std::optional<XElement<T>>> x(static_cast<size_t>(planes));
   std::vector<std::optional<T>> y(static_cast<size_t>(n_lines));
   const bool dense = opt.mode == Mode::dense;
+  std::vector<std::byte> msg;
   for (;;) {
-    const std::vector<std::byte> msg = receive_x(topo, sp.axis);
+    receive_x(topo, sp.axis, msg);
     XHeader h;
     std::memcpy(&h, msg.data(), sizeof h);
     if (h.pivot == kEndOfStage) break;

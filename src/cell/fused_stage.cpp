@@ -687,8 +687,11 @@ void fused_stage(const Topology& topo, const EngineOptions& opt, int stage_index
   // 1. The actuator's stream for this stage: one message per step taken.
   std::vector<StepInfo> steps;
   std::vector<T> cb;  // S x wext coefficients of the brick's W planes, streaming order
+  cb.reserve(static_cast<size_t>(sp.n() * wext));
+  std::vector<std::byte> msg;
+  std::vector<char> present(static_cast<size_t>(wext));
   for (;;) {
-    const std::vector<std::byte> msg = receive_x(topo, sp.axis);
+    receive_x(topo, sp.axis, msg);
     XHeader h;
     std::memcpy(&h, msg.data(), sizeof h);
     if (h.pivot == kEndOfStage) break;
@@ -696,7 +699,7 @@ void fused_stage(const Topology& topo, const EngineOptions& opt, int stage_index
     si.t = h.pivot;
     const size_t row = cb.size();
     cb.resize(row + static_cast<size_t>(wext), T{});
-    std::vector<char> present(static_cast<size_t>(wext), 0);
+    std::fill(present.begin(), present.end(), 0);
     for (std::int64_t e = 0; e < h.count; ++e) {
       XEntry<T> xe;
       std::memcpy(&xe, msg.data() + sizeof h + static_cast<size_t>(e) * sizeof xe, sizeof xe);

@@ -10,8 +10,8 @@
 
 namespace triada::detail {
 
-// Receives the next message of the actuator streaming C_axis.
-std::vector<std::byte> receive_x(const Topology& topo, int axis);
+// Receives the next message of the actuator streaming C_axis into `buf`.
+void receive_x(const Topology& topo, int axis, std::vector<std::byte>& buf);
 // The other two axes (0-based) of a stage along `axis` (1..3), in increasing order.
 std::array<int, 2> other_axes(int axis);
 
