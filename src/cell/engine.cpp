@@ -229,18 +229,22 @@ void post_stream(const Topology& topo, const EngineOptions& opt, int stage_index
   const int nb = plan.ranks.n_bricks;
   MpiTraffic& traffic = rc.mpi_stages[stage_index].x;
   std::vector<Range> range(static_cast<size_t>(nb));
-  std::size_t per_step = 0;  // bytes of one step's messages at most
+  std::vector<std::size_t> most(static_cast<size_t>(nb));  // bytes of a message at most
+  std::size_t per_step = 0;
   for (int r = 0; r < nb; ++r) {
     range[r] = plan.cell_range(sp.axis, plan.brick_coords(r)[sp.axis - 1]);
-    per_step += sizeof(XHeader) + static_cast<std::size_t>(std::max<index_t>(0, range[r].hi - range[r].lo)) *
-                                      sizeof(XEntry<T>);
+    most[r] = sizeof(XHeader) +
+              static_cast<std::size_t>(std::max<index_t>(0, range[r].hi - range[r].lo)) * sizeof(XEntry<T>);
+    per_step += most[r];
   }
-  // One allocation for the stage: the arena never grows past it, so the pointers handed
-  // to MPI_Isend stay valid.
+  // One allocation for the stage: the arena never grows past it (checked before each
+  // message is built), so the pointers handed to MPI_Isend stay valid.
   st.arena.clear();
   st.arena.reserve(per_step * (act.row_order().size() + 1));
+  auto room = [&](std::size_t bytes) {
+    if (st.arena.size() + bytes > st.arena.capacity()) throw std::logic_error("actuator arena too small");
+  };
   auto send = [&](std::size_t off, int dest) {
-    if (st.arena.size() > st.arena.capacity()) throw std::logic_error("actuator arena overflow");
     st.requests.emplace_back();
     CHECK_MPI(MPI_Isend(st.arena.data() + off, static_cast<int>(st.arena.size() - off), MPI_BYTE,
                         dest, kTagX + sp.axis, topo.world(), &st.requests.back()));
@@ -256,12 +260,14 @@ void post_stream(const Topology& topo, const EngineOptions& opt, int stage_index
     st.records.push_back(rec);
     for (int r = 0; r < nb; ++r) {
       const std::size_t off = st.arena.size();
+      room(most[r]);
       act.build_message(t, range[r].lo, range[r].hi, st.arena);
       send(off, r);
     }
   }
   for (int r = 0; r < nb; ++r) {
     const std::size_t off = st.arena.size();
+    room(sizeof(XHeader));
     Actuator<T>::build_end_message(st.arena);
     send(off, r);
   }

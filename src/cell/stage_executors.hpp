@@ -17,8 +17,8 @@ std::array<int, 2> other_axes(int axis);
 
 // Runs stage `stage_index` on this brick: `v_in` is the brick's part of the stage's input
 // (cells ∩ in_shape, C order); `w` receives its part of the output (cells ∩ out_shape),
-// reusing the vector's storage. The fused executor may release `v_in`'s storage (when the
-// stage's V moves into a shared-memory window).
+// reusing the vector's storage. The fused executor leaves `v_in`'s values as they were
+// (its storage becomes the next stage's W).
 // Appends one record per step taken (this brick's share of its counters) and adds the
 // Y-bus MPI traffic it caused to `rc`.
 template <class T>
