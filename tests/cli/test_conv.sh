@@ -13,17 +13,12 @@ PYTHON=${PYTHON:-/usr/bin/python3}
 APP="$TRIADA_BIN/triada-conv"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
+# shellcheck source=tests/cli/lib_check.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib_check.sh"
+
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/triada-conv-test.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 1
-
-passed=0
-failed=0
-pass() { passed=$((passed + 1)); }
-fail() {
-  echo "FAIL: $*" >&2
-  failed=$((failed + 1))
-}
 
 # expect_error CODE PATTERN ARGS...: exit code CODE, exactly one stderr line
 # "triada-conv: error: ..." containing PATTERN.
@@ -208,5 +203,4 @@ done
 if [ -z "$bad_png" ] && grep -q "| AlexNet | 2 |" tables.md && grep -q "Stride study" tables.md
 then pass; else fail "plot_conv.py outputs:$bad_png $(cat tables.md)"; fi
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+summary

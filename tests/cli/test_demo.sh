@@ -11,17 +11,12 @@ PYTHON=${PYTHON:-/usr/bin/python3}
 APP="$TRIADA_BIN/triada-transform"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
+# shellcheck source=tests/cli/lib_check.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib_check.sh"
+
 dir=$(mktemp -d "${TMPDIR:-/tmp}/triada-demo-test.XXXXXX")
 trap 'rm -rf "$dir"' EXIT
 cd "$dir"
-
-passed=0
-failed=0
-pass() { passed=$((passed + 1)); }
-fail() {
-  echo "FAIL: $*" >&2
-  failed=$((failed + 1))
-}
 
 echo "-- the demo job: mpirun -np 4 triada-transform --transform dct on data/sample.h5"
 rc=0
@@ -62,5 +57,4 @@ for opt in --input --output --transform --inverse --norm --coeffs --stage-order 
   if grep -q -- "$opt\b" help.out; then pass; else fail "--help does not mention $opt"; fi
 done
 
-echo "$passed passed, $failed failed"
-[[ $failed -eq 0 ]]
+summary

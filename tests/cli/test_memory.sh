@@ -8,11 +8,8 @@ MPIEXEC=${MPIEXEC:-mpirun}
 PY=${PYTHON:-/usr/bin/python3}
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-pass=0
-fail=0
-check() {
-  if "$@"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAILED: $*"; fi
-}
+# shellcheck source=tests/cli/lib_check.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib_check.sh"
 
 "$BIN/triada-gen" -o "$dir/x.h5" --shape 160,144,128 --sparsity 0.3 > /dev/null
 for np in 1 2; do
@@ -20,7 +17,7 @@ for np in 1 2; do
     "$MPIEXEC" --oversubscribe -np "$np" "$BIN/triada-transform" -i "$dir/x.h5" \
       -o "$dir/y_${np}_$ex.h5" -t dct,dht,dct --executor "$ex" --ranks.actuators colocated \
       --report "$dir/r_${np}_$ex.json" -q
-    check "$PY" - "$dir/r_${np}_$ex.json" "$ex" <<'PY'
+    check "peak RSS within 3x brick + 16 MiB, np=$np $ex" "$PY" - "$dir/r_${np}_$ex.json" "$ex" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 m = r["memory"]
@@ -35,5 +32,4 @@ sys.exit(0 if ok else 1)
 PY
   done
 done
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+summary

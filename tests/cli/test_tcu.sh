@@ -14,17 +14,12 @@ PYTHON=${PYTHON:-/usr/bin/python3}
 APP="$TRIADA_BIN/triada-tcu"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
+# shellcheck source=tests/cli/lib_check.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib_check.sh"
+
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/triada-tcu-test.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 1
-
-passed=0
-failed=0
-pass() { passed=$((passed + 1)); }
-fail() {
-  echo "FAIL: $*" >&2
-  failed=$((failed + 1))
-}
 
 echo "-- matmul: exit 0, report keys, verified, model time = (n/m)(sqrt(n m) + l)"
 if "$APP" --algo matmul --size 64 --m 16 --latency 10 --report r.json >out.txt 2>err.txt; then
@@ -215,5 +210,4 @@ assert e['bf16'] > e['tf32'] > e['m3xu-fp32'] > 0, e
 "; then pass; else fail "dft error ordering over cell modes"; fi
 bad --algo matmul --size 8 --m 16 --latency 1 --cell-mode fp8
 
-echo "$passed passed, $failed failed"
-[[ $failed -eq 0 ]]
+summary

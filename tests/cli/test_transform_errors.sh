@@ -13,18 +13,13 @@ PYTHON=${PYTHON:-/usr/bin/python3}
 APP="$TRIADA_BIN/triada-transform"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
+# shellcheck source=tests/cli/lib_check.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib_check.sh"
+
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/triada-transform-errors.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 cd "$tmp"
 mkdir in cases
-
-passed=0
-failed=0
-pass() { passed=$((passed + 1)); }
-fail() {
-  echo "FAIL: $*" >&2
-  failed=$((failed + 1))
-}
 
 # ---- inputs ---------------------------------------------------------------------------
 "$PYTHON" - <<'EOF'
@@ -229,5 +224,4 @@ fi
 left=$(cd force && find . -mindepth 1 | sed 's|^\./||' | tr '\n' ' ')
 if [[ $left == "keep.h5 " ]]; then pass; else fail "after --force, force/ holds: '$left'"; fi
 
-echo "$passed passed, $failed failed"
-[[ $failed -eq 0 ]]
+summary

@@ -13,17 +13,12 @@ APP="$TRIADA_BIN/triada-transform"
 GEN="$TRIADA_BIN/triada-gen"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
+# shellcheck source=tests/cli/lib_check.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib_check.sh"
+
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/triada-transform-results.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 cd "$tmp"
-
-passed=0
-failed=0
-pass() { passed=$((passed + 1)); }
-fail() {
-  echo "FAIL: $*" >&2
-  failed=$((failed + 1))
-}
 
 # run NP ARGS... : the app, plain (NP=1) or under mpirun; a failed run is a failed check.
 run() {
@@ -313,5 +308,4 @@ assert attrs('inv_$t.h5')['direction'] == 'inverse', attrs('inv_$t.h5')['directi
   fi
 done
 
-echo "$passed passed, $failed failed"
-[[ $failed -eq 0 ]]
+summary
