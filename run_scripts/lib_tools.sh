@@ -1,6 +1,17 @@
-# Shared by scaling.sh and sweep.sh (sourced, not run): finds the built binaries, a
-# python3 with numpy and matplotlib, and splits the MPI launcher command. Expects `here`,
-# `bin` and a `die` function; sets TRANSFORM, GEN, PYTHON and the array `launcher`.
+# Shared by scaling.sh and sweep.sh (sourced, not run). Expects `prog` (the script's name)
+# and, for find_tools, `here` and `bin`.
+
+# One "PROG: error: ..." line on stderr, exit code 2.
+die() {
+  echo "$prog: error: $*" >&2
+  exit 2
+}
+# Option checks: need_val OPTION "$@" (a value follows), posint OPTION VALUE.
+need_val() { [[ $# -ge 2 && -n $2 ]] || die "option $1 needs a value"; }
+posint() { [[ $2 =~ ^[1-9][0-9]*$ ]] || die "$1 must be a positive integer, got '$2'"; }
+
+# Finds the built binaries, a python3 with numpy and matplotlib, and splits the MPI
+# launcher command; sets TRANSFORM, GEN, PYTHON and the array `launcher`.
 find_tools() {
   TRANSFORM="$bin/triada-transform"
   GEN="$bin/triada-gen"

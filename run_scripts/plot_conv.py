@@ -23,12 +23,9 @@ import os
 import subprocess
 import sys
 
-try:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-except ImportError as e:  # pragma: no cover
-    sys.exit(f"plot_conv.py: error: matplotlib is needed ({e})")
+from plot_common import pyplot
+
+plt = pyplot("plot_conv.py")
 
 NETWORKS = ["alexnet", "vgg16", "resnet50", "googlenet", "yolov2", "densenet121"]
 LABELS = {"alexnet": "AlexNet", "vgg16": "VGG16", "resnet50": "ResNet-50",

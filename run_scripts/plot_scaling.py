@@ -7,17 +7,11 @@ Writes, into the output directory:
                       1 rank) and efficiency (work-normalised and classic T1/Tr) vs ranks
   scaling_bytes.png   MPI bytes per rank and peak RSS per rank vs ranks (strong and weak)
 """
-import argparse
-import json
 import os
-import sys
 
-try:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-except ImportError as e:  # pragma: no cover
-    sys.exit(f"plot_scaling.py: error: matplotlib is needed ({e})")
+from plot_common import load_results, pyplot
+
+plt = pyplot("plot_scaling.py")
 
 MB = 2.0 ** 20
 
@@ -134,19 +128,8 @@ def plot_bytes(recs, meta, path):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("json", help="scaling.json written by run_scripts/scaling.sh")
-    ap.add_argument("-o", "--out", default=None, help="output directory (default: the JSON's directory)")
-    a = ap.parse_args()
-    try:
-        with open(a.json) as f:
-            doc = json.load(f)
-    except (OSError, ValueError) as e:
-        sys.exit(f"plot_scaling.py: error: {a.json}: {e}")
-    if doc.get("schema") != "triada-scaling/1" or not doc.get("records"):
-        sys.exit(f"plot_scaling.py: error: {a.json}: not a triada-scaling/1 file with records")
-    out = a.out or os.path.dirname(os.path.abspath(a.json))
-    os.makedirs(out, exist_ok=True)
+    doc, _, out = load_results("plot_scaling.py", __doc__,
+                               "scaling.json written by run_scripts/scaling.sh", "triada-scaling/1")
     meta = {"transform": doc["settings"]["transform"], "host": doc["machine"]["host"],
             "cpus": doc["machine"]["cpus"], "oversubscribe": doc["settings"].get("oversubscribe", False)}
     recs = doc["records"]

@@ -9,18 +9,13 @@ Writes, into the output directory:
   activity.png      per-step MACs (= cells that updated) and y-bus sends of the representative
                     run, coloured by stage, with the ESOP-off run for reference
 """
-import argparse
 import csv
-import json
 import os
 import sys
 
-try:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-except ImportError as e:  # pragma: no cover
-    sys.exit(f"plot_sweep.py: error: matplotlib is needed ({e})")
+from plot_common import load_results, pyplot
+
+plt = pyplot("plot_sweep.py")
 
 KINDS = [("random", "random zeros", "C0", "o"), ("lines", "zero (i1,i2) lines", "C1", "s"),
          ("planes", "zero planes", "C2", "^")]
@@ -188,20 +183,9 @@ def plot_activity(doc, dirn, path):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("json", help="sweep.json written by run_scripts/sweep.sh (traces beside it)")
-    ap.add_argument("-o", "--out", default=None, help="output directory (default: the JSON's directory)")
-    a = ap.parse_args()
-    try:
-        with open(a.json) as f:
-            doc = json.load(f)
-    except (OSError, ValueError) as e:
-        sys.exit(f"plot_sweep.py: error: {a.json}: {e}")
-    if doc.get("schema") != "triada-sweep/1" or not doc.get("records"):
-        sys.exit(f"plot_sweep.py: error: {a.json}: not a triada-sweep/1 file with records")
-    dirn = os.path.dirname(os.path.abspath(a.json))
-    out = a.out or dirn
-    os.makedirs(out, exist_ok=True)
+    doc, dirn, out = load_results("plot_sweep.py", __doc__,
+                                  "sweep.json written by run_scripts/sweep.sh (traces beside it)",
+                                  "triada-sweep/1")
     written = []
     for name, fn in (("sweep_macs.png", plot_macs), ("sweep_bus.png", plot_bus),
                      ("sweep_energy.png", plot_energy)):

@@ -13,12 +13,9 @@ import json
 import os
 import sys
 
-try:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-except ImportError as e:  # pragma: no cover
-    sys.exit(f"plot_tcu.py: error: matplotlib is needed ({e})")
+from plot_common import pyplot
+
+plt = pyplot("plot_tcu.py")
 
 N_MEANING = {
     "matmul": "n = side^2", "strassen": "n = side^2", "spmm": "n = side^2",

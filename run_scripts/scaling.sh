@@ -5,6 +5,8 @@ set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 prog=$(basename "$0")
+# shellcheck source=run_scripts/lib_tools.sh
+source "$here/run_scripts/lib_tools.sh"
 
 usage() {
   cat <<EOF
@@ -56,11 +58,6 @@ Example: $prog --max-ranks 4 --oversubscribe --out /tmp/scaling
 EOF
 }
 
-die() {
-  echo "$prog: error: $*" >&2
-  exit 2
-}
-
 max_ranks=$(nproc)
 oversub=0
 size=128
@@ -71,9 +68,6 @@ reps=3
 out=scaling_out
 bin="${TRIADA_BIN:-$here/build}"
 plot=1
-
-need_val() { [[ $# -ge 2 && -n $2 ]] || die "option $1 needs a value"; }
-posint() { [[ $2 =~ ^[1-9][0-9]*$ ]] || die "$1 must be a positive integer, got '$2'"; }
 
 while [[ $# -gt 0 ]]; do
   case $1 in
@@ -93,8 +87,6 @@ while [[ $# -gt 0 ]]; do
 done
 [[ -n $weak_size ]] || weak_size=$(( size / 2 > 0 ? size / 2 : 1 ))
 
-# shellcheck source=run_scripts/lib_tools.sh
-source "$here/run_scripts/lib_tools.sh"
 find_tools
 check_launcher
 launcher_kind=$(basename "${launcher[0]}")

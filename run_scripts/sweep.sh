@@ -6,6 +6,8 @@ set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 prog=$(basename "$0")
+# shellcheck source=run_scripts/lib_tools.sh
+source "$here/run_scripts/lib_tools.sh"
 
 usage() {
   cat <<EOF
@@ -47,11 +49,6 @@ DIR/sweep_energy.png, DIR/activity.png.
 EOF
 }
 
-die() {
-  echo "$prog: error: $*" >&2
-  exit 2
-}
-
 size=48
 transform=dct
 stage_order=312
@@ -62,9 +59,6 @@ np=1
 out=sweep_out
 bin="${TRIADA_BIN:-$here/build}"
 plot=1
-
-need_val() { [[ $# -ge 2 && -n $2 ]] || die "option $1 needs a value"; }
-posint() { [[ $2 =~ ^[1-9][0-9]*$ ]] || die "$1 must be a positive integer, got '$2'"; }
 
 while [[ $# -gt 0 ]]; do
   case $1 in
@@ -90,8 +84,6 @@ found=0
 for c in "${cases[@]}"; do if [[ $c == "$trace_case" ]]; then found=1; fi; done
 [[ $found -eq 1 ]] || die "--trace-case '$trace_case' is not one of: ${cases[*]}"
 
-# shellcheck source=run_scripts/lib_tools.sh
-source "$here/run_scripts/lib_tools.sh"
 find_tools
 if [[ $np -gt 1 ]]; then
   check_launcher

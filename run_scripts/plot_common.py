@@ -1,0 +1,38 @@
+"""Shared by the plot_*.py scripts (imported from this folder): matplotlib without a
+display, and the command line and JSON loading of the scripts that plot one results file."""
+import argparse
+import json
+import os
+import sys
+
+
+def pyplot(prog):
+    """matplotlib.pyplot on the Agg backend, or one error line and exit if it is missing."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as e:  # pragma: no cover
+        sys.exit(f"{prog}: error: matplotlib is needed ({e})")
+    return plt
+
+
+def load_results(prog, description, json_help, schema):
+    """Parses `JSON [-o DIR]`, reads the file and checks it is `schema` with records.
+    Returns (doc, the JSON's directory, the output directory, created if need be)."""
+    ap = argparse.ArgumentParser(description=description,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("json", help=json_help)
+    ap.add_argument("-o", "--out", default=None, help="output directory (default: the JSON's directory)")
+    a = ap.parse_args()
+    try:
+        with open(a.json) as f:
+            doc = json.load(f)
+    except (OSError, ValueError) as e:
+        sys.exit(f"{prog}: error: {a.json}: {e}")
+    if doc.get("schema") != schema or not doc.get("records"):
+        sys.exit(f"{prog}: error: {a.json}: not a {schema} file with records")
+    dirn = os.path.dirname(os.path.abspath(a.json))
+    out = a.out or dirn
+    os.makedirs(out, exist_ok=True)
+    return doc, dirn, out
