@@ -320,18 +320,6 @@ std::vector<double> nchw_to_nhwc(const std::vector<double>& x, index_t n, index_
   return y;
 }
 
-std::vector<double> nhwc_to_nchw(const std::vector<double>& x, index_t n, index_t c, index_t h,
-                                 index_t w) {
-  std::vector<double> y(x.size());
-  for (index_t a = 0; a < n; ++a)
-    for (index_t b = 0; b < c; ++b)
-      for (index_t i = 0; i < h; ++i)
-        for (index_t j = 0; j < w; ++j)
-          y[static_cast<size_t>(((a * c + b) * h + i) * w + j)] =
-              x[static_cast<size_t>(((a * h + i) * w + j) * c + b)];
-  return y;
-}
-
 std::vector<double> random_tensor(std::uint64_t count, std::uint64_t seed, std::uint64_t stream) {
   const auto mix = [](std::uint64_t z) {
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;

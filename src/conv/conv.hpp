@@ -83,10 +83,8 @@ double max_relative_error(const std::vector<double>& y, const std::vector<double
 // Energy in pJ: MACs done x mac_pj + cell steps x S^2 cells x static_pj_per_cell_step.
 double conv_energy_pj(const ConvStats& s, double mac_pj, double static_pj_per_cell_step);
 
-// NCHW <-> NHWC (the HDF5 --input file is NCHW).
+// NCHW -> NHWC (the HDF5 --input file is NCHW).
 std::vector<double> nchw_to_nhwc(const std::vector<double>& x, index_t n, index_t c, index_t h,
-                                 index_t w);
-std::vector<double> nhwc_to_nchw(const std::vector<double>& x, index_t n, index_t c, index_t h,
                                  index_t w);
 
 // Deterministic values in [-1, 1) from (seed, stream, index) (a splitmix64 hash).
