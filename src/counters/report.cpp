@@ -5,8 +5,10 @@
 #include <cinttypes>
 #include <cstdio>
 #include <filesystem>
+#include <initializer_list>
 #include <fstream>
 #include <sstream>
+#include <utility>
 
 #include "core/error.hpp"
 
@@ -145,31 +147,23 @@ std::string shape_str(const json& a) {
   for (size_t i = 0; i < a.size(); ++i) s += (i ? "x" : "") + std::to_string(a[i].get<long long>());
   return s;
 }
-std::string human(double v) {
+// v in the largest unit of `units` (factor, suffix; largest first) it reaches, else the last.
+std::string scaled(double v, const char* fmt, std::initializer_list<std::pair<double, const char*>> units) {
+  const std::pair<double, const char*>* u = units.end() - 1;
+  for (const auto& x : units)
+    if (v >= x.first) {
+      u = &x;
+      break;
+    }
   char buf[64];
-  if (v >= 1e12)
-    std::snprintf(buf, sizeof buf, "%.3g T", v / 1e12);
-  else if (v >= 1e9)
-    std::snprintf(buf, sizeof buf, "%.3g G", v / 1e9);
-  else if (v >= 1e6)
-    std::snprintf(buf, sizeof buf, "%.3g M", v / 1e6);
-  else if (v >= 1e3)
-    std::snprintf(buf, sizeof buf, "%.3g k", v / 1e3);
-  else
-    std::snprintf(buf, sizeof buf, "%.3g ", v);
+  std::snprintf(buf, sizeof buf, fmt, v / u->first, u->second);
   return buf;
 }
+std::string human(double v) {
+  return scaled(v, "%.3g %s", {{1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}, {1, ""}});
+}
 std::string energy(double pj) {
-  char buf[64];
-  if (pj >= 1e9)
-    std::snprintf(buf, sizeof buf, "%.4g mJ", pj / 1e9);
-  else if (pj >= 1e6)
-    std::snprintf(buf, sizeof buf, "%.4g uJ", pj / 1e6);
-  else if (pj >= 1e3)
-    std::snprintf(buf, sizeof buf, "%.4g nJ", pj / 1e3);
-  else
-    std::snprintf(buf, sizeof buf, "%.4g pJ", pj);
-  return buf;
+  return scaled(pj, "%.4g %s", {{1e9, "mJ"}, {1e6, "uJ"}, {1e3, "nJ"}, {1, "pJ"}});
 }
 }  // namespace
 
