@@ -4,6 +4,7 @@
 // vector (C[t, k], tag_k = [k == t]) for k in [0, max(N, K)), zero-padded past K
 // (DESIGN.md §3, step 1). Under ESOP it sends only elements with c != 0 or tag = 1 and
 // skips a row that is all zero.
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -28,6 +29,20 @@ struct XEntry {
   T c;
   std::int64_t tag;
 };
+
+// Reads one message (built by Actuator::build_message or build_end_message): returns its
+// header and calls on_entry(entry) for each entry, in order.
+template <class T, class OnEntry>
+XHeader read_message(const std::vector<std::byte>& msg, OnEntry&& on_entry) {
+  XHeader h;
+  std::memcpy(&h, msg.data(), sizeof h);
+  for (std::int64_t e = 0; e < h.count; ++e) {
+    XEntry<T> xe;
+    std::memcpy(&xe, msg.data() + sizeof h + static_cast<std::size_t>(e) * sizeof xe, sizeof xe);
+    on_entry(xe);
+  }
+  return h;
+}
 
 template <class T>
 T coeff_as(const cplx& c) {

@@ -112,20 +112,16 @@ void reference_stage(const Topology& topo, const EngineOptions& opt, int stage_i
   std::vector<std::byte> msg;
   for (;;) {
     receive_x(topo, sp.axis, msg);
-    XHeader h;
-    std::memcpy(&h, msg.data(), sizeof h);
+    // X-bus: coefficient elements arrive on the planes of this brick.
+    std::fill(x.begin(), x.end(), std::nullopt);
+    const XHeader h = read_message<T>(msg, [&](const XEntry<T>& xe) {
+      if (xe.k >= u_box.lo[a] && xe.k < u_box.hi[a])
+        x[static_cast<size_t>(xe.k - u_box.lo[a])] = XElement<T>{xe.c, xe.tag != 0};
+    });
     if (h.pivot == kEndOfStage) break;
     StepRecord rec;
     rec.stage = stage_index;
     rec.pivot = h.pivot;
-    // X-bus: coefficient elements arrive on the planes of this brick.
-    std::fill(x.begin(), x.end(), std::nullopt);
-    for (std::int64_t e = 0; e < h.count; ++e) {
-      XEntry<T> xe;
-      std::memcpy(&xe, msg.data() + sizeof h + static_cast<size_t>(e) * sizeof xe, sizeof xe);
-      if (xe.k >= u_box.lo[a] && xe.k < u_box.hi[a])
-        x[static_cast<size_t>(xe.k - u_box.lo[a])] = XElement<T>{xe.c, xe.tag != 0};
-    }
     // Y-bus: the green (pivot) cells drive their lines; the pivot plane's owner broadcasts
     // what its cells put on the lines to the other bricks along the lines.
     const int root = plan.owner_along(sp.axis, h.pivot);

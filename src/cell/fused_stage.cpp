@@ -692,21 +692,20 @@ void fused_stage(const Topology& topo, const EngineOptions& opt, int stage_index
   std::vector<char> present(static_cast<size_t>(wext));
   for (;;) {
     receive_x(topo, sp.axis, msg);
-    XHeader h;
-    std::memcpy(&h, msg.data(), sizeof h);
-    if (h.pivot == kEndOfStage) break;
-    StepInfo si;
-    si.t = h.pivot;
     const size_t row = cb.size();
     cb.resize(row + static_cast<size_t>(wext), T{});
     std::fill(present.begin(), present.end(), 0);
-    for (std::int64_t e = 0; e < h.count; ++e) {
-      XEntry<T> xe;
-      std::memcpy(&xe, msg.data() + sizeof h + static_cast<size_t>(e) * sizeof xe, sizeof xe);
-      if (xe.k < wlo || xe.k >= wlo + wext) continue;
+    const XHeader h = read_message<T>(msg, [&](const XEntry<T>& xe) {
+      if (xe.k < wlo || xe.k >= wlo + wext) return;
       cb[row + static_cast<size_t>(xe.k - wlo)] = xe.c;
       present[static_cast<size_t>(xe.k - wlo)] = 1;
+    });
+    if (h.pivot == kEndOfStage) {
+      cb.resize(row);
+      break;
     }
+    StepInfo si;
+    si.t = h.pivot;
     std::uint64_t in_block = 0;
     for (index_t k = 0; k < wext; ++k) {
       const T c = cb[row + static_cast<size_t>(k)];
