@@ -86,27 +86,41 @@ constexpr index_t kPackRows = 16;  // rows pack_rows reads (two groups of 8)
 // A is packed s-major: ap[s * MR + m]; B row s starts at brow[s] (+ n0). Columns
 // n0 .. n0 + nvalid (nvalid <= kNR) are updated; the rest of the block is left alone.
 #if defined(__AVX512F__)
-// Full: all kNR columns valid, so loads and stores need no mask (a masked load costs
-// several times a plain one on AMD Zen 4).
+// The two 8-wide halves of a panel row of which `nvalid` (<= kNR) columns are valid.
+// Full: all are, so loads and stores need no mask (a masked load costs several times a
+// plain one on AMD Zen 4).
+template <bool Full>
+struct PanelLanes {
+  __mmask8 k[2];
+  explicit PanelLanes(index_t nvalid)
+      : k{static_cast<__mmask8>(nvalid >= 8 ? 0xFF : (1u << nvalid) - 1),
+          static_cast<__mmask8>(nvalid >= 16 ? 0xFF : nvalid <= 8 ? 0 : (1u << (nvalid - 8)) - 1)} {}
+  __m512d load(const double* p, int half) const {
+    return Full ? _mm512_loadu_pd(p + 8 * half) : _mm512_maskz_loadu_pd(k[half], p + 8 * half);
+  }
+  void store(double* p, int half, __m512d v) const {
+    if constexpr (Full)
+      _mm512_storeu_pd(p + 8 * half, v);
+    else
+      _mm512_mask_storeu_pd(p + 8 * half, k[half], v);
+  }
+};
+
 template <int MR, int AS, bool Full>
 inline void micro_kernel_avx512(const std::int32_t* list, index_t nl, const double* ap,
                                 const double* const* brow, index_t b0ofs, index_t nvalid,
                                 double* const* w, index_t n0, bool fresh) {
-  const __mmask8 k0 = static_cast<__mmask8>(nvalid >= 8 ? 0xFF : (1u << nvalid) - 1);
-  const __mmask8 k1 = static_cast<__mmask8>(nvalid >= 16 ? 0xFF : nvalid <= 8 ? 0 : (1u << (nvalid - 8)) - 1);
-  auto load = [&](const double* p, __mmask8 k) {
-    return Full ? _mm512_loadu_pd(p) : _mm512_maskz_loadu_pd(k, p);
-  };
+  const PanelLanes<Full> lanes(nvalid);
   __m512d c[MR][2];
 #pragma GCC unroll 16
   for (int m = 0; m < MR; ++m) {
-    c[m][0] = fresh ? _mm512_setzero_pd() : load(w[m] + n0, k0);
-    c[m][1] = fresh ? _mm512_setzero_pd() : load(w[m] + n0 + 8, k1);
+    c[m][0] = fresh ? _mm512_setzero_pd() : lanes.load(w[m] + n0, 0);
+    c[m][1] = fresh ? _mm512_setzero_pd() : lanes.load(w[m] + n0, 1);
   }
   for (index_t i = 0; i < nl; ++i) {
     const std::int32_t s = list[i];
     const double* b = brow[s] + b0ofs;
-    const __m512d b0 = load(b, k0), b1 = load(b + 8, k1);
+    const __m512d b0 = lanes.load(b, 0), b1 = lanes.load(b, 1);
     const double* a = ap + static_cast<index_t>(s) * AS;
 #pragma GCC unroll 16
     for (int m = 0; m < MR; ++m) {
@@ -117,13 +131,8 @@ inline void micro_kernel_avx512(const std::int32_t* list, index_t nl, const doub
   }
 #pragma GCC unroll 16
   for (int m = 0; m < MR; ++m) {
-    if constexpr (Full) {
-      _mm512_storeu_pd(w[m] + n0, c[m][0]);
-      _mm512_storeu_pd(w[m] + n0 + 8, c[m][1]);
-    } else {
-      _mm512_mask_storeu_pd(w[m] + n0, k0, c[m][0]);
-      _mm512_mask_storeu_pd(w[m] + n0 + 8, k1, c[m][1]);
-    }
+    lanes.store(w[m] + n0, 0, c[m][0]);
+    lanes.store(w[m] + n0, 1, c[m][1]);
   }
 }
 #endif
@@ -170,42 +179,65 @@ void micro_kernel(const std::int32_t* list, index_t nl, const double* ap,
 #endif
 }
 
+#if defined(__AVX512F__)
+// Bits of the lanes `k` of v that are != 0 (NaN too, as for the cell rule's v != 0);
+// inf_nan gets the bits of those that are Inf or NaN.
+inline unsigned nonzero_lanes(__m512d v, __mmask8 k, unsigned& inf_nan) {
+  const __m512i e = _mm512_set1_epi64(static_cast<long long>(0x7FF0000000000000ull));
+  inf_nan = _mm512_mask_cmpeq_epi64_mask(k, _mm512_and_si512(_mm512_castpd_si512(v), e), e);
+  return _mm512_mask_cmp_pd_mask(k, v, _mm512_setzero_pd(), _CMP_NEQ_UQ);
+}
+#endif
+
+// Bits i < len (<= 8) set where x[i] != 0 (NaN too); inf_nan gets those of Inf and NaN.
+inline unsigned nonzero8(const double* x, index_t len, unsigned& inf_nan) {
+#if defined(__AVX512F__)
+  // A masked load costs several times a plain one here (AMD Zen 4): mask the tail only.
+  const __mmask8 k = static_cast<__mmask8>(len >= 8 ? 0xFF : (1u << len) - 1);
+  return nonzero_lanes(len >= 8 ? _mm512_loadu_pd(x) : _mm512_maskz_loadu_pd(k, x), k, inf_nan);
+#else
+  unsigned nz = 0;
+  inf_nan = 0;
+  for (index_t i = 0; i < len && i < 8; ++i) {
+    nz |= (x[i] != 0.0 ? 1u : 0u) << i;
+    inf_nan |= ((std::bit_cast<std::uint64_t>(x[i]) & 0x7FF0000000000000ull) == 0x7FF0000000000000ull ? 1u : 0u) << i;
+  }
+  return nz;
+#endif
+}
+
 // Copies one panel row of `len` (<= kNR) pivots, zero padded, unless (ESOP) they are all
 // zero. Returns how many are non-zero (ESOP; kNR + 1 in dense mode, meaning "copied") and
-// sets `bad` if one is Inf or NaN.
+// sets `bad` (ESOP) if one is Inf or NaN.
 inline index_t copy_panel_row(const double* src, index_t len, double* dst, bool esop,
                               std::uint64_t& bad) {
-  constexpr std::uint64_t kExp = 0x7FF0000000000000ull;
+  index_t nz = kNR + 1;
 #if defined(__AVX512F__)
-  if (len == kNR) {
+  if (len == kNR) {  // the common case: each half loaded once, tested and stored
     const __m512d a = _mm512_loadu_pd(src), b = _mm512_loadu_pd(src + 8);
-    index_t nz = kNR + 1;
     if (esop) {
-      const __m512d zero = _mm512_setzero_pd();
-      const unsigned ma = _mm512_cmp_pd_mask(a, zero, _CMP_NEQ_UQ),
-                     mb = _mm512_cmp_pd_mask(b, zero, _CMP_NEQ_UQ);
-      if ((ma | mb) == 0) return 0;
-      nz = __builtin_popcount(ma) + __builtin_popcount(mb);
-      const __m512i e = _mm512_set1_epi64(static_cast<long long>(kExp));
-      const __mmask8 ba = _mm512_cmpeq_epi64_mask(_mm512_and_si512(_mm512_castpd_si512(a), e), e);
-      const __mmask8 bb = _mm512_cmpeq_epi64_mask(_mm512_and_si512(_mm512_castpd_si512(b), e), e);
-      bad |= (ba | bb) != 0 ? 1 : 0;
+      unsigned inf_a = 0, inf_b = 0;
+      const unsigned m = nonzero_lanes(a, 0xFF, inf_a) | nonzero_lanes(b, 0xFF, inf_b) << 8;
+      if (m == 0) return 0;
+      nz = std::popcount(m);
+      bad |= (inf_a | inf_b) != 0 ? 1 : 0;
     }
     _mm512_storeu_pd(dst, a);
     _mm512_storeu_pd(dst + 8, b);
     return nz;
   }
 #endif
-  index_t nz = 0;
-  for (index_t n = 0; n < len; ++n) {
-    const std::uint64_t bits = std::bit_cast<std::uint64_t>(src[n]);
-    nz += src[n] != 0.0 ? 1 : 0;
-    bad |= (bits & kExp) == kExp ? 1 : 0;
+  if (esop) {
+    unsigned inf_lo = 0, inf_hi = 0;
+    const unsigned m = nonzero8(src, std::min<index_t>(len, 8), inf_lo) |
+                       (len > 8 ? nonzero8(src + 8, len - 8, inf_hi) << 8 : 0u);
+    if (m == 0) return 0;
+    nz = std::popcount(m);
+    bad |= (inf_lo | inf_hi) != 0 ? 1 : 0;
   }
-  if (esop && nz == 0) return 0;
-  for (index_t n = 0; n < len; ++n) dst[n] = src[n];
-  for (index_t n = len; n < kNR; ++n) dst[n] = 0.0;
-  return esop ? nz : kNR + 1;
+  std::copy(src, src + len, dst);
+  std::fill(dst + len, dst + kNR, 0.0);
+  return nz;
 }
 
 // The kernel for a block of `rows` (1..kMR) rows of A packed with the kMR stride: a short
@@ -232,27 +264,6 @@ void block_rows(index_t rows, const std::int32_t* list, index_t nl, const double
   if (nl == 0 && !fresh) return;
   for (index_t n0 = 0, j = 0; n0 < N; n0 += kNR, ++j)
     kernel_rows(rows, list, nl, ap, panels + j * S, std::min(kNR, N - n0), w, n0, fresh);
-}
-
-// Bits i < len (<= 8) set where x[i] != 0 (NaN too, as for the cell rule's v != 0);
-// inf_nan gets the bits of Inf and NaN values.
-inline unsigned nonzero8(const double* x, index_t len, unsigned& inf_nan) {
-#if defined(__AVX512F__)
-  // A masked load costs several times a plain one here (AMD Zen 4): mask the tail only.
-  const __mmask8 k = static_cast<__mmask8>(len >= 8 ? 0xFF : (1u << len) - 1);
-  const __m512d v = len >= 8 ? _mm512_loadu_pd(x) : _mm512_maskz_loadu_pd(k, x);
-  const __m512i e = _mm512_set1_epi64(static_cast<long long>(0x7FF0000000000000ull));
-  inf_nan = _mm512_mask_cmpeq_epi64_mask(k, _mm512_and_si512(_mm512_castpd_si512(v), e), e);
-  return _mm512_mask_cmp_pd_mask(k, v, _mm512_setzero_pd(), _CMP_NEQ_UQ);
-#else
-  unsigned nz = 0;
-  inf_nan = 0;
-  for (index_t i = 0; i < len && i < 8; ++i) {
-    nz |= (x[i] != 0.0 ? 1u : 0u) << i;
-    inf_nan |= ((std::bit_cast<std::uint64_t>(x[i]) & 0x7FF0000000000000ull) == 0x7FF0000000000000ull ? 1u : 0u) << i;
-  }
-  return nz;
-#endif
 }
 
 // Packs the first P pivots of kMR rows s-major: ap[p * kMR + m] = r[m][p], by 8x8
@@ -332,26 +343,17 @@ template <bool Full>
 inline void sparse_kernel_impl(const double* val, const std::int32_t* step, index_t n,
                                const double* panel, index_t nvalid, double* w, bool fresh) {
 #if defined(__AVX512F__)
-  const __mmask8 k0 = static_cast<__mmask8>(nvalid >= 8 ? 0xFF : (1u << nvalid) - 1);
-  const __mmask8 k1 = static_cast<__mmask8>(nvalid >= 16 ? 0xFF : nvalid <= 8 ? 0 : (1u << (nvalid - 8)) - 1);
-  auto load = [&](const double* p, __mmask8 k) {
-    return Full ? _mm512_loadu_pd(p) : _mm512_maskz_loadu_pd(k, p);
-  };
-  __m512d a0 = fresh ? _mm512_setzero_pd() : load(w, k0);
-  __m512d a1 = fresh ? _mm512_setzero_pd() : load(w + 8, k1);
+  const PanelLanes<Full> lanes(nvalid);
+  __m512d a0 = fresh ? _mm512_setzero_pd() : lanes.load(w, 0);
+  __m512d a1 = fresh ? _mm512_setzero_pd() : lanes.load(w, 1);
   for (index_t i = 0; i < n; ++i) {
     const __m512d y = _mm512_set1_pd(val[i]);
     const double* b = panel + static_cast<index_t>(step[i]) * kNR;
-    a0 = _mm512_fmadd_pd(y, load(b, k0), a0);
-    a1 = _mm512_fmadd_pd(y, load(b + 8, k1), a1);
+    a0 = _mm512_fmadd_pd(y, lanes.load(b, 0), a0);
+    a1 = _mm512_fmadd_pd(y, lanes.load(b, 1), a1);
   }
-  if constexpr (Full) {
-    _mm512_storeu_pd(w, a0);
-    _mm512_storeu_pd(w + 8, a1);
-  } else {
-    _mm512_mask_storeu_pd(w, k0, a0);
-    _mm512_mask_storeu_pd(w + 8, k1, a1);
-  }
+  lanes.store(w, 0, a0);
+  lanes.store(w, 1, a1);
 #else
   for (index_t k = 0; k < nvalid; ++k) {
     double acc = fresh ? 0.0 : w[k];
@@ -1034,6 +1036,36 @@ void fused_stage(const Topology& topo, const EngineOptions& opt, int stage_index
     if (use_known)
       for (index_t s = 0; s < nb; ++s)
         in_brick[s] = line_size == 1 || plan.owner_along(sp.axis, steps[b0 + s].t) == line_rank;
+    // known_zero[j * nb + s] = 1: panel row (s, j) of columns [c0, c1) of `slab` is +0.
+    auto mark_known_zero = [&](index_t slab, index_t c0, index_t c1) {
+      const index_t nbk = (c1 - c0 + kNR - 1) / kNR;
+      known_zero.assign(static_cast<size_t>(nbk * nb), 0);
+      if (!use_known) return;
+      // Axis 1: panel j spans lines (i1 = the plane, i2 in [i2_lo[j], i2_hi[j]]);
+      // axis 2: every panel of a plane lies on line (i1 = slab, i2 = the plane).
+      i2_lo.resize(static_cast<size_t>(nbk));
+      i2_hi.resize(static_cast<size_t>(nbk));
+      for (index_t j = 0; j < nbk; ++j) {
+        const index_t n0 = c0 + j * kNR, n1 = std::min(c1, n0 + kNR);
+        i2_lo[j] = n0 / ev[2];
+        i2_hi[j] = (n1 - 1) / ev[2];
+      }
+      for (index_t s = 0; s < nb; ++s) {
+        if (!in_brick[s]) continue;
+        const index_t tl = steps[b0 + s].t - vlo;
+        if (sp.axis == 2) {
+          const char z = known.zero[static_cast<size_t>(slab * ev[1] + tl)] != 0 ? 1 : 0;
+          for (index_t j = 0; j < nbk; ++j) known_zero[j * nb + s] = z;
+          continue;
+        }
+        const std::uint8_t* zrow = known.zero.data() + tl * ev[1];
+        for (index_t j = 0; j < nbk; ++j) {
+          bool z = true;
+          for (index_t i2 = i2_lo[j]; z && i2 <= i2_hi[j]; ++i2) z = zrow[i2] != 0;
+          known_zero[j * nb + s] = z ? 1 : 0;
+        }
+      }
+    };
     for (index_t slab = 0; slab < slabs; ++slab) {
       for (index_t s = 0; s < nb; ++s)
         brow[s] = owner[s] == line_rank ? planes[s].base + slab * planes[s].st1 : nullptr;
@@ -1056,33 +1088,7 @@ void fused_stage(const Topology& topo, const EngineOptions& opt, int stage_index
           flag_dst = flag.data();
         }
         // Panel rows the previous stage (along axis 3) left at +0: never read.
-        known_zero.assign(static_cast<size_t>(nbk * nb), 0);
-        if (use_known) {
-          // Axis 1: panel j spans lines (i1 = the plane, i2 in [i2_lo[j], i2_hi[j]]);
-          // axis 2: every panel of a plane lies on line (i1 = slab, i2 = the plane).
-          i2_lo.resize(static_cast<size_t>(nbk));
-          i2_hi.resize(static_cast<size_t>(nbk));
-          for (index_t j = 0; j < nbk; ++j) {
-            const index_t n0 = c0 + j * kNR, n1 = std::min(c1, n0 + kNR);
-            i2_lo[j] = n0 / ev[2];
-            i2_hi[j] = (n1 - 1) / ev[2];
-          }
-          for (index_t s = 0; s < nb; ++s) {
-            if (!in_brick[s]) continue;
-            const index_t tl = steps[b0 + s].t - vlo;
-            if (sp.axis == 2) {
-              const char z = known.zero[static_cast<size_t>(slab * ev[1] + tl)] != 0 ? 1 : 0;
-              for (index_t j = 0; j < nbk; ++j) known_zero[j * nb + s] = z;
-              continue;
-            }
-            const std::uint8_t* zrow = known.zero.data() + tl * ev[1];
-            for (index_t j = 0; j < nbk; ++j) {
-              bool z = true;
-              for (index_t i2 = i2_lo[j]; z && i2 <= i2_hi[j]; ++i2) z = zrow[i2] != 0;
-              known_zero[j * nb + s] = z ? 1 : 0;
-            }
-          }
-        }
+        mark_known_zero(slab, c0, c1);
         // Plane rows lie far apart (axis 1: a whole plane); prefetching a few rows ahead
         // hides the memory latency the hardware prefetcher leaves on short row segments.
         constexpr index_t kPrefetchRows = 4;
