@@ -41,21 +41,6 @@ struct Array4 {
   std::vector<double> data;
 };
 
-struct DatasetEntry {
-  std::string path;
-  int rank;
-};
-
-herr_t collect_dataset(hid_t obj, const char* name, const H5O_info_t* info, void* data) {
-  if (info->type != H5O_TYPE_DATASET) return 0;
-  h5::Dataset d(H5Dopen2(obj, name, H5P_DEFAULT));
-  if (!d.valid()) return 0;
-  h5::Dataspace s(H5Dget_space(d.get()));
-  const int rank = s.valid() ? H5Sget_simple_extent_ndims(s.get()) : -1;
-  static_cast<std::vector<DatasetEntry>*>(data)->push_back({std::string("/") + name, rank});
-  return 0;
-}
-
 // Reads FILE[:/DSET] (default: the file's only rank-4 dataset) as float64; integer and
 // float types are converted by HDF5. Throws input_error naming the input.
 Array4 read_rank4(const std::string& spec, const std::string& option) {
@@ -72,10 +57,8 @@ Array4 read_rank4(const std::string& spec, const std::string& option) {
     throw input_error(option + " " + ref.file + ": cannot open (" + h5::last_error_message() + ")");
   std::string path = ref.dataset;
   if (path.empty()) {
-    std::vector<DatasetEntry> all;
-    CHECK_H5(H5Ovisit2(f.get(), H5_INDEX_NAME, H5_ITER_INC, collect_dataset, &all, H5O_INFO_BASIC));
     std::vector<std::string> rank4;
-    for (const auto& e : all)
+    for (const auto& e : h5::list_datasets(f.get()))
       if (e.rank == 4) rank4.push_back(e.path);
     if (rank4.size() != 1)
       throw input_error(

@@ -35,4 +35,22 @@ QuietErrors::~QuietErrors() {
   if (saved_) H5Eset_auto2(H5E_DEFAULT, func_, data_);
 }
 
+namespace {
+herr_t collect_dataset(hid_t obj, const char* name, const H5O_info_t* info, void* data) {
+  if (info->type != H5O_TYPE_DATASET) return 0;
+  Dataset d(H5Dopen2(obj, name, H5P_DEFAULT));
+  if (!d.valid()) return 0;  // e.g. an external link target missing: not a candidate
+  Dataspace s(H5Dget_space(d.get()));
+  const int rank = s.valid() ? H5Sget_simple_extent_ndims(s.get()) : -1;
+  static_cast<std::vector<DatasetEntry>*>(data)->push_back({std::string("/") + name, rank});
+  return 0;
+}
+}  // namespace
+
+std::vector<DatasetEntry> list_datasets(hid_t loc) {
+  std::vector<DatasetEntry> all;
+  CHECK_H5(H5Ovisit2(loc, H5_INDEX_NAME, H5_ITER_INC, collect_dataset, &all, H5O_INFO_BASIC));
+  return all;
+}
+
 }  // namespace triada::h5

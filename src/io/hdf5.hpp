@@ -7,6 +7,7 @@
 
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "core/error.hpp"
 
@@ -89,5 +90,13 @@ class QuietErrors {
   void* data_ = nullptr;
   bool saved_ = false;
 };
+
+// Every dataset below `loc` (a file or group) with its rank (-1 if unreadable), in name
+// order (H5Ovisit's default); paths start with "/".
+struct DatasetEntry {
+  std::string path;
+  int rank;
+};
+std::vector<DatasetEntry> list_datasets(hid_t loc);
 
 }  // namespace triada::h5

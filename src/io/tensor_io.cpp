@@ -263,24 +263,8 @@ Checked check_dataset(hid_t dset, int want_rank, const std::string& name) {
   return c;
 }
 
-// Every dataset of the file with its rank, in name order (H5Ovisit's default).
-struct DatasetEntry {
-  std::string path;
-  int rank;
-};
-herr_t collect_dataset(hid_t obj, const char* name, const H5O_info_t* info, void* data) {
-  if (info->type != H5O_TYPE_DATASET) return 0;
-  h5::Dataset d(H5Dopen2(obj, name, H5P_DEFAULT));
-  if (!d.valid()) return 0;  // e.g. an external link target missing: not a candidate
-  h5::Dataspace s(H5Dget_space(d.get()));
-  const int rank = s.valid() ? H5Sget_simple_extent_ndims(s.get()) : -1;
-  static_cast<std::vector<DatasetEntry>*>(data)->push_back({std::string("/") + name, rank});
-  return 0;
-}
-
 std::string find_rank3_dataset(hid_t file, const std::string& fname) {
-  std::vector<DatasetEntry> all;
-  CHECK_H5(H5Ovisit2(file, H5_INDEX_NAME, H5_ITER_INC, collect_dataset, &all, H5O_INFO_BASIC));
+  const std::vector<h5::DatasetEntry> all = h5::list_datasets(file);
   std::vector<std::string> rank3;
   for (const auto& e : all)
     if (e.rank == 3) rank3.push_back(e.path);
