@@ -102,12 +102,6 @@ std::string dims_string(const std::array<index_t, 4>& d) {
 // ---------------------------------------------------------------------------------------
 // Formatting
 
-std::string fixed(double v, int digits) {
-  std::ostringstream os;
-  os << std::fixed << std::setprecision(digits) << v;
-  return os.str();
-}
-
 std::string sci(double v) {
   std::ostringstream os;
   os << std::setprecision(2) << std::scientific << v;

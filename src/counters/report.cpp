@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <initializer_list>
+#include <iomanip>
 #include <fstream>
 #include <sstream>
 #include <utility>
@@ -218,6 +219,12 @@ std::string summary_text(const json& r) {
                 human(r["mpi"]["bytes"].get<double>()).c_str());
   o << buf;
   return o.str();
+}
+
+std::string fixed(double v, int digits) {
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(digits) << v;
+  return os.str();
 }
 
 void write_text_file_atomic(const std::string& path, const std::string& text) {

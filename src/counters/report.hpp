@@ -33,6 +33,8 @@ std::string summary_text(const nlohmann::json& report);
 // Writes text atomically: to a temporary name beside `path`, then renamed onto it.
 // Throws input_error naming the file on failure.
 void write_text_file_atomic(const std::string& path, const std::string& text);
+// v with `digits` digits after the point, for the apps' text tables.
+std::string fixed(double v, int digits);
 
 std::string trace_csv(const Plan& plan, const RunCounters& rc);
 

@@ -45,12 +45,6 @@ void check_m(std::int64_t m, std::int64_t latency) {
   TensorUnit probe(m, latency);
 }
 
-std::string fixed(double v, int digits) {
-  std::ostringstream os;
-  os << std::fixed << std::setprecision(digits) << v;
-  return os.str();
-}
-
 std::string num(double v) {
   std::ostringstream os;
   if (std::abs(v) >= 1e15 || (v != 0 && std::abs(v) < 1e-3))
