@@ -964,10 +964,8 @@ void fused_stage(const Topology& topo, const EngineOptions& opt, int stage_index
   //  axis 1: rows = k, columns = lines:  A = coefficients, B = pivot planes;
   //  axis 2: per i1, rows = k, columns = i3.
   LeftScratch left_scratch;
-  std::vector<std::int32_t> list;
-  std::vector<double> apack;
-  std::vector<const double*> brow;
-  std::vector<double> bpack;
+  std::vector<double> apack, bpack;    // axes 1, 2: packed coefficients and pivot panels
+  std::vector<const double*> brow;     // axes 1, 2: each step's plane row of the slab
 
   // fresh: W holds no earlier contribution (the stage's only batch), so the kernels start
   // their accumulators at +0 and write every element, and W needs no zero fill.
@@ -977,8 +975,6 @@ void fused_stage(const Topology& topo, const EngineOptions& opt, int stage_index
                           bool fresh, std::vector<std::uint64_t>& counts, std::uint64_t& bad) {
     counts.assign(static_cast<size_t>(nb), 0);
     const double* cbb = reinterpret_cast<const double*>(cb.data()) + b0 * wext;
-    list.resize(static_cast<size_t>(nb));
-    brow.resize(static_cast<size_t>(nb));
     if (data_left) {
       std::uint8_t* zero_out = nullptr;
       if (esop && fresh) {  // the whole stage in this batch: its zero lines are final
@@ -991,6 +987,7 @@ void fused_stage(const Topology& topo, const EngineOptions& opt, int stage_index
                  zero_out);
       return;
     }
+    brow.resize(static_cast<size_t>(nb));
     // Coefficients on the left: pack all of A once (s-major, kMR rows per block).
     // Row blocks of nearly equal size (128 rows: 8 x 13 + 2 x 12, not 9 x 14 + 2): a short
     // block costs a whole block's loads of B for few FMAs.
