@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/app.hpp"
+#include "core/checked.hpp"
 #include "config/options.hpp"
 #include "core/error.hpp"
 #include "core/types.hpp"
@@ -23,6 +24,7 @@
 #include "io/generate.hpp"
 #include "io/tensor_io.hpp"
 #include "mesh/mpi.hpp"
+#include "mesh/node_memory.hpp"
 
 namespace po = boost::program_options;
 
@@ -160,11 +162,12 @@ index_t generate_and_write(const GenConfig& c, MPI_Comm comm, TensorWriter& w) {
   int rank = 0, size = 1;
   CHECK_MPI(MPI_Comm_rank(comm, &rank));
   CHECK_MPI(MPI_Comm_size(comm, &size));
-  const Range r = split_range(c.spec.shape[0], size, rank);
-  const Brick slab{{r.lo, 0, 0}, {r.hi, c.spec.shape[1], c.spec.shape[2]}};
+  const Brick slab = generator_slab(c.spec.shape, size, rank);
   std::vector<T> values;
   index_t local = 0;
-  mpi::collectively(comm, [&] { local = generate_brick(c.spec, slab, values); });
+  mpi::collectively(comm, [&] {
+    local = out_of_memory_is_input_error(c.output.str(), [&] { return generate_brick(c.spec, slab, values); });
+  });
   w.write_brick(slab, values);
   index_t total = 0;
   CHECK_MPI(MPI_Allreduce(&local, &total, 1, MPI_INT64_T, MPI_SUM, comm));
@@ -185,6 +188,17 @@ int run(int argc, char** argv) {
   const GenConfig& c = *parsed;
 
   TensorWriter w(comm, c.output, c.spec.shape, c.type, c.force);
+  // Up-front memory check of every rank's slab, before the output is created.
+  const std::string what = c.output.str() + ": shape " + to_string(c.spec.shape);
+  const std::size_t element = is_complex(c.type) ? sizeof(cplx) : sizeof(double);
+  int size = 1;
+  CHECK_MPI(MPI_Comm_size(comm, &size));
+  std::uint64_t need = 0;
+  mpi::collectively(comm, [&] {
+    need = generate_bytes(c.spec, generator_slab(c.spec.shape, size, rank), element, what);
+  });
+  require_node_memory(comm, need, what);
+
   const index_t nonzeros = is_complex(c.type) ? generate_and_write<cplx>(c, comm, w)
                                               : generate_and_write<double>(c, comm, w);
   w.set_attribute("generator", std::string("triada-gen"));

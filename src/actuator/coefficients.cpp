@@ -7,11 +7,23 @@
 #include <cstdint>
 #include <utility>
 
+#include "core/checked.hpp"
 #include "core/error.hpp"
+#include "geometry/memory_model.hpp"
 
 namespace triada {
 
 namespace {
+
+// Elements of an n x n matrix, checked, after making sure `copies` such matrices fit
+// in memory (`what` names the input, `name` the matrix).
+std::size_t square_elements(index_t n, int copies, const std::string& what, const std::string& name) {
+  const std::string label = what + ": the " + std::to_string(n) + "x" + std::to_string(n) + " " + name;
+  const auto elements = static_cast<std::uint64_t>(checked_mul(n, n, label));
+  require_memory(checked_mul(checked_mul(elements, sizeof(cplx), label), copies, label),
+                 label + (copies > 1 ? " (" + std::to_string(copies) + " copies)" : ""));
+  return static_cast<std::size_t>(elements);
+}
 
 constexpr long double kPi = 3.141592653589793238462643383279502884L;
 
@@ -196,7 +208,7 @@ CoeffMatrix make_coefficients(TransformKind kind, index_t n, Norm norm, bool inv
   CoeffMatrix c;
   c.rows = n;
   c.cols = n;
-  c.data.assign(static_cast<std::size_t>(n * n), cplx(0.0, 0.0));
+  c.data.assign(square_elements(n, 1, what, to_string(kind) + " coefficient matrix"), cplx(0.0, 0.0));
   switch (kind) {
     case TransformKind::dft:
       // Always complex (as numpy's fft output), even for N <= 2 where it happens to be real.
@@ -224,12 +236,13 @@ CoeffMatrix invert(const CoeffMatrix& c, const std::string& what) {
                       std::to_string(c.cols) + ")");
   }
   const index_t n = c.rows;
+  const std::size_t elements = square_elements(n, 2, what, "matrix to invert");
   CoeffMatrix a = c;  // reduced in place to the identity
   CoeffMatrix inv;
   inv.rows = n;
   inv.cols = n;
   inv.is_complex = c.is_complex;
-  inv.data.assign(static_cast<std::size_t>(n * n), cplx(0.0, 0.0));
+  inv.data.assign(elements, cplx(0.0, 0.0));
   for (index_t i = 0; i < n; ++i) inv(i, i) = 1.0;
 
   double max_abs = 0.0;

@@ -30,10 +30,13 @@
 
 #include "cell/engine.hpp"
 #include "config/options.hpp"
+#include "core/checked.hpp"
 #include "core/error.hpp"
 #include "counters/counters.hpp"
 #include "io/generate.hpp"
+#include "geometry/memory_model.hpp"
 #include "mesh/mpi.hpp"
+#include "mesh/node_memory.hpp"
 #include "mesh/topology.hpp"
 
 extern char** environ;
@@ -1138,6 +1141,17 @@ int run_bench(int argc, char** argv) {
     const Topology topo(*plan, world, sizeof(double));
     const std::array<CoeffMatrix, 3> coeffs = coefficients(cfg.transform, shape);
     const std::uint64_t mdense = macs_dense(*plan);
+    {  // Up-front memory check: the engine's prediction, and on rank 0 the baselines'
+       // buffers (FFTW: the input and two complex arrays, 40 bytes an element).
+      const std::string what = "--sizes " + shape_str(shape);
+      std::uint64_t need = 0;
+      mpi::collectively(world, [&] {
+        need = predict_memory(*plan, rank, {}, what).node_share();
+        if (rank == 0)
+          need = checked_add(need, checked_mul(checked_product<std::uint64_t>(shape, what), 40u, what), what);
+      });
+      require_node_memory(world, need, what);
+    }
     std::vector<int> axes;
     for (const auto& st : plan->stages) axes.push_back(st.axis);
 

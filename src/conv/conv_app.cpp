@@ -17,7 +17,9 @@
 
 #include "config/options.hpp"
 #include "counters/report.hpp"
+#include "core/checked.hpp"
 #include "core/error.hpp"
+#include "geometry/memory_model.hpp"
 #include "io/hdf5.hpp"
 #include "io/tensor_io.hpp"
 #include "mxu/tensor_unit.hpp"
@@ -83,11 +85,10 @@ Array4 read_rank4(const std::string& spec, const std::string& option) {
   if (cls != H5T_INTEGER && cls != H5T_FLOAT)
     throw input_error(name + ": unsupported element type (integer or float expected)");
   Array4 a;
-  std::uint64_t count = 1;
-  for (int i = 0; i < 4; ++i) {
-    a.dims[static_cast<size_t>(i)] = static_cast<index_t>(dims[i]);
-    count *= dims[i];
-  }
+  for (int i = 0; i < 4; ++i) a.dims[static_cast<size_t>(i)] = static_cast<index_t>(dims[i]);
+  // Checked: a declared shape must not wrap into a small buffer that H5Dread overruns.
+  const auto count = checked_product<std::uint64_t>(std::array<hsize_t, 4>{dims[0], dims[1], dims[2], dims[3]}, name);
+  require_memory(checked_mul(count, sizeof(double), name), name);
   a.data.assign(static_cast<size_t>(count), 0.0);
   if (count > 0)
     CHECK_H5(H5Dread(d.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, a.data.data()));
@@ -530,6 +531,7 @@ int run_conv_job(const ConvConfig& cfg, std::ostream& out) {
   for (auto& l : layers) {
     if (cfg.batch) l.N = *cfg.batch;
     validate_layer(l, l.name);
+    require_memory(l.memory_bytes(cfg.mxu), l.name + " (" + l.shape_string() + ")");
   }
   const ConvEnergy energy = conv_energy_model(cfg.mesh, cfg.cell_mode);
 
@@ -609,7 +611,8 @@ int run_conv_job(const ConvConfig& cfg, std::ostream& out) {
     const std::vector<double> w = file_weights.empty()
                                       ? random_tensor(l.weight_elements(), cfg.seed, 2 * i + 1)
                                       : file_weights;
-    nlohmann::json L = run_conv_layer(l, x, w, cfg, energy);
+    nlohmann::json L = out_of_memory_is_input_error(l.name + " (" + l.shape_string() + ")",
+                                                    [&] { return run_conv_layer(l, x, w, cfg, energy); });
     L["index"] = static_cast<int>(i + 1);
     print_layer(out, L);
     macs += l.macs();

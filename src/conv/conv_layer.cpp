@@ -4,9 +4,11 @@
 #include <cctype>
 #include <charconv>
 #include <fstream>
+#include <initializer_list>
 #include <istream>
 #include <sstream>
 
+#include "core/checked.hpp"
 #include "core/error.hpp"
 
 namespace triada {
@@ -69,20 +71,41 @@ constexpr size_t kMinColumns = 9, kMaxColumns = 11;
 
 }  // namespace
 
+// Checked products of the layer's sizes (validate_layer bounds them well below 2^64; a
+// layer that skipped it still never wraps).
+static u64 product(std::initializer_list<index_t> sizes, const std::string& what) {
+  u64 p = 1;
+  for (index_t v : sizes) p = checked_mul(p, u(v), what);
+  return p;
+}
+
 u64 ConvLayer::macs() const {
-  return u(N) * u(H_O()) * u(W_O()) * u(C_O) * u(H_F) * u(W_F) * u(C_I_group());
+  return product({N, H_O(), W_O(), C_O, H_F, W_F, C_I_group()}, name + ": MACs");
 }
 u64 ConvLayer::ifmap_elements() const {
-  return u(N) * u(C_I) * u(H_I) * u(W_I);
+  return product({N, C_I, H_I, W_I}, name + ": IFMap");
 }
 u64 ConvLayer::ofmap_elements() const {
-  return u(N) * u(C_O) * u(H_O()) * u(W_O());
+  return product({N, C_O, H_O(), W_O()}, name + ": OFMap");
 }
 u64 ConvLayer::weight_elements() const {
-  return u(C_O) * u(C_I_group()) * u(H_F) * u(W_F);
+  return product({C_O, C_I_group(), H_F, W_F}, name + ": weights");
 }
 u64 ConvLayer::lowered_bytes() const {
-  return u(N) * u(H_O()) * u(W_O()) * u(H_F) * u(W_F) * u(C_I) * 8;
+  return product({N, H_O(), W_O(), H_F, W_F, C_I, 8}, name + ": lowered matrix");
+}
+
+u64 ConvLayer::memory_bytes(index_t side) const {
+  const std::string what = name + ": memory";
+  const index_t Mp = std::max(M(), side);
+  const index_t Kgp = (K_group() + side - 1) / side * side, COgp = (C_O_group() + side - 1) / side * side;
+  u64 elems = checked_mul(ifmap_elements(), u64{2}, what);
+  elems = checked_add(elems, weight_elements(), what);
+  elems = checked_add(elems, checked_mul(ofmap_elements(), u64{2}, what), what);
+  elems = checked_add(elems, product({Mp, groups, Kgp}, what), what);
+  elems = checked_add(elems, product({groups, Kgp, COgp}, what), what);
+  elems = checked_add(elems, product({Mp, groups, COgp}, what), what);
+  return checked_mul(elems, u64{8}, what);
 }
 
 std::string ConvLayer::shape_string() const {

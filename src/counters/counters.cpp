@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/checked.hpp"
+
 namespace triada {
 
 std::uint64_t RunCounters::total_steps() const {
@@ -53,21 +55,24 @@ MpiTraffic RunCounters::mpi_total() const {
 std::vector<StageTotals> dense_counters(const Plan& plan, int substeps) {
   std::vector<StageTotals> out;
   for (const StagePlan& s : plan.stages) {
-    const auto n = static_cast<std::uint64_t>(s.n()), k = static_cast<std::uint64_t>(s.k()),
-               lines = static_cast<std::uint64_t>(s.lines());
+    using u64 = std::uint64_t;
+    const u64 n = static_cast<u64>(s.n()), k = static_cast<u64>(s.k()),
+              lines = static_cast<u64>(s.lines());
+    // Checked: a report must never show a wrapped count.
+    const std::string what = "dense counters of the stage along axis " + std::to_string(s.axis);
+    auto mul = [&](u64 a, u64 b) { return checked_mul(a, b, what); };
     StageTotals t;
     t.axis = s.axis;
     t.steps = n;
     // Dense keeps each physical cell busy with its whole block (first blocks are largest).
-    std::uint64_t busiest = 1;
-    for (int d = 0; d < 3; ++d)
-      busiest *= static_cast<std::uint64_t>(std::min(plan.fold[d], s.out_shape[d]));
-    t.cycles = n * busiest * static_cast<std::uint64_t>(substeps);
-    t.n[static_cast<int>(Counter::x_bus_sends)] = n * std::max(n, k);
-    t.n[static_cast<int>(Counter::y_bus_sends)] = n * lines;
-    t.n[static_cast<int>(Counter::y_bus_receives)] = lines * (n * k - std::min(n, k));
+    u64 busiest = 1;
+    for (int d = 0; d < 3; ++d) busiest = mul(busiest, static_cast<u64>(std::min(plan.fold[d], s.out_shape[d])));
+    t.cycles = mul(mul(n, busiest), static_cast<u64>(substeps));
+    t.n[static_cast<int>(Counter::x_bus_sends)] = mul(n, std::max(n, k));
+    t.n[static_cast<int>(Counter::y_bus_sends)] = mul(n, lines);
+    t.n[static_cast<int>(Counter::y_bus_receives)] = mul(lines, mul(n, k) - std::min(n, k));
     t.n[static_cast<int>(Counter::waits)] = 0;
-    t.n[static_cast<int>(Counter::macs)] = n * k * lines;
+    t.n[static_cast<int>(Counter::macs)] = mul(mul(n, k), lines);
     out.push_back(t);
   }
   return out;

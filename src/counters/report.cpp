@@ -11,6 +11,7 @@
 #include <sstream>
 #include <utility>
 
+#include "core/checked.hpp"
 #include "core/error.hpp"
 
 namespace triada {
@@ -95,8 +96,7 @@ json make_report(const Plan& plan, const RunCounters& rc, const ReportContext& c
   counters["definitions"] = defs;
   r["counters"] = counters;
 
-  const std::uint64_t cells =
-      static_cast<std::uint64_t>(plan.mesh[0] * plan.mesh[1] * plan.mesh[2]);
+  const auto cells = checked_product<std::uint64_t>(plan.mesh, "mesh.cells " + to_string(plan.mesh));
   const EnergyBreakdown run = energy_of(rc.stages, ctx.energy, cells);
   const EnergyBreakdown den = energy_of(dense, ctx.energy, cells);
   r["energy_pj"] = {{"run", run.total()},
@@ -134,6 +134,10 @@ json make_report(const Plan& plan, const RunCounters& rc, const ReportContext& c
   r["memory"] = {{"peak_rss_bytes", ctx.peak_rss_bytes},
                  {"baseline_rss_bytes", ctx.baseline_rss_bytes},
                  {"brick_tensor_bytes", ctx.brick_tensor_bytes}};
+  if (!ctx.predicted_peak_bytes.empty()) {
+    r["memory"]["predicted_peak_bytes"] = ctx.predicted_peak_bytes;
+    r["memory"]["predicted_window_bytes"] = ctx.predicted_window_bytes;
+  }
   r["executor"] = ctx.executor;
   if (!ctx.precision.empty()) r["precision"] = ctx.precision;
   r["stage_seconds"] = rc.stage_seconds;

@@ -23,6 +23,11 @@ struct ReportContext {
   std::vector<long> peak_rss_bytes;      // per world rank
   std::vector<long> baseline_rss_bytes;  // per world rank, before the input was read
   std::vector<long> brick_tensor_bytes;  // per world rank: max(input, output) brick bytes
+  // Per world rank, from the memory model (geometry/memory_model.hpp), empty if none:
+  // predicted growth of resident memory above the baseline, and the shared windows
+  // mapped during setup (before the baseline).
+  std::vector<std::uint64_t> predicted_peak_bytes;
+  std::vector<std::uint64_t> predicted_window_bytes;
 };
 
 nlohmann::json make_report(const Plan& plan, const RunCounters& rc, const ReportContext& ctx);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "core/checked.hpp"
 #include "core/error.hpp"
 
 namespace triada {
@@ -89,6 +90,11 @@ Plan make_plan(const PlanRequest& req) {
     }
     p.mesh = *req.mesh;
   }
+  // Every buffer, counter and report figure is sized from these counts: they must fit.
+  checked_product<index_t>(p.in_shape, "input shape " + to_string(p.in_shape));
+  checked_product<index_t>(p.out_shape, "output shape " + to_string(p.out_shape));
+  checked_product<index_t>(p.mesh, "mesh.cells " + to_string(p.mesh) + " (number of cells)");
+  checked_product<index_t>(p.virtual_cells, "mesh of " + to_string(p.virtual_cells) + " virtual cells");
   {
     auto sorted = req.stage_order;
     std::sort(sorted.begin(), sorted.end());

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <numbers>
 
+#include "core/checked.hpp"
 #include "core/error.hpp"
 
 namespace triada {
@@ -94,11 +95,25 @@ std::uint64_t RandomSubset::hash(index_t id) const {
   return counter_hash(seed_, stream_, static_cast<std::uint64_t>(id));
 }
 
+std::uint64_t generate_bytes(const GenSpec& c, const Brick& b, std::size_t element_bytes,
+                             const std::string& what) {
+  using u64 = std::uint64_t;
+  u64 bytes = checked_mul(checked_product<u64>(b.extents(), what), element_bytes, what);
+  // A RandomSubset of n ids keeps their hashes and a sorted copy while it is built.
+  auto subset = [&](double fraction, index_t n) {
+    const index_t m = rounded_count(fraction, n);
+    return m > 0 && m < n ? checked_mul(static_cast<u64>(n), u64{16}, what) : u64{0};
+  };
+  bytes = checked_add(bytes, subset(c.zero_lines, checked_mul(c.shape[0], c.shape[1], what)), what);
+  return checked_add(bytes, subset(c.zero_planes, c.shape[c.plane_axis - 1]), what);
+}
+
 template <class T>
 index_t generate_brick(const GenSpec& c, const Brick& b, std::vector<T>& out) {
   const auto [N1, N2, N3] = c.shape;
   const int pa = c.plane_axis - 1;
-  const RandomSubset lines(c.seed, line_pick, N1 * N2, rounded_count(c.zero_lines, N1 * N2));
+  const index_t n_lines = checked_mul(N1, N2, "shape " + to_string(c.shape));
+  const RandomSubset lines(c.seed, line_pick, n_lines, rounded_count(c.zero_lines, n_lines));
   const RandomSubset planes(c.seed, plane_pick, c.shape[pa],
                             rounded_count(c.zero_planes, c.shape[pa]));
   out.assign(static_cast<size_t>(b.count()), T{});

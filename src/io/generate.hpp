@@ -53,6 +53,18 @@ class RandomSubset {
   std::vector<index_t> ties_;
 };
 
+// The slab along axis 1 that rank `rank` of `size` generates (triada-gen).
+inline Brick generator_slab(const ext3& shape, int size, int rank) {
+  const Range r = split_range(shape[0], size, rank);
+  return {{r.lo, 0, 0}, {r.hi, shape[1], shape[2]}};
+}
+
+// Bytes generate_brick needs for brick `b`: the brick in elements of `element_bytes`
+// and the random pickers of zero lines and planes. Throws input_error naming `what` if
+// a size overflows 64 bits.
+std::uint64_t generate_bytes(const GenSpec& spec, const Brick& b, std::size_t element_bytes,
+                             const std::string& what);
+
 // Fills `out` with the brick `b` (clipped by the caller to the tensor) of the tensor
 // `spec` describes, in C order of the brick, and returns its number of non-zeros.
 // T is double or cplx (complex draws real and imaginary parts independently; index and

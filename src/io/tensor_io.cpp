@@ -10,7 +10,9 @@
 #include <thread>
 
 #include "core/error.hpp"
+#include "core/checked.hpp"
 #include "io/hdf5.hpp"
+#include "geometry/memory_model.hpp"
 #include "mesh/mpi.hpp"
 
 namespace triada {
@@ -431,12 +433,16 @@ CoeffMatrix read_matrix(const std::string& file, const std::string& dataset_path
   m.rows = static_cast<index_t>(c.dims[0]);
   m.cols = static_cast<index_t>(c.dims[1]);
   m.is_complex = c.type.is_complex;
-  m.data.assign(static_cast<size_t>(m.rows * m.cols), cplx{});
+  // Checked: a declared shape must not wrap into a small buffer that H5Dread overruns.
+  const std::string label = name + ": the " + std::to_string(c.dims[0]) + "x" + std::to_string(c.dims[1]) + " matrix";
+  const index_t elements = checked_mul(m.rows, m.cols, label);
+  require_memory(checked_mul(static_cast<std::uint64_t>(elements), sizeof(cplx), label), label);
+  m.data.assign(static_cast<size_t>(elements), cplx{});
   if (m.is_complex) {
     h5::Datatype mt = complex_memtype();
     CHECK_H5(H5Dread(d.get(), mt.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, m.data.data()));
   } else {
-    h5::Dataspace mspace = memory_selection(m.rows * m.cols, 2);
+    h5::Dataspace mspace = memory_selection(elements, 2);
     CHECK_H5(
         H5Dread(d.get(), H5T_NATIVE_DOUBLE, mspace.get(), H5S_ALL, H5P_DEFAULT, m.data.data()));
   }

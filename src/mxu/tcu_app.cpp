@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "config/options.hpp"
+#include "core/checked.hpp"
 #include "core/error.hpp"
 #include "counters/report.hpp"
 #include "mxu/tensor_unit.hpp"
@@ -220,7 +221,10 @@ nlohmann::json run_tcu_once(const TcuAlgorithm& algo, const TcuProblem& problem,
                             std::int64_t latency, bool weak, CellMode cell_mode) {
   TensorUnit unit(m, latency, weak, Mode::esop, cell_mode);
   const auto t0 = std::chrono::steady_clock::now();
-  const TcuRun run = algo.run(unit, problem);
+  const std::string what = problem.input.empty()
+                               ? "--size " + std::to_string(problem.size) + " --m " + std::to_string(m)
+                               : problem.input;
+  const TcuRun run = out_of_memory_is_input_error(what, [&] { return algo.run(unit, problem); });
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const TcuCost& c = unit.cost();
   std::int64_t size = problem.size;

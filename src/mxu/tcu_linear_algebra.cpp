@@ -22,7 +22,9 @@
 #include <string>
 #include <vector>
 
+#include "core/checked.hpp"
 #include "core/error.hpp"
+#include "geometry/memory_model.hpp"
 #include "io/hdf5.hpp"
 #include "io/tensor_io.hpp"
 #include "mxu/tcu_algorithms.hpp"
@@ -76,7 +78,10 @@ Mat read_real(const std::string& file, const std::string& dset, std::vector<inde
   hsize_t h[2] = {1, 1};
   CHECK_H5(H5Sget_simple_extent_dims(sp.get(), h, nullptr));
   dims.assign(h, h + rank);
-  Mat out(static_cast<size_t>(h[0] * (rank == 2 ? h[1] : 1)));
+  // Checked: a declared shape must not wrap into a small buffer that H5Dread overruns.
+  const std::uint64_t n = checked_product<std::uint64_t>(std::vector<hsize_t>(h, h + rank), name);
+  require_memory(checked_mul(n, sizeof(double), name), name);
+  Mat out(static_cast<size_t>(n));
   if (!out.empty())
     CHECK_H5(H5Dread(d.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()));
   return out;

@@ -15,8 +15,9 @@ TensorUnit::TensorUnit(std::int64_t m, std::int64_t latency, bool weak, Mode mod
     : m_(m), l_(latency), s_(0), weak_(weak), mode_(mode), cell_mode_(cell_mode) {
   if (m < 1) throw config_error("--m: the tensor unit size must be a positive square, got " + std::to_string(m));
   s_ = static_cast<index_t>(std::llround(std::sqrt(static_cast<double>(m))));
-  while (s_ * s_ > m) --s_;
-  while ((s_ + 1) * (s_ + 1) <= m) ++s_;
+  // Compared by division: (s + 1)^2 overflows 64 bits for m near 2^63.
+  while (s_ > m / s_) --s_;
+  while (s_ + 1 <= m / (s_ + 1)) ++s_;
   if (s_ * s_ != m)
     throw config_error("--m: the tensor unit size must be a perfect square (4, 16, 64, 256, ...), got " +
                        std::to_string(m));

@@ -6,11 +6,14 @@
 #include <optional>
 
 #include "cell/engine.hpp"
+#include "core/checked.hpp"
 #include "core/error.hpp"
 #include "counters/progress.hpp"
 #include "counters/report.hpp"
 #include "core/memory.hpp"
+#include "geometry/memory_model.hpp"
 #include "mesh/mpi.hpp"
+#include "mesh/node_memory.hpp"
 #include "mesh/topology.hpp"
 
 namespace triada {
@@ -87,7 +90,8 @@ ProblemFacts validate(const TransformConfig& cfg, TensorInfo& info) {
 
 template <class T>
 void run_typed(const TransformConfig& cfg, const TensorInfo& info, const Plan& plan,
-               MPI_Comm world, std::ostream& out, std::chrono::steady_clock::time_point t0) {
+               const MemoryModelOptions& mem, MPI_Comm world, std::ostream& out,
+               std::chrono::steady_clock::time_point t0) {
   Topology topo(plan, world, sizeof(T));
   const long baseline_rss = current_rss_bytes();
   std::vector<T> in;
@@ -199,6 +203,9 @@ void run_typed(const TransformConfig& cfg, const TensorInfo& info, const Plan& p
       ctx.peak_rss_bytes.push_back(mem_all[3 * r]);
       ctx.baseline_rss_bytes.push_back(mem_all[3 * r + 1]);
       ctx.brick_tensor_bytes.push_back(mem_all[3 * r + 2]);
+      const MemoryPrediction p = predict_memory(plan, r, mem, cfg.input.str());
+      ctx.predicted_peak_bytes.push_back(p.run);
+      ctx.predicted_window_bytes.push_back(p.window_mapped);
     }
     ctx.esop = cfg.mesh.mode == Mode::esop;
     ctx.energy = cfg.mesh.energy;
@@ -210,6 +217,19 @@ void run_typed(const TransformConfig& cfg, const TensorInfo& info, const Plan& p
     if (!cfg.trace.empty()) write_text_file_atomic(cfg.trace, trace_csv(plan, rc));
     if (!cfg.quiet) out << summary_text(report) << std::flush;
   });
+}
+
+// What the memory model needs to know about this run (geometry/memory_model.hpp).
+MemoryModelOptions memory_options(const TransformConfig& cfg, bool complex_run, bool one_node) {
+  MemoryModelOptions m;
+  m.element_bytes = complex_run ? sizeof(cplx) : sizeof(double);
+  m.cell_bytes = complex_run ? sizeof(Cell<cplx>) : sizeof(Cell<double>);
+  m.reference = parse_executor(cfg.executor) == Executor::reference;
+  m.check = cfg.check;
+  for (TransformKind k : cfg.kinds)
+    if (k == TransformKind::gemt && cfg.inverse) m.coeff_copies = 3;  // Gauss-Jordan: c, a, inv
+  m.one_node = one_node;
+  return m;
 }
 
 }  // namespace
@@ -251,11 +271,26 @@ void run_transform_job(const TransformConfig& cfg, MPI_Comm world, std::ostream&
     plan = make_plan(req);
   });
 
-  // 3. Run in the element type the data needs.
-  if (facts.input_complex || facts.coeffs_complex)
-    run_typed<cplx>(cfg, info, plan, world, out, t0);
-  else
-    run_typed<double>(cfg, info, plan, world, out, t0);
+  // 3. Memory: a node that cannot hold its ranks' predicted peak refuses the run before
+  // anything is allocated; an allocation that fails anyway is an input error too.
+  const bool complex_run = facts.input_complex || facts.coeffs_complex;
+  const bool one_node = on_one_node(world);
+  const std::string what = cfg.input.file + ":" + info.dataset + ": shape " + to_string(plan.in_shape);
+  MemoryModelOptions mem;
+  std::uint64_t need = 0;
+  mpi::collectively(world, [&] {
+    mem = memory_options(cfg, complex_run, one_node);
+    need = predict_memory(plan, rank, mem, what).node_share();
+  });
+  require_node_memory(world, need, what);
+
+  // 4. Run in the element type the data needs.
+  out_of_memory_is_input_error(what, [&] {
+    if (complex_run)
+      run_typed<cplx>(cfg, info, plan, mem, world, out, t0);
+    else
+      run_typed<double>(cfg, info, plan, mem, world, out, t0);
+  });
 }
 
 }  // namespace triada

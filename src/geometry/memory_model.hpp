@@ -1,0 +1,63 @@
+#pragma once
+// Memory each rank of a triada-transform run needs, predicted from the plan alone (no
+// MPI, nothing read), so a run that cannot fit is refused before it allocates; and what
+// this machine has available. README "Errors" describes both.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "geometry/plan.hpp"
+
+namespace triada {
+
+struct MemoryModelOptions {
+  std::size_t element_bytes = 8;  // sizeof(T): 8 real, 16 complex
+  std::size_t cell_bytes = 24;    // sizeof(Cell<T>) (reference executor)
+  bool reference = false;         // reference executor (a Cell per cell of the brick)
+  bool check = false;             // --check: a copy of the input and a second run
+  int coeff_copies = 1;           // matrices alive while one is built (gemt --inverse: 3)
+  // Every line lives on one node: lines of >= 2 bricks get a shared window. Otherwise
+  // both a window and two batch buffers are counted (an upper bound).
+  bool one_node = true;
+};
+
+struct MemoryPrediction {
+  // Growth of resident memory after the setup (what the report's peak minus baseline
+  // measures): registers, stage scratch, coefficient matrices, actuator stream, I/O.
+  std::uint64_t run = 0;
+  std::uint64_t registers = 0;      // the brick registers alone (part of run)
+  std::uint64_t window_own = 0;     // this rank's segments of the shared windows
+  std::uint64_t window_mapped = 0;  // every segment it maps (its own and its partners')
+  std::uint64_t node_share() const { return run + window_own; }  // what it adds to its node
+};
+
+// Fixed allowance for what the model does not count buffer by buffer: HDF5 and MPI-IO
+// buffers, MPI's per-message state, the packing panels and small per-stage arrays.
+inline constexpr std::uint64_t kMemoryModelFixedBytes = std::uint64_t{48} << 20;
+// Packing scratch after each member's segment of a shared window (must equal
+// Topology::kLineScratchBytes; node_memory.cpp checks).
+inline constexpr std::uint64_t kWindowScratchBytes = std::uint64_t{3} << 20;
+
+// Prediction for world rank r of the plan. Throws input_error (naming `what`) if a
+// size overflows 64 bits.
+MemoryPrediction predict_memory(const Plan& plan, int world_rank, const MemoryModelOptions& opt,
+                                const std::string& what);
+
+// Memory this process may still use: TRIADA_MEMORY_LIMIT (bytes) if set, else the
+// smaller of MemAvailable (/proc/meminfo) and the cgroup's limit minus its usage
+// (v2 memory.max / memory.current, or v1 memory.limit_in_bytes / memory.usage_in_bytes).
+struct AvailableMemory {
+  std::uint64_t bytes = 0;
+  std::string source;  // "MemAvailable", "cgroup limit", "TRIADA_MEMORY_LIMIT"
+};
+AvailableMemory available_memory();
+
+// "35.2 GiB", "812.0 MiB", "512 B".
+std::string format_bytes(std::uint64_t bytes);
+std::string format_bytes(double bytes);
+
+// Throws input_error "<what>: needs X, Y available (source)" if one process would need
+// more than is available (for single-process allocations from a user's size).
+void require_memory(std::uint64_t bytes, const std::string& what);
+
+}  // namespace triada

@@ -1,0 +1,21 @@
+#pragma once
+// The up-front memory check of a run: the ranks that share one node's memory
+// (MPI_COMM_TYPE_SHARED) must together fit in what that node has available
+// (geometry/memory_model.hpp: available_memory()).
+#include <mpi.h>
+
+#include <cstdint>
+#include <string>
+
+namespace triada {
+
+// Collective over comm. `mine` is what this rank will add to its node's memory. If the
+// ranks of some node together need more than available_memory(), every rank throws the
+// same input_error: "<what>: needs X per rank[ (Y for the N ranks on one node)], Z
+// available (source)".
+void require_node_memory(MPI_Comm comm, std::uint64_t mine, const std::string& what);
+
+// True if every rank of comm shares one node's memory.
+bool on_one_node(MPI_Comm comm);
+
+}  // namespace triada
