@@ -1,5 +1,10 @@
 #include "io/hdf5.hpp"
 
+#include <algorithm>
+#include <set>
+
+#include "io/input_file.hpp"
+
 namespace triada::h5 {
 
 namespace {
@@ -23,7 +28,17 @@ void throw_hdf5_error(const char* call, const char* file, int line) {
   const std::string detail = last_error_message();
   if (!detail.empty()) msg += ": " + detail;
   H5Eclear2(H5E_DEFAULT);
-  throw hdf5_error(msg);
+  throw call_failed(msg, detail);
+}
+
+std::string plain_reason(const std::string& m) {
+  if (m.empty()) return "HDF5 could not read it";
+  const auto has = [&](const char* s) { return m.find(s) != std::string::npos; };
+  if (has("checksum")) return "checksum mismatch: " + m;
+  // Addresses past the end of file: the file was cut short or its metadata is broken.
+  if (has("addr overflow") || has("eoa") || has("truncated"))
+    return "truncated or corrupt file: " + m;
+  return m;
 }
 
 QuietErrors::QuietErrors() noexcept {
@@ -36,21 +51,147 @@ QuietErrors::~QuietErrors() {
 }
 
 namespace {
-herr_t collect_dataset(hid_t obj, const char* name, const H5O_info_t* info, void* data) {
-  if (info->type != H5O_TYPE_DATASET) return 0;
-  Dataset d(H5Dopen2(obj, name, H5P_DEFAULT));
-  if (!d.valid()) return 0;  // e.g. an external link target missing: not a candidate
-  Dataspace s(H5Dget_space(d.get()));
-  const int rank = s.valid() ? H5Sget_simple_extent_ndims(s.get()) : -1;
-  static_cast<std::vector<DatasetEntry>*>(data)->push_back({std::string("/") + name, rank});
+
+// H5Pset_elink_cb hook, called before HDF5 opens an external link's file: refuse a target
+// that exists but is not a regular file, as given and beside the parent file (where HDF5
+// looks too).
+herr_t refuse_irregular_target(const char* parent_file, const char*, const char* child_file,
+                               const char*, unsigned*, hid_t, void*) {
+  std::string beside = parent_file;
+  const auto slash = beside.rfind('/');
+  beside = (slash == std::string::npos ? std::string() : beside.substr(0, slash + 1)) + child_file;
+  for (const std::string& p : {std::string(child_file), beside}) {
+    const std::string kind = non_regular_kind(p);
+    if (!kind.empty()) {
+      H5Epush2(H5E_DEFAULT, __FILE__, __func__, __LINE__, H5E_ERR_CLS, H5E_LINK, H5E_CANTOPENFILE,
+               "external link target %s is not a regular file (%s)", p.c_str(), kind.c_str());
+      return -1;
+    }
+  }
   return 0;
 }
+
+constexpr int kMaxDepth = 32;
+constexpr std::size_t kMaxLinks = 100000;
+
+struct Walk {
+  std::vector<DatasetEntry> found;
+  std::set<haddr_t> groups;  // entered already (hard-link cycles)
+  std::size_t links = 0;
+  hid_t lapl = H5P_DEFAULT;
+};
+
+void walk_group(hid_t group, const std::string& prefix, int depth, Walk& w);
+
+// One dataset (already open): its extent, rank and, if it cannot be read, why.
+DatasetEntry describe_dataset(hid_t dset, const std::string& path) {
+  DatasetEntry e;
+  e.path = path;
+  Dataspace s(H5Dget_space(dset));
+  if (!s.valid()) {
+    e.problem = last_error_message();
+    return e;
+  }
+  e.shape = describe_extent(s.get());
+  if (H5Sget_simple_extent_type(s.get()) == H5S_SIMPLE)
+    e.rank = H5Sget_simple_extent_ndims(s.get());
+  return e;
+}
+
+void visit_hard(hid_t group, const std::string& path, haddr_t addr, int depth, Walk& w) {
+  Object obj(H5Oopen_by_addr(group, addr));  // by address: the name is not parsed as a path
+  if (!obj.valid()) {
+    w.found.push_back({path, -1, "", "", last_error_message()});
+    return;
+  }
+  const H5I_type_t kind = H5Iget_type(obj.get());
+  if (kind == H5I_DATASET) {
+    w.found.push_back(describe_dataset(obj.get(), path));
+  } else if (kind == H5I_GROUP && depth < kMaxDepth && w.groups.insert(addr).second) {
+    walk_group(obj.get(), path + "/", depth + 1, w);
+  }
+}
+
+// An external link: followed one hop; only a dataset there is a candidate.
+void visit_external(hid_t group, const char* name, const std::string& path, const H5L_info_t& info,
+                    Walk& w) {
+  std::vector<char> val(info.u.val_size + 1, '\0');
+  const char* file = nullptr;
+  const char* obj_path = nullptr;
+  if (H5Lget_val(group, name, val.data(), info.u.val_size, H5P_DEFAULT) < 0 ||
+      H5Lunpack_elink_val(val.data(), info.u.val_size, nullptr, &file, &obj_path) < 0)
+    return;
+  Object obj(H5Oopen(group, name, w.lapl));
+  if (!obj.valid() || H5Iget_type(obj.get()) != H5I_DATASET) return;  // dangling, or a group
+  DatasetEntry e = describe_dataset(obj.get(), path);
+  e.target = std::string(file) + ":" + obj_path;
+  w.found.push_back(std::move(e));
+}
+
+struct GroupWalk {
+  std::string prefix;
+  int depth;
+  Walk* walk;
+};
+
+herr_t on_link(hid_t group, const char* name, const H5L_info_t* info, void* data) {
+  auto& g = *static_cast<GroupWalk*>(data);
+  Walk& w = *g.walk;
+  if (++w.links > kMaxLinks) return 1;  // stop: a corrupt index may not end
+  const std::string path = g.prefix + name;
+  try {
+    if (info->type == H5L_TYPE_HARD)
+      visit_hard(group, path, info->u.address, g.depth, w);
+    else if (info->type == H5L_TYPE_EXTERNAL)
+      visit_external(group, name, path, *info, w);
+  } catch (const std::exception& e) {  // never through HDF5's C frames
+    w.found.push_back({path, -1, "", "", e.what()});
+  }
+  H5Eclear2(H5E_DEFAULT);
+  return 0;
+}
+
+void walk_group(hid_t group, const std::string& prefix, int depth, Walk& w) {
+  GroupWalk g{prefix, depth, &w};
+  hsize_t idx = 0;
+  if (H5Literate(group, H5_INDEX_NAME, H5_ITER_INC, &idx, on_link, &g) < 0) {
+    const std::string where = prefix.size() > 1 ? prefix.substr(0, prefix.size() - 1) : "/";
+    w.found.push_back({where, -1, "", "", last_error_message()});
+    H5Eclear2(H5E_DEFAULT);
+  }
+}
+
 }  // namespace
 
+PropList input_link_access(hid_t cls) {
+  PropList lapl(CHECK_H5(H5Pcreate(cls)));
+  CHECK_H5(H5Pset_elink_cb(lapl.get(), refuse_irregular_target, nullptr));
+  return lapl;
+}
+
+std::string describe_extent(hid_t space) {
+  switch (H5Sget_simple_extent_type(space)) {
+    case H5S_SCALAR:
+      return "scalar";
+    case H5S_NULL:
+      return "empty (null dataspace)";
+    case H5S_SIMPLE:
+      return "rank " + std::to_string(H5Sget_simple_extent_ndims(space));
+    default:
+      return "unreadable dataspace";
+  }
+}
+
 std::vector<DatasetEntry> list_datasets(hid_t loc) {
-  std::vector<DatasetEntry> all;
-  CHECK_H5(H5Ovisit2(loc, H5_INDEX_NAME, H5_ITER_INC, collect_dataset, &all, H5O_INFO_BASIC));
-  return all;
+  Walk w;
+  PropList lapl = input_link_access();
+  w.lapl = lapl.get();
+  walk_group(loc, "/", 0, w);
+  if (w.links > kMaxLinks)
+    w.found.push_back({"/", -1, "", "", "more than 100000 links (a corrupt group index?)"});
+  std::sort(w.found.begin(), w.found.end(),
+            [](const DatasetEntry& a, const DatasetEntry& b) { return a.path < b.path; });
+  return w.found;
 }
 
 }  // namespace triada::h5

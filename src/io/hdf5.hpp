@@ -16,7 +16,33 @@ namespace triada::h5 {
 // The innermost message of HDF5's current error stack ("" if none).
 std::string last_error_message();
 
+// What CHECK_H5 throws: the full message names the call and our source line (for bugs);
+// reason() is HDF5's innermost message alone, for input errors that name the file instead.
+class call_failed : public hdf5_error {
+ public:
+  call_failed(const std::string& what, std::string reason)
+      : hdf5_error(what), reason_(std::move(reason)) {}
+  const std::string& reason() const { return reason_; }
+
+ private:
+  std::string reason_;
+};
+
 [[noreturn]] void throw_hdf5_error(const char* call, const char* file, int line);
+
+// HDF5's message in plain words where it is cryptic (a truncated file, a checksum).
+std::string plain_reason(const std::string& hdf5_message);
+
+// Runs `body`; a failed HDF5 call in it becomes input_error "<name>: cannot read (<why>)".
+// Use around everything that inspects or reads an input: a corrupt file is bad input.
+template <class F>
+decltype(auto) reading_input(const std::string& name, F&& body) {
+  try {
+    return body();
+  } catch (const call_failed& e) {
+    throw input_error(name + ": cannot read (" + plain_reason(e.reason()) + ")");
+  }
+}
 
 // HDF5 calls report failure with a negative value (herr_t, hid_t, htri_t, ssize_t).
 template <class T>
@@ -91,12 +117,27 @@ class QuietErrors {
   bool saved_ = false;
 };
 
-// Every dataset below `loc` (a file or group) with its rank (-1 if unreadable), in name
-// order (H5Ovisit's default); paths start with "/".
+// A link access property list for opening inputs: an external link whose target file
+// exists but is not a regular file is refused (opening a FIFO would block forever).
+// `cls`: H5P_LINK_ACCESS, or H5P_DATASET_ACCESS for H5Dopen2.
+PropList input_link_access(hid_t cls = H5P_LINK_ACCESS);
+
+// The datasets of an input, found without visiting more than needed: links are iterated
+// group by group (H5Literate), a group is entered once (hard-link cycles) and at most 32
+// deep, soft links are skipped (aliases of objects found by their hard path), an external
+// link is followed one hop to a dataset (never into groups), and a dangling one is skipped.
+// `problem` says why an object behind a hard link could not be read (it might have been a
+// candidate). Paths start with "/", in name order.
 struct DatasetEntry {
   std::string path;
-  int rank;
+  int rank = -1;        // -1: not a simple dataspace, or unreadable
+  std::string shape;    // "rank 2", "scalar", "empty (null dataspace)"
+  std::string target;   // "other.h5:/y" for an external link, else ""
+  std::string problem;  // non-empty: could not be read (HDF5's reason)
 };
 std::vector<DatasetEntry> list_datasets(hid_t loc);
+
+// "rank N", "scalar" or "empty (null dataspace)" for a dataspace.
+std::string describe_extent(hid_t space);
 
 }  // namespace triada::h5

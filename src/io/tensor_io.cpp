@@ -1,6 +1,7 @@
 #include "io/tensor_io.hpp"
 
 #include <fcntl.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -9,10 +10,12 @@
 #include <stdexcept>
 #include <thread>
 
-#include "core/error.hpp"
 #include "core/checked.hpp"
-#include "io/hdf5.hpp"
+#include "core/error.hpp"
 #include "geometry/memory_model.hpp"
+#include "io/hdf5.hpp"
+#include "io/input_file.hpp"
+#include "io/output_files.hpp"
 #include "mesh/mpi.hpp"
 
 namespace triada {
@@ -182,58 +185,64 @@ void best_effort_locking(hid_t fapl) {
 // Serial opening with input_error messages that name the input
 
 h5::File open_serial(const std::string& file) {
-  std::error_code ec;
-  const auto st = fs::status(file, ec);
-  if (!fs::exists(st)) throw input_error(file + ": no such file");
-  if (fs::is_directory(st)) throw input_error(file + ": is a directory");
+  require_regular_file(file, file);  // before any open(): a FIFO would block forever
   const htri_t is_h5 = H5Fis_hdf5(file.c_str());
   if (is_h5 == 0) throw input_error(file + ": not an HDF5 file");
-  if (is_h5 < 0) throw input_error(file + ": cannot read (" + h5::last_error_message() + ")");
+  const auto why = [] { return h5::plain_reason(h5::last_error_message()); };
+  if (is_h5 < 0) throw input_error(file + ": cannot read (" + why() + ")");
   h5::PropList fapl(CHECK_H5(H5Pcreate(H5P_FILE_ACCESS)));
   best_effort_locking(fapl.get());
   const hid_t id = H5Fopen(file.c_str(), H5F_ACC_RDONLY, fapl.get());
-  if (id < 0) throw input_error(file + ": cannot open (" + h5::last_error_message() + ")");
+  if (id < 0) throw input_error(file + ": cannot open (" + why() + ")");
   return h5::File(id);
 }
 
 // True if every link along `path` exists and the object it names exists (not dangling).
 // H5Lexists fails rather than answers when an intermediate link is missing, so walk them.
-bool object_exists(hid_t file, const std::string& path) {
+bool object_exists(hid_t file, const std::string& path, hid_t lapl = H5P_DEFAULT) {
   if (path.empty() || path[0] != '/') return false;
   for (size_t pos = 1;; ++pos) {
     pos = path.find('/', pos);
     const std::string prefix = path.substr(0, pos);
     if (prefix.size() > 1 && prefix.back() != '/' &&
-        H5Lexists(file, prefix.c_str(), H5P_DEFAULT) <= 0) {
+        H5Lexists(file, prefix.c_str(), lapl) <= 0) {
       H5Eclear2(H5E_DEFAULT);
       return false;
     }
     if (pos == std::string::npos) break;
   }
-  const htri_t ok = H5Oexists_by_name(file, path.c_str(), H5P_DEFAULT);
+  const htri_t ok = H5Oexists_by_name(file, path.c_str(), lapl);
   H5Eclear2(H5E_DEFAULT);
   return ok > 0;
 }
 
-// Opens `path` as a dataset; `name` is how the user wrote it ("in.h5:/x").
+// Opens `path` as a dataset; `name` is how the user wrote it ("in.h5:/x"). Links along
+// the path are followed as HDF5 does (soft and external), external ones only to regular files.
 h5::Dataset open_dataset(hid_t file, const std::string& path, const std::string& name) {
-  if (!object_exists(file, path)) throw input_error(name + ": no such dataset");
-  h5::Object obj(H5Oopen(file, path.c_str(), H5P_DEFAULT));
-  if (!obj.valid()) throw input_error(name + ": cannot open (" + h5::last_error_message() + ")");
+  const h5::PropList lapl = h5::input_link_access();
+  if (!object_exists(file, path, lapl.get())) throw input_error(name + ": no such dataset");
+  h5::Object obj(H5Oopen(file, path.c_str(), lapl.get()));
+  if (!obj.valid())
+    throw input_error(name + ": cannot open (" + h5::plain_reason(h5::last_error_message()) + ")");
   const H5I_type_t kind = H5Iget_type(obj.get());
   if (kind != H5I_DATASET)
     throw input_error(name + ": not a dataset" + (kind == H5I_GROUP ? " (a group)" : ""));
-  const hid_t id = H5Dopen2(file, path.c_str(), H5P_DEFAULT);
-  if (id < 0) throw input_error(name + ": cannot open (" + h5::last_error_message() + ")");
-  return h5::Dataset(id);
+  return h5::Dataset(obj.release());  // H5Oopen of a dataset gives a dataset id
 }
 
-std::vector<hsize_t> dims_of(hid_t dset) {
+std::vector<hsize_t> dims_of(hid_t dset, std::vector<hsize_t>* max_dims = nullptr) {
   h5::Dataspace space(CHECK_H5(H5Dget_space(dset)));
   const int rank = CHECK_H5(H5Sget_simple_extent_ndims(space.get()));
-  std::vector<hsize_t> dims(static_cast<size_t>(rank));
-  if (rank > 0) CHECK_H5(H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr));
+  std::vector<hsize_t> dims(static_cast<size_t>(rank)), max(dims.size());
+  if (rank > 0) CHECK_H5(H5Sget_simple_extent_dims(space.get(), dims.data(), max.data()));
+  if (max_dims) *max_dims = max;
   return dims;
+}
+
+// "rank 2", "scalar", "empty (null dataspace)".
+std::string extent_of(hid_t dset) {
+  h5::Dataspace space(CHECK_H5(H5Dget_space(dset)));
+  return h5::describe_extent(space.get());
 }
 
 std::string dims_string(const std::vector<hsize_t>& dims) {
@@ -249,13 +258,19 @@ struct Checked {
 };
 Checked check_dataset(hid_t dset, int want_rank, const std::string& name) {
   Checked c;
-  c.dims = dims_of(dset);
+  std::vector<hsize_t> max;
+  c.dims = dims_of(dset, &max);
   if (static_cast<int>(c.dims.size()) != want_rank)
-    throw input_error(name + ": rank " + std::to_string(c.dims.size()) + ", expected a rank-" +
+    throw input_error(name + ": " + extent_of(dset) + ", expected a rank-" +
                       std::to_string(want_rank) +
                       (want_rank == 3   ? " tensor"
                        : want_rank == 2 ? " matrix"
                                         : " dataset"));
+  // HDF5 does not check this itself; a flipped bit in a corrupt file shows here first.
+  for (size_t k = 0; k < max.size(); ++k)
+    if (max[k] != H5S_UNLIMITED && c.dims[k] > max[k])
+      throw input_error(name + ": corrupt dataspace (extent " + dims_string(c.dims) +
+                        " beyond its maximum " + dims_string(max) + ")");
   h5::Datatype t(CHECK_H5(H5Dget_type(dset)));
   c.type = describe_type(t.get());
   if (!c.type.supported)
@@ -265,18 +280,25 @@ Checked check_dataset(hid_t dset, int want_rank, const std::string& name) {
   return c;
 }
 
+// The file's only rank-3 dataset (an external link to one counts, see list_datasets).
+// An object that cannot be read might have been a candidate: then the file is refused.
 std::string find_rank3_dataset(hid_t file, const std::string& fname) {
   const std::vector<h5::DatasetEntry> all = h5::list_datasets(file);
   std::vector<std::string> rank3;
-  for (const auto& e : all)
+  for (const auto& e : all) {
+    if (!e.problem.empty())
+      throw input_error(fname + ":" + e.path + ": cannot read (" + h5::plain_reason(e.problem) +
+                        ")");
     if (e.rank == 3) rank3.push_back(e.path);
+  }
   if (rank3.size() == 1) return rank3[0];
   std::string list;
   if (rank3.empty()) {
     if (all.empty()) throw input_error(fname + ": no rank-3 dataset (the file has no datasets)");
     const size_t shown = std::min<size_t>(all.size(), 6);
     for (size_t k = 0; k < shown; ++k)
-      list += (k ? ", " : "") + all[k].path + " (rank " + std::to_string(all[k].rank) + ")";
+      list += (k ? ", " : "") + all[k].path + " (" + all[k].shape +
+              (all[k].target.empty() ? "" : ", external link to " + all[k].target) + ")";
     if (shown < all.size()) list += ", ...";
     throw input_error(fname + ": no rank-3 dataset (found: " + list + ")");
   }
@@ -355,20 +377,27 @@ void read_brick_impl(MPI_Comm comm, const std::string& file, const TensorInfo& i
   const std::string name = file + ":" + info.dataset;
   h5::File f;
   h5::Dataset d;
+  const auto why = [] { return h5::plain_reason(h5::last_error_message()); };
+  // Every failure, on any rank, is agreed by all (collectively) and is an input error
+  // naming the file (reading_input): rank 0 checked the file, so it changed or is corrupt.
   mpi::collectively(comm, [&] {
-    h5::PropList fapl = mpio_access(comm);
-    f = h5::File(H5Fopen(file.c_str(), H5F_ACC_RDONLY, fapl.get()));
-    if (!f.valid()) throw input_error(file + ": cannot open (" + h5::last_error_message() + ")");
-    d = h5::Dataset(H5Dopen2(f.get(), info.dataset.c_str(), H5P_DEFAULT));
-    if (!d.valid()) throw input_error(name + ": no such dataset");
-    const auto dims = dims_of(d.get());
-    if (dims.size() != 3 || static_cast<index_t>(dims[0]) != info.shape[0] ||
-        static_cast<index_t>(dims[1]) != info.shape[1] ||
-        static_cast<index_t>(dims[2]) != info.shape[2])
-      throw input_error(name + ": changed while reading (now " + dims_string(dims) + ")");
+    h5::reading_input(name, [&] {
+      require_regular_file(file, file);  // replaced since rank 0 checked it?
+      h5::PropList fapl = mpio_access(comm);
+      f = h5::File(H5Fopen(file.c_str(), H5F_ACC_RDONLY, fapl.get()));
+      if (!f.valid()) throw input_error(file + ": cannot open (" + why() + ")");
+      const h5::PropList dapl = h5::input_link_access(H5P_DATASET_ACCESS);
+      d = h5::Dataset(H5Dopen2(f.get(), info.dataset.c_str(), dapl.get()));
+      if (!d.valid()) throw input_error(name + ": cannot open (" + why() + ")");
+      const auto dims = dims_of(d.get());
+      if (dims.size() != 3 || static_cast<index_t>(dims[0]) != info.shape[0] ||
+          static_cast<index_t>(dims[1]) != info.shape[1] ||
+          static_cast<index_t>(dims[2]) != info.shape[2])
+        throw input_error(name + ": changed while reading (now " + dims_string(dims) + ")");
+    });
   });
   out.assign(static_cast<size_t>(brick.count()), T{});
-  mpi::collectively(comm, [&] {
+  mpi::collectively(comm, [&] { h5::reading_input(name, [&] {
     h5::Dataspace fspace = file_selection(d.get(), brick);
     h5::PropList dxpl = collective_transfer();
     T dummy{};
@@ -387,10 +416,12 @@ void read_brick_impl(MPI_Comm comm, const std::string& file, const TensorInfo& i
       h5::Dataspace mspace = memory_selection(brick.count());
       CHECK_H5(H5Dread(d.get(), H5T_NATIVE_DOUBLE, mspace.get(), fspace.get(), dxpl.get(), buf));
     }
-  });
+  }); });
   mpi::collectively(comm, [&] {
-    d.close();
-    f.close();
+    h5::reading_input(name, [&] {
+      d.close();
+      f.close();
+    });
   });
 }
 
@@ -403,13 +434,18 @@ TensorInfo inspect_tensor(const DatasetRef& ref) {
   h5::QuietErrors quiet;
   h5::File f = open_serial(ref.file);
   TensorInfo info;
-  info.dataset = ref.dataset.empty() ? find_rank3_dataset(f.get(), ref.file) : rooted(ref.dataset);
+  // A named dataset is opened alone; only an unnamed one makes us look at the others.
+  info.dataset = ref.dataset.empty()
+                     ? h5::reading_input(ref.file, [&] { return find_rank3_dataset(f.get(), ref.file); })
+                     : rooted(ref.dataset);
   const std::string name = ref.file + ":" + info.dataset;
-  h5::Dataset d = open_dataset(f.get(), info.dataset, name);
-  const Checked c = check_dataset(d.get(), 3, name);
-  for (int k = 0; k < 3; ++k) info.shape[k] = static_cast<index_t>(c.dims[k]);
-  info.is_complex = c.type.is_complex;
-  info.type_name = c.type.name;
+  h5::reading_input(name, [&] {
+    h5::Dataset d = open_dataset(f.get(), info.dataset, name);
+    const Checked c = check_dataset(d.get(), 3, name);
+    for (int k = 0; k < 3; ++k) info.shape[k] = static_cast<index_t>(c.dims[k]);
+    info.is_complex = c.type.is_complex;
+    info.type_name = c.type.name;
+  });
   return info;
 }
 
@@ -422,7 +458,14 @@ void read_brick(MPI_Comm comm, const std::string& file, const TensorInfo& info, 
   read_brick_impl(comm, file, info, brick, out);
 }
 
+// A failed HDF5 call (a corrupt file) is bad input naming the matrix, not an internal error.
+CoeffMatrix read_whole_matrix(const std::string& file, const std::string& dataset_path);
 CoeffMatrix read_matrix(const std::string& file, const std::string& dataset_path) {
+  return h5::reading_input(file + ":" + rooted(dataset_path),
+                           [&] { return read_whole_matrix(file, dataset_path); });
+}
+
+CoeffMatrix read_whole_matrix(const std::string& file, const std::string& dataset_path) {
   h5::QuietErrors quiet;
   const std::string dataset = rooted(dataset_path);
   h5::File f = open_serial(file);
@@ -451,35 +494,24 @@ CoeffMatrix read_matrix(const std::string& file, const std::string& dataset_path
 
 // ---------------------------------------------------------------------------------------
 // Output
+//
+// Why the writer is built this way (README "Errors", "Parallel I/O"): rank 0 alone creates
+// the file and the dataset through HDF5's serial driver, with the data space allocated at
+// creation, and reserves the data's blocks on disk with fallocate, so a full file system
+// is reported before any data moves ("No space left on device"). The ranks then open the
+// finished file in parallel and write raw data only (collective hyperslabs through
+// MPI-IO): the parallel file never holds dirty metadata, so a failed write cannot leave
+// HDF5's collective close waiting on mismatched barriers. Attributes are written by
+// rank 0 after the parallel close; the file is fsynced, its size checked, and only then
+// renamed onto the target. MPI-IO itself goes through ROMIO (mesh/mpi.cpp explains why).
 
 void check_output_writable(const DatasetRef& target, bool force) {
-  const std::string& file = target.file;
-  if (file.empty()) throw config_error("empty output file name");
-  std::error_code ec;
-  const auto st = fs::status(file, ec);
-  if (fs::is_directory(st)) throw input_error(file + ": is a directory");
-  if (fs::exists(st) && !force) throw input_error(file + ": exists (use --force to overwrite)");
-  fs::path dir = fs::path(file).parent_path();
-  if (dir.empty()) dir = ".";
-  const auto dst = fs::status(dir, ec);
-  if (!fs::exists(dst)) throw input_error(file + ": directory " + dir.string() + " does not exist");
-  if (!fs::is_directory(dst)) throw input_error(file + ": " + dir.string() + " is not a directory");
-  // access(W_OK) says yes to root even where creating fails (read-only mounts, /proc),
-  // so try what we will do: create a file in the directory, then remove it.
-  const std::string probe = (dir / (".triada-probe-" + std::to_string(::getpid()))).string();
-  int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600);
-  if (fd < 0 && errno == EEXIST) {  // left over from a killed run of the same pid
-    ::unlink(probe.c_str());
-    fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600);
-  }
-  if (fd < 0) throw input_error(file + ": directory " + dir.string() + " is not writable");
-  ::close(fd);
-  ::unlink(probe.c_str());
+  probe_output(target.file, force, false);
 }
 
 namespace {
 
-enum class WriterState { unopened, open, committed, aborted };
+enum class WriterState { unopened, open, finished, committed, aborted };
 
 // How long a rank waits in abort() for its peers before assuming it failed alone.
 constexpr std::chrono::seconds peer_timeout{10};
@@ -500,10 +532,149 @@ bool peers_join(MPI_Comm comm, std::chrono::seconds timeout) noexcept {
   }
 }
 
-std::string temp_name_for(const std::string& target) {
-  const fs::path p(target);
-  const std::string base = "." + p.filename().string() + ".tmp-" + std::to_string(::getpid());
-  return (p.parent_path() / base).string();
+std::uint64_t element_bytes(ElementType t) {
+  switch (t) {
+    case ElementType::int32:
+    case ElementType::float32:
+      return 4;
+    case ElementType::float64:
+    case ElementType::complex64:
+      return 8;
+    case ElementType::complex128:
+      return 16;
+  }
+  return 16;
+}
+
+// Why an HDF5 write or close of `path` failed, in plain words: a full disk shows as a
+// generic MPI or HDF5 I/O error, so ask the file system.
+std::string write_failure(const std::string& path, const std::string& detail) {
+  struct statvfs fsinfo {};
+  const fs::path dir = fs::path(path).parent_path().empty() ? fs::path(".") : fs::path(path).parent_path();
+  if (::statvfs(dir.c_str(), &fsinfo) == 0 && fsinfo.f_bavail == 0)
+    return io_failure(path, ENOSPC);
+  return path + ": write failed" + (detail.empty() ? "" : " (" + detail + ")");
+}
+
+// Reserves the blocks of [offset, offset + bytes) of `path`, so that writing them cannot
+// meet a full disk. File systems without fallocate are checked after the writes instead.
+void reserve_blocks(const std::string& shown, const std::string& path, std::uint64_t offset,
+                    std::uint64_t bytes) {
+  if (bytes == 0) return;
+  const int fd = ::open(path.c_str(), O_WRONLY);
+  if (fd < 0) throw input_error(io_failure(shown, errno));
+  int rc = ::fallocate(fd, FALLOC_FL_KEEP_SIZE, static_cast<off_t>(offset), static_cast<off_t>(bytes));
+  const int err = rc == 0 ? 0 : errno;
+  ::close(fd);
+  if (rc != 0 && err != EOPNOTSUPP && err != ENOSYS) {
+    if (err == ENOSPC) {
+      struct statvfs v {};
+      std::string avail;
+      if (::statvfs(path.c_str(), &v) == 0)
+        avail = ", " + format_bytes(static_cast<double>(v.f_bavail) * static_cast<double>(v.f_frsize)) +
+                " available";
+      throw input_error(shown + ": No space left on device (the data needs " +
+                        format_bytes(static_cast<double>(bytes)) + avail + ")");
+    }
+    throw input_error(io_failure(shown, err));
+  }
+}
+
+// Under --force, unlinks an existing dataset at `dset` so that a new one takes its name;
+// anything else there (a group and what it holds) is refused, never deleted.
+void replace_dataset_link(hid_t file, const std::string& dset, const std::string& name) {
+  if (!object_exists(file, dset, H5P_DEFAULT)) return;
+  h5::Object obj(H5Oopen(file, dset.c_str(), H5P_DEFAULT));
+  if (!obj.valid() || H5Iget_type(obj.get()) != H5I_DATASET)
+    throw input_error(name + ": exists and is not a dataset; --force replaces only a dataset");
+  obj.reset();
+  if (H5Ldelete(file, dset.c_str(), H5P_DEFAULT) < 0)
+    throw input_error(name + ": cannot replace (" + h5::last_error_message() + ")");
+}
+
+// Serial (rank 0) creation: copies an existing HDF5 target under --force so that only the
+// named dataset is replaced, creates the dataset with its space allocated, and returns
+// the file offset of its data.
+std::uint64_t create_serially(const std::string& shown, const OutputTarget& target,
+                              const std::string& tmp, const std::string& dset, const ext3& shape,
+                              ElementType type) {
+  h5::PropList fapl(CHECK_H5(H5Pcreate(H5P_FILE_ACCESS)));
+  best_effort_locking(fapl.get());
+  h5::File file;
+  if (target.kind == TargetKind::regular && H5Fis_hdf5(target.resolved.c_str()) > 0) {
+    std::error_code ec;
+    fs::copy_file(target.resolved, tmp, fs::copy_options::overwrite_existing, ec);
+    if (ec) throw input_error(shown + ": cannot copy it to " + tmp + " (" + ec.message() + ")");
+    file = h5::File(H5Fopen(tmp.c_str(), H5F_ACC_RDWR, fapl.get()));
+    if (!file.valid()) throw input_error(shown + ": cannot open (" + h5::last_error_message() + ")");
+    replace_dataset_link(file.get(), dset, shown + ":" + dset);
+  } else {
+    file = h5::File(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()));
+    if (!file.valid())
+      throw input_error(shown + ": cannot create " + tmp + " (" + h5::last_error_message() + ")");
+  }
+  h5::PropList lcpl(CHECK_H5(H5Pcreate(H5P_LINK_CREATE)));
+  CHECK_H5(H5Pset_create_intermediate_group(lcpl.get(), 1));
+  h5::PropList dcpl(CHECK_H5(H5Pcreate(H5P_DATASET_CREATE)));
+  CHECK_H5(H5Pset_layout(dcpl.get(), H5D_CONTIGUOUS));
+  CHECK_H5(H5Pset_alloc_time(dcpl.get(), H5D_ALLOC_TIME_EARLY));
+  // Every element is written by some brick; don't write a fill value first.
+  CHECK_H5(H5Pset_fill_time(dcpl.get(), H5D_FILL_TIME_NEVER));
+  const auto dims = to_h(shape);
+  h5::Dataspace space(CHECK_H5(H5Screate_simple(3, dims.data(), nullptr)));
+  h5::Datatype ft = file_type(type);
+  h5::Dataset d(H5Dcreate2(file.get(), dset.c_str(), ft.get(), space.get(), lcpl.get(), dcpl.get(),
+                           H5P_DEFAULT));
+  if (!d.valid())
+    throw input_error(shown + ":" + dset + ": cannot create dataset (" + h5::last_error_message() +
+                      ")");
+  const haddr_t addr = H5Dget_offset(d.get());
+  H5Eclear2(H5E_DEFAULT);
+  try {
+    d.close();
+    file.close();
+  } catch (const error& e) {
+    throw input_error(write_failure(shown, h5::last_error_message()));
+  }
+  return addr == HADDR_UNDEF ? 0 : static_cast<std::uint64_t>(addr);
+}
+
+struct PendingAttribute {
+  std::string name;
+  enum { text, ints, real } kind = text;
+  std::string s;
+  std::vector<index_t> v;
+  double d = 0;
+};
+
+void write_attribute(hid_t dset, const PendingAttribute& a) {
+  if (CHECK_H5(H5Aexists(dset, a.name.c_str())) > 0) CHECK_H5(H5Adelete(dset, a.name.c_str()));
+  h5::Datatype t;
+  h5::Dataspace s;
+  const void* buf = nullptr;
+  const char* p = a.s.c_str();
+  const index_t zero = 0;
+  if (a.kind == PendingAttribute::text) {
+    // Variable-length UTF-8: h5py reads it as str (fixed-length would come back as bytes).
+    t = h5::Datatype(CHECK_H5(H5Tcopy(H5T_C_S1)));
+    CHECK_H5(H5Tset_size(t.get(), H5T_VARIABLE));
+    CHECK_H5(H5Tset_cset(t.get(), H5T_CSET_UTF8));
+    s = h5::Dataspace(CHECK_H5(H5Screate(H5S_SCALAR)));
+    buf = &p;
+  } else if (a.kind == PendingAttribute::ints) {
+    t = h5::Datatype(CHECK_H5(H5Tcopy(H5T_STD_I64LE)));
+    const hsize_t n = a.v.size();
+    s = h5::Dataspace(CHECK_H5(H5Screate_simple(1, &n, nullptr)));
+    buf = a.v.empty() ? static_cast<const void*>(&zero) : static_cast<const void*>(a.v.data());
+  } else {
+    t = h5::Datatype(CHECK_H5(H5Tcopy(H5T_IEEE_F64LE)));
+    s = h5::Dataspace(CHECK_H5(H5Screate(H5S_SCALAR)));
+    buf = &a.d;
+  }
+  h5::Attribute at(
+      CHECK_H5(H5Acreate2(dset, a.name.c_str(), t.get(), s.get(), H5P_DEFAULT, H5P_DEFAULT)));
+  CHECK_H5(H5Awrite(at.get(), t.get(), buf));
+  at.close();
 }
 
 }  // namespace
@@ -512,43 +683,97 @@ struct TensorWriter::Impl {
   mpi::Comm comm;  // private duplicate: our collectives never match the caller's
   int rank = 0;
   DatasetRef target;
+  OutputTarget where;  // rank 0's probe of target.file
   ext3 shape{};
   ElementType type = ElementType::float64;
   bool force = false;
   std::string tmp;
-  h5::File file;
+  std::uint64_t data_offset = 0;
+  h5::File file;  // the parallel handles, open between construction and finish()
   h5::Dataset dset;
+  std::vector<PendingAttribute> attributes;
   WriterState state = WriterState::unopened;
 
   ~Impl() { abort(); }
 
+  void remove_temporary() noexcept {
+    std::error_code ec;
+    fs::remove(tmp, ec);
+    unregister_temporary(tmp);
+  }
+
   void abort() noexcept {
-    if (state != WriterState::open) return;
+    if (state != WriterState::open && state != WriterState::finished) return;
+    const bool was_open = state == WriterState::open;
     state = WriterState::aborted;
     h5::QuietErrors quiet;
-    std::error_code ec;
+    if (!was_open) {  // nothing parallel left open; rank 0 removes the file
+      if (rank == 0) remove_temporary();
+      unregister_temporary(tmp);
+      return;
+    }
     if (peers_join(comm.get(), peer_timeout)) {
-      dset.reset();  // collective closes: every rank is here
+      dset.reset();  // collective closes with nothing to flush: every rank is here
       file.reset();
       MPI_Barrier(comm.get());
-      if (rank == 0) fs::remove(tmp, ec);
+      if (rank == 0) remove_temporary();
+      unregister_temporary(tmp);
     } else {
-      // Alone: a collective close would hang. Leave the handles to process exit and
+      // Alone: a collective close would hang. Leave the handles to MPI_Abort (run_app) and
       // remove the temporary file from this rank (any rank can unlink it).
       dset.release();
       file.release();
-      fs::remove(tmp, ec);
+      remove_temporary();
     }
   }
 
-  void require_open(const char* who) const {
-    if (state != WriterState::open)
-      throw std::logic_error(std::string("TensorWriter::") + who + ": writer is not open");
+  std::uint64_t data_bytes() const {
+    return checked_mul(checked_product<std::uint64_t>(shape, target.str() + ": output size"),
+                       element_bytes(type), target.str() + ": output size");
+  }
+
+  void require(WriterState s, const char* who) const {
+    if (state != s)
+      throw std::logic_error(std::string("TensorWriter::") + who + ": writer is not " +
+                             (s == WriterState::open ? "open" : "finished"));
+  }
+
+  void create(MPI_Comm c) {
+    // Rank 0 creates everything that is metadata; the others learn the temporary name.
+    std::string made;
+    mpi::collectively(c, [&] {
+      if (rank != 0) return;
+      where = probe_output(target.file, force, false);
+      tmp = temporary_name_for(where.resolved);
+      register_temporary(tmp);
+      made = tmp;
+      try {
+        data_offset = create_serially(target.file, where, tmp, target.dataset, shape, type);
+        reserve_blocks(target.file, tmp, data_offset, data_bytes());
+      } catch (...) {
+        remove_temporary();
+        throw;
+      }
+    });
+    tmp = mpi::bcast_string(c, made, 0);
+    if (rank != 0) register_temporary(tmp);
+    state = WriterState::open;  // from here on, failure removes the temporary file
+    mpi::collectively(c, [&] {
+      h5::PropList fapl = mpio_access(c);
+      file = h5::File(H5Fopen(tmp.c_str(), H5F_ACC_RDWR, fapl.get()));
+      if (!file.valid())
+        throw input_error(target.file + ": cannot open " + tmp + " in parallel (" +
+                          h5::last_error_message() + ")");
+      dset = h5::Dataset(H5Dopen2(file.get(), target.dataset.c_str(), H5P_DEFAULT));
+      if (!dset.valid())
+        throw input_error(target.str() + ": cannot open the new dataset (" +
+                          h5::last_error_message() + ")");
+    });
   }
 
   template <class T>
   void write(const Brick& brick, const std::vector<T>& values) {
-    require_open("write_brick");
+    require(WriterState::open, "write_brick");
     if (is_complex(type) != is_complex_v<T>)
       throw std::logic_error(std::string("TensorWriter::write_brick: ") +
                              (is_complex_v<T> ? "complex" : "real") + " values for a " +
@@ -566,23 +791,51 @@ struct TensorWriter::Impl {
       const T dummy{};
       const void* buf = values.empty() ? static_cast<const void*>(&dummy)
                                        : static_cast<const void*>(values.data());
-      CHECK_H5(H5Dwrite(dset.get(), mt.get(), mspace.get(), fspace.get(), dxpl.get(), buf));
+      if (H5Dwrite(dset.get(), mt.get(), mspace.get(), fspace.get(), dxpl.get(), buf) < 0)
+        throw input_error(write_failure(target.file, h5::last_error_message()));
     });
   }
 
-  // Attributes replace one of the same name; all ranks pass the same value (HDF5 writes
-  // metadata collectively).
-  void put_attribute(const std::string& name, hid_t type_id, hid_t space_id, const void* buf) {
-    require_open("set_attribute");
+  // Closes the parallel file, adds the attributes (rank 0, serial), fsyncs and checks the
+  // size: afterwards the temporary holds every byte, on disk.
+  void finish() {
+    require(WriterState::open, "commit");
     h5::QuietErrors quiet;
-    mpi::collectively(comm.get(), [&] {
-      if (CHECK_H5(H5Aexists(dset.get(), name.c_str())) > 0)
-        CHECK_H5(H5Adelete(dset.get(), name.c_str()));
-      h5::Attribute a(CHECK_H5(
-          H5Acreate2(dset.get(), name.c_str(), type_id, space_id, H5P_DEFAULT, H5P_DEFAULT)));
-      CHECK_H5(H5Awrite(a.get(), type_id, buf));
-      a.close();
+    const MPI_Comm c = comm.get();
+    mpi::collectively(c, [&] {
+      if (H5Dclose(dset.release()) < 0 || H5Fclose(file.release()) < 0)
+        throw input_error(write_failure(target.file, h5::last_error_message()));
     });
+    state = WriterState::finished;
+    mpi::collectively(c, [&] {
+      if (rank != 0) return;
+      try {
+        h5::PropList fapl(CHECK_H5(H5Pcreate(H5P_FILE_ACCESS)));
+        best_effort_locking(fapl.get());
+        h5::File f(CHECK_H5(H5Fopen(tmp.c_str(), H5F_ACC_RDWR, fapl.get())));
+        h5::Dataset d(CHECK_H5(H5Dopen2(f.get(), target.dataset.c_str(), H5P_DEFAULT)));
+        for (const auto& a : attributes) write_attribute(d.get(), a);
+        d.close();
+        f.close();
+      } catch (const hdf5_error&) {
+        throw input_error(write_failure(target.file, h5::last_error_message()));
+      }
+      std::error_code ec;
+      const auto size = fs::file_size(tmp, ec);
+      if (ec || size < data_offset + data_bytes())
+        throw input_error(target.file + ": written file is shorter than its data (" +
+                          std::to_string(ec ? 0 : size) + " bytes); not published");
+      sync_file(tmp);
+    });
+  }
+
+  void publish() {
+    require(WriterState::finished, "commit");
+    mpi::collectively(comm.get(), [&] {
+      if (rank == 0) publish_file(tmp, where.resolved, force);
+    });
+    unregister_temporary(tmp);
+    state = WriterState::committed;
   }
 };
 
@@ -607,36 +860,7 @@ TensorWriter::TensorWriter(MPI_Comm comm, const DatasetRef& target, const ext3& 
   m.shape = shape;
   m.type = type;
   m.force = force;
-  const MPI_Comm c = m.comm.get();
-
-  mpi::collectively(c, [&] {
-    if (m.rank == 0) check_output_writable(m.target, force);
-  });
-  // The pid of rank 0 makes the name unique among concurrent runs on the same directory.
-  m.tmp = mpi::bcast_string(c, m.rank == 0 ? temp_name_for(m.target.file) : std::string(), 0);
-  // From here on, destruction (e.g. by a failure below) removes the temporary file.
-  m.state = WriterState::open;
-  mpi::collectively(c, [&] {
-    h5::PropList fapl = mpio_access(c);
-    m.file = h5::File(H5Fcreate(m.tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()));
-    if (!m.file.valid())
-      throw input_error(m.target.file + ": cannot create " + m.tmp + " (" +
-                        h5::last_error_message() + ")");
-    h5::PropList lcpl(CHECK_H5(H5Pcreate(H5P_LINK_CREATE)));
-    CHECK_H5(H5Pset_create_intermediate_group(lcpl.get(), 1));
-    h5::PropList dcpl(CHECK_H5(H5Pcreate(H5P_DATASET_CREATE)));
-    CHECK_H5(H5Pset_layout(dcpl.get(), H5D_CONTIGUOUS));
-    // Every element is written by some brick; don't write a fill value first.
-    CHECK_H5(H5Pset_fill_time(dcpl.get(), H5D_FILL_TIME_NEVER));
-    const auto dims = to_h(shape);
-    h5::Dataspace space(CHECK_H5(H5Screate_simple(3, dims.data(), nullptr)));
-    h5::Datatype ft = file_type(type);
-    m.dset = h5::Dataset(H5Dcreate2(m.file.get(), m.target.dataset.c_str(), ft.get(), space.get(),
-                                    lcpl.get(), dcpl.get(), H5P_DEFAULT));
-    if (!m.dset.valid())
-      throw input_error(m.target.str() + ": cannot create dataset (" + h5::last_error_message() +
-                        ")");
-  });
+  m.create(m.comm.get());
 }
 
 TensorWriter::~TensorWriter() = default;  // Impl's destructor aborts if not committed
@@ -649,53 +873,24 @@ void TensorWriter::write_brick(const Brick& brick, const std::vector<cplx>& valu
 }
 
 void TensorWriter::set_attribute(const std::string& name, const std::string& value) {
-  // Variable-length UTF-8: h5py reads it as str (fixed-length would come back as bytes).
-  h5::QuietErrors quiet;
-  h5::Datatype t(CHECK_H5(H5Tcopy(H5T_C_S1)));
-  CHECK_H5(H5Tset_size(t.get(), H5T_VARIABLE));
-  CHECK_H5(H5Tset_cset(t.get(), H5T_CSET_UTF8));
-  h5::Dataspace s(CHECK_H5(H5Screate(H5S_SCALAR)));
-  const char* p = value.c_str();
-  impl_->put_attribute(name, t.get(), s.get(), &p);
+  impl_->attributes.push_back({name, PendingAttribute::text, value, {}, 0});
 }
-
 void TensorWriter::set_attribute(const std::string& name, const std::vector<index_t>& value) {
-  h5::QuietErrors quiet;
-  const hsize_t n = value.size();
-  h5::Dataspace s(CHECK_H5(H5Screate_simple(1, &n, nullptr)));
-  const index_t dummy = 0;
-  impl_->put_attribute(name, H5T_STD_I64LE, s.get(), value.empty() ? &dummy : value.data());
+  impl_->attributes.push_back({name, PendingAttribute::ints, {}, value, 0});
 }
-
 void TensorWriter::set_attribute(const std::string& name, double value) {
-  h5::QuietErrors quiet;
-  h5::Dataspace s(CHECK_H5(H5Screate(H5S_SCALAR)));
-  impl_->put_attribute(name, H5T_IEEE_F64LE, s.get(), &value);
+  impl_->attributes.push_back({name, PendingAttribute::real, {}, {}, value});
 }
 
+void TensorWriter::finish() {
+  impl_->finish();
+}
+void TensorWriter::publish() {
+  impl_->publish();
+}
 void TensorWriter::commit() {
-  Impl& m = *impl_;
-  m.require_open("commit");
-  h5::QuietErrors quiet;
-  const MPI_Comm c = m.comm.get();
-  // Close (flush) on every rank before the file changes its name.
-  mpi::collectively(c, [&] {
-    m.dset.close();
-    m.file.close();
-  });
-  mpi::collectively(c, [&] {
-    if (m.rank != 0) return;
-    std::error_code ec;
-    // Re-check: the target may have appeared since the constructor looked.
-    if (!m.force && fs::exists(m.target.file, ec))
-      throw input_error(m.target.file + ": exists (use --force to overwrite)");
-    // Same directory, so rename is atomic; it replaces a target only under --force.
-    fs::rename(m.tmp, m.target.file, ec);
-    if (ec)
-      throw input_error(m.target.file + ": cannot rename " + m.tmp + " onto it (" + ec.message() +
-                        ")");
-  });
-  m.state = WriterState::committed;
+  impl_->finish();
+  impl_->publish();
 }
 
 void TensorWriter::abort() noexcept {

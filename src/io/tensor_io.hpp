@@ -58,12 +58,14 @@ inline bool is_complex(ElementType t) {
   return t == ElementType::complex64 || t == ElementType::complex128;
 }
 
-// Atomic, collective output. open(): rank 0 refuses an existing file unless `force`
-// and checks that the directory is writable, then the file is created under a temporary
-// name next to the target. write_brick() writes this rank's hyperslab (collective);
-// commit() closes and renames it onto the target (collective); if the writer is
-// destroyed or abort()ed before commit(), the temporary file is removed and any
-// existing target is untouched.
+// Atomic, collective output (README "Errors"). The constructor probes the target (an
+// existing file is refused unless `force`; under `force` an existing HDF5 file keeps every
+// object but the named dataset), creates the file under a temporary name beside it and
+// reserves the data's blocks on disk. write_brick() writes this rank's hyperslab
+// (collective); attributes are kept and written at finish(). finish() closes, flushes,
+// checks and fsyncs the temporary; publish() renames it onto the target (commit() does
+// both). If the writer is destroyed or abort()ed before publish(), the temporary file is
+// removed and any existing target is untouched.
 class TensorWriter {
  public:
   TensorWriter(MPI_Comm comm, const DatasetRef& target, const ext3& shape, bool is_complex,
@@ -82,6 +84,8 @@ class TensorWriter {
   void set_attribute(const std::string& name, const std::string& value);
   void set_attribute(const std::string& name, const std::vector<index_t>& value);
   void set_attribute(const std::string& name, double value);
+  void finish();
+  void publish();
   void commit();
   // Collective like every other member: all ranks abort together (as they do when an
   // error was agreed with mpi::collectively). A rank whose peers do not join within a
@@ -94,8 +98,8 @@ class TensorWriter {
   std::unique_ptr<Impl> impl_;
 };
 
-// Checks, on the calling rank alone, that `target` could be written: refuses an existing
-// file unless force, and an unwritable directory. Throws input_error naming the file.
+// Checks, on the calling rank alone, that `target` could be written (see probe_output in
+// io/output_files.hpp). Throws input_error naming the file.
 void check_output_writable(const DatasetRef& target, bool force);
 
 }  // namespace triada

@@ -18,6 +18,14 @@ Environment::Environment(int& argc, char**& argv) {
   // Open MPI puts shared-memory backing files in its session directory (often on disk);
   // /dev/shm makes the shared windows of the pivot planes fast. A user's setting wins.
   setenv("OMPI_MCA_shmem_mmap_relocate_backing_file", "-1", 0);
+  // MPI-IO through ROMIO, not Open MPI 4.1's OMPIO: OMPIO's collective writer (write data
+  // sieving in fbtl/posix, fcoll vulcan) corrupts small multi-rank HDF5 writes under CPU
+  // contention, drops ENOSPC (H5Dwrite returns success on a full disk) and overflows a
+  // fixed buffer in its sharedfp component on paths of about 240 characters. ROMIO
+  // writes correctly, reports I/O errors and takes any path Linux takes. "^ompio" picks
+  // whatever other io component the installation has (romio321 in 4.1, romio341 in 5.0).
+  // A user's own OMPI_MCA_io wins (README "Parallel I/O").
+  setenv("OMPI_MCA_io", "^ompio", 0);
   int provided = 0;
   CHECK_MPI(MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided));
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);

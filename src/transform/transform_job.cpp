@@ -15,6 +15,7 @@
 #include "mesh/mpi.hpp"
 #include "mesh/node_memory.hpp"
 #include "mesh/topology.hpp"
+#include "io/output_files.hpp"
 
 namespace triada {
 
@@ -62,19 +63,45 @@ CoeffMatrix coefficients_for(const TransformConfig& cfg, int axis, index_t n) {
   return c;
 }
 
-void check_parent_writable(const std::string& path, const std::string& what) {
-  namespace fs = std::filesystem;
-  fs::path p(path);
-  fs::path dir = p.parent_path().empty() ? fs::path(".") : p.parent_path();
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec))
-    throw input_error(path + ": " + what + " directory " + dir.string() + " does not exist");
-  if (fs::is_directory(p, ec)) throw input_error(path + ": " + what + " path is a directory");
+// The report and trace files, probed by rank 0 before any work and published together
+// with the output at the end (io/output_files.hpp).
+struct TextOutputs {
+  TextOutput report;
+  TextOutput trace;
+};
+
+// Every output can be written and none is the same file as an input or another output.
+TextOutputs check_outputs(const TransformConfig& cfg) {
+  std::vector<RunFile> files = {{cfg.input.file, "--input", false, true},
+                                {cfg.coeffs, "--coeffs", false, true},
+                                {cfg.mesh.file, "--mesh", false, false},
+                                {cfg.output.file, "--output", true, true},
+                                {cfg.report, "--report", true, false},
+                                {cfg.trace, "--trace", true, false}};
+  check_distinct(files);
+  check_output_writable(cfg.output, cfg.force);
+  TextOutputs t;
+  if (!cfg.report.empty()) t.report = TextOutput(cfg.report, cfg.force);
+  if (!cfg.trace.empty()) t.trace = TextOutput(cfg.trace, cfg.force);
+  return t;
 }
 
-ProblemFacts validate(const TransformConfig& cfg, TensorInfo& info) {
+// An output dataset in the input's own file must not be the input itself.
+void check_not_input(const TransformConfig& cfg, const TensorInfo& info) {
+  const std::string out = cfg.output.dataset.empty() ? "/y"
+                          : cfg.output.dataset[0] == '/' ? cfg.output.dataset
+                                                         : "/" + cfg.output.dataset;
+  std::error_code ec;
+  if (out == info.dataset && std::filesystem::equivalent(cfg.input.file, cfg.output.file, ec))
+    throw input_error(cfg.output.str() + ": --output is the input dataset " + cfg.input.file +
+                      ":" + info.dataset);
+}
+
+ProblemFacts validate(const TransformConfig& cfg, TensorInfo& info, TextOutputs& texts) {
   ProblemFacts f;
+  texts = check_outputs(cfg);
   info = inspect_tensor(cfg.input);
+  check_not_input(cfg, info);
   f.in_shape = info.shape;
   f.input_complex = info.is_complex;
   for (int axis = 1; axis <= 3; ++axis) {
@@ -82,15 +109,12 @@ ProblemFacts validate(const TransformConfig& cfg, TensorInfo& info) {
     f.out_shape[axis - 1] = c.cols;
     f.coeffs_complex |= c.is_complex ? 1 : 0;
   }
-  check_output_writable(cfg.output, cfg.force);
-  if (!cfg.report.empty()) check_parent_writable(cfg.report, "report");
-  if (!cfg.trace.empty()) check_parent_writable(cfg.trace, "trace");
   return f;
 }
 
 template <class T>
 void run_typed(const TransformConfig& cfg, const TensorInfo& info, const Plan& plan,
-               const MemoryModelOptions& mem, MPI_Comm world, std::ostream& out,
+               const MemoryModelOptions& mem, TextOutputs& texts, MPI_Comm world, std::ostream& out,
                std::chrono::steady_clock::time_point t0) {
   Topology topo(plan, world, sizeof(T));
   const long baseline_rss = current_rss_bytes();
@@ -151,9 +175,12 @@ void run_typed(const TransformConfig& cfg, const TensorInfo& info, const Plan& p
     err[0] = mx[0];
     err[2] = mx[2];
   }
+  // Every output is finished (written, checked, on disk) before any is published.
+  std::optional<TensorWriter> writer;
   mpi::collectively(topo.world(), [&] {
     if (!topo.is_brick()) return;
-    TensorWriter w(topo.bricks(), cfg.output, plan.out_shape, is_complex_v<T>, cfg.force);
+    TensorWriter& w = writer.emplace(topo.bricks(), cfg.output, plan.out_shape, is_complex_v<T>,
+                                     cfg.force);
     w.write_brick(res.out_box, res.out);
     w.set_attribute("transform", transform_list(cfg));
     w.set_attribute("norm", to_string(cfg.norm));
@@ -169,9 +196,10 @@ void run_typed(const TransformConfig& cfg, const TensorInfo& info, const Plan& p
     for (const auto& s : rc.stages) steps.push_back(static_cast<index_t>(s.steps));
     w.set_attribute("steps_per_stage", steps);
     w.set_attribute("steps", std::vector<index_t>{static_cast<index_t>(rc.total_steps())});
-    w.commit();
+    w.finish();
   });
 
+  std::string summary;  // rank 0's, printed once everything is published
   mpi::collectively(topo.world(), [&] {
     if (topo.world_rank() != 0) return;
     ReportContext ctx;
@@ -213,10 +241,16 @@ void run_typed(const TransformConfig& cfg, const TensorInfo& info, const Plan& p
     ctx.wall_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const auto report = make_report(plan, rc, ctx);
-    if (!cfg.report.empty()) write_text_file_atomic(cfg.report, report.dump(2) + "\n");
-    if (!cfg.trace.empty()) write_text_file_atomic(cfg.trace, trace_csv(plan, rc));
-    if (!cfg.quiet) out << summary_text(report) << std::flush;
+    texts.report.stage(report.dump(2) + "\n");
+    texts.trace.stage(trace_csv(plan, rc));
+    summary = summary_text(report);
   });
+  mpi::collectively(topo.world(), [&] {
+    if (writer) writer->publish();
+    texts.report.publish();
+    texts.trace.publish();
+  });
+  if (!cfg.quiet) out << summary << std::flush;
 }
 
 // What the memory model needs to know about this run (geometry/memory_model.hpp).
@@ -243,8 +277,9 @@ void run_transform_job(const TransformConfig& cfg, MPI_Comm world, std::ostream&
   // 1. Rank 0 checks every input before any rank does work; all ranks agree on the verdict.
   ProblemFacts facts;
   TensorInfo info;
+  TextOutputs texts;  // rank 0's
   mpi::collectively(world, [&] {
-    if (rank == 0) facts = validate(cfg, info);
+    if (rank == 0) facts = validate(cfg, info, texts);
   });
   CHECK_MPI(MPI_Bcast(&facts, sizeof facts, MPI_BYTE, 0, world));
   info.dataset = mpi::bcast_string(world, info.dataset, 0);
@@ -287,9 +322,9 @@ void run_transform_job(const TransformConfig& cfg, MPI_Comm world, std::ostream&
   // 4. Run in the element type the data needs.
   out_of_memory_is_input_error(what, [&] {
     if (complex_run)
-      run_typed<cplx>(cfg, info, plan, mem, world, out, t0);
+      run_typed<cplx>(cfg, info, plan, mem, texts, world, out, t0);
     else
-      run_typed<double>(cfg, info, plan, mem, world, out, t0);
+      run_typed<double>(cfg, info, plan, mem, texts, world, out, t0);
   });
 }
 
