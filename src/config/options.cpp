@@ -1,48 +1,100 @@
 #include "config/options.hpp"
 
+#include <algorithm>
 #include <boost/program_options.hpp>
+#include <cerrno>
 #include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
+#include <vector>
 
 #include "core/error.hpp"
 
 namespace po = boost::program_options;
+namespace fs = std::filesystem;
 
 namespace triada {
 
-bool parse_int(const std::string& s, std::int64_t& out) {
+std::string printable(const std::string& s, std::size_t max) {
+  std::string out;
+  for (const char ch : s) {
+    if (out.size() >= max) return out + "...";
+    const auto c = static_cast<unsigned char>(ch);
+    if (c >= 0x20 && c < 0x7f) {
+      out += ch;
+    } else {  // control bytes and non-ASCII would reach the terminal raw
+      char buf[5];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    }
+  }
+  return out;
+}
+
+namespace {
+
+template <class T>
+bool whole(const std::string& s, T& out) {
   const char* end = s.data() + s.size();
   const auto [p, ec] = std::from_chars(s.data(), end, out);
   return ec == std::errc() && p == end && !s.empty();
 }
 
+std::string trim(const std::string& s) {
+  const size_t b = s.find_first_not_of(" \t");
+  if (b == std::string::npos) return "";
+  return s.substr(b, s.find_last_not_of(" \t") + 1 - b);
+}
+
+// "a,,b," -> {"a", "", "b", ""}: empty items are kept so that callers can refuse them.
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  for (size_t pos; (pos = s.find(sep, start)) != std::string::npos; start = pos + 1)
+    parts.push_back(s.substr(start, pos - start));
+  parts.push_back(s.substr(start));
+  return parts;
+}
+
+std::string in_quotes(const std::string& s) { return "'" + printable(s) + "'"; }
+
+}  // namespace
+
+bool parse_int(const std::string& s, std::int64_t& out) { return whole(s, out); }
+bool parse_uint64(const std::string& s, std::uint64_t& out) { return whole(s, out); }
+
+bool parse_double(const std::string& s, double& out) {
+  return whole(s, out) && std::isfinite(out);
+}
+
 std::int64_t parse_positive(const std::string& option, const std::string& s) {
   std::int64_t v = 0;
   if (!parse_int(s, v) || v < 1)
-    throw config_error(option + ": expected a positive integer, got '" + s + "'");
+    throw config_error(option + ": expected a positive integer, got " + in_quotes(s));
   return v;
 }
 
-ext3 parse_ext3(const std::string& s, const std::string& what) {
+std::uint64_t parse_unsigned(const std::string& option, const std::string& s) {
+  std::uint64_t v = 0;
+  if (!parse_uint64(s, v))
+    throw config_error(option + ": expected an integer in [0, 2^64), got " + in_quotes(s));
+  return v;
+}
+
+ext3 parse_ext3(const std::string& s, const std::string& what, std::int64_t max) {
+  const std::vector<std::string> items = split(s, ',');
   ext3 e{};
-  std::stringstream ss(s);
-  std::string part;
-  int i = 0;
-  bool ok = true;
-  while (ok && std::getline(ss, part, ',')) {
-    if (i >= 3 || part.empty() || part.find_first_not_of("0123456789 ") != std::string::npos) {
-      ok = false;
-      break;
-    }
-    try {
-      e[i++] = std::stoll(part);
-    } catch (const std::exception&) {
-      ok = false;
-    }
-  }
-  if (!ok || i != 3 || e[0] < 1 || e[1] < 1 || e[2] < 1)
-    throw config_error(what + ": expected three positive integers A,B,C, got '" + s + "'");
+  bool ok = items.size() == 3;
+  for (size_t i = 0; ok && i < 3; ++i)
+    ok = parse_int(trim(items[i]), e[i]) && e[i] >= 1 && e[i] <= max;
+  if (!ok)
+    throw config_error(what + ": expected three integers A,B,C in [1, " + std::to_string(max) +
+                       "], got " + in_quotes(s));
   return e;
 }
 
@@ -64,102 +116,186 @@ po::options_description mesh_options() {
      "cell arithmetic: fp64, fp32, tf32, bf16, fp16, m3xu-fp32, m3xu-fp32c, 3xtf32")
     ("esop.enabled", po::value<std::string>()->default_value("on"),
      "on: elastic sparse outer-product (skip zero operands); off: dense")
-    ("energy.mac_pj", po::value<double>()->default_value(18.4), "energy of one fp64 MAC (pJ)")
-    ("energy.mac_pj_fp32", po::value<double>()->default_value(4.6), "energy of one fp32 MAC (pJ)")
-    ("energy.mac_pj_tf32", po::value<double>()->default_value(2.2), "energy of one tf32 MAC (pJ)")
-    ("energy.mac_pj_bf16", po::value<double>()->default_value(1.9), "energy of one bf16 MAC (pJ)")
-    ("energy.mac_pj_fp16", po::value<double>()->default_value(2.0), "energy of one fp16 MAC (pJ)")
-    ("energy.mac_pj_m3xu_fp32", po::value<double>()->default_value(6.2),
+    ("energy.mac_pj", po::value<std::string>()->default_value("18.4"), "energy of one fp64 MAC (pJ)")
+    ("energy.mac_pj_fp32", po::value<std::string>()->default_value("4.6"), "energy of one fp32 MAC (pJ)")
+    ("energy.mac_pj_tf32", po::value<std::string>()->default_value("2.2"), "energy of one tf32 MAC (pJ)")
+    ("energy.mac_pj_bf16", po::value<std::string>()->default_value("1.9"), "energy of one bf16 MAC (pJ)")
+    ("energy.mac_pj_fp16", po::value<std::string>()->default_value("2.0"), "energy of one fp16 MAC (pJ)")
+    ("energy.mac_pj_m3xu_fp32", po::value<std::string>()->default_value("6.2"),
      "energy of one m3xu-fp32 MAC, both sub-steps (pJ)")
-    ("energy.mac_pj_m3xu_fp32c", po::value<double>()->default_value(12.4),
+    ("energy.mac_pj_m3xu_fp32c", po::value<std::string>()->default_value("12.4"),
      "energy of one m3xu-fp32c complex MAC, four sub-steps (pJ)")
-    ("energy.mac_pj_3xtf32", po::value<double>()->default_value(6.6),
+    ("energy.mac_pj_3xtf32", po::value<std::string>()->default_value("6.6"),
      "energy of one 3xtf32 MAC, three tf32 products (pJ)")
-    ("energy.x_bus_send_pj", po::value<double>()->default_value(6.4),
+    ("energy.x_bus_send_pj", po::value<std::string>()->default_value("6.4"),
      "energy of one coefficient element multicast on an X-bus (pJ)")
-    ("energy.y_bus_send_pj", po::value<double>()->default_value(6.4),
+    ("energy.y_bus_send_pj", po::value<std::string>()->default_value("6.4"),
      "energy of one pivot driving its Y line (pJ)")
-    ("energy.y_bus_receive_pj", po::value<double>()->default_value(0.5),
+    ("energy.y_bus_receive_pj", po::value<std::string>()->default_value("0.5"),
      "energy of one cell latching a value off its Y line (pJ)")
-    ("energy.wait_pj", po::value<double>()->default_value(0.1),
+    ("energy.wait_pj", po::value<std::string>()->default_value("0.1"),
      "energy of one cell waiting on an empty Y line (pJ)")
-    ("energy.static_pj_per_cell_step", po::value<double>()->default_value(0.05),
+    ("energy.static_pj_per_cell_step", po::value<std::string>()->default_value("0.05"),
      "static (leakage) energy of one cell for one time step (pJ)");
   // clang-format on
   return d;
 }
 
-std::string on_off(const std::string& v, const std::string& what) {
-  if (v == "on" || v == "true" || v == "1" || v == "yes") return "on";
-  if (v == "off" || v == "false" || v == "0" || v == "no") return "off";
-  throw config_error(what + ": expected on or off, got '" + v + "'");
+// Where a mesh key's value came from, for error messages: the INI file and key for keys
+// the file set (and the command line did not), otherwise the option.
+struct KeySources {
+  std::string file;
+  std::set<std::string> from_file;
+
+  std::string operator()(const std::string& key) const {
+    if (!from_file.count(key)) return "--" + key;
+    const size_t dot = key.find('.');
+    const std::string name = printable(file, 200) + ": ";
+    if (dot == std::string::npos) return name + printable(key);  // a key before any [section]
+    return name + "[" + printable(key.substr(0, dot)) + "] " + printable(key.substr(dot + 1));
+  }
+};
+
+bool on_off(const std::string& v, const std::string& source) {
+  if (v == "on" || v == "true" || v == "1" || v == "yes") return true;
+  if (v == "off" || v == "false" || v == "0" || v == "no") return false;
+  throw config_error(source + ": expected on or off, got " + in_quotes(v));
 }
 
-double energy_value(const po::variables_map& vm, const std::string& key) {
-  const double v = vm[key].as<double>();
-  if (!(v >= 0.0) || v > 1e9) throw config_error(key + ": expected an energy >= 0 pJ");
+const std::string& text(const po::variables_map& vm, const std::string& key) {
+  return vm[key].as<std::string>();
+}
+
+double energy_value(const po::variables_map& vm, const KeySources& src, const std::string& key) {
+  double v = 0;
+  if (!parse_double(text(vm, key), v) || v < 0.0 || v > 1e9)
+    throw config_error(src(key) + ": expected an energy in [0, 1e9] pJ, got " +
+                       in_quotes(text(vm, key)));
   return v;
 }
 
 // The MAC energy of a cell mode: [energy] mac_pj (fp64) or mac_pj_<mode>.
-double mac_energy(const po::variables_map& vm, CellMode mode) {
+double mac_energy(const po::variables_map& vm, const KeySources& src, CellMode mode) {
   static const char* const keys[] = {"energy.mac_pj",           "energy.mac_pj_fp32",
                                      "energy.mac_pj_tf32",      "energy.mac_pj_bf16",
                                      "energy.mac_pj_fp16",      "energy.mac_pj_m3xu_fp32",
                                      "energy.mac_pj_m3xu_fp32c", "energy.mac_pj_3xtf32"};
-  return energy_value(vm, keys[static_cast<int>(mode)]);
+  return energy_value(vm, src, keys[static_cast<int>(mode)]);
 }
 
-MeshConfig mesh_from(const po::variables_map& vm) {
+std::optional<std::array<int, 3>> parse_grid(const std::string& v, const std::string& source) {
+  if (v == "auto") return std::nullopt;
+  const ext3 g = parse_ext3(v, source, std::int64_t{1} << 20);
+  return std::array<int, 3>{int(g[0]), int(g[1]), int(g[2])};
+}
+
+ActuatorPlacement parse_actuators(const std::string& v, const std::string& source) {
+  if (v == "auto") return ActuatorPlacement::automatic;
+  if (v == "colocated") return ActuatorPlacement::colocated;
+  throw config_error(source + ": expected auto or colocated, got " + in_quotes(v));
+}
+
+MeshConfig mesh_from(const po::variables_map& vm, const KeySources& src) {
   MeshConfig m;
-  const std::string cells = vm["mesh.cells"].as<std::string>();
-  if (cells != "auto") m.cells = parse_ext3(cells, "mesh.cells");
-  const std::string grid = vm["ranks.grid"].as<std::string>();
-  if (grid != "auto") {
-    const ext3 g = parse_ext3(grid, "ranks.grid");
-    if (g[0] > 1 << 20 || g[1] > 1 << 20 || g[2] > 1 << 20)
-      throw config_error("ranks.grid: too many ranks along an axis");
-    m.grid = std::array<int, 3>{int(g[0]), int(g[1]), int(g[2])};
-  }
-  const std::string act = vm["ranks.actuators"].as<std::string>();
-  if (act == "auto")
-    m.actuators = ActuatorPlacement::automatic;
-  else if (act == "colocated")
-    m.actuators = ActuatorPlacement::colocated;
-  else
-    throw config_error("ranks.actuators: expected auto or colocated, got '" + act + "'");
-  m.cell_mode = parse_cell_mode(vm["cell.mode"].as<std::string>());
-  m.mode = on_off(vm["esop.enabled"].as<std::string>(), "esop.enabled") == "on" ? Mode::esop
-                                                                                 : Mode::dense;
-  for (int i = 0; i < 8; ++i) mac_energy(vm, static_cast<CellMode>(i));  // validate all
-  m.energy.mac_pj = mac_energy(vm, m.cell_mode);
-  m.energy.x_bus_send_pj = energy_value(vm, "energy.x_bus_send_pj");
-  m.energy.y_bus_send_pj = energy_value(vm, "energy.y_bus_send_pj");
-  m.energy.y_bus_receive_pj = energy_value(vm, "energy.y_bus_receive_pj");
-  m.energy.wait_pj = energy_value(vm, "energy.wait_pj");
-  m.energy.static_pj_per_cell_step = energy_value(vm, "energy.static_pj_per_cell_step");
+  const std::string& cells = text(vm, "mesh.cells");
+  if (cells != "auto") m.cells = parse_ext3(cells, src("mesh.cells"));
+  m.grid = parse_grid(text(vm, "ranks.grid"), src("ranks.grid"));
+  m.actuators = parse_actuators(text(vm, "ranks.actuators"), src("ranks.actuators"));
+  m.cell_mode = named(src("cell.mode"), [&] { return parse_cell_mode(text(vm, "cell.mode")); });
+  m.mode = on_off(text(vm, "esop.enabled"), src("esop.enabled")) ? Mode::esop : Mode::dense;
+  for (int i = 0; i < 8; ++i) mac_energy(vm, src, static_cast<CellMode>(i));  // validate all
+  m.energy.mac_pj = mac_energy(vm, src, m.cell_mode);
+  m.energy.x_bus_send_pj = energy_value(vm, src, "energy.x_bus_send_pj");
+  m.energy.y_bus_send_pj = energy_value(vm, src, "energy.y_bus_send_pj");
+  m.energy.y_bus_receive_pj = energy_value(vm, src, "energy.y_bus_receive_pj");
+  m.energy.wait_pj = energy_value(vm, src, "energy.wait_pj");
+  m.energy.static_pj_per_cell_step = energy_value(vm, src, "energy.static_pj_per_cell_step");
   return m;
 }
 
+// A mesh config must be a readable regular file of sane size: a directory or a device
+// would otherwise read as an empty config and be silently ignored.
+std::string read_mesh_text(const std::string& path) {
+  const std::string name = printable(path, 200);
+  if (path.empty()) throw config_error("--mesh: empty file name");
+  std::error_code ec;
+  const auto st = fs::status(path, ec);
+  if (!fs::exists(st)) throw config_error(name + ": mesh config: no such file");
+  if (fs::is_directory(st)) throw config_error(name + ": mesh config: is a directory, not a file");
+  if (!fs::is_regular_file(st)) throw config_error(name + ": mesh config: not a regular file");
+  if (fs::file_size(path, ec) > (1u << 20))
+    throw config_error(name + ": mesh config: larger than 1 MiB, not an INI file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw config_error(name + ": mesh config: cannot open (" + std::strerror(errno) + ")");
+  std::ostringstream buf;
+  buf << in.rdbuf();
+  if (in.bad()) throw config_error(name + ": mesh config: cannot read");
+  const std::string text = buf.str();
+  const auto binary = std::find_if(text.begin(), text.end(), [](char ch) {
+    const auto c = static_cast<unsigned char>(ch);
+    return (c < 0x20 && c != '\n' && c != '\r' && c != '\t') || c == 0x7f;
+  });
+  if (binary != text.end())
+    throw config_error(name + ": mesh config: not a text file (byte " +
+                       printable(std::string(1, *binary)) + " on line " +
+                       std::to_string(1 + std::count(text.begin(), binary, '\n')) + ")");
+  return text;
+}
+
+// Boost's message for an INI error, as "FILE: [section] key: reason" where it names a key.
+config_error ini_error(const std::string& path, const po::error& e) {
+  const auto* unknown = dynamic_cast<const po::unknown_option*>(&e);
+  if (unknown) {
+    const KeySources src{path, {unknown->get_option_name()}};
+    return config_error(src(unknown->get_option_name()) + ": unknown key");
+  }
+  return config_error(printable(path, 200) + ": " + printable(e.what(), 200));
+}
+
+// Stores the INI file's keys into vm (keys already set on the command line win) and
+// records in `src` which keys came from the file.
 void store_mesh_file(const std::string& path, const po::options_description& desc,
-                     po::variables_map& vm) {
-  std::ifstream in(path);
-  if (!in) throw config_error(path + ": cannot open mesh config");
+                     po::variables_map& vm, KeySources& src) {
+  std::istringstream in(read_mesh_text(path));
+  src.file = path;
   try {
-    po::store(po::parse_config_file(in, desc, false), vm);
+    const po::parsed_options parsed = po::parse_config_file(in, desc, false);
+    for (const po::option& o : parsed.options)
+      if (!vm.count(o.string_key) || vm[o.string_key].defaulted())
+        src.from_file.insert(o.string_key);
+    po::store(parsed, vm);
   } catch (const po::error& e) {
-    throw config_error(path + ": " + e.what());
+    throw ini_error(path, e);
   }
 }
 
-// Boost's messages name the option; ours add the value where it helps.
+// Boost's messages name the option; the user's text in them is escaped.
 template <class F>
 void translate(F&& f) {
   try {
     f();
   } catch (const po::error& e) {
-    throw config_error(e.what());
+    throw config_error(printable(e.what(), 200));
   }
+}
+
+// No abbreviations: with Boost's default style `--for` would be taken as `--force`.
+constexpr int kStrictStyle =
+    po::command_line_style::default_style & ~po::command_line_style::allow_guessing;
+
+// Parses argv (no notify); a word that is neither an option nor an option's value is
+// refused by name instead of silently dropped.
+po::parsed_options parse_argv(int argc, char** argv, const po::options_description& desc) {
+  po::parsed_options parsed(&desc);
+  translate([&] {
+    parsed = po::command_line_parser(argc, argv).options(desc).style(kStrictStyle).run();
+  });
+  for (const po::option& o : parsed.options)
+    if (o.string_key.empty())  // positional: we declare none
+      throw config_error("unexpected argument " +
+                         in_quotes(o.original_tokens.empty() ? "" : o.original_tokens[0]) +
+                         " (an option takes at most one value; a switch takes none)");
+  return parsed;
 }
 
 }  // namespace
@@ -167,9 +303,9 @@ void translate(F&& f) {
 po::variables_map parse_command_line_strict(int argc, char** argv,
                                             const po::options_description& desc) {
   po::variables_map vm;
+  const po::parsed_options parsed = parse_argv(argc, argv, desc);
   translate([&] {
-    const po::positional_options_description none;
-    po::store(po::command_line_parser(argc, argv).options(desc).positional(none).run(), vm);
+    po::store(parsed, vm);
     po::notify(vm);
   });
   return vm;
@@ -178,18 +314,36 @@ po::variables_map parse_command_line_strict(int argc, char** argv,
 MeshConfig parse_mesh_file(const std::string& path) {
   po::options_description desc = mesh_options();
   po::variables_map vm;
-  if (!path.empty()) store_mesh_file(path, desc, vm);
+  KeySources src;
+  if (!path.empty()) store_mesh_file(path, desc, vm, src);
   // An empty parse still stores the declared defaults.
   translate([&] {
     po::store(po::command_line_parser(std::vector<std::string>{}).options(desc).run(), vm);
     po::notify(vm);
   });
-  MeshConfig m = mesh_from(vm);
+  MeshConfig m = mesh_from(vm, src);
   m.file = path;
   return m;
 }
 
-std::optional<TransformConfig> parse_transform_options(int argc, char** argv, std::ostream& out) {
+namespace {
+
+// "dct" -> dct on every axis, "dft,dct,wht" -> one per axis; no empty items.
+std::array<TransformKind, 3> parse_transform_list(const std::string& spec) {
+  std::vector<std::string> words = split(spec, ',');
+  const bool empty_item =
+      std::any_of(words.begin(), words.end(), [](const std::string& w) { return w.empty(); });
+  if (empty_item || (words.size() != 1 && words.size() != 3))
+    throw config_error("--transform: expected one transform or three (one per axis) separated "
+                       "by single commas, got " + in_quotes(spec));
+  if (words.size() == 1) words = {words[0], words[0], words[0]};
+  std::array<TransformKind, 3> kinds{};
+  for (int a = 0; a < 3; ++a)
+    kinds[a] = named("--transform", [&] { return parse_transform(words[a]); });
+  return kinds;
+}
+
+po::options_description transform_options() {
   po::options_description main("triada-transform: a 3D transform or 3-mode product (GEMT) of an "
                                "HDF5 tensor on a simulated TriADA mesh\n\n"
                                "Usage: [mpirun -np K] triada-transform --input FILE[:/DSET] "
@@ -222,70 +376,69 @@ std::optional<TransformConfig> parse_transform_options(int argc, char** argv, st
     ("executor", po::value<std::string>()->default_value("fused"),
      "fused: brick-wide kernels (fast, the default); reference: the cell rule cell by cell. "
      "Both give the same bits and counters")
-    ("shuffle-seed", po::value<std::uint64_t>()->default_value(0),
+    ("shuffle-seed", po::value<std::string>()->default_value("0"),
      "stream coefficient rows in a seeded random order (0: natural order); the result is the "
      "same sum, used to check the coordinate-free cell rule");
   // clang-format on
-  po::options_description mesh = mesh_options();
-  po::options_description all;
-  all.add(main).add(mesh);
+  return main;
+}
 
-  po::variables_map vm;
-  translate([&] { po::store(po::parse_command_line(argc, argv, all), vm); });
-  if (vm.count("help")) {
-    out << all << "\n";
-    return std::nullopt;
-  }
-  // The command line was stored first, so its values win over the INI file's.
-  if (vm.count("mesh")) store_mesh_file(vm["mesh"].as<std::string>(), mesh, vm);
-  translate([&] { po::notify(vm); });
-
+TransformConfig transform_config(const po::variables_map& vm, const KeySources& src) {
   TransformConfig c;
   for (const char* req : {"input", "output", "transform"})
     if (!vm.count(req)) throw config_error(std::string("missing --") + req + " (see --help)");
-  c.input = parse_dataset_ref(vm["input"].as<std::string>());
-  c.output = parse_dataset_ref(vm["output"].as<std::string>());
+  c.input = named("--input", [&] { return parse_dataset_ref(text(vm, "input")); });
+  c.output = named("--output", [&] { return parse_dataset_ref(text(vm, "output")); });
   if (c.output.dataset.empty()) c.output.dataset = "/y";
-  c.transform_spec = vm["transform"].as<std::string>();
-  {
-    std::vector<std::string> words;
-    std::stringstream ss(c.transform_spec);
-    std::string w;
-    while (std::getline(ss, w, ',')) words.push_back(w);
-    if (words.size() == 1) words = {words[0], words[0], words[0]};
-    if (words.size() != 3)
-      throw config_error("--transform: expected one transform or three (one per axis), got '" +
-                         c.transform_spec + "'");
-    for (int a = 0; a < 3; ++a) c.kinds[a] = parse_transform(words[a]);
-  }
+  c.transform_spec = text(vm, "transform");
+  c.kinds = parse_transform_list(c.transform_spec);
   c.inverse = vm["inverse"].as<bool>();
-  c.norm = parse_norm(vm["norm"].as<std::string>());
-  if (vm.count("coeffs")) c.coeffs = vm["coeffs"].as<std::string>();
+  c.norm = named("--norm", [&] { return parse_norm(text(vm, "norm")); });
+  if (vm.count("coeffs")) c.coeffs = text(vm, "coeffs");
   const bool any_gemt = std::find(c.kinds.begin(), c.kinds.end(), TransformKind::gemt) !=
                         c.kinds.end();
   if (any_gemt && c.coeffs.empty())
     throw config_error("--transform gemt needs --coeffs FILE.h5 with datasets /C1 /C2 /C3");
   if (!any_gemt && !c.coeffs.empty())
     throw config_error("--coeffs is only used with --transform gemt");
-  c.stage_order = parse_stage_order(vm["stage-order"].as<std::string>());
-  c.mesh = mesh_from(vm);
-  if (vm.count("mesh")) c.mesh.file = vm["mesh"].as<std::string>();
+  c.stage_order = named("--stage-order", [&] { return parse_stage_order(text(vm, "stage-order")); });
+  c.mesh = mesh_from(vm, src);
+  if (vm.count("mesh")) c.mesh.file = text(vm, "mesh");
   if (vm.count("cell-mode")) {  // the short spelling of --cell.mode, which it overrides
-    c.mesh.cell_mode = parse_cell_mode(vm["cell-mode"].as<std::string>());
-    c.mesh.energy.mac_pj = mac_energy(vm, c.mesh.cell_mode);
+    c.mesh.cell_mode = named("--cell-mode", [&] { return parse_cell_mode(text(vm, "cell-mode")); });
+    c.mesh.energy.mac_pj = mac_energy(vm, src, c.mesh.cell_mode);
   }
   c.check = vm["check"].as<bool>();
-  if (vm.count("esop"))
-    c.mesh.mode = on_off(vm["esop"].as<std::string>(), "--esop") == "on" ? Mode::esop : Mode::dense;
-  if (vm.count("report")) c.report = vm["report"].as<std::string>();
-  if (vm.count("trace")) c.trace = vm["trace"].as<std::string>();
+  if (vm.count("esop")) c.mesh.mode = on_off(text(vm, "esop"), "--esop") ? Mode::esop : Mode::dense;
+  if (vm.count("report")) c.report = text(vm, "report");
+  if (vm.count("trace")) c.trace = text(vm, "trace");
   c.force = vm["force"].as<bool>();
   c.quiet = vm["quiet"].as<bool>();
-  c.executor = vm["executor"].as<std::string>();
+  c.executor = text(vm, "executor");
   if (c.executor != "fused" && c.executor != "reference")
-    throw config_error("--executor: expected fused or reference, got '" + c.executor + "'");
-  c.shuffle_seed = vm["shuffle-seed"].as<std::uint64_t>();
+    throw config_error("--executor: expected fused or reference, got " + in_quotes(c.executor));
+  c.shuffle_seed = parse_unsigned("--shuffle-seed", text(vm, "shuffle-seed"));
   return c;
+}
+
+}  // namespace
+
+std::optional<TransformConfig> parse_transform_options(int argc, char** argv, std::ostream& out) {
+  po::options_description mesh = mesh_options();
+  po::options_description all;
+  all.add(transform_options()).add(mesh);
+  po::variables_map vm;
+  const po::parsed_options parsed = parse_argv(argc, argv, all);
+  translate([&] { po::store(parsed, vm); });
+  if (vm.count("help")) {
+    out << all << "\n";
+    return std::nullopt;
+  }
+  // The command line was stored first, so its values win over the INI file's.
+  KeySources src;
+  if (vm.count("mesh")) store_mesh_file(text(vm, "mesh"), mesh, vm, src);
+  translate([&] { po::notify(vm); });
+  return transform_config(vm, src);
 }
 
 }  // namespace triada

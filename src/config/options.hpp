@@ -5,6 +5,7 @@
 // leaves this file.
 #include <array>
 #include <boost/program_options.hpp>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <ostream>
@@ -12,6 +13,7 @@
 
 #include "actuator/coefficients.hpp"
 #include "cell/cell_rule.hpp"
+#include "core/error.hpp"
 #include "counters/counters.hpp"
 #include "geometry/plan.hpp"
 #include "io/tensor_io.hpp"
@@ -57,17 +59,43 @@ std::optional<TransformConfig> parse_transform_options(int argc, char** argv, st
 // Parses only a mesh INI file with defaults (used by tests and other apps).
 MeshConfig parse_mesh_file(const std::string& path);
 
-// Parses argv against `desc` (options only, no positional arguments) and runs notify; any
-// Boost.Program_options error becomes one config_error line. Every app's parser uses it.
+// Parses argv against `desc` and runs notify. Strict: no abbreviated option names and no
+// positional words (each is refused by name); any Boost.Program_options error becomes one
+// config_error line with the user's text escaped. Every app's parser uses it.
 boost::program_options::variables_map parse_command_line_strict(
     int argc, char** argv, const boost::program_options::options_description& desc);
 
-// Whole-string integer parsing for option values: false unless all of `s` is one integer.
+// User text fit for a one-line message: bytes outside printable ASCII as \xNN, and at most
+// `max` characters (then "...").
+std::string printable(const std::string& s, std::size_t max = 64);
+
+// Runs a value parser of another module (cell mode, transform, ...) for `source` (an
+// option, or FILE: [section] key): its config_error gets the source in front (once) and
+// the user's text in it escaped.
+template <class F>
+auto named(const std::string& source, F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const config_error& e) {
+    const std::string what = printable(e.what(), 300);
+    throw config_error(what.rfind(source + ":", 0) == 0 ? what : source + ": " + what);
+  }
+}
+
+// Whole-string integer parsing for option values: false unless all of `s` is one integer
+// (no spaces, no sign for unsigned types, no overflow).
 bool parse_int(const std::string& s, std::int64_t& out);
+bool parse_uint64(const std::string& s, std::uint64_t& out);
+// Whole-string finite real number (decimal or exponent form; no spaces, no hex, no inf/nan).
+bool parse_double(const std::string& s, double& out);
 // A positive integer option value; throws config_error naming the option otherwise.
 std::int64_t parse_positive(const std::string& option, const std::string& s);
+// An unsigned 64-bit option value (digits only); throws config_error naming the option.
+std::uint64_t parse_unsigned(const std::string& option, const std::string& s);
 
-// "4,5,6" -> {4,5,6}; throws config_error naming `what` unless three positive integers.
-ext3 parse_ext3(const std::string& s, const std::string& what);
+// "4,5,6" -> {4,5,6}; throws config_error naming `what` unless three integers in [1, max]
+// (spaces allowed around an item, never inside a number).
+ext3 parse_ext3(const std::string& s, const std::string& what,
+                std::int64_t max = std::int64_t{1} << 30);
 
 }  // namespace triada

@@ -73,8 +73,10 @@ launch() {
 }
 
 # check ID WHAT "TOKEN[|TOKEN...]" "ARGS" : all TOKENs must appear on the error line; the
-# files allowed in out/ afterwards are $keep (space-separated names, default none).
+# files allowed in out/ afterwards are $keep (space-separated names, default none); the
+# exit code must be $want_rc when set (2: bad option or config).
 keep=""
+want_rc=""
 check() {
   local id=$1 what=$2 tokens=$3 args=$4
   local d="cases/$id" rc
@@ -85,6 +87,8 @@ check() {
     fail "$what: timed out (hang), args: $args"
   elif [[ $rc -eq 0 ]]; then
     fail "$what: exit code 0, args: $args"
+  elif [[ -n $want_rc && $rc -ne $want_rc ]]; then
+    fail "$what: exit code $rc, expected $want_rc, args: $args"
   else
     pass
   fi
@@ -99,6 +103,9 @@ check() {
   elif [[ $line != "triada-transform: error: "* ]]; then
     ok=0
     fail "$what: error line does not start with 'triada-transform: error:': '$line'"
+  elif LC_ALL=C grep -q '[^[:print:]]' <<<"$line"; then
+    ok=0
+    fail "$what: error line holds raw non-printable bytes: '$(cat -v <<<"$line")'"
   elif grep -q 'triada-transform: error' "$d/stdout.txt"; then
     ok=0
     fail "$what: error line also on stdout: $(cat "$d/stdout.txt")"
@@ -182,6 +189,47 @@ all_np "output directory missing" "out/nodir/y.h5" --input "$I/x.h5" --output ou
   --transform dft
 all_np "report directory missing" "out/nodir/r.json" --input "$I/x.h5" "${O[@]}" \
   --transform dft --report out/nodir/r.json
+
+echo "-- strict options: exit code 2 and a line naming the option or the INI file and key"
+want_rc=2
+printf '[mesh]\ncells = 4 4,5,3\n' >in/spaced.ini
+printf '[energy]\nmac_pj = -1\n' >in/negative.ini
+printf '\177ELF\002\001\000\000\033[31m\377\n' >in/binary.ini
+printf '[mesh]\ncell = 4,4,4\n' >in/abbrev.ini
+mkdir in/meshdir
+one_np() {  # like all_np, at np=1 only (the parse is the same code on every rank)
+  local name=$1 tokens=$2
+  shift 2
+  ncase=$((ncase + 1))
+  launch "$ncase" 0 "$@"
+  wait
+  check "$ncase" "$name (np=1, no mpirun)" "$tokens" "$*"
+}
+X=(--input "$I/x.h5" "${O[@]}")
+one_np "a stray word after --transform" "unexpected argument 'dft'" "${X[@]}" --transform dct dft
+one_np "a value after the switch --force" "unexpected argument 'yes'" "${X[@]}" --transform dct \
+  --force yes
+one_np "abbreviated --force" "--for'" "${X[@]}" --transform dct --for
+one_np "abbreviated --mesh.cells" "--mesh.cell'" "${X[@]}" --transform dct --mesh.cell 4,4,4
+one_np "abbreviated INI key" "abbrev.ini: [mesh] cell: unknown key" "${X[@]}" --transform dct \
+  --mesh "$I/abbrev.ini"
+for spec in dct, ,dct dct,,dft dct,dct,dct,dct; do
+  one_np "--transform $spec" "--transform|'$spec'" "${X[@]}" --transform "$spec"
+done
+one_np "a space inside a number" "--mesh.cells|'4 4,5,3'" "${X[@]}" --transform dct \
+  --mesh.cells "4 4,5,3"
+one_np "an extent beyond int64" "--mesh.cells" "${X[@]}" --transform dct \
+  --mesh.cells 99999999999999999999,4,4
+one_np "a negative --shuffle-seed" "--shuffle-seed|'-1'" "${X[@]}" --transform dct \
+  --shuffle-seed -1
+all_np "--mesh names a directory" "meshdir|directory" "${X[@]}" --transform dct \
+  --mesh "$I/meshdir"
+all_np "a bad value in the mesh INI" "spaced.ini: [mesh] cells|'4 4,5,3'" "${X[@]}" \
+  --transform dct --mesh "$I/spaced.ini"
+one_np "a negative energy in the mesh INI" "negative.ini: [energy] mac_pj" "${X[@]}" \
+  --transform dct --mesh "$I/negative.ini"
+one_np "a binary mesh INI" "binary.ini|\\x7f" "${X[@]}" --transform dct --mesh "$I/binary.ini"
+want_rc=""
 
 echo "-- more brick ranks than cells (np=6, colocated actuators, 1x1x6 grid, N3=5)"
 ncase=$((ncase + 1))

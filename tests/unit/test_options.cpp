@@ -1,6 +1,7 @@
 // Options and mesh configs: one declaration, INI and command line, command line wins.
 #include <catch2/catch.hpp>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <sstream>
@@ -122,5 +123,143 @@ TEST_CASE("bad options and config values are config errors with one clear line",
       CHECK_THAT(e.what(), Catch::Contains(needle));
       CHECK(std::string(e.what()).find('\n') == std::string::npos);
     }
+  }
+}
+
+namespace {
+// The config_error message of parsing `args` after "-i a.h5 -o b.h5"; fails if none.
+std::string error_of(std::vector<std::string> args) {
+  args.insert(args.begin(), {"-i", "a.h5", "-o", "b.h5"});
+  try {
+    parse(args);
+  } catch (const config_error& e) {
+    return e.what();
+  }
+  FAIL("no config_error for a bad option");
+  return "";
+}
+}  // namespace
+
+TEST_CASE("words that are not options or their values are refused by name", "[options][errors]") {
+  CHECK_THAT(error_of({"-t", "dct", "dft"}), Catch::Contains("unexpected argument 'dft'"));
+  CHECK_THAT(error_of({"-t", "dct", "--force", "yes"}), Catch::Contains("unexpected argument 'yes'"));
+  CHECK_THAT(error_of({"-t", "dct", "--", "x"}), Catch::Contains("unexpected argument 'x'"));
+}
+
+TEST_CASE("abbreviated option names are refused, never guessed", "[options][errors]") {
+  CHECK_THAT(error_of({"-t", "dct", "--for"}), Catch::Contains("'--for'"));
+  CHECK_THAT(error_of({"-t", "dct", "--mesh.cell", "4,4,4"}), Catch::Contains("'--mesh.cell'"));
+  CHECK_THAT(error_of({"--trans", "dct"}), Catch::Contains("'--trans'"));
+  // The shared parser of the other apps, too.
+  boost::program_options::options_description d;
+  d.add_options()("force", "overwrite");
+  std::vector<std::string> args{"app", "--for"};
+  std::vector<char*> argv{args[0].data(), args[1].data()};
+  CHECK_THROWS_AS(parse_command_line_strict(2, argv.data(), d), config_error);
+  // An INI key is matched whole as well.
+  const std::string ini = write_ini("abbrev", "[mesh]\ncell = 4,4,4\n");
+  CHECK_THAT(error_of({"-t", "dct", "--mesh", ini}), Catch::Contains("[mesh] cell: unknown key"));
+}
+
+TEST_CASE("--transform lists have one or three non-empty items", "[options][errors]") {
+  for (const char* spec : {"dct,", ",dct", "dct,,dft", "dct,dct,dct,dct", ",", "dct,dct,"}) {
+    CAPTURE(spec);
+    const std::string e = error_of({"-t", spec});
+    CHECK_THAT(e, Catch::Contains("--transform"));
+    CHECK_THAT(e, Catch::Contains(std::string("'") + spec + "'"));
+  }
+}
+
+TEST_CASE("numbers are whole tokens in range, never truncated or wrapped", "[options][errors]") {
+  for (const char* v : {"4 4,5,3", "4,5,3x", "+4,5,3", "4,5", "4,5,6,7", "4,,5", "0x4,5,3",
+                        "99999999999999999999,1,1", "1073741825,1,1", "-4,5,3"}) {
+    CAPTURE(v);
+    CHECK_THAT(error_of({"-t", "dct", "--mesh.cells", v}), Catch::Contains("--mesh.cells"));
+    CHECK_THROWS_AS(parse_ext3(v, "x"), config_error);
+  }
+  CHECK(parse_ext3(" 4, 5 ,6 ", "x") == ext3{4, 5, 6});  // spaces around items only
+  CHECK_THAT(error_of({"-t", "dct", "--ranks.grid", "2,2,2000000"}), Catch::Contains("--ranks.grid"));
+  for (const char* v : {"-1", "1x", "", " 1", "18446744073709551616", "1e3"}) {
+    CAPTURE(v);
+    CHECK_THAT(error_of({"-t", "dct", "--shuffle-seed", v}), Catch::Contains("--shuffle-seed"));
+  }
+  auto c = parse({"-i", "a", "-o", "b", "-t", "dct", "--shuffle-seed", "18446744073709551615"});
+  REQUIRE(c);
+  CHECK(c->shuffle_seed == 18446744073709551615ull);
+  for (const char* v : {"nan", "inf", "1e400", " 3", "3pJ", "0x1p3"}) {
+    CAPTURE(v);
+    CHECK_THAT(error_of({"-t", "dct", "--energy.mac_pj", v}), Catch::Contains("--energy.mac_pj"));
+  }
+  double d = 0;
+  CHECK(parse_double("2.5e-3", d));
+  CHECK(d == 2.5e-3);
+  std::uint64_t u = 0;
+  CHECK_FALSE(parse_uint64("-1", u));
+  CHECK_THROWS_AS(parse_unsigned("--x", "-1"), config_error);
+}
+
+TEST_CASE("--mesh must name a readable regular file", "[options][errors]") {
+  const std::string dir = "/tmp/triada_unit_mesh_dir";
+  std::filesystem::create_directories(dir);
+  std::string e = error_of({"-t", "dct", "--mesh", dir});
+  CHECK_THAT(e, Catch::Contains(dir) && Catch::Contains("directory"));
+  e = error_of({"-t", "dct", "--mesh", "/dev/null"});
+  CHECK_THAT(e, Catch::Contains("/dev/null") && Catch::Contains("regular file"));
+  e = error_of({"-t", "dct", "--mesh", "/nonexistent/m.ini"});
+  CHECK_THAT(e, Catch::Contains("/nonexistent/m.ini") && Catch::Contains("no such file"));
+  CHECK_THROWS_AS(parse_mesh_file(dir), config_error);
+}
+
+TEST_CASE("a bad value from the mesh INI names the file, section and key", "[options][errors]") {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"[mesh]\ncells = 4 4,5,3\n", "[mesh] cells: expected three integers"},
+      {"[ranks]\ngrid = 1,1\n", "[ranks] grid"},
+      {"[ranks]\nactuators = sometimes\n", "[ranks] actuators: expected auto or colocated"},
+      {"[cell]\nmode = fp8\n", "[cell] mode"},
+      {"[esop]\nenabled = maybe\n", "[esop] enabled: expected on or off"},
+      {"[energy]\nmac_pj = abc\n", "[energy] mac_pj: expected an energy"},
+      {"[energy]\nmac_pj_bf16 = -1\n", "[energy] mac_pj_bf16"},
+  };
+  int i = 0;
+  for (const auto& [text, needle] : cases) {
+    CAPTURE(text);
+    const std::string ini = write_ini("value" + std::to_string(i++), text);
+    const std::string e = error_of({"-t", "dct", "--mesh", ini});
+    CHECK_THAT(e, Catch::StartsWith(ini + ": ") && Catch::Contains(needle));
+    CHECK_THROWS_WITH(parse_mesh_file(ini), Catch::StartsWith(ini + ": "));
+  }
+  // A value given on the command line is named as the option, not the file.
+  const std::string ini = write_ini("cli", "[mesh]\ncells = 4,4,4\n");
+  CHECK_THAT(error_of({"-t", "dct", "--mesh", ini, "--mesh.cells", "4,0,4"}),
+             Catch::StartsWith("--mesh.cells:"));
+}
+
+TEST_CASE("user text in an error is escaped and bounded", "[options][errors]") {
+  CHECK(printable("ab\x01\x7f\xff" "c") == "ab\\x01\\x7f\\xffc");
+  CHECK(printable(std::string(1000, 'a')).size() < 100);
+  const auto clean = [](const std::string& s) {
+    for (const char ch : s)
+      if (static_cast<unsigned char>(ch) < 0x20 || static_cast<unsigned char>(ch) >= 0x7f)
+        return false;
+    return s.size() < 400;
+  };
+  const std::string bin = "/tmp/triada_unit_binary.ini";
+  std::ofstream(bin, std::ios::binary) << std::string("\x7f" "ELF\x02\x01\x00\x00\x1b[31m\xff\n", 14)
+                                       << std::string(5000, 'x') << "\n";
+  std::string e = error_of({"-t", "dct", "--mesh", bin});
+  CHECK_THAT(e, Catch::StartsWith(bin + ":") && Catch::Contains("\\x7f"));
+  CHECK(clean(e));
+  const std::string longline = write_ini("longline", "[mesh]\n" + std::string(5000, '\x1b') + "\n");
+  CHECK(clean(error_of({"-t", "dct", "--mesh", longline})));
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"-t", "dct\x1b[2J"},
+           {"-t", "dct", "--mesh.cells", "4,\x07,4"},
+           {"-t", "dct", "--esop", std::string(3000, 'o')},
+           {"-t", "dct", "--cell-mode", "\x1b[31m"},
+           {"-t", "dct", "--\x1b[31m"},
+           {"-t", "dct", "w\x1b[31m"}}) {
+    e = error_of(args);
+    CAPTURE(e);
+    CHECK(clean(e));
   }
 }
