@@ -51,7 +51,8 @@ bool parse_int(const std::string& s, Int& out) {
 
 ext3 parse_shape(const std::string& s) {
   const auto bad = [&] {
-    return config_error("--shape: expected three positive integers N1,N2,N3, got '" + s + "'");
+    return config_error("--shape: expected three positive integers N1,N2,N3, got '" +
+                        printable(s) + "'");
   };
   ext3 shape{};
   size_t start = 0;
@@ -64,15 +65,15 @@ ext3 parse_shape(const std::string& s) {
   }
   const index_t max = std::numeric_limits<index_t>::max();
   if (shape[0] > max / shape[1] || shape[0] * shape[1] > max / shape[2])
-    throw config_error("--shape: " + s + " has too many elements");
+    throw config_error("--shape: " + printable(s) + " has too many elements");
   return shape;
 }
 
+// Whole token (no spaces, hex or nan, unlike strtod).
 double parse_fraction(const std::string& option, const std::string& s) {
-  char* end = nullptr;
-  const double v = std::strtod(s.c_str(), &end);
-  if (s.empty() || end != s.c_str() + s.size() || !(v >= 0.0 && v <= 1.0))
-    throw config_error(option + ": expected a fraction in [0, 1], got '" + s + "'");
+  double v = 0;
+  if (!parse_double(s, v) || !(v >= 0.0 && v <= 1.0))
+    throw config_error(option + ": expected a fraction in [0, 1], got '" + printable(s) + "'");
   return v;
 }
 
@@ -131,18 +132,18 @@ std::optional<GenConfig> parse_options(int argc, char** argv, std::ostream& help
     cfg.type = parse_element_type(type);
   } catch (const config_error&) {
     throw config_error("--type: expected int32, float32, float64, complex64 or complex128, got '" +
-                       type + "'");
+                       printable(type) + "'");
   }
-  cfg.spec.dist = parse_dist(dist);
+  cfg.spec.dist = named("--dist", [&] { return parse_dist(dist); });
   cfg.dist_name = dist;
   cfg.spec.sparsity = parse_fraction("--sparsity", sparsity);
   cfg.spec.zero_lines = parse_fraction("--zero-lines", lines);
   cfg.spec.zero_planes = parse_fraction("--zero-planes", planes);
   if (!parse_int(axis, cfg.spec.plane_axis) || cfg.spec.plane_axis < 1 || cfg.spec.plane_axis > 3)
-    throw config_error("--plane-axis: expected 1, 2 or 3, got '" + axis + "'");
+    throw config_error("--plane-axis: expected 1, 2 or 3, got '" + printable(axis) + "'");
   if (!parse_int(seed, cfg.spec.seed) ||
       cfg.spec.seed > static_cast<std::uint64_t>(std::numeric_limits<index_t>::max()))
-    throw config_error("--seed: expected an integer in [0, 2^63), got '" + seed + "'");
+    throw config_error("--seed: expected an integer in [0, 2^63), got '" + printable(seed) + "'");
   cfg.force = vm.count("force") > 0;
 
   if (cfg.type == ElementType::int32) {

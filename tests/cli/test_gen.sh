@@ -125,6 +125,34 @@ import h5py
 assert h5py.File('keep.h5', 'r')['/x'].shape == (2, 2, 2)
 " || fail "--force did not replace"
 
+echo "-- strict options: exit code 2, one line naming the option, no file touched"
+# strict ARGS... NEEDLE: the run fails with exit code 2 and exactly one error line that
+# contains NEEDLE; keep.h5 (the existing output) is unchanged and no bad.h5 appears.
+strict() {
+  local needle=${*: -1} rc=0
+  before=$(md5sum <keep.h5)
+  "$GEN" "${@:1:$#-1}" >out.txt 2>err.txt || rc=$?
+  [[ $rc -eq 2 ]] || fail "'${*:1:$#-1}': exit $rc, expected 2: $(cat err.txt)"
+  [[ $(wc -l <err.txt) -eq 1 ]] || fail "'${*:1:$#-1}': expected one line: $(cat err.txt)"
+  grep -qF "triada-gen: error: " err.txt || fail "'${*:1:$#-1}': no error prefix: $(cat err.txt)"
+  grep -qF -- "$needle" err.txt || fail "'${*:1:$#-1}': message lacks '$needle': $(cat err.txt)"
+  ! LC_ALL=C grep -q '[^[:print:]]' err.txt || fail "'${*:1:$#-1}': raw bytes: $(cat -v err.txt)"
+  [[ $(md5sum <keep.h5) == "$before" && ! -e bad.h5 ]] || fail "'${*:1:$#-1}' touched a file"
+}
+strict --output keep.h5 --shape 2,2,2 --for "'--for'"  # was taken as --force: overwrote
+strict --output keep.h5 --shape 2,2,2 --force yes "unexpected argument 'yes'"
+strict --output bad.h5 --shape 2,2,2 --sha 2,2,2 "'--sha'"
+strict --output bad.h5 --shape 2,2,2 4 "unexpected argument '4'"
+strict --output bad.h5 --shape "2 2,2,2" "--shape"
+strict --output bad.h5 --shape 2,2,2, "--shape"
+strict --output bad.h5 --shape 99999999999999999999,1,1 "--shape"
+strict --output bad.h5 --shape 2,2,2 --seed -1 "--seed: expected an integer in [0, 2^63), got '-1'"
+strict --output bad.h5 --shape 2,2,2 --sparsity " 0.5" "--sparsity"
+strict --output bad.h5 --shape 2,2,2 --sparsity 0x1p-1 "--sparsity"
+strict --output bad.h5 --shape 2,2,2 --zero-lines nan "--zero-lines"
+strict --output bad.h5 --shape 2,2,2 --plane-axis " 1" "--plane-axis"
+strict --output bad.h5 --shape 2,2,2 --dist $'\e[31m' "--dist: expected uniform"
+
 echo "-- no temporary files left behind"
 leftovers=$(find . -name '.*tmp*' -o -name '.triada-probe*')
 [[ -z $leftovers ]] || fail "left behind: $leftovers"
