@@ -1,5 +1,7 @@
 #include "mesh/node_memory.hpp"
 
+#include <sys/statvfs.h>
+
 #include "geometry/memory_model.hpp"
 #include "mesh/mpi.hpp"
 #include "mesh/topology.hpp"
@@ -20,7 +22,29 @@ mpi::Comm node_of(MPI_Comm comm) {
   return mpi::Comm::adopt(node);
 }
 
+// Sum of `mine` over the ranks of the node (in double: it cannot wrap, and a few ulps do
+// not matter against the gigabytes in question).
+double node_sum(const mpi::Comm& node, std::uint64_t mine) {
+  const double m = static_cast<double>(mine);
+  double sum = 0;
+  CHECK_MPI(MPI_Allreduce(&m, &sum, 1, MPI_DOUBLE, MPI_SUM, node.get()));
+  return sum;
+}
+
 }  // namespace
+
+void require_node_shared_memory(MPI_Comm comm, std::uint64_t mine, const std::string& what) {
+  const mpi::Comm node = node_of(comm);
+  const double sum = node_sum(node, mine);
+  mpi::collectively(comm, [&] {
+    struct statvfs fs {};
+    if (sum == 0 || ::statvfs("/dev/shm", &fs) != 0) return;
+    const double room = static_cast<double>(fs.f_bavail) * static_cast<double>(fs.f_frsize);
+    if (sum > room)
+      throw input_error(what + ": the shared windows of this node need " + format_bytes(sum) +
+                        ", /dev/shm has " + format_bytes(room) + " free");
+  });
+}
 
 bool on_one_node(MPI_Comm comm) {
   int size = 0;
@@ -30,12 +54,8 @@ bool on_one_node(MPI_Comm comm) {
 
 void require_node_memory(MPI_Comm comm, std::uint64_t mine, const std::string& what) {
   const mpi::Comm node = node_of(comm);
-  // The node's sum in double: it cannot wrap, and a few ulps do not matter against
-  // the gigabytes in question.
-  const double mine_d = static_cast<double>(mine);
-  double sum = 0;
+  const double sum = node_sum(node, mine);
   std::uint64_t most = 0;
-  CHECK_MPI(MPI_Allreduce(&mine_d, &sum, 1, MPI_DOUBLE, MPI_SUM, node.get()));
   CHECK_MPI(MPI_Allreduce(&mine, &most, 1, MPI_UINT64_T, MPI_MAX, node.get()));
   const int n = node.size();
   mpi::collectively(comm, [&] {

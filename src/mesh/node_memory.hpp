@@ -15,6 +15,10 @@ namespace triada {
 // available (source)".
 void require_node_memory(MPI_Comm comm, std::uint64_t mine, const std::string& what);
 
+// Collective over comm, like require_node_memory, for the shared windows: they are files
+// in /dev/shm (mesh/mpi.cpp), so a node's total `mine` must fit its free space there.
+void require_node_shared_memory(MPI_Comm comm, std::uint64_t mine, const std::string& what);
+
 // True if every rank of comm shares one node's memory.
 bool on_one_node(MPI_Comm comm);
 

@@ -312,12 +312,13 @@ void run_transform_job(const TransformConfig& cfg, MPI_Comm world, std::ostream&
   const bool one_node = on_one_node(world);
   const std::string what = cfg.input.file + ":" + info.dataset + ": shape " + to_string(plan.in_shape);
   MemoryModelOptions mem;
-  std::uint64_t need = 0;
+  MemoryPrediction need;
   mpi::collectively(world, [&] {
     mem = memory_options(cfg, complex_run, one_node);
-    need = predict_memory(plan, rank, mem, what).node_share();
+    need = predict_memory(plan, rank, mem, what);
   });
-  require_node_memory(world, need, what);
+  require_node_memory(world, need.node_share(), what);
+  require_node_shared_memory(world, need.window_own, what);
 
   // 4. Run in the element type the data needs.
   out_of_memory_is_input_error(what, [&] {
