@@ -33,7 +33,7 @@ std::vector<std::int64_t> parse_list(const std::string& option, const std::strin
     std::int64_t v = 0;
     if (!parse_int(part, v) || v < 1)
       throw config_error(option + ": expected a comma-separated list of positive integers, got '" +
-                         s + "'");
+                         printable(s) + "'");
     out.push_back(v);
     if (comma == std::string::npos) break;
     start = comma + 1;
@@ -164,13 +164,13 @@ std::optional<TcuConfig> parse_tcu_options(int argc, char** argv, std::ostream& 
   }
   TcuConfig c;
   if (algo.empty()) throw config_error("missing --algo (see --help)");
-  c.algo = find_tcu_algorithm(algo).name;  // config_error for an unknown name
+  c.algo = named("--algo", [&] { return find_tcu_algorithm(algo).name; });
   if (!vm.count("latency")) throw config_error("missing --latency (see --help)");
   if (!parse_int(latency, c.latency) || c.latency < 0)
-    throw config_error("--latency: expected an integer >= 0, got '" + latency + "'");
+    throw config_error("--latency: expected an integer >= 0, got '" + printable(latency) + "'");
   std::int64_t sd = 0;
   if (!parse_int(seed, sd) || sd < 0)
-    throw config_error("--seed: expected an integer >= 0, got '" + seed + "'");
+    throw config_error("--seed: expected an integer in [0, 2^63), got '" + printable(seed) + "'");
   c.seed = static_cast<std::uint64_t>(sd);
   if (vm.count("size")) c.size = parse_positive("--size", size);
   if (vm.count("m")) {
@@ -181,7 +181,7 @@ std::optional<TcuConfig> parse_tcu_options(int argc, char** argv, std::ostream& 
   c.weak = weak;
   c.report = report;
   c.sweep = sweep;
-  c.cell_mode = parse_cell_mode(cell_mode);  // config_error listing the modes
+  c.cell_mode = named("--cell-mode", [&] { return parse_cell_mode(cell_mode); });
   if (vm.count("sizes")) c.sizes = parse_list("--sizes", sizes);
   if (vm.count("ms")) {
     c.ms = parse_list("--ms", ms);

@@ -115,10 +115,22 @@ index_t resolve_size(const TcuProblem& p, index_t from_file, const char* algo) {
   return from_file;
 }
 
-void check_size(const char* algo, index_t size, index_t max, const char* rule) {
-  if (size < 1 || size > max)
-    throw config_error(std::string("--size ") + std::to_string(size) + ": " + algo + " needs " +
-                       rule + " in [1, " + std::to_string(max) + "]");
+// A size from --size (a config error) or, when `from` names it, read from that input
+// dataset (an input error naming the file, not the option).
+void check_size(const char* algo, index_t size, index_t max, const char* rule,
+                const std::string& from = "") {
+  if (size >= 1 && size <= max) return;
+  const std::string need = std::string(algo) + " needs " + rule + " in [1, " +
+                           std::to_string(max) + "]";
+  if (from.empty()) throw config_error("--size " + std::to_string(size) + ": " + need);
+  throw input_error(from + ": size " + std::to_string(size) + ": " + need);
+}
+
+// The dataset of --input a size was read from, FILE:/DSET; empty for generated data.
+std::string size_source(const TcuProblem& p, const char* default_dataset) {
+  if (p.input.empty()) return "";
+  const DatasetRef ref = parse_dataset_ref(p.input);
+  return ref.file + ":" + (ref.dataset.empty() ? default_dataset : ref.dataset);
 }
 
 bool all_integer(const Mat& a) {
@@ -234,7 +246,7 @@ MatrixPair load_pair(const TcuProblem& p, const char* algo) {
       throw input_error(file + ": /A is " + std::to_string(na) + "x" + std::to_string(na) +
                         " but /B is " + std::to_string(nb) + "x" + std::to_string(nb));
     mp.side = resolve_size(p, na, algo);
-    check_size(algo, mp.side, kMaxDenseSide, "a matrix side");
+    check_size(algo, mp.side, kMaxDenseSide, "a matrix side", size_source(p, "/A"));
     mp.exact = all_integer(mp.A) && all_integer(mp.B);
     mp.source = p.input;
     return mp;
@@ -726,7 +738,7 @@ TcuRun tcu_spmm(TensorUnit& u, const TcuProblem& p) {
     const index_t na = read_square(file, "/A", a), nb = read_square(file, "/B", b);
     if (na != nb) throw input_error(file + ": /A and /B differ in size");
     side = resolve_size(p, na, "spmm");
-    check_size("spmm", side, kMaxDenseSide, "a matrix side");
+    check_size("spmm", side, kMaxDenseSide, "a matrix side", size_source(p, "/A"));
     A = dense_to_entries(a, side, file + ":/A");
     B = dense_to_entries(b, side, file + ":/B");
     source = p.input;
@@ -926,7 +938,7 @@ TcuRun tcu_ge(TensorUnit& u, const TcuProblem& p) {
     }
     source = "random strictly diagonally dominant system, seed " + std::to_string(p.seed);
   }
-  check_size("ge", N, kMaxDenseSide - 1, "a number of equations");
+  check_size("ge", N, kMaxDenseSide - 1, "a number of equations", size_source(p, "/A"));
   TcuRun run;
   run.details = {{"size", N}, {"theorem_n", dbl(N + 1) * dbl(N + 1)}, {"input", source}};
   const std::vector<double> x = tcu_ge_solve(u, A, b, N, &run.details);
@@ -1050,7 +1062,7 @@ TcuRun tcu_tclosure(TensorUnit& u, const TcuProblem& p) {
         if (i != j && edge(gen)) adj[sz(i * n + j)] = 1;
     source = "random directed graph, edge probability 1.5/n, seed " + std::to_string(p.seed);
   }
-  check_size("tclosure", n, kMaxDenseSide, "a number of vertices");
+  check_size("tclosure", n, kMaxDenseSide, "a number of vertices", size_source(p, "/adjacency"));
   const Mat closure = tcu_transitive_closure(u, adj, n);
   const Mat ref = reference_reachability(adj, n);
   index_t pairs = 0;
@@ -1176,7 +1188,7 @@ TcuRun tcu_apsd(TensorUnit& u, const TcuProblem& p) {
     source = "random connected undirected graph (spanning tree + sqrt(n) edges), seed " +
              std::to_string(p.seed);
   }
-  check_size("apsd", n, kMaxDenseSide, "a number of vertices");
+  check_size("apsd", n, kMaxDenseSide, "a number of vertices", size_source(p, "/adjacency"));
   const std::vector<index_t> ref = reference_distances(adj, n);
   for (index_t v = 0; v < n; ++v)
     if (ref[sz(v)] < 0)

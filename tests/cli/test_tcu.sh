@@ -155,6 +155,25 @@ bad --algo matmul --size 8 --m 16 --latency 1 --sizes 4,8
 bad --algo tclosure --input g.h5 --size 11 --m 4 --latency 1
 if grep -q "15" <(timeout 60 "$APP" --algo matmul --size 64 --m 15 --latency 10 2>&1); then pass; else
   fail "the m error does not name the value"; fi
+# Strict parsing: no abbreviations, no stray words, whole-token numbers; the line names it.
+bad_names() {  # bad_names NEEDLE ARGS...: exit 2, one line containing NEEDLE
+  local needle=$1
+  shift
+  bad "$@"
+  if grep -qF -- "$needle" stderr.txt; then pass; else
+    fail "'$*': the error does not name '$needle': $(cat stderr.txt)"; fi
+}
+bad_names "'--lat'" --algo matmul --size 8 --m 16 --lat 1
+bad_names "unexpected argument 'extra'" --algo matmul --size 8 --m 16 --latency 1 extra
+bad_names "unexpected argument 'yes'" --algo matmul --size 8 --m 16 --latency 1 --weak yes
+bad_names "--size" --algo matmul --size "8 8" --m 16 --latency 1
+bad_names "--seed" --algo matmul --size 8 --m 16 --latency 1 --seed -1
+bad_names "--seed" --algo matmul --size 8 --m 16 --latency 1 --seed 99999999999999999999
+bad_names "--m" --algo matmul --size 8 --m 16x --latency 1
+bad_names "--sizes" --algo matmul --sweep --latency 1 --sizes 4,,8
+bad_names "--algo: unknown algorithm" --algo $'mat\e[2Jmul' --size 8 --m 16 --latency 1
+if ! LC_ALL=C grep -q '[^[:print:]]' stderr.txt; then pass; else
+  fail "raw bytes echoed: $(cat -v stderr.txt)"; fi
 
 echo "-- bad input files: one line, exit code 1"
 badin() {
@@ -170,6 +189,15 @@ badin --algo matmul --input missing.h5 --m 4 --latency 1
 badin --algo apsd --input g.h5:/directed --m 4 --latency 1
 badin --algo apsd --input g.h5:/disconnected --m 4 --latency 1
 badin --algo ge --input mm.h5 --m 4 --latency 1
+# A size read from the input file is named as that file and dataset, not as --size.
+"$PYTHON" -c "
+import h5py
+with h5py.File('big.h5', 'w') as f:  # 4097 vertices, one more than allowed; chunks unwritten
+    f.create_dataset('adjacency', (4097, 4097), dtype='u1', chunks=(64, 64))
+"
+badin --algo tclosure --input big.h5 --m 4 --latency 1
+if grep -qF "big.h5:/adjacency: size 4097" stderr.txt && ! grep -qF -- "--size" stderr.txt; then
+  pass; else fail "the size error does not name big.h5:/adjacency: $(cat stderr.txt)"; fi
 
 echo "-- --cell-mode: cycles = cell steps x sub-steps, lower precision reported, not failed"
 if "$APP" --algo matmul --size 64 --m 16 --latency 10 --cell-mode m3xu-fp32 --report cm.json \
