@@ -34,6 +34,7 @@
 #include "core/error.hpp"
 #include "counters/counters.hpp"
 #include "io/generate.hpp"
+#include "io/output_files.hpp"
 #include "geometry/memory_model.hpp"
 #include "mesh/mpi.hpp"
 #include "mesh/node_memory.hpp"
@@ -88,8 +89,8 @@ std::vector<std::string> split(const std::string& s, char sep) {
 // "N" (a cube) or "N1xN2xN3".
 ext3 parse_size(const std::string& token, const std::string& option) {
   const auto bad = [&] {
-    return config_error(option + ": expected N or N1xN2xN3 with positive integers, got '" + token +
-                        "'");
+    return config_error(option + ": expected N or N1xN2xN3 with positive integers, got '" +
+                        printable(token) + "'");
   };
   const std::vector<std::string> parts = split(token, 'x');
   ext3 s{};
@@ -123,7 +124,7 @@ std::vector<std::string> parse_list(const std::string& s, const std::string& opt
         for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
         for (const auto& [name, _] : alias) list += ", " + name;
         throw config_error(option + ": expected a comma-separated list of " + list + ", got '" +
-                           word + "'");
+                           printable(word) + "'");
       }
       if (std::find(out.begin(), out.end(), w) == out.end()) out.push_back(w);
     }
@@ -571,27 +572,21 @@ std::string default_json_path(int world_size) {
          ".json";
 }
 
-// Creates the folder of the JSON file and checks it is writable (before any timing).
-void prepare_json_path(const std::string& path) {
+// Creates the folder of the JSON file and probes the file as every output is probed
+// (io/output_files.hpp), before any timing.
+void prepare_json_path(const std::string& path, bool force) {
   const std::filesystem::path p(path);
-  const std::filesystem::path dir = p.has_parent_path() ? p.parent_path() : ".";
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec || access(dir.c_str(), W_OK) != 0)
-    throw input_error(path + ": cannot write into " + dir.string() +
-                      (ec ? " (" + ec.message() + ")" : ""));
+  if (path != "-" && p.has_parent_path()) {
+    std::error_code ec;
+    std::filesystem::create_directories(p.parent_path(), ec);
+    if (ec) throw input_error(path + ": cannot create " + p.parent_path().string() + " (" +
+                              ec.message() + ")");
+  }
+  probe_output(path, force, true);
 }
 
-void write_json(const std::string& path, const json& j) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp);
-    f << j.dump(1) << "\n";
-    if (!f) throw input_error(path + ": write failed");
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) throw input_error(path + ": " + ec.message());
+void write_json(const std::string& path, const json& j, bool force) {
+  write_text_output(path, j.dump(1) + "\n", force);
 }
 
 // Largest relative difference max|a - b| / max|b|.
@@ -917,8 +912,8 @@ int run_accuracy(const BenchConfig& cfg, MPI_Comm world) {
         "cycles = time steps x the mode's sub-steps; energy_mac_pj = MACs x the mode's mac_pj; "
         "energy_total_pj: the whole energy model (buses, waits, static) with that mac_pj";
     j["accuracy"] = rows;
-    write_json(cfg.json, j);
-    std::cout << "\nwrote " << cfg.json << "\n";
+    write_json(cfg.json, j, cfg.force);
+    if (cfg.json != "-") std::cout << "\nwrote " << cfg.json << "\n";
   });
   return 0;
 }
@@ -960,7 +955,8 @@ std::optional<BenchConfig> parse_bench_options(int argc, char** argv, std::ostre
      "seed of the counter-based input generator (the input does not depend on the ranks)")
     ("json", po::value(&json_path)->value_name("FILE"),
      "JSON output (default bench/results/bench-<host>-<date>-np<ranks>.json, relative to "
-     "the working directory; the folder is created)")
+     "the working directory; the folder is created; - : standard output)")
+    ("force", "overwrite an existing --json file")
     ("quick", "smoke-test mode for the test suite: sizes 16 and 12x10x8, reps 1, every "
      "variant (explicit --sizes / --reps still win); with --accuracy: size 16x12x10")
     ("accuracy", "instead of timing: run a complex 3D DFT, a real 3D DCT and a GEMM (gemt "
@@ -990,6 +986,7 @@ std::optional<BenchConfig> parse_bench_options(int argc, char** argv, std::ostre
   c.accuracy = vm.count("accuracy") > 0;
   c.mesh = mesh;
   if (vm.count("mesh") && mesh.empty()) throw config_error("--mesh: empty file name");
+  if (!mesh.empty()) parse_mesh_file(mesh);  // a bad file fails up front, naming itself
   if (c.accuracy && vm["sizes"].defaulted())
     sizes = c.quick ? "16x12x10" : "32";
   else if (c.quick && vm["sizes"].defaulted())
@@ -1000,25 +997,28 @@ std::optional<BenchConfig> parse_bench_options(int argc, char** argv, std::ostre
   c.variants = parse_list(variants, "--variants", kVariants,
                           {{"fftw", {"fftw-dft", "fftw-dct", "fftw-dht"}}});
   if (!parse_int(reps, c.reps) || c.reps < 1 || c.reps > 1000)
-    throw config_error("--reps: expected an integer in [1, 1000], got '" + reps + "'");
+    throw config_error("--reps: expected an integer in [1, 1000], got '" + printable(reps) + "'");
   if (!parse_int(ref_max, c.reference_max) || c.reference_max < 0)
-    throw config_error("--reference-max: expected a non-negative integer, got '" + ref_max + "'");
-  c.transform = parse_transform(transform);
+    throw config_error("--reference-max: expected a non-negative integer, got '" +
+                       printable(ref_max) + "'");
+  c.transform = named("--transform", [&] { return parse_transform(transform); });
   if (c.transform != TransformKind::dct && c.transform != TransformKind::dht)
-    throw config_error("--transform: expected dct or dht, got '" + transform + "'");
+    throw config_error("--transform: expected dct or dht, got '" + printable(transform) + "'");
   if (actuators == "auto")
     c.actuators = ActuatorPlacement::automatic;
   else if (actuators == "colocated")
     c.actuators = ActuatorPlacement::colocated;
   else
-    throw config_error("--actuators: expected auto or colocated, got '" + actuators + "'");
+    throw config_error("--actuators: expected auto or colocated, got '" + printable(actuators) +
+                       "'");
   if (!parse_int(seed, c.seed))
-    throw config_error("--seed: expected a non-negative integer, got '" + seed + "'");
+    throw config_error("--seed: expected a non-negative integer, got '" + printable(seed) + "'");
   c.json = vm.count("json") ? json_path : default_json_path(world_size);
   if (c.accuracy && !vm.count("json"))
     c.json = "bench/results/accuracy-" + host_name() + "-" + today() + "-np" +
              std::to_string(world_size) + ".json";
   if (c.json.empty()) throw config_error("--json: empty file name");
+  c.force = vm.count("force") > 0;
   return c;
 }
 
@@ -1075,7 +1075,7 @@ int run_bench(int argc, char** argv) {
   }
   const BenchConfig& cfg = *parsed;
   mpi::collectively(world, [&] {
-    if (rank == 0) prepare_json_path(cfg.json);
+    if (rank == 0) prepare_json_path(cfg.json, cfg.force);
   });
   if (cfg.accuracy) return run_accuracy(cfg, world);
   const auto has = [&](const std::string& v) {
@@ -1138,9 +1138,6 @@ int run_bench(int argc, char** argv) {
       plan = make_plan(req);
     });
     if (si == 0) first_grid = plan->ranks.grid;
-    const Topology topo(*plan, world, sizeof(double));
-    const std::array<CoeffMatrix, 3> coeffs = coefficients(cfg.transform, shape);
-    const std::uint64_t mdense = macs_dense(*plan);
     {  // Up-front memory check: the engine's prediction, and on rank 0 the baselines'
        // buffers (FFTW: the input and two complex arrays, 40 bytes an element).
       const std::string what = "--sizes " + shape_str(shape);
@@ -1152,6 +1149,9 @@ int run_bench(int argc, char** argv) {
       });
       require_node_memory(world, need, what);
     }
+    const Topology topo(*plan, world, sizeof(double));
+    const std::array<CoeffMatrix, 3> coeffs = coefficients(cfg.transform, shape);
+    const std::uint64_t mdense = macs_dense(*plan);
     std::vector<int> axes;
     for (const auto& st : plan->stages) axes.push_back(st.axis);
 
@@ -1349,8 +1349,8 @@ int run_bench(int argc, char** argv) {
     json jr = json::array();
     for (const Row& r : rows) jr.push_back(row_json(r));
     j["rows"] = jr;
-    write_json(cfg.json, j);
-    std::cout << "\nwrote " << cfg.json << "\n";
+    write_json(cfg.json, j, cfg.force);
+    if (cfg.json != "-") std::cout << "\nwrote " << cfg.json << "\n";
   });
   return 0;
 }

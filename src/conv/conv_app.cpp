@@ -17,6 +17,7 @@
 
 #include "config/options.hpp"
 #include "counters/report.hpp"
+#include "io/output_files.hpp"
 #include "core/checked.hpp"
 #include "core/error.hpp"
 #include "geometry/memory_model.hpp"
@@ -122,9 +123,19 @@ std::string megabytes(double bytes) {
   return fixed(bytes / 1e6, 2);
 }
 
-// Atomic like every output: written beside the target, then renamed onto it.
-void write_report(const std::string& path, const nlohmann::json& report) {
-  write_text_file_atomic(path, report.dump(2) + "\n");
+// The report target, checked before any work (io/output_files.hpp): not an existing file
+// without --force, not one of the run's inputs.
+TextOutput report_file(const ConvConfig& cfg) {
+  if (cfg.report.empty()) return {};
+  const auto file_of = [](const std::string& spec) {
+    return spec.empty() ? spec : parse_dataset_ref(spec).file;
+  };
+  check_distinct({{cfg.network, "--network", false},
+                  {file_of(cfg.input), "--input", false},
+                  {file_of(cfg.weights), "--weights", false},
+                  {cfg.mesh, "--mesh", false},
+                  {cfg.report, "--report", true}});
+  return TextOutput(cfg.report, cfg.force);
 }
 
 nlohmann::json stats_json(const ConvStats& s, const ConvEnergy& e) {
@@ -303,7 +314,9 @@ std::optional<ConvConfig> parse_conv_options(int argc, char** argv, std::ostream
        "mesh config INI whose [energy] keys give the energies (mac_pj for fp64, mac_pj_<mode> "
        "otherwise, static_pj_per_cell_step); default: the built-in values of "
        "meshcfg/default.ini")
-      ("report", po::value(&report), "write the JSON report (layers array and total) to this file")
+      ("report", po::value(&report), "write the JSON report (layers array and total) to this file "
+       "(- : standard output)")
+      ("force", "overwrite an existing --report file")
       ("input", po::value(&input),
        "HDF5 input FILE[:/DSET] for --layer: N x C_I x H_I x W_I (NCHW); default dataset: the "
        "file's only rank-4 one; default: random values in [-1, 1) from --seed")
@@ -358,31 +371,29 @@ std::optional<ConvConfig> parse_conv_options(int argc, char** argv, std::ostream
   else if (method == "implicit")
     c.run_explicit = false;
   else if (method != "both")
-    throw config_error("--method: expected explicit, implicit or both, got '" + method + "'");
+    throw config_error("--method: expected explicit, implicit or both, got '" + printable(method) +
+                       "'");
   c.mxu = parse_positive("--mxu", mxu);
-  if (c.mxu > 4096) throw config_error("--mxu: at most 4096, got " + mxu);
+  if (c.mxu > 4096) throw config_error("--mxu: at most 4096, got " + printable(mxu));
   if (vm.count("batch")) c.batch = parse_positive("--batch", batch);
   if (!parse_int(latency, c.latency) || c.latency < 0)
-    throw config_error("--latency: expected an integer >= 0, got '" + latency + "'");
+    throw config_error("--latency: expected an integer >= 0, got '" + printable(latency) + "'");
   TensorUnit probe(c.mxu * c.mxu, c.latency);  // the unit's own checks
-  c.cell_mode = parse_cell_mode(cell_mode);
+  c.cell_mode = named("--cell-mode", [&] { return parse_cell_mode(cell_mode); });
   c.mesh = mesh;
   if (!c.mesh.empty()) conv_energy_model(c.mesh, c.cell_mode);  // a bad file fails up front
   c.report = report;
+  c.force = vm.count("force") > 0;
   c.input = input;
   c.weights = weights;
   std::int64_t sd = 0;
   if (!parse_int(seed, sd) || sd < 0)
-    throw config_error("--seed: expected an integer >= 0, got '" + seed + "'");
+    throw config_error("--seed: expected an integer in [0, 2^63), got '" + printable(seed) + "'");
   c.seed = static_cast<std::uint64_t>(sd);
   c.verify = verify;
-  try {
-    size_t used = 0;
-    c.verify_budget = std::stod(budget, &used);
-    if (used != budget.size() || !(c.verify_budget >= 0)) throw std::invalid_argument(budget);
-  } catch (const std::exception&) {
-    throw config_error("--verify-budget: expected a number of MACs >= 0, got '" + budget + "'");
-  }
+  if (!parse_double(budget, c.verify_budget) || c.verify_budget < 0)  // whole token, finite
+    throw config_error("--verify-budget: expected a number of MACs >= 0, got '" +
+                       printable(budget) + "'");
   if (vm.count("max-layers")) c.max_layers = parse_positive("--max-layers", max_layers);
   if (!c.network.empty() && (!c.input.empty() || !c.weights.empty()))
     throw config_error("--input and --weights go with --layer (network layers get random data)");
@@ -516,6 +527,7 @@ nlohmann::json run_conv_layer(const ConvLayer& l, const std::vector<double>& inp
 }
 
 int run_conv_job(const ConvConfig& cfg, std::ostream& out) {
+  TextOutput report_out = report_file(cfg);
   std::vector<ConvLayer> layers;
   std::string source;
   if (!cfg.network.empty()) {
@@ -678,7 +690,10 @@ int run_conv_job(const ConvConfig& cfg, std::ostream& out) {
 
   report["layers"] = std::move(all);
   report["total"] = std::move(total);
-  if (!cfg.report.empty()) write_report(cfg.report, report);
+  if (report_out.active()) {
+    report_out.stage(report.dump(2) + "\n");
+    report_out.publish();
+  }
   return failed > 0 ? 4 : 0;
 }
 

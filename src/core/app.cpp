@@ -1,5 +1,6 @@
 #include "core/app.hpp"
 
+#include <hdf5.h>
 #include <mpi.h>
 
 #include <cstdio>
@@ -11,6 +12,14 @@
 namespace triada {
 
 namespace {
+
+// HDF5 closes what is still open at exit, after MPI_Finalize: a parallel file left open
+// by a failure would then call MPI and crash. Close the library while MPI still runs.
+void close_hdf5() noexcept {
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  H5close();
+}
+
 int exit_code_of(const std::exception& e) {
   if (dynamic_cast<const config_error*>(&e)) return 2;
   if (dynamic_cast<const input_error*>(&e)) return 1;
@@ -25,11 +34,14 @@ int run_app(const std::string& app, int argc, char** argv,
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   try {
-    return body(argc, argv);
+    const int code = body(argc, argv);
+    close_hdf5();
+    return code;
   } catch (const std::exception& e) {
     const int code = exit_code_of(e);
     if (dynamic_cast<const collective_marker*>(&e)) {
       if (rank == 0) std::fprintf(stderr, "%s: error: %s\n", app.c_str(), e.what());
+      close_hdf5();
       return code;
     }
     if (size > 1)

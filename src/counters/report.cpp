@@ -231,30 +231,6 @@ std::string fixed(double v, int digits) {
   return os.str();
 }
 
-void write_text_file_atomic(const std::string& path, const std::string& text) {
-  namespace fs = std::filesystem;
-  const fs::path target(path);
-  const fs::path tmp = target.parent_path() /
-                       ("." + target.filename().string() + ".tmp-" + std::to_string(::getpid()));
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw input_error(path + ": cannot write (directory missing or not writable)");
-    out << text;
-    out.close();
-    if (!out) {
-      std::error_code ec;
-      fs::remove(tmp, ec);
-      throw input_error(path + ": write failed");
-    }
-  }
-  std::error_code ec;
-  fs::rename(tmp, target, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    throw input_error(path + ": cannot rename into place: " + ec.message());
-  }
-}
-
 std::string trace_csv(const Plan& plan, const RunCounters& rc) {
   std::ostringstream o;
   o << "step,stage,axis,pivot";

@@ -35,9 +35,6 @@ nlohmann::json make_report(const Plan& plan, const RunCounters& rc, const Report
 // Human-readable summary (a few lines) of a report.
 std::string summary_text(const nlohmann::json& report);
 
-// Writes text atomically: to a temporary name beside `path`, then renamed onto it.
-// Throws input_error naming the file on failure.
-void write_text_file_atomic(const std::string& path, const std::string& text);
 // v with `digits` digits after the point, for the apps' text tables.
 std::string fixed(double v, int digits);
 

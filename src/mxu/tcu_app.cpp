@@ -15,6 +15,7 @@
 #include "core/checked.hpp"
 #include "core/error.hpp"
 #include "counters/report.hpp"
+#include "io/output_files.hpp"
 #include "mxu/tensor_unit.hpp"
 
 namespace po = boost::program_options;
@@ -102,9 +103,19 @@ std::string sci(const nlohmann::json& v) {
   return os.str();
 }
 
-// Atomic like every output: written beside the target, then renamed onto it.
-void write_report(const std::string& path, const nlohmann::json& report) {
-  write_text_file_atomic(path, report.dump(2) + "\n");
+// Atomic like every output (io/output_files.hpp): probed before the run, written beside
+// the target, then renamed onto it.
+void write_report(TextOutput& file, const nlohmann::json& report) {
+  file.stage(report.dump(2) + "\n");
+  file.publish();
+}
+
+// The report target, checked before any work: not an existing file without --force, not
+// the input file.
+TextOutput report_file(const TcuConfig& cfg) {
+  if (cfg.report.empty()) return {};
+  check_distinct({{cfg.input, "--input", false}, {cfg.report, "--report", true}});
+  return TextOutput(cfg.report, cfg.force);
 }
 
 }  // namespace
@@ -133,7 +144,8 @@ std::optional<TcuConfig> parse_tcu_options(int argc, char** argv, std::ostream& 
       ("weak", po::bool_switch(&weak),
        "weak TCU model (Theorem 12): every call multiplies sqrt(m) x sqrt(m) by sqrt(m) x "
        "sqrt(m) (r = sqrt(m)), so tall products take more calls")         //
-      ("report", po::value(&report), "write a JSON report to this file")  //
+      ("report", po::value(&report), "write a JSON report to this file (- : standard output)")  //
+      ("force", "overwrite an existing --report file")  //
       ("sweep", po::bool_switch(&sweep),
        "run a size series for each m of an m series, fit the growth exponent of the model "
        "time in the theorem's n and print it next to the theorem's exponent")  //
@@ -180,6 +192,7 @@ std::optional<TcuConfig> parse_tcu_options(int argc, char** argv, std::ostream& 
   c.input = input;
   c.weak = weak;
   c.report = report;
+  c.force = vm.count("force") > 0;
   c.sweep = sweep;
   c.cell_mode = named("--cell-mode", [&] { return parse_cell_mode(cell_mode); });
   if (vm.count("sizes")) c.sizes = parse_list("--sizes", sizes);
@@ -349,11 +362,12 @@ void print_single(const nlohmann::json& r, std::ostream& out) {
 
 int run_tcu_job(const TcuConfig& cfg, std::ostream& out) {
   const TcuAlgorithm& algo = find_tcu_algorithm(cfg.algo);
+  TextOutput report_out = report_file(cfg);
   if (!cfg.sweep) {
     const TcuProblem p{cfg.size, cfg.seed, cfg.input};
     const nlohmann::json r = run_tcu_once(algo, p, cfg.m, cfg.latency, cfg.weak, cfg.cell_mode);
     print_single(r, out);
-    if (!cfg.report.empty()) write_report(cfg.report, r);
+    if (!cfg.report.empty()) write_report(report_out, r);
     return r["verified"].get<bool>() || cfg.cell_mode != CellMode::fp64 ? 0 : 4;
   }
 
@@ -443,7 +457,7 @@ int run_tcu_job(const TcuConfig& cfg, std::ostream& out) {
                              {"verified", all_ok},
                              {"sweep", rows},
                              {"fits", fits}};
-    write_report(cfg.report, report);
+    write_report(report_out, report);
   }
   return all_ok || lower ? 0 : 4;
 }

@@ -24,6 +24,7 @@ struct TcuConfig {
   std::string input;   // HDF5 file (matrices /A /B /b, graphs /adjacency)
   bool weak = false;   // weak TCU model (Theorem 12): calls with r = sqrt(m) only
   std::string report;  // JSON report path ("" = none)
+  bool force = false;  // --force: replace an existing report
   bool sweep = false;
   std::vector<std::int64_t> sizes;  // --sizes (sweep), empty = the algorithm's default
   std::vector<std::int64_t> ms;     // --ms (sweep), empty = --m or the default series

@@ -90,7 +90,7 @@ EOF
 for spec in "matmul mm.h5" "strassen mm.h5" "spmm sp.h5" "ge ge.h5" "tclosure g.h5" \
   "tclosure g.h5:/directed" "apsd g.h5"; do
   read -r a f <<<"$spec"
-  if "$APP" --algo "$a" --input "$f" --m 4 --latency 2 --report in.json >out.txt 2>err.txt &&
+  if "$APP" --algo "$a" --input "$f" --m 4 --latency 2 --report in.json --force >out.txt 2>err.txt &&
     grep -q "verified    yes" out.txt; then pass; else fail "--input $f ($a): $(cat out.txt err.txt)"; fi
 done
 if "$APP" --algo apsd --input g.h5 --m 4 --latency 2 --report d.json >/dev/null 2>&1 &&
