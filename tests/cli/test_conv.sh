@@ -182,6 +182,20 @@ expect_error 2 "--layer" --layer 1,3,8,8,4,3,3,1
 expect_error 2 "larger than the padded input" --layer 1,3,2,2,4,5,5,1,0
 expect_error 2 "go with --layer" --network "$TRIADA_SRC/data/networks/vgg16.csv" --input in.h5
 expect_error 2 "unrecognised option\|unrecognized option" --layer 1,3,8,8,4,3,3,1,1 --bogus
+L=(--layer 1,3,8,8,4,3,3,1,1)
+expect_error 2 "'--mx'" "${L[@]}" --mx 4  # abbreviations are not guessed
+expect_error 2 "unexpected argument 'extra'" "${L[@]}" extra
+expect_error 2 "unexpected argument 'yes'" "${L[@]}" --verify yes
+expect_error 2 "--mxu: expected a positive integer, got '4 4'" "${L[@]}" --mxu "4 4"
+expect_error 2 "--seed: .*'-1'" "${L[@]}" --seed -1
+for v in inf nan " 5" 0x10 1e999; do
+  expect_error 2 "--verify-budget" "${L[@]}" --verify-budget "$v"
+done
+mkdir -p meshdir
+printf '[energy]\nmac_pj = -1\n' >negative.ini
+expect_error 2 "meshdir: mesh config: is a directory" "${L[@]}" --mesh meshdir
+expect_error 2 "negative.ini: \[energy\] mac_pj: expected an energy" "${L[@]}" --mesh negative.ini
+expect_error 2 "--cell-mode: cell mode: unknown '\\\\x1b\[31m'" "${L[@]}" --cell-mode $'\e[31m'
 
 echo "-- --help documents every option"
 if "$APP" --help >help.txt 2>err.txt; then pass; else fail "--help exited non-zero"; fi
