@@ -79,6 +79,24 @@ check "a bad --sizes is refused with one line" bash -c '
   "$0" --sizes 4x4 --json "$1/x.json" >/dev/null 2>"$1/bad.txt" && exit 1
   [[ $(wc -l <"$1/bad.txt") -eq 1 ]] && grep -q "^triada-bench: error: --sizes" "$1/bad.txt"' \
   "$BENCH" "$dir"
+# refused ARGS... NEEDLE: exit code 2, one 'triada-bench: error:' line containing NEEDLE.
+refused() {
+  local needle=${*: -1} rc=0
+  "$BENCH" "${@:1:$#-1}" --json "$dir/never.json" >/dev/null 2>"$dir/bad.txt" || rc=$?
+  [[ $rc -eq 2 && $(wc -l <"$dir/bad.txt") -eq 1 ]] &&
+    grep -q "^triada-bench: error: " "$dir/bad.txt" && grep -qF -- "$needle" "$dir/bad.txt" &&
+    ! LC_ALL=C grep -q '[^[:print:]]' "$dir/bad.txt" && [[ ! -e $dir/never.json ]] ||
+    { echo "exit $rc: $(cat -v "$dir/bad.txt")" >&2; return 1; }
+}
+mkdir -p "$dir/meshdir"
+check "an abbreviated option is refused, not guessed" refused --rep 1 "'--rep'"
+check "a stray word is refused by name" refused --quick extra "unexpected argument 'extra'"
+check "a negative --seed is refused" refused --seed -1 "--seed"
+check "a number with a space is refused" refused --reps "1 2" "--reps"
+check "an empty --sizes item is refused" refused --sizes 16, "--sizes"
+check "--mesh naming a directory is refused up front" refused --accuracy --mesh "$dir/meshdir" \
+  "meshdir: mesh config: is a directory"
+check "an unprintable --transform is escaped" refused --transform $'\e[31m' "--transform"
 
 # --accuracy: every cell mode against fp64 on a DFT, a DCT and a GEMM (doc/precision.md).
 accuracy_ok() {  # accuracy_ok FILE
