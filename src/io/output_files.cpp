@@ -207,7 +207,7 @@ void check_distinct(const std::vector<RunFile>& files) {
       ids[k].ino = st.st_ino;
     }
     std::error_code ec;
-    ids[k].canon = fs::weakly_canonical(files[k].path, ec).string();
+    ids[k].canon = fs::weakly_canonical(fs::absolute(files[k].path, ec), ec).string();
     if (ec) ids[k].canon = files[k].path;
   }
   for (size_t a = 0; a < files.size(); ++a)
