@@ -161,7 +161,7 @@ TEST_CASE("abbreviated option names are refused, never guessed", "[options][erro
   CHECK_THAT(error_of({"-t", "dct", "--mesh", ini}), Catch::Contains("[mesh] cell: unknown key"));
 }
 
-TEST_CASE("--transform lists have one or three non-empty items", "[options][errors]") {
+TEST_CASE("transform lists (--transform) have one or three non-empty items", "[options][errors]") {
   for (const char* spec : {"dct,", ",dct", "dct,,dft", "dct,dct,dct,dct", ",", "dct,dct,"}) {
     CAPTURE(spec);
     const std::string e = error_of({"-t", spec});
@@ -198,7 +198,7 @@ TEST_CASE("numbers are whole tokens in range, never truncated or wrapped", "[opt
   CHECK_THROWS_AS(parse_unsigned("--x", "-1"), config_error);
 }
 
-TEST_CASE("--mesh must name a readable regular file", "[options][errors]") {
+TEST_CASE("a mesh config (--mesh) must be a readable regular file", "[options][errors]") {
   const std::string dir = "/tmp/triada_unit_mesh_dir";
   std::filesystem::create_directories(dir);
   std::string e = error_of({"-t", "dct", "--mesh", dir});
