@@ -186,6 +186,8 @@ std::vector<DatasetEntry> list_datasets(hid_t loc) {
   Walk w;
   PropList lapl = input_link_access();
   w.lapl = lapl.get();
+  H5O_info_t root;
+  if (H5Oget_info2(loc, &root, H5O_INFO_BASIC) >= 0) w.groups.insert(root.addr);
   walk_group(loc, "/", 0, w);
   if (w.links > kMaxLinks)
     w.found.push_back({"/", -1, "", "", "more than 100000 links (a corrupt group index?)"});

@@ -197,21 +197,31 @@ h5::File open_serial(const std::string& file) {
   return h5::File(id);
 }
 
-// True if every link along `path` exists and the object it names exists (not dangling).
-// H5Lexists fails rather than answers when an intermediate link is missing, so walk them.
-bool object_exists(hid_t file, const std::string& path, hid_t lapl = H5P_DEFAULT) {
-  if (path.empty() || path[0] != '/') return false;
+// 1 if every link along `path` exists and the object it names exists, 0 if one is missing
+// or dangles, negative if HDF5 failed (a corrupt file, a refused external link: its error
+// stack says why). H5Lexists fails rather than answers when an intermediate link is
+// missing, so walk them.
+htri_t find_object(hid_t file, const std::string& path, hid_t lapl) {
+  if (path.empty() || path[0] != '/') return 0;
   for (size_t pos = 1;; ++pos) {
     pos = path.find('/', pos);
     const std::string prefix = path.substr(0, pos);
-    if (prefix.size() > 1 && prefix.back() != '/' &&
-        H5Lexists(file, prefix.c_str(), lapl) <= 0) {
-      H5Eclear2(H5E_DEFAULT);
-      return false;
+    if (prefix.size() > 1 && prefix.back() != '/') {
+      const htri_t found = H5Lexists(file, prefix.c_str(), lapl);
+      if (found <= 0) return found;
+      if (pos != std::string::npos) {  // an intermediate: must be a group to go on
+        h5::Object obj(H5Oopen(file, prefix.c_str(), lapl));
+        if (!obj.valid()) return -1;
+        if (H5Iget_type(obj.get()) != H5I_GROUP) return 0;
+      }
     }
     if (pos == std::string::npos) break;
   }
-  const htri_t ok = H5Oexists_by_name(file, path.c_str(), lapl);
+  return H5Oexists_by_name(file, path.c_str(), lapl);
+}
+
+bool object_exists(hid_t file, const std::string& path, hid_t lapl = H5P_DEFAULT) {
+  const htri_t ok = find_object(file, path, lapl);
   H5Eclear2(H5E_DEFAULT);
   return ok > 0;
 }
@@ -220,10 +230,16 @@ bool object_exists(hid_t file, const std::string& path, hid_t lapl = H5P_DEFAULT
 // the path are followed as HDF5 does (soft and external), external ones only to regular files.
 h5::Dataset open_dataset(hid_t file, const std::string& path, const std::string& name) {
   const h5::PropList lapl = h5::input_link_access();
-  if (!object_exists(file, path, lapl.get())) throw input_error(name + ": no such dataset");
+  const auto why = [] { return h5::plain_reason(h5::last_error_message()); };
+  const htri_t found = find_object(file, path, lapl.get());
+  if (found < 0) throw input_error(name + ": cannot open (" + why() + ")");
+  // A dangling external link (or one we refuse) is opened anyway: HDF5 then says why.
+  H5L_info_t link;
+  const bool external = found == 0 && H5Lget_info(file, path.c_str(), &link, H5P_DEFAULT) >= 0 &&
+                        link.type == H5L_TYPE_EXTERNAL;
+  if (found == 0 && !external) throw input_error(name + ": no such dataset");
   h5::Object obj(H5Oopen(file, path.c_str(), lapl.get()));
-  if (!obj.valid())
-    throw input_error(name + ": cannot open (" + h5::plain_reason(h5::last_error_message()) + ")");
+  if (!obj.valid()) throw input_error(name + ": cannot open (" + why() + ")");
   const H5I_type_t kind = H5Iget_type(obj.get());
   if (kind != H5I_DATASET)
     throw input_error(name + ": not a dataset" + (kind == H5I_GROUP ? " (a group)" : ""));
