@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <exception>
+#include <string>
 
 #include "core/error.hpp"
 #include "mesh/mpi.hpp"
@@ -18,6 +19,21 @@ namespace {
 void close_hdf5() noexcept {
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
   H5close();
+}
+
+// Control bytes of user text (a file name, a value) never reach the terminal raw.
+std::string escaped(const char* what) {
+  std::string out;
+  for (const unsigned char c : std::string(what)) {
+    if (c >= 0x20 && c != 0x7f) {
+      out += static_cast<char>(c);
+    } else {
+      char buf[5];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    }
+  }
+  return out;
 }
 
 int exit_code_of(const std::exception& e) {
@@ -40,14 +56,14 @@ int run_app(const std::string& app, int argc, char** argv,
   } catch (const std::exception& e) {
     const int code = exit_code_of(e);
     if (dynamic_cast<const collective_marker*>(&e)) {
-      if (rank == 0) std::fprintf(stderr, "%s: error: %s\n", app.c_str(), e.what());
+      if (rank == 0) std::fprintf(stderr, "%s: error: %s\n", app.c_str(), escaped(e.what()).c_str());
       close_hdf5();
       return code;
     }
     if (size > 1)
-      std::fprintf(stderr, "%s: error (rank %d): %s\n", app.c_str(), rank, e.what());
+      std::fprintf(stderr, "%s: error (rank %d): %s\n", app.c_str(), rank, escaped(e.what()).c_str());
     else
-      std::fprintf(stderr, "%s: error: %s\n", app.c_str(), e.what());
+      std::fprintf(stderr, "%s: error: %s\n", app.c_str(), escaped(e.what()).c_str());
     std::fflush(stderr);
     if (size > 1) MPI_Abort(MPI_COMM_WORLD, code);
     return code;

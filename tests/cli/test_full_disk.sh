@@ -90,6 +90,17 @@ for np in 1 2 3 5; do
   expect_untouched "gen np $np --force"
 done
 
+# A file system without fallocate (TRIADA_NO_FALLOCATE=1 behaves as one): the space runs
+# out during the parallel write or the close, which must end as cleanly.
+for np in 1 2 3 5; do
+  TRIADA_NO_FALLOCATE=1 run "$np" triada-transform -i x64.h5 -o full/y.h5 -t dct -q
+  expect_refusal "no fallocate: transform np $np fails in the write" "No space left on device" full/y.h5
+  expect_untouched "no fallocate: transform np $np"
+  TRIADA_NO_FALLOCATE=1 run "$np" triada-gen -o full/old.h5 --shape 64,64,64 --force
+  expect_refusal "no fallocate: gen np $np --force" "No space left on device" full/old.h5
+  expect_untouched "no fallocate: gen np $np --force"
+done
+
 # Read-only targets: the output, and a report or trace that would fail only at the end.
 for np in 1 3; do
   run "$np" triada-transform -i x8.h5 -o ro/y.h5 -t dct -q
