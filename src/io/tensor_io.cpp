@@ -425,9 +425,21 @@ void read_brick_impl(MPI_Comm comm, const std::string& file, const TensorInfo& i
         h5::Dataspace mspace = memory_selection(brick.count());
         CHECK_H5(H5Dread(d.get(), mt.get(), mspace.get(), fspace.get(), dxpl.get(), buf));
       } else {
-        // Real file data into the real parts; imaginary parts stay zero.
-        h5::Dataspace mspace = memory_selection(brick.count(), 2);
-        CHECK_H5(H5Dread(d.get(), H5T_NATIVE_DOUBLE, mspace.get(), fspace.get(), dxpl.get(), buf));
+        // Real file data into the real parts, imaginary parts zero. A strided memory
+        // selection would make HDF5 and MPI-IO stage the brick in buffers as large as
+        // itself, so read contiguously into the upper half of the buffer and widen in
+        // place, front to back: element i is written (doubles 2i, 2i+1) only after
+        // double n+i is read, and n+i >= 2i+1 never lies below what is still unread.
+        const index_t n = brick.count();
+        double* d2 = reinterpret_cast<double*>(buf);
+        h5::Dataspace mspace = memory_selection(n);
+        CHECK_H5(H5Dread(d.get(), H5T_NATIVE_DOUBLE, mspace.get(), fspace.get(), dxpl.get(),
+                         n == 0 ? buf : static_cast<void*>(d2 + n)));
+        for (index_t i = 0; i < n; ++i) {
+          const double re = d2[n + i];
+          d2[2 * i] = re;
+          d2[2 * i + 1] = 0.0;
+        }
       }
     } else {
       h5::Dataspace mspace = memory_selection(brick.count());
@@ -805,14 +817,27 @@ struct TensorWriter::Impl {
       h5::Dataspace fspace = file_selection(dset.get(), brick);
       h5::Dataspace mspace = memory_selection(brick.count());
       h5::PropList dxpl = collective_transfer();
-      h5::Datatype mt =
-          is_complex_v<T> ? complex_memtype() : h5::Datatype(CHECK_H5(H5Tcopy(H5T_NATIVE_DOUBLE)));
+      h5::Datatype mt = memory_type<T>();
       const T dummy{};
       const void* buf = values.empty() ? static_cast<const void*>(&dummy)
                                        : static_cast<const void*>(values.data());
       if (H5Dwrite(dset.get(), mt.get(), mspace.get(), fspace.get(), dxpl.get(), buf) < 0)
         throw input_error(write_failure(target.file, h5::last_error_message()));
     });
+  }
+
+  // The values' type in memory. When it is the file's own type (complex128 on a
+  // little-endian machine) the dataset's type is passed, so HDF5 sees no conversion and
+  // needs no conversion buffer as large as the brick.
+  template <class T>
+  h5::Datatype memory_type() const {
+    if constexpr (is_complex_v<T>) {
+      h5::Datatype mt = complex_memtype();
+      h5::Datatype ft(CHECK_H5(H5Dget_type(dset.get())));
+      return CHECK_H5(H5Tequal(mt.get(), ft.get())) > 0 ? std::move(ft) : std::move(mt);
+    } else {
+      return h5::Datatype(CHECK_H5(H5Tcopy(H5T_NATIVE_DOUBLE)));
+    }
   }
 
   // Closes the parallel file, adds the attributes (rank 0, serial), fsyncs and checks the
