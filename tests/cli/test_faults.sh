@@ -74,6 +74,10 @@ check "no output made when the report is refused" test ! -e y.h5
 run 1 -i x.h5:/x -o x.h5:/x -t dct -q --force
 refused "output dataset = input dataset" "--output is the input dataset"
 check "input intact" cmp -s x.h5 x.ref
+longname=$(printf 'r%.0s' {1..300}).json
+run 1 -i x.h5 -o y.h5 -t dct -q --trace "$longname"
+refused "a report name longer than the file system allows, up front" "File name too long"
+check "no output made when the trace name is refused" test ! -e y.h5
 run 2 -i x.h5 -o y.h5 -t dct -q --report r.json --force
 check "--report --force replaces an existing report (rc=$rc)" grep -q '"app"' r.json
 no_temporaries "collisions"
