@@ -22,6 +22,7 @@
 #include "core/error.hpp"
 #include "geometry/memory_model.hpp"
 #include "io/hdf5.hpp"
+#include "io/input_file.hpp"
 #include "io/tensor_io.hpp"
 #include "mxu/tensor_unit.hpp"
 
@@ -49,10 +50,7 @@ struct Array4 {
 Array4 read_rank4(const std::string& spec, const std::string& option) {
   h5::QuietErrors quiet;
   const DatasetRef ref = parse_dataset_ref(spec);
-  std::error_code ec;
-  const auto st = fs::status(ref.file, ec);
-  if (!fs::exists(st)) throw input_error(option + " " + ref.file + ": no such file");
-  if (fs::is_directory(st)) throw input_error(option + " " + ref.file + ": is a directory");
+  require_regular_file(ref.file, option + " " + ref.file);  // a FIFO would block in open
   if (H5Fis_hdf5(ref.file.c_str()) <= 0)
     throw input_error(option + " " + ref.file + ": not an HDF5 file");
   h5::File f(H5Fopen(ref.file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
@@ -551,7 +549,8 @@ int run_conv_job(const ConvConfig& cfg, std::ostream& out) {
   std::vector<double> file_input, file_weights;
   if (!cfg.input.empty()) {
     const ConvLayer& l = layers[0];
-    const Array4 a = read_rank4(cfg.input, "--input");
+    const Array4 a =
+        h5::reading_input("--input " + cfg.input, [&] { return read_rank4(cfg.input, "--input"); });
     const std::array<index_t, 4> want{l.N, l.C_I, l.H_I, l.W_I};
     if (a.dims != want)
       throw input_error("--input " + cfg.input + ": shape " + dims_string(a.dims) +
@@ -560,7 +559,8 @@ int run_conv_job(const ConvConfig& cfg, std::ostream& out) {
   }
   if (!cfg.weights.empty()) {
     const ConvLayer& l = layers[0];
-    Array4 a = read_rank4(cfg.weights, "--weights");
+    Array4 a = h5::reading_input("--weights " + cfg.weights,
+                                 [&] { return read_rank4(cfg.weights, "--weights"); });
     const std::array<index_t, 4> want{l.C_O, l.C_I_group(), l.H_F, l.W_F};
     if (a.dims != want)
       throw input_error("--weights " + cfg.weights + ": shape " + dims_string(a.dims) +

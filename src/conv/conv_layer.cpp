@@ -10,6 +10,7 @@
 
 #include "core/checked.hpp"
 #include "core/error.hpp"
+#include "io/input_file.hpp"
 
 namespace triada {
 
@@ -222,6 +223,9 @@ std::vector<ConvLayer> parse_network_csv(std::istream& in, const std::string& so
 }
 
 std::vector<ConvLayer> read_network_csv(const std::string& path) {
+  // Before opening: a FIFO would block in open, a device never end.
+  if (const std::string kind = non_regular_kind(path); !kind.empty())
+    throw config_error(path + ": the network file is not a regular file (" + kind + ")");
   std::ifstream in(path);
   if (!in) throw config_error(path + ": cannot open the network file");
   return parse_network_csv(in, path);

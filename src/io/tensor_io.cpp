@@ -268,6 +268,21 @@ std::string dims_string(const std::vector<hsize_t>& dims) {
   return s;
 }
 
+// HDF5 never writes a chunk larger than a fixed maximum extent (H5Pset_chunk refuses it),
+// but libhdf5 1.10.8 reads such a corrupt layout past its buffers (h5dump crashes on it).
+void check_chunks(hid_t dset, const std::vector<hsize_t>& max, const std::string& name) {
+  h5::PropList dcpl(CHECK_H5(H5Dget_create_plist(dset)));
+  if (CHECK_H5(H5Pget_layout(dcpl.get())) != H5D_CHUNKED) return;
+  std::vector<hsize_t> chunk(max.size());
+  const int n = CHECK_H5(H5Pget_chunk(dcpl.get(), static_cast<int>(chunk.size()), chunk.data()));
+  bool bad = n != static_cast<int>(max.size());
+  for (size_t k = 0; k < max.size() && !bad; ++k)
+    bad = chunk[k] == 0 || (max[k] != H5S_UNLIMITED && chunk[k] > max[k]);
+  if (bad)
+    throw input_error(name + ": corrupt layout (chunks of " + dims_string(chunk) +
+                      " for a maximum extent of " + dims_string(max) + ")");
+}
+
 // Rank, type and extent checks shared by tensors and matrices.
 struct Checked {
   std::vector<hsize_t> dims;
@@ -288,6 +303,7 @@ Checked check_dataset(hid_t dset, int want_rank, const std::string& name) {
     if (max[k] != H5S_UNLIMITED && c.dims[k] > max[k])
       throw input_error(name + ": corrupt dataspace (extent " + dims_string(c.dims) +
                         " beyond its maximum " + dims_string(max) + ")");
+  check_chunks(dset, max, name);
   h5::Datatype t(CHECK_H5(H5Dget_type(dset)));
   c.type = describe_type(t.get());
   if (!c.type.supported)

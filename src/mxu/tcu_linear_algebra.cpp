@@ -26,6 +26,7 @@
 #include "core/error.hpp"
 #include "geometry/memory_model.hpp"
 #include "io/hdf5.hpp"
+#include "io/input_file.hpp"
 #include "io/tensor_io.hpp"
 #include "mxu/tcu_algorithms.hpp"
 
@@ -58,8 +59,7 @@ size_t sz(index_t v) {
 Mat read_real(const std::string& file, const std::string& dset, std::vector<index_t>& dims) {
   h5::QuietErrors quiet;
   const std::string name = file + ":" + dset;
-  std::error_code ec;
-  if (!std::filesystem::exists(file, ec)) throw input_error(file + ": no such file");
+  require_regular_file(file, file);  // a FIFO would block in open
   const hid_t fid = H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
   if (fid < 0) throw input_error(file + ": not a readable HDF5 file");
   h5::File f(fid);
@@ -90,7 +90,7 @@ Mat read_real(const std::string& file, const std::string& dset, std::vector<inde
 // A square rank-2 dataset; returns its side.
 index_t read_square(const std::string& file, const std::string& dset, Mat& out) {
   std::vector<index_t> dims;
-  out = read_real(file, dset, dims);
+  out = h5::reading_input(file + ":" + dset, [&] { return read_real(file, dset, dims); });
   if (dims.size() != 2 || dims[0] != dims[1] || dims[0] < 1)
     throw input_error(file + ":" + dset + ": expected a non-empty square matrix");
   for (double v : out)
