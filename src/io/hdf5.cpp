@@ -83,13 +83,19 @@ struct Walk {
 
 void walk_group(hid_t group, const std::string& prefix, int depth, Walk& w);
 
+// Why the last HDF5 call failed, never empty (an empty problem would read as none).
+std::string failure() {
+  const std::string m = last_error_message();
+  return m.empty() ? "HDF5 could not read it" : m;
+}
+
 // One dataset (already open): its extent, rank and, if it cannot be read, why.
 DatasetEntry describe_dataset(hid_t dset, const std::string& path) {
   DatasetEntry e;
   e.path = path;
   Dataspace s(H5Dget_space(dset));
   if (!s.valid()) {
-    e.problem = last_error_message();
+    e.problem = failure();
     return e;
   }
   e.shape = describe_extent(s.get());
@@ -101,7 +107,7 @@ DatasetEntry describe_dataset(hid_t dset, const std::string& path) {
 void visit_hard(hid_t group, const std::string& path, haddr_t addr, int depth, Walk& w) {
   Object obj(H5Oopen_by_addr(group, addr));  // by address: the name is not parsed as a path
   if (!obj.valid()) {
-    w.found.push_back({path, -1, "", "", last_error_message()});
+    w.found.push_back({path, -1, "", "", failure()});
     return;
   }
   const H5I_type_t kind = H5Iget_type(obj.get());
@@ -156,7 +162,7 @@ void walk_group(hid_t group, const std::string& prefix, int depth, Walk& w) {
   hsize_t idx = 0;
   if (H5Literate(group, H5_INDEX_NAME, H5_ITER_INC, &idx, on_link, &g) < 0) {
     const std::string where = prefix.size() > 1 ? prefix.substr(0, prefix.size() - 1) : "/";
-    w.found.push_back({where, -1, "", "", last_error_message()});
+    w.found.push_back({where, -1, "", "", failure()});
     H5Eclear2(H5E_DEFAULT);
   }
 }

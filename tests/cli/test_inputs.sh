@@ -141,6 +141,14 @@ both_np "FIFO as --coeffs" "fifo.h5|not a regular file (a FIFO)" "$I/good.h5" -t
   --coeffs "$I/fifo.h5"
 both_np "data checksum mismatch" "badsum.h5:/x|cannot read|checksum" "$I/badsum.h5"
 both_np "object header checksum" "badmeta.h5|checksum" "$I/badmeta.h5"
+# np=2 and 4 too: the bad chunk lies in some bricks only, the other ranks read theirs (the read
+# is collective: every rank must learn of the failure and leave, none may hang).
+for np in 2 4; do
+  n=$((n + 1))
+  run_case $n $np -i "$I/badsum.h5" -o out/y.h5 -q -t dct
+  wait
+  expect $n "data checksum mismatch (np=$np)" "badsum.h5:/x|cannot read|checksum"
+done
 both_np "object header checksum, dataset named" "badmeta.h5:/x|checksum" "$I/badmeta.h5:/x"
 both_np "truncated file" "truncated.h5|truncated" "$I/truncated.h5"
 both_np "null dataspace" "null.h5:/x|empty (null dataspace)" "$I/null.h5:/x"
