@@ -188,7 +188,6 @@ int run(int argc, char** argv) {
   }
   const GenConfig& c = *parsed;
 
-  TensorWriter w(comm, c.output, c.spec.shape, c.type, c.force);
   // Up-front memory check of every rank's slab, before the output is created.
   const std::string what = c.output.str() + ": shape " + to_string(c.spec.shape);
   const std::size_t element = is_complex(c.type) ? sizeof(cplx) : sizeof(double);
@@ -200,6 +199,7 @@ int run(int argc, char** argv) {
   });
   require_node_memory(comm, need, what);
 
+  TensorWriter w(comm, c.output, c.spec.shape, c.type, c.force);
   const index_t nonzeros = is_complex(c.type) ? generate_and_write<cplx>(c, comm, w)
                                               : generate_and_write<double>(c, comm, w);
   w.set_attribute("generator", std::string("triada-gen"));

@@ -691,7 +691,7 @@ int run_conv_job(const ConvConfig& cfg, std::ostream& out) {
   report["layers"] = std::move(all);
   report["total"] = std::move(total);
   if (report_out.active()) {
-    report_out.stage(report.dump(2) + "\n");
+    report_out.stage(report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
     report_out.publish();
   }
   return failed > 0 ? 4 : 0;

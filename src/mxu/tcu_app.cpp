@@ -106,7 +106,7 @@ std::string sci(const nlohmann::json& v) {
 // Atomic like every output (io/output_files.hpp): probed before the run, written beside
 // the target, then renamed onto it.
 void write_report(TextOutput& file, const nlohmann::json& report) {
-  file.stage(report.dump(2) + "\n");
+  file.stage(report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   file.publish();
 }
 

@@ -241,7 +241,9 @@ void run_typed(const TransformConfig& cfg, const TensorInfo& info, const Plan& p
     ctx.wall_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const auto report = make_report(plan, rc, ctx);
-    texts.report.stage(report.dump(2) + "\n");
+    // A dataset name from a file may hold bytes that are not UTF-8: shown as U+FFFD.
+    texts.report.stage(report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +
+                       "\n");
     texts.trace.stage(trace_csv(plan, rc));
     summary = summary_text(report);
   });

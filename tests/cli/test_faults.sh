@@ -82,6 +82,14 @@ run 2 -i x.h5 -o y.h5 -t dct -q --report r.json --force
 check "--report --force replaces an existing report (rc=$rc)" grep -q '"app"' r.json
 no_temporaries "collisions"
 
+echo "-- a dataset name that is not UTF-8 reaches the JSON report replaced, not as exit 3"
+"$PYTHON" -c "
+import h5py, numpy as np
+h5py.File('ff.h5', 'w').create_dataset(b'x\\xff', data=np.ones((2, 3, 4)))"
+run 1 -i ff.h5 -o ff_y.h5 -t dct -q --report ff.json
+check "non-UTF-8 dataset name (rc=$rc)" "$PYTHON" -c "
+import json, sys; sys.exit(0 if json.load(open('ff.json'))['problem']['input'] == 'ff.h5:/x\\ufffd' else 1)"
+
 echo "-- --force replaces only the named dataset"
 "$PYTHON" - <<'EOF'
 import h5py, numpy as np
