@@ -25,8 +25,11 @@ cmake --build "$BUILD" -j"$(nproc)"
 # ASan it would take most of CI's time).
 if [ "${TRIADA_ASAN:-${CI:-}}" = "1" ] || [ "${TRIADA_ASAN:-${CI:-}}" = "true" ]; then
   ASAN_BUILD="${BUILD}-asan"
+  # -O1 -g1: a sanitized -O2 -g build of the Catch2 tests took most of CI's 20 minutes;
+  # -O1 keeps ASan's reports exact and -g1 their file:line, at a fraction of the time.
   cmake -S "$here" -B "$ASAN_BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTRIADA_SANITIZE=ON \
-    -DTRIADA_NATIVE=OFF
+    -DTRIADA_NATIVE=OFF -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
+    -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG"
   cmake --build "$ASAN_BUILD" -j"$(nproc)"
   (cd "$ASAN_BUILD" &&
     ASAN_OPTIONS="detect_leaks=0:exitcode=86${ASAN_OPTIONS:+:$ASAN_OPTIONS}" \
