@@ -863,7 +863,10 @@ struct TensorWriter::Impl {
     h5::QuietErrors quiet;
     const MPI_Comm c = comm.get();
     mpi::collectively(c, [&] {
-      if (H5Dclose(dset.release()) < 0 || H5Fclose(file.release()) < 0)
+      // Both closed whatever the first says: nothing parallel may outlive this call.
+      const herr_t dclosed = H5Dclose(dset.release());
+      const herr_t fclosed = H5Fclose(file.release());
+      if (dclosed < 0 || fclosed < 0)
         throw input_error(write_failure(target.file, h5::last_error_message()));
     });
     state = WriterState::finished;
