@@ -1,7 +1,8 @@
 # Shared by the CLI test scripts (sourced): `check NAME COMMAND...` runs the command,
 # counts and reports the outcome (a script may define its own `check` after sourcing);
 # `pass` and `fail MESSAGE...` count an outcome decided by the script; `summary` prints
-# the closing "N passed, M failed" line and fails the script if anything failed.
+# the closing "N passed, M failed" line and fails the script if anything failed; `run_np`
+# runs an app at a given rank count (below).
 passed=0
 failed=0
 pass() { passed=$((passed + 1)); }
@@ -23,4 +24,18 @@ check() {
 summary() {
   echo "$passed passed, $failed failed"
   [[ $failed -eq 0 ]]
+}
+# run_np NP PROGRAM ARGS...: runs PROGRAM directly at NP 1, else under mpirun -q with NP
+# ranks (MPIEXEC), within 120 s; stdout and stderr go to err.txt, the exit code to $rc.
+run_np() {
+  local np=$1
+  shift
+  set +e
+  if [[ $np -eq 1 ]]; then
+    timeout 120 "$@" >err.txt 2>&1
+  else
+    timeout 120 "${MPIEXEC:-mpiexec}" -q --oversubscribe -np "$np" "$@" >err.txt 2>&1
+  fi
+  rc=$?
+  set -e
 }

@@ -24,14 +24,7 @@ cp x.h5 x.ref
 run() {  # run NP ARGS...: triada-transform, output to err.txt, exit code to $rc
   local np=$1
   shift
-  set +e
-  if [[ $np -eq 1 ]]; then
-    timeout 60 "$APP" "$@" >err.txt 2>&1
-  else
-    timeout 60 "$MPIEXEC" -q --oversubscribe -np "$np" "$APP" "$@" >err.txt 2>&1
-  fi
-  rc=$?
-  set -e
+  run_np "$np" "$APP" "$@"
 }
 refused() {  # refused NAME TEXT: exit 1 and one error line containing TEXT
   local lines

@@ -42,14 +42,7 @@ dd if=/dev/zero of=full/filler bs=4k count=1000 2>/dev/null || true
 run() {  # run NP APP ARGS...: stdout+stderr to err.txt, exit code to $rc
   local np=$1 app=$2
   shift 2
-  set +e
-  if [[ $np -eq 1 ]]; then
-    timeout 120 "$TRIADA_BIN/$app" "$@" >err.txt 2>&1
-  else
-    timeout 120 "$MPIEXEC" -q --oversubscribe -np "$np" "$TRIADA_BIN/$app" "$@" >err.txt 2>&1
-  fi
-  rc=$?
-  set -e
+  run_np "$np" "$TRIADA_BIN/$app" "$@"
 }
 
 # expect_refusal NAME REASON FILE: exit 1, one error line naming FILE and REASON.
