@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
+#include "config/options.hpp"
 #include "core/app.hpp"
 #include "core/checked.hpp"
-#include "config/options.hpp"
 #include "core/error.hpp"
 #include "core/types.hpp"
 #include "geometry/brick.hpp"
@@ -51,8 +51,8 @@ bool parse_int(const std::string& s, Int& out) {
 
 ext3 parse_shape(const std::string& s) {
   const auto bad = [&] {
-    return config_error("--shape: expected three positive integers N1,N2,N3, got '" +
-                        printable(s) + "'");
+    return config_error("--shape: expected three positive integers N1,N2,N3, got '" + printable(s) +
+                        "'");
   };
   ext3 shape{};
   size_t start = 0;
@@ -167,7 +167,8 @@ index_t generate_and_write(const GenConfig& c, MPI_Comm comm, TensorWriter& w) {
   std::vector<T> values;
   index_t local = 0;
   mpi::collectively(comm, [&] {
-    local = out_of_memory_is_input_error(c.output.str(), [&] { return generate_brick(c.spec, slab, values); });
+    local = out_of_memory_is_input_error(c.output.str(),
+                                         [&] { return generate_brick(c.spec, slab, values); });
   });
   w.write_brick(slab, values);
   index_t total = 0;

@@ -17,8 +17,10 @@ namespace {
 
 // Elements of an n x n matrix, checked, after making sure `copies` such matrices fit
 // in memory (`what` names the input, `name` the matrix).
-std::size_t square_elements(index_t n, int copies, const std::string& what, const std::string& name) {
-  const std::string label = what + ": the " + std::to_string(n) + "x" + std::to_string(n) + " " + name;
+std::size_t square_elements(index_t n, int copies, const std::string& what,
+                            const std::string& name) {
+  const std::string label =
+      what + ": the " + std::to_string(n) + "x" + std::to_string(n) + " " + name;
   const auto elements = static_cast<std::uint64_t>(checked_mul(n, n, label));
   require_memory(checked_mul(checked_mul(elements, sizeof(cplx), label), copies, label),
                  label + (copies > 1 ? " (" + std::to_string(copies) + " copies)" : ""));
@@ -208,7 +210,8 @@ CoeffMatrix make_coefficients(TransformKind kind, index_t n, Norm norm, bool inv
   CoeffMatrix c;
   c.rows = n;
   c.cols = n;
-  c.data.assign(square_elements(n, 1, what, to_string(kind) + " coefficient matrix"), cplx(0.0, 0.0));
+  c.data.assign(square_elements(n, 1, what, to_string(kind) + " coefficient matrix"),
+                cplx(0.0, 0.0));
   switch (kind) {
     case TransformKind::dft:
       // Always complex (as numpy's fft output), even for N <= 2 where it happens to be real.

@@ -33,9 +33,9 @@
 #include "core/checked.hpp"
 #include "core/error.hpp"
 #include "counters/counters.hpp"
+#include "geometry/memory_model.hpp"
 #include "io/generate.hpp"
 #include "io/output_files.hpp"
-#include "geometry/memory_model.hpp"
 #include "mesh/mpi.hpp"
 #include "mesh/node_memory.hpp"
 #include "mesh/topology.hpp"
@@ -579,8 +579,9 @@ void prepare_json_path(const std::string& path, bool force) {
   if (path != "-" && p.has_parent_path()) {
     std::error_code ec;
     std::filesystem::create_directories(p.parent_path(), ec);
-    if (ec) throw input_error(path + ": cannot create " + p.parent_path().string() + " (" +
-                              ec.message() + ")");
+    if (ec)
+      throw input_error(path + ": cannot create " + p.parent_path().string() + " (" + ec.message() +
+                        ")");
   }
   probe_output(path, force, true);
 }
@@ -600,7 +601,6 @@ double max_rel_diff(const std::vector<double>& a, const std::vector<double>& b) 
   return scale > 0 ? diff / scale : diff;
 }
 
-
 // ---------------------------------------------------------------------------------------
 // --accuracy: every cell mode against fp64 on a DFT, a DCT and a GEMM
 
@@ -619,9 +619,9 @@ bool complex_only(CellMode m) {
 // for --cell-mode MODE [--mesh FILE]: built-in defaults (= meshcfg/default.ini) unless a
 // file is given.
 EnergyModel energy_for(CellMode mode, const std::string& mesh_file) {
-  std::vector<std::string> args = {"triada-bench", "--input",     "unused.h5", "--output",
-                                   "unused.h5",    "--transform", "dct",       "--cell-mode",
-                                   to_string(mode)};
+  std::vector<std::string> args = {"triada-bench", "--input",     "unused.h5",
+                                   "--output",     "unused.h5",   "--transform",
+                                   "dct",          "--cell-mode", to_string(mode)};
   if (!mesh_file.empty()) {
     args.push_back("--mesh");
     args.push_back(mesh_file);
@@ -701,7 +701,8 @@ void run_accuracy_workload(MPI_Comm world, const BenchConfig& cfg, const ext3& s
     plan = make_plan(req);
   });
   const Topology topo(*plan, world);
-  const std::uint64_t cells = static_cast<std::uint64_t>(plan->mesh[0] * plan->mesh[1] * plan->mesh[2]);
+  const std::uint64_t cells =
+      static_cast<std::uint64_t>(plan->mesh[0] * plan->mesh[1] * plan->mesh[2]);
   std::vector<T> in;
   if (topo.is_brick()) {
     GenSpec spec = input_spec(shape, "dense", cfg.seed);
@@ -729,8 +730,10 @@ void run_accuracy_workload(MPI_Comm world, const BenchConfig& cfg, const ext3& s
     double sum = 0, total = 0;
     for (size_t i = 0; i < res.out.size() && i < ref.size(); ++i) {
       const double d = magnitude(res.out[i] - ref[i]);
-      if (!std::isfinite(d)) mine[2] = 1;
-      else mine[0] = std::max(mine[0], d), sum += d;
+      if (!std::isfinite(d))
+        mine[2] = 1;
+      else
+        mine[0] = std::max(mine[0], d), sum += d;
       mine[1] = std::max(mine[1], magnitude(ref[i]));
     }
     CHECK_MPI(MPI_Allreduce(mine.data(), mx.data(), 3, MPI_DOUBLE, MPI_MAX, world));
@@ -780,9 +783,9 @@ void print_accuracy_table(std::ostream& os, const ext3& shape,
       if (!c.applicable) {
         std::snprintf(buf, sizeof buf, "| %-45s", "n/a (complex-only mode, real data)");
       } else {
-        const double ratio = w.cells[0].cycles
-                                 ? static_cast<double>(c.cycles) / static_cast<double>(w.cells[0].cycles)
-                                 : 0.0;
+        const double ratio = w.cells[0].cycles ? static_cast<double>(c.cycles) /
+                                                     static_cast<double>(w.cells[0].cycles)
+                                               : 0.0;
         std::snprintf(buf, sizeof buf, "| %9s %9s %8llu %6.2f %8.3f ", sci(c.max_rel).c_str(),
                       sci(c.mean_rel).c_str(), static_cast<unsigned long long>(c.cycles), ratio,
                       c.energy_mac_pj * 1e-6);
@@ -810,8 +813,9 @@ json accuracy_row(const ext3& shape, int mi, const std::vector<AccuracyWorkload>
     if (!c.applicable) {
       j["max_rel_error"] = nullptr;
       j["mean_rel_error"] = nullptr;
-      j["note"] = "m3xu-fp32c is a complex-only mode: not run on real data (a real run would "
-                  "use its real part, one exact product per MAC, at 2 sub-steps)";
+      j["note"] =
+          "m3xu-fp32c is a complex-only mode: not run on real data (a real run would "
+          "use its real part, one exact product per MAC, at 2 sub-steps)";
     } else {
       j["max_rel_error"] = c.max_rel;
       j["mean_rel_error"] = c.mean_rel;
@@ -823,8 +827,7 @@ json accuracy_row(const ext3& shape, int mi, const std::vector<AccuracyWorkload>
       j["macs"] = c.macs;
       j["energy_mac_pj"] = c.energy_mac_pj;
       j["energy_total_pj"] = c.energy_total_pj;
-      j["energy_total_ratio"] =
-          f.energy_total_pj > 0 ? c.energy_total_pj / f.energy_total_pj : 0.0;
+      j["energy_total_ratio"] = f.energy_total_pj > 0 ? c.energy_total_pj / f.energy_total_pj : 0.0;
     }
     per[w.name] = j;
   }
@@ -838,7 +841,8 @@ int run_accuracy(const BenchConfig& cfg, MPI_Comm world) {
   CHECK_MPI(MPI_Comm_size(world, &size));
   std::vector<EnergyModel> energies;
   mpi::collectively(world, [&] {
-    for (int mi = 0; mi < kCellModes; ++mi) energies.push_back(energy_for(cell_mode_at(mi), cfg.mesh));
+    for (int mi = 0; mi < kCellModes; ++mi)
+      energies.push_back(energy_for(cell_mode_at(mi), cfg.mesh));
   });
   if (rank == 0)
     std::cout << "triada-bench --accuracy: " << size << " rank" << (size > 1 ? "s" : "")
@@ -898,8 +902,9 @@ int run_accuracy(const BenchConfig& cfg, MPI_Comm world) {
                     {"mpi_world_size", size},
                     {"brick_ranks", brick_rank_count(size, cfg.actuators)}};
     j["config"] = {{"seed", cfg.seed},
-                   {"inputs", "uniform in [-1, 1) from the counter-based generator (complex: "
-                              "real and imaginary parts independent)"},
+                   {"inputs",
+                    "uniform in [-1, 1) from the counter-based generator (complex: "
+                    "real and imaginary parts independent)"},
                    {"executor", "fused"},
                    {"esop", true},
                    {"norm", "ortho"},
@@ -1145,7 +1150,8 @@ int run_bench(int argc, char** argv) {
       mpi::collectively(world, [&] {
         need = predict_memory(*plan, rank, {}, what).node_share();
         if (rank == 0)
-          need = checked_add(need, checked_mul(checked_product<std::uint64_t>(shape, what), 40u, what), what);
+          need = checked_add(
+              need, checked_mul(checked_product<std::uint64_t>(shape, what), 40u, what), what);
       });
       require_node_memory(world, need, what);
     }
@@ -1286,8 +1292,10 @@ int run_bench(int argc, char** argv) {
         << "xOpenBLAS, x" << fftw_match
         << " = baseline seconds / row seconds, same shape (> 1: faster than the baseline)\n\n";
     print_table(std::cout, rows, cfg.transform);
-    std::cout << "\nmemory floor of one stage (rank 0 copies the tensor once: one read, one write):";
-    for (const auto& [fs, fsec] : memory_floor) std::cout << " " << shape_str(fs) << " " << fmt("%.6f", fsec) << " s;";
+    std::cout
+        << "\nmemory floor of one stage (rank 0 copies the tensor once: one read, one write):";
+    for (const auto& [fs, fsec] : memory_floor)
+      std::cout << " " << shape_str(fs) << " " << fmt("%.6f", fsec) << " s;";
     std::cout << "\n";
 
     json j;

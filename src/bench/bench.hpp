@@ -27,7 +27,7 @@ struct BenchConfig {
   TransformKind transform = TransformKind::dct;  // what fused / reference run
   ActuatorPlacement actuators = ActuatorPlacement::colocated;
   std::uint64_t seed = 1;
-  std::string json;  // output path (default filled in by the parser)
+  std::string json;    // output path (default filled in by the parser)
   bool force = false;  // --force: replace an existing JSON file
   bool quick = false;
   // --accuracy: instead of timing, run a 3D DFT (complex), a 3D DCT and a GEMM (gemt with

@@ -61,12 +61,18 @@ std::vector<std::string> split(const std::string& s, char sep) {
   return parts;
 }
 
-std::string in_quotes(const std::string& s) { return "'" + printable(s) + "'"; }
+std::string in_quotes(const std::string& s) {
+  return "'" + printable(s) + "'";
+}
 
 }  // namespace
 
-bool parse_int(const std::string& s, std::int64_t& out) { return whole(s, out); }
-bool parse_uint64(const std::string& s, std::uint64_t& out) { return whole(s, out); }
+bool parse_int(const std::string& s, std::int64_t& out) {
+  return whole(s, out);
+}
+bool parse_uint64(const std::string& s, std::uint64_t& out) {
+  return whole(s, out);
+}
 
 bool parse_double(const std::string& s, double& out) {
   return whole(s, out) && std::isfinite(out);
@@ -176,10 +182,14 @@ double energy_value(const po::variables_map& vm, const KeySources& src, const st
 
 // The MAC energy of a cell mode: [energy] mac_pj (fp64) or mac_pj_<mode>.
 double mac_energy(const po::variables_map& vm, const KeySources& src, CellMode mode) {
-  static const char* const keys[] = {"energy.mac_pj",           "energy.mac_pj_fp32",
-                                     "energy.mac_pj_tf32",      "energy.mac_pj_bf16",
-                                     "energy.mac_pj_fp16",      "energy.mac_pj_m3xu_fp32",
-                                     "energy.mac_pj_m3xu_fp32c", "energy.mac_pj_3xtf32"};
+  static const char* const keys[] = {"energy.mac_pj",
+                                     "energy.mac_pj_fp32",
+                                     "energy.mac_pj_tf32",
+                                     "energy.mac_pj_bf16",
+                                     "energy.mac_pj_fp16",
+                                     "energy.mac_pj_m3xu_fp32",
+                                     "energy.mac_pj_m3xu_fp32c",
+                                     "energy.mac_pj_3xtf32"};
   return energy_value(vm, src, keys[static_cast<int>(mode)]);
 }
 
@@ -334,8 +344,10 @@ std::array<TransformKind, 3> parse_transform_list(const std::string& spec) {
   const bool empty_item =
       std::any_of(words.begin(), words.end(), [](const std::string& w) { return w.empty(); });
   if (empty_item || (words.size() != 1 && words.size() != 3))
-    throw config_error("--transform: expected one transform or three (one per axis) separated "
-                       "by single commas, got " + in_quotes(spec));
+    throw config_error(
+        "--transform: expected one transform or three (one per axis) separated "
+        "by single commas, got " +
+        in_quotes(spec));
   if (words.size() == 1) words = {words[0], words[0], words[0]};
   std::array<TransformKind, 3> kinds{};
   for (int a = 0; a < 3; ++a)
@@ -344,10 +356,11 @@ std::array<TransformKind, 3> parse_transform_list(const std::string& spec) {
 }
 
 po::options_description transform_options() {
-  po::options_description main("triada-transform: a 3D transform or 3-mode product (GEMT) of an "
-                               "HDF5 tensor on a simulated TriADA mesh\n\n"
-                               "Usage: [mpirun -np K] triada-transform --input FILE[:/DSET] "
-                               "--output FILE[:/DSET] --transform T[,T,T] [options]\n\nOptions");
+  po::options_description main(
+      "triada-transform: a 3D transform or 3-mode product (GEMT) of an "
+      "HDF5 tensor on a simulated TriADA mesh\n\n"
+      "Usage: [mpirun -np K] triada-transform --input FILE[:/DSET] "
+      "--output FILE[:/DSET] --transform T[,T,T] [options]\n\nOptions");
   // clang-format off
   main.add_options()
     ("help,h", "print this help and exit")
@@ -395,13 +408,14 @@ TransformConfig transform_config(const po::variables_map& vm, const KeySources& 
   c.inverse = vm["inverse"].as<bool>();
   c.norm = named("--norm", [&] { return parse_norm(text(vm, "norm")); });
   if (vm.count("coeffs")) c.coeffs = text(vm, "coeffs");
-  const bool any_gemt = std::find(c.kinds.begin(), c.kinds.end(), TransformKind::gemt) !=
-                        c.kinds.end();
+  const bool any_gemt =
+      std::find(c.kinds.begin(), c.kinds.end(), TransformKind::gemt) != c.kinds.end();
   if (any_gemt && c.coeffs.empty())
     throw config_error("--transform gemt needs --coeffs FILE.h5 with datasets /C1 /C2 /C3");
   if (!any_gemt && !c.coeffs.empty())
     throw config_error("--coeffs is only used with --transform gemt");
-  c.stage_order = named("--stage-order", [&] { return parse_stage_order(text(vm, "stage-order")); });
+  c.stage_order =
+      named("--stage-order", [&] { return parse_stage_order(text(vm, "stage-order")); });
   c.mesh = mesh_from(vm, src);
   if (vm.count("mesh")) c.mesh.file = text(vm, "mesh");
   if (vm.count("cell-mode")) {  // the short spelling of --cell.mode, which it overrides

@@ -24,13 +24,13 @@ namespace triada {
 // Keys of the mesh config ([mesh], [ranks], [cell], [esop], [energy]); each is also a
 // command-line option --section.key.
 struct MeshConfig {
-  std::string file;                          // the INI file read, empty if none
-  std::optional<ext3> cells;                 // [mesh] cells = auto | P1,P2,P3
-  std::optional<std::array<int, 3>> grid;    // [ranks] grid = auto | p1,p2,p3
+  std::string file;                                            // the INI file read, empty if none
+  std::optional<ext3> cells;                                   // [mesh] cells = auto | P1,P2,P3
+  std::optional<std::array<int, 3>> grid;                      // [ranks] grid = auto | p1,p2,p3
   ActuatorPlacement actuators = ActuatorPlacement::automatic;  // [ranks] actuators
-  CellMode cell_mode = CellMode::fp64;       // [cell] mode
-  Mode mode = Mode::esop;                    // [esop] enabled = on | off
-  EnergyModel energy;                        // [energy] *_pj, mac_pj of cell_mode
+  CellMode cell_mode = CellMode::fp64;                         // [cell] mode
+  Mode mode = Mode::esop;                                      // [esop] enabled = on | off
+  EnergyModel energy;                                          // [energy] *_pj, mac_pj of cell_mode
 };
 
 struct TransformConfig {
@@ -40,16 +40,16 @@ struct TransformConfig {
   std::string transform_spec;            // as given, e.g. "dft" or "dft,dct,wht"
   bool inverse = false;
   Norm norm = Norm::ortho;
-  std::string coeffs;                    // HDF5 file with /C1 /C2 /C3 (gemt)
+  std::string coeffs;  // HDF5 file with /C1 /C2 /C3 (gemt)
   std::array<int, 3> stage_order{3, 1, 2};
   MeshConfig mesh;
-  std::string report;                    // JSON report path, empty: none
-  std::string trace;                     // per-step CSV path, empty: none
+  std::string report;  // JSON report path, empty: none
+  std::string trace;   // per-step CSV path, empty: none
   bool force = false;
   bool quiet = false;
-  std::string executor = "fused";        // fused | reference
+  std::string executor = "fused";  // fused | reference
   std::uint64_t shuffle_seed = 0;
-  bool check = false;                    // rerun in fp64 and report the output's error
+  bool check = false;  // rerun in fp64 and report the output's error
 };
 
 // Parses argv. Returns nullopt after printing --help to `out`. Throws config_error with

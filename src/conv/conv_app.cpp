@@ -16,13 +16,13 @@
 #include <sstream>
 
 #include "config/options.hpp"
-#include "counters/report.hpp"
-#include "io/output_files.hpp"
 #include "core/checked.hpp"
 #include "core/error.hpp"
+#include "counters/report.hpp"
 #include "geometry/memory_model.hpp"
 #include "io/hdf5.hpp"
 #include "io/input_file.hpp"
+#include "io/output_files.hpp"
 #include "io/tensor_io.hpp"
 #include "mxu/tensor_unit.hpp"
 
@@ -35,7 +35,6 @@ namespace {
 
 // A method is verified when max |y - y_direct| / max |y_direct| stays within this (fp64).
 constexpr double kTolerance = 1e-12;
-
 
 // ---------------------------------------------------------------------------------------
 // Rank-4 HDF5 datasets (--input NCHW, --weights C_O x C_I/g x H_F x W_F)
@@ -86,7 +85,8 @@ Array4 read_rank4(const std::string& spec, const std::string& option) {
   Array4 a;
   for (int i = 0; i < 4; ++i) a.dims[static_cast<size_t>(i)] = static_cast<index_t>(dims[i]);
   // Checked: a declared shape must not wrap into a small buffer that H5Dread overruns.
-  const auto count = checked_product<std::uint64_t>(std::array<hsize_t, 4>{dims[0], dims[1], dims[2], dims[3]}, name);
+  const auto count = checked_product<std::uint64_t>(
+      std::array<hsize_t, 4>{dims[0], dims[1], dims[2], dims[3]}, name);
   require_memory(checked_mul(count, sizeof(double), name), name);
   a.data.assign(static_cast<size_t>(count), 0.0);
   if (count > 0)
@@ -623,8 +623,9 @@ int run_conv_job(const ConvConfig& cfg, std::ostream& out) {
     const std::vector<double> w = file_weights.empty()
                                       ? random_tensor(l.weight_elements(), cfg.seed, 2 * i + 1)
                                       : file_weights;
-    nlohmann::json L = out_of_memory_is_input_error(l.name + " (" + l.shape_string() + ")",
-                                                    [&] { return run_conv_layer(l, x, w, cfg, energy); });
+    nlohmann::json L = out_of_memory_is_input_error(l.name + " (" + l.shape_string() + ")", [&] {
+      return run_conv_layer(l, x, w, cfg, energy);
+    });
     L["index"] = static_cast<int>(i + 1);
     print_layer(out, L);
     macs += l.macs();

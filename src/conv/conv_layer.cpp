@@ -99,7 +99,8 @@ u64 ConvLayer::lowered_bytes() const {
 u64 ConvLayer::memory_bytes(index_t side) const {
   const std::string what = name + ": memory";
   const index_t Mp = std::max(M(), side);
-  const index_t Kgp = (K_group() + side - 1) / side * side, COgp = (C_O_group() + side - 1) / side * side;
+  const index_t Kgp = (K_group() + side - 1) / side * side,
+                COgp = (C_O_group() + side - 1) / side * side;
   u64 elems = checked_mul(ifmap_elements(), u64{2}, what);
   elems = checked_add(elems, weight_elements(), what);
   elems = checked_add(elems, checked_mul(ofmap_elements(), u64{2}, what), what);

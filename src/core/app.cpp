@@ -56,12 +56,14 @@ int run_app(const std::string& app, int argc, char** argv,
   } catch (const std::exception& e) {
     const int code = exit_code_of(e);
     if (dynamic_cast<const collective_marker*>(&e)) {
-      if (rank == 0) std::fprintf(stderr, "%s: error: %s\n", app.c_str(), escaped(e.what()).c_str());
+      if (rank == 0)
+        std::fprintf(stderr, "%s: error: %s\n", app.c_str(), escaped(e.what()).c_str());
       close_hdf5();
       return code;
     }
     if (size > 1)
-      std::fprintf(stderr, "%s: error (rank %d): %s\n", app.c_str(), rank, escaped(e.what()).c_str());
+      std::fprintf(stderr, "%s: error (rank %d): %s\n", app.c_str(), rank,
+                   escaped(e.what()).c_str());
     else
       std::fprintf(stderr, "%s: error: %s\n", app.c_str(), escaped(e.what()).c_str());
     std::fflush(stderr);

@@ -66,7 +66,8 @@ std::vector<StageTotals> dense_counters(const Plan& plan, int substeps) {
     t.steps = n;
     // Dense keeps each physical cell busy with its whole block (first blocks are largest).
     u64 busiest = 1;
-    for (int d = 0; d < 3; ++d) busiest = mul(busiest, static_cast<u64>(std::min(plan.fold[d], s.out_shape[d])));
+    for (int d = 0; d < 3; ++d)
+      busiest = mul(busiest, static_cast<u64>(std::min(plan.fold[d], s.out_shape[d])));
     t.cycles = mul(mul(n, busiest), static_cast<u64>(substeps));
     t.n[static_cast<int>(Counter::x_bus_sends)] = mul(n, std::max(n, k));
     t.n[static_cast<int>(Counter::y_bus_sends)] = mul(n, lines);

@@ -5,9 +5,9 @@
 #include <cinttypes>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <initializer_list>
 #include <iomanip>
-#include <fstream>
 #include <sstream>
 #include <utility>
 
@@ -81,8 +81,8 @@ json make_report(const Plan& plan, const RunCounters& rc, const ReportContext& c
   json counters;
   counters["macs"] = rc.total(Counter::macs);
   counters["macs_dense"] = macs_dense(plan);
-  for (Counter c : {Counter::x_bus_sends, Counter::y_bus_sends, Counter::y_bus_receives,
-                    Counter::waits})
+  for (Counter c :
+       {Counter::x_bus_sends, Counter::y_bus_sends, Counter::y_bus_receives, Counter::waits})
     counters[kCounterTable[static_cast<int>(c)].name] = by_bus(rc, plan, c);
   json stages = json::array(), dstages = json::array();
   for (size_t i = 0; i < rc.stages.size(); ++i) {
@@ -92,11 +92,13 @@ json make_report(const Plan& plan, const RunCounters& rc, const ReportContext& c
   counters["per_stage"] = stages;
   counters["dense_per_stage"] = dstages;
   json defs = json::object();
-  for (const auto& ci : kCounterTable) defs[ci.name] = {{"description", ci.description}, {"unit", ci.unit}};
+  for (const auto& ci : kCounterTable)
+    defs[ci.name] = {{"description", ci.description}, {"unit", ci.unit}};
   counters["definitions"] = defs;
   r["counters"] = counters;
 
-  const auto cells = checked_product<std::uint64_t>(plan.mesh, "mesh.cells " + to_string(plan.mesh));
+  const auto cells =
+      checked_product<std::uint64_t>(plan.mesh, "mesh.cells " + to_string(plan.mesh));
   const EnergyBreakdown run = energy_of(rc.stages, ctx.energy, cells);
   const EnergyBreakdown den = energy_of(dense, ctx.energy, cells);
   r["energy_pj"] = {{"run", run.total()},
@@ -126,11 +128,12 @@ json make_report(const Plan& plan, const RunCounters& rc, const ReportContext& c
                   {"x", {{"messages", m.x.messages}, {"bytes", m.x.bytes}}},
                   {"y", {{"messages", m.y.messages}, {"bytes", m.y.bytes}}}});
   }
-  r["mpi"] = {{"messages", tot.messages},
-              {"bytes", tot.bytes},
-              {"by_bus", mb},
-              {"per_stage", ms},
-              {"control", {{"messages", rc.mpi_control.messages}, {"bytes", rc.mpi_control.bytes}}}};
+  r["mpi"] = {
+      {"messages", tot.messages},
+      {"bytes", tot.bytes},
+      {"by_bus", mb},
+      {"per_stage", ms},
+      {"control", {{"messages", rc.mpi_control.messages}, {"bytes", rc.mpi_control.bytes}}}};
   r["memory"] = {{"peak_rss_bytes", ctx.peak_rss_bytes},
                  {"baseline_rss_bytes", ctx.baseline_rss_bytes},
                  {"brick_tensor_bytes", ctx.brick_tensor_bytes}};
@@ -153,7 +156,8 @@ std::string shape_str(const json& a) {
   return s;
 }
 // v in the largest unit of `units` (factor, suffix; largest first) it reaches, else the last.
-std::string scaled(double v, const char* fmt, std::initializer_list<std::pair<double, const char*>> units) {
+std::string scaled(double v, const char* fmt,
+                   std::initializer_list<std::pair<double, const char*>> units) {
   const std::pair<double, const char*>* u = units.end() - 1;
   for (const auto& x : units)
     if (v >= x.first) {
@@ -184,16 +188,18 @@ std::string summary_text(const json& r) {
       << r["problem"].value("direction", "") << " norm=" << r["problem"].value("norm", "");
   o << "  stage order " << r["problem"]["stage_order"].get<std::string>() << "\n";
   o << "  mesh     " << shape_str(m["cells"]) << " cells";
-  if (m.contains("fold") && shape_str(m["fold"]) != "1x1x1") o << " (fold " << shape_str(m["fold"]) << ")";
-  o << ", brick ranks " << shape_str(m["brick_ranks"])
-    << ", actuator ranks " << m["actuator_ranks"].get<int>() << ", world " << m["world_size"].get<int>()
-    << ", ESOP " << (m["esop"].get<bool>() ? "on" : "off") << "\n";
+  if (m.contains("fold") && shape_str(m["fold"]) != "1x1x1")
+    o << " (fold " << shape_str(m["fold"]) << ")";
+  o << ", brick ranks " << shape_str(m["brick_ranks"]) << ", actuator ranks "
+    << m["actuator_ranks"].get<int>() << ", world " << m["world_size"].get<int>() << ", ESOP "
+    << (m["esop"].get<bool>() ? "on" : "off") << "\n";
   o << "  steps    " << r["steps"]["total"].get<std::uint64_t>() << " (dense "
     << r["steps"]["dense"].get<std::uint64_t>() << "; per stage";
   for (const auto& s : r["steps"]["per_stage"]) o << " " << s.get<std::uint64_t>();
   o << ")";
   if (r.contains("cycles") && r["cycles"]["total"] != r["steps"]["total"])
-    o << ", " << r["cycles"]["total"].get<std::uint64_t>() << " cycles (folded cells and cell sub-steps)";
+    o << ", " << r["cycles"]["total"].get<std::uint64_t>()
+      << " cycles (folded cells and cell sub-steps)";
   o << "\n";
   char buf[256];
   std::snprintf(buf, sizeof buf, "  MACs     %" PRIu64 " of %" PRIu64 " dense (%.1f%%)\n",
@@ -211,13 +217,14 @@ std::string summary_text(const json& r) {
       << " sub-step(s) per step, " << r["cycles"]["total"].get<std::uint64_t>() << " cycles";
     if (p.contains("check")) {
       std::snprintf(buf, sizeof buf, "; vs fp64: max rel error %.3g, mean %.3g",
-                    p["check"]["max_rel_error"].get<double>(), p["check"]["mean_rel_error"].get<double>());
+                    p["check"]["max_rel_error"].get<double>(),
+                    p["check"]["mean_rel_error"].get<double>());
       o << buf;
     }
     o << "\n";
   }
-  std::snprintf(buf, sizeof buf, "  time     %.3f s wall (simulation %.3f s); MPI %" PRIu64
-                " messages, %s bytes\n",
+  std::snprintf(buf, sizeof buf,
+                "  time     %.3f s wall (simulation %.3f s); MPI %" PRIu64 " messages, %s bytes\n",
                 r["wall_seconds"].get<double>(), r["simulation_seconds"].get<double>(),
                 r["mpi"]["messages"].get<std::uint64_t>(),
                 human(r["mpi"]["bytes"].get<double>()).c_str());

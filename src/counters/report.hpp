@@ -11,17 +11,17 @@
 namespace triada {
 
 struct ReportContext {
-  std::string app;                 // "triada-transform"
-  nlohmann::json problem;          // app-specific problem description
-  std::string mesh_config;         // INI file, empty: built-in defaults
+  std::string app;          // "triada-transform"
+  nlohmann::json problem;   // app-specific problem description
+  std::string mesh_config;  // INI file, empty: built-in defaults
   bool esop = true;
   EnergyModel energy;
   double wall_seconds = 0;
-  double sim_seconds = 0;          // the simulation alone (after input read, before write)
+  double sim_seconds = 0;  // the simulation alone (after input read, before write)
   std::string executor = "fused";
   nlohmann::json precision = nlohmann::json::object();  // cell mode, sub-steps, --check
-  std::vector<long> peak_rss_bytes;      // per world rank
-  std::vector<long> baseline_rss_bytes;  // per world rank, before the input was read
+  std::vector<long> peak_rss_bytes;                     // per world rank
+  std::vector<long> baseline_rss_bytes;                 // per world rank, before the input was read
   std::vector<long> brick_tensor_bytes;  // per world rank: max(input, output) brick bytes
   // Per world rank, from the memory model (geometry/memory_model.hpp), empty if none:
   // predicted growth of resident memory above the baseline, and the shared windows

@@ -65,13 +65,14 @@ u64 fused_scratch(const Plan& plan, const StagePlan& sp, const Brick& cells,
   const Brick vb = cells.intersect(whole(sp.in_shape)), wb = cells.intersect(whole(sp.out_shape));
   const u64 T = opt.element_bytes, N = static_cast<u64>(sp.n());
   const u64 wext = static_cast<u64>(wb.extent(a)), vext = static_cast<u64>(vb.extent(a));
-  const u64 L = s.mul(static_cast<u64>(vb.extent((a + 1) % 3)), static_cast<u64>(vb.extent((a + 2) % 3)));
+  const u64 L =
+      s.mul(static_cast<u64>(vb.extent((a + 1) % 3)), static_cast<u64>(vb.extent((a + 2) % 3)));
   const u64 P = std::max(N, vext);
-  u64 b = s.mul(s.mul(N, wext), T);                               // coefficient rows
-  b = s.add(b, s.mul(s.mul(2 * N, wext + kBlock), 8));            // packed A / B panels
+  u64 b = s.mul(s.mul(N, wext), T);                     // coefficient rows
+  b = s.add(b, s.mul(s.mul(2 * N, wext + kBlock), 8));  // packed A / B panels
   b = s.add(b, s.mul(P, 8 * (3 * kBlock + 4) + 12 + 8 * (wext / kBlock + 1)));  // axis 3
-  b = s.add(b, s.add(s.mul(N, 64), s.mul(wext, 48)));                   // per-plane arrays, message
-  b = s.add(b, s.mul(L, plan.folded() ? 9 : 1));                  // zero lines, folded lines
+  b = s.add(b, s.add(s.mul(N, 64), s.mul(wext, 48)));  // per-plane arrays, message
+  b = s.add(b, s.mul(L, plan.folded() ? 9 : 1));       // zero lines, folded lines
   if (!opt.one_node && plan.ranks.grid[a] > 1) {
     const u64 budget = std::max<u64>(u64{2} << 20, s.mul(static_cast<u64>(vb.count()), T) / 4);
     const u64 plane = s.mul(L, T);
@@ -214,11 +215,13 @@ u64 cgroup_room() {
     for (;;) {
       const std::string dir = root + (rel == "/" ? "" : rel);
       u64 limit = 0, usage = 0;
-      const bool ok = v2 ? read_number(dir + "/memory.max", limit) && read_number(dir + "/memory.current", usage)
+      const bool ok = v2 ? read_number(dir + "/memory.max", limit) &&
+                               read_number(dir + "/memory.current", usage)
                          : read_number(dir + "/memory.limit_in_bytes", limit) &&
                                read_number(dir + "/memory.usage_in_bytes", usage);
       if (ok) {
-        const u64 cache = stat_value(dir + "/memory.stat", v2 ? "inactive_file" : "total_inactive_file");
+        const u64 cache =
+            stat_value(dir + "/memory.stat", v2 ? "inactive_file" : "total_inactive_file");
         usage -= std::min(usage, cache);
         room = std::min(room, limit > usage ? limit - usage : 0);
       }
@@ -257,7 +260,9 @@ std::string format_bytes(double bytes) {
   std::snprintf(buf, sizeof buf, "%.1f %s", v, units[u]);
   return buf;
 }
-std::string format_bytes(u64 bytes) { return format_bytes(static_cast<double>(bytes)); }
+std::string format_bytes(u64 bytes) {
+  return format_bytes(static_cast<double>(bytes));
+}
 
 void require_memory(u64 bytes, const std::string& what) {
   const AvailableMemory a = available_memory();

@@ -58,8 +58,8 @@ std::array<int, 3> parse_stage_order(const std::string& s) {
     ok = sorted == std::array<int, 3>{1, 2, 3};
   }
   if (!ok)
-    throw config_error("--stage-order: expected a permutation of 1, 2, 3 such as 312, got '" +
-                       s + "'");
+    throw config_error("--stage-order: expected a permutation of 1, 2, 3 such as 312, got '" + s +
+                       "'");
   return o;
 }
 
@@ -94,7 +94,8 @@ Plan make_plan(const PlanRequest& req) {
   checked_product<index_t>(p.in_shape, "input shape " + to_string(p.in_shape));
   checked_product<index_t>(p.out_shape, "output shape " + to_string(p.out_shape));
   checked_product<index_t>(p.mesh, "mesh.cells " + to_string(p.mesh) + " (number of cells)");
-  checked_product<index_t>(p.virtual_cells, "mesh of " + to_string(p.virtual_cells) + " virtual cells");
+  checked_product<index_t>(p.virtual_cells,
+                           "mesh of " + to_string(p.virtual_cells) + " virtual cells");
   {
     auto sorted = req.stage_order;
     std::sort(sorted.begin(), sorted.end());
@@ -124,8 +125,7 @@ Plan make_plan(const PlanRequest& req) {
       throw config_error("internal: balanced dims do not multiply to the brick rank count");
     std::sort(dims.begin(), dims.end(), std::greater<>());
     std::array<int, 3> axes{0, 1, 2};
-    std::stable_sort(axes.begin(), axes.end(),
-                     [&](int a, int b) { return p.mesh[a] > p.mesh[b]; });
+    std::stable_sort(axes.begin(), axes.end(), [&](int a, int b) { return p.mesh[a] > p.mesh[b]; });
     for (int i = 0; i < 3; ++i) L.grid[axes[i]] = dims[i];
   }
   for (int d = 0; d < 3; ++d)

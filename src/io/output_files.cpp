@@ -111,8 +111,7 @@ void probe_create(const std::string& shown, const std::string& resolved) {
   if (fd < 0) {
     const int err = errno;
     throw input_error(shown + ": cannot create a file in " +
-                      fs::path(resolved).parent_path().string() + " (" + std::strerror(err) +
-                      ")");
+                      fs::path(resolved).parent_path().string() + " (" + std::strerror(err) + ")");
   }
   ::close(fd);
   ::unlink(tmp.c_str());
@@ -144,7 +143,8 @@ OutputTarget probe_output(const std::string& path, bool force, bool special_ok) 
   if (path.empty()) throw config_error("empty output file name");
   if (const int fd = named_descriptor(path); fd >= 0) {
     if (!special_ok) throw input_error(path + ": a descriptor cannot hold an HDF5 file");
-    if (::fcntl(fd, F_GETFD) < 0) throw input_error(path + ": descriptor " + std::to_string(fd) + " is not open");
+    if (::fcntl(fd, F_GETFD) < 0)
+      throw input_error(path + ": descriptor " + std::to_string(fd) + " is not open");
     t.resolved = std::to_string(fd);
     t.kind = TargetKind::standard;
     return t;
@@ -158,8 +158,7 @@ OutputTarget probe_output(const std::string& path, bool force, bool special_ok) 
     struct stat ds {};
     if (::stat(dir.c_str(), &ds) != 0)
       throw input_error(path + ": directory " + dir.string() + " does not exist");
-    if (!S_ISDIR(ds.st_mode))
-      throw input_error(path + ": " + dir.string() + " is not a directory");
+    if (!S_ISDIR(ds.st_mode)) throw input_error(path + ": " + dir.string() + " is not a directory");
     t.resolved = path;
     t.kind = TargetKind::absent;
     probe_create(path, path);
@@ -221,8 +220,8 @@ void check_distinct(const std::vector<RunFile>& files) {
       if (same) {
         const RunFile& out = files[b].output ? files[b] : files[a];
         const RunFile& other = files[b].output ? files[a] : files[b];
-        throw input_error(out.path + ": " + out.role + " is the same file as " + other.role +
-                          " " + other.path);
+        throw input_error(out.path + ": " + out.role + " is the same file as " + other.role + " " +
+                          other.path);
       }
     }
 }
@@ -259,8 +258,8 @@ void publish_file(const std::string& tmp, const std::string& target, bool force)
     throw input_error(target + ": exists (use --force to overwrite)");
   if (::rename(tmp.c_str(), target.c_str()) != 0) {
     const int err = errno;
-    throw input_error(target + ": cannot move the finished file into place (" +
-                      std::strerror(err) + ")");
+    throw input_error(target + ": cannot move the finished file into place (" + std::strerror(err) +
+                      ")");
   }
   unregister_temporary(tmp);
   sync_parent_directory(target);
@@ -360,7 +359,8 @@ void TextOutput::publish() {
   if (target_.kind == TargetKind::standard) {
     std::cout.flush();  // what the app printed before comes first
     std::fflush(stdout);
-    if (!write_all(std::stoi(target_.resolved), text_)) throw input_error(io_failure(target_.path, errno));
+    if (!write_all(std::stoi(target_.resolved), text_))
+      throw input_error(io_failure(target_.path, errno));
   } else if (target_.kind == TargetKind::special) {
     const int fd = ::open(target_.resolved.c_str(), O_WRONLY);
     if (fd < 0) throw input_error(io_failure(target_.path, errno));

@@ -5,8 +5,8 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdlib>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <stdexcept>
 #include <thread>
@@ -430,38 +430,40 @@ void read_brick_impl(MPI_Comm comm, const std::string& file, const TensorInfo& i
     });
   });
   out.assign(static_cast<size_t>(brick.count()), T{});
-  mpi::collectively(comm, [&] { h5::reading_input(name, [&] {
-    h5::Dataspace fspace = file_selection(d.get(), brick);
-    h5::PropList dxpl = collective_transfer();
-    T dummy{};
-    void* buf = out.empty() ? static_cast<void*>(&dummy) : static_cast<void*>(out.data());
-    if constexpr (is_complex_v<T>) {
-      if (info.is_complex) {
-        h5::Datatype mt = complex_memtype();
-        h5::Dataspace mspace = memory_selection(brick.count());
-        CHECK_H5(H5Dread(d.get(), mt.get(), mspace.get(), fspace.get(), dxpl.get(), buf));
-      } else {
-        // Real file data into the real parts, imaginary parts zero. A strided memory
-        // selection would make HDF5 and MPI-IO stage the brick in buffers as large as
-        // itself, so read contiguously into the upper half of the buffer and widen in
-        // place, front to back: element i is written (doubles 2i, 2i+1) only after
-        // double n+i is read, and n+i >= 2i+1 never lies below what is still unread.
-        const index_t n = brick.count();
-        double* d2 = reinterpret_cast<double*>(buf);
-        h5::Dataspace mspace = memory_selection(n);
-        CHECK_H5(H5Dread(d.get(), H5T_NATIVE_DOUBLE, mspace.get(), fspace.get(), dxpl.get(),
-                         n == 0 ? buf : static_cast<void*>(d2 + n)));
-        for (index_t i = 0; i < n; ++i) {
-          const double re = d2[n + i];
-          d2[2 * i] = re;
-          d2[2 * i + 1] = 0.0;
+  mpi::collectively(comm, [&] {
+    h5::reading_input(name, [&] {
+      h5::Dataspace fspace = file_selection(d.get(), brick);
+      h5::PropList dxpl = collective_transfer();
+      T dummy{};
+      void* buf = out.empty() ? static_cast<void*>(&dummy) : static_cast<void*>(out.data());
+      if constexpr (is_complex_v<T>) {
+        if (info.is_complex) {
+          h5::Datatype mt = complex_memtype();
+          h5::Dataspace mspace = memory_selection(brick.count());
+          CHECK_H5(H5Dread(d.get(), mt.get(), mspace.get(), fspace.get(), dxpl.get(), buf));
+        } else {
+          // Real file data into the real parts, imaginary parts zero. A strided memory
+          // selection would make HDF5 and MPI-IO stage the brick in buffers as large as
+          // itself, so read contiguously into the upper half of the buffer and widen in
+          // place, front to back: element i is written (doubles 2i, 2i+1) only after
+          // double n+i is read, and n+i >= 2i+1 never lies below what is still unread.
+          const index_t n = brick.count();
+          double* d2 = reinterpret_cast<double*>(buf);
+          h5::Dataspace mspace = memory_selection(n);
+          CHECK_H5(H5Dread(d.get(), H5T_NATIVE_DOUBLE, mspace.get(), fspace.get(), dxpl.get(),
+                           n == 0 ? buf : static_cast<void*>(d2 + n)));
+          for (index_t i = 0; i < n; ++i) {
+            const double re = d2[n + i];
+            d2[2 * i] = re;
+            d2[2 * i + 1] = 0.0;
+          }
         }
+      } else {
+        h5::Dataspace mspace = memory_selection(brick.count());
+        CHECK_H5(H5Dread(d.get(), H5T_NATIVE_DOUBLE, mspace.get(), fspace.get(), dxpl.get(), buf));
       }
-    } else {
-      h5::Dataspace mspace = memory_selection(brick.count());
-      CHECK_H5(H5Dread(d.get(), H5T_NATIVE_DOUBLE, mspace.get(), fspace.get(), dxpl.get(), buf));
-    }
-  }); });
+    });
+  });
   mpi::collectively(comm, [&] {
     h5::reading_input(name, [&] {
       d.close();
@@ -480,9 +482,10 @@ TensorInfo inspect_tensor(const DatasetRef& ref) {
   h5::File f = open_serial(ref.file);
   TensorInfo info;
   // A named dataset is opened alone; only an unnamed one makes us look at the others.
-  info.dataset = ref.dataset.empty()
-                     ? h5::reading_input(ref.file, [&] { return find_rank3_dataset(f.get(), ref.file); })
-                     : rooted(ref.dataset);
+  info.dataset =
+      ref.dataset.empty()
+          ? h5::reading_input(ref.file, [&] { return find_rank3_dataset(f.get(), ref.file); })
+          : rooted(ref.dataset);
   const std::string name = ref.file + ":" + info.dataset;
   h5::reading_input(name, [&] {
     h5::Dataset d = open_dataset(f.get(), info.dataset, name);
@@ -522,7 +525,8 @@ CoeffMatrix read_whole_matrix(const std::string& file, const std::string& datase
   m.cols = static_cast<index_t>(c.dims[1]);
   m.is_complex = c.type.is_complex;
   // Checked: a declared shape must not wrap into a small buffer that H5Dread overruns.
-  const std::string label = name + ": the " + std::to_string(c.dims[0]) + "x" + std::to_string(c.dims[1]) + " matrix";
+  const std::string label =
+      name + ": the " + std::to_string(c.dims[0]) + "x" + std::to_string(c.dims[1]) + " matrix";
   const index_t elements = checked_mul(m.rows, m.cols, label);
   require_memory(checked_mul(static_cast<std::uint64_t>(elements), sizeof(cplx), label), label);
   m.data.assign(static_cast<size_t>(elements), cplx{});
@@ -595,9 +599,9 @@ std::uint64_t element_bytes(ElementType t) {
 // generic MPI or HDF5 I/O error, so ask the file system.
 std::string write_failure(const std::string& path, const std::string& detail) {
   struct statvfs fsinfo {};
-  const fs::path dir = fs::path(path).parent_path().empty() ? fs::path(".") : fs::path(path).parent_path();
-  if (::statvfs(dir.c_str(), &fsinfo) == 0 && fsinfo.f_bavail == 0)
-    return io_failure(path, ENOSPC);
+  const fs::path dir =
+      fs::path(path).parent_path().empty() ? fs::path(".") : fs::path(path).parent_path();
+  if (::statvfs(dir.c_str(), &fsinfo) == 0 && fsinfo.f_bavail == 0) return io_failure(path, ENOSPC);
   return path + ": write failed" + (detail.empty() ? "" : " (" + detail + ")");
 }
 
@@ -610,7 +614,8 @@ void reserve_blocks(const std::string& shown, const std::string& path, std::uint
   if (const char* e = std::getenv("TRIADA_NO_FALLOCATE"); e && std::string(e) == "1") return;
   const int fd = ::open(path.c_str(), O_WRONLY);
   if (fd < 0) throw input_error(io_failure(shown, errno));
-  int rc = ::fallocate(fd, FALLOC_FL_KEEP_SIZE, static_cast<off_t>(offset), static_cast<off_t>(bytes));
+  int rc =
+      ::fallocate(fd, FALLOC_FL_KEEP_SIZE, static_cast<off_t>(offset), static_cast<off_t>(bytes));
   const int err = rc == 0 ? 0 : errno;
   ::close(fd);
   if (rc != 0 && err != EOPNOTSUPP && err != ENOSYS) {
@@ -618,7 +623,8 @@ void reserve_blocks(const std::string& shown, const std::string& path, std::uint
       struct statvfs v {};
       std::string avail;
       if (::statvfs(path.c_str(), &v) == 0)
-        avail = ", " + format_bytes(static_cast<double>(v.f_bavail) * static_cast<double>(v.f_frsize)) +
+        avail = ", " +
+                format_bytes(static_cast<double>(v.f_bavail) * static_cast<double>(v.f_frsize)) +
                 " available";
       throw input_error(shown + ": No space left on device (the data needs " +
                         format_bytes(static_cast<double>(bytes)) + avail + ")");
@@ -653,7 +659,8 @@ std::uint64_t create_serially(const std::string& shown, const OutputTarget& targ
     fs::copy_file(target.resolved, tmp, fs::copy_options::overwrite_existing, ec);
     if (ec) throw input_error(shown + ": cannot copy it to " + tmp + " (" + ec.message() + ")");
     file = h5::File(H5Fopen(tmp.c_str(), H5F_ACC_RDWR, fapl.get()));
-    if (!file.valid()) throw input_error(shown + ": cannot open (" + h5::last_error_message() + ")");
+    if (!file.valid())
+      throw input_error(shown + ": cannot open (" + h5::last_error_message() + ")");
     replace_dataset_link(file.get(), dset, shown + ":" + dset);
   } else {
     file = h5::File(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()));

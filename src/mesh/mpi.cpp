@@ -47,7 +47,9 @@ int Comm::size() const {
   CHECK_MPI(MPI_Comm_size(comm_, &s));
   return s;
 }
-void Comm::barrier() const { CHECK_MPI(MPI_Barrier(comm_)); }
+void Comm::barrier() const {
+  CHECK_MPI(MPI_Barrier(comm_));
+}
 
 Comm Comm::split(int color, int key) const {
   MPI_Comm out = MPI_COMM_NULL;

@@ -62,7 +62,8 @@ void require_node_memory(MPI_Comm comm, std::uint64_t mine, const std::string& w
     const AvailableMemory a = available_memory();
     if (sum <= static_cast<double>(a.bytes)) return;
     std::string need = format_bytes(most) + " per rank";
-    if (n > 1) need += " (" + format_bytes(sum) + " for the " + std::to_string(n) + " ranks on one node)";
+    if (n > 1)
+      need += " (" + format_bytes(sum) + " for the " + std::to_string(n) + " ranks on one node)";
     throw input_error(what + ": needs " + need + ", " + format_bytes(a.bytes) + " available (" +
                       a.source + ")");
   });

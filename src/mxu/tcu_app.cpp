@@ -24,7 +24,6 @@ namespace triada {
 
 namespace {
 
-
 std::vector<std::int64_t> parse_list(const std::string& option, const std::string& s) {
   std::vector<std::int64_t> out;
   size_t start = 0;
@@ -143,9 +142,9 @@ std::optional<TcuConfig> parse_tcu_options(int argc, char** argv, std::ostream& 
        "and /b, tclosure and apsd FILE[:/DATASET] (default /adjacency)")  //
       ("weak", po::bool_switch(&weak),
        "weak TCU model (Theorem 12): every call multiplies sqrt(m) x sqrt(m) by sqrt(m) x "
-       "sqrt(m) (r = sqrt(m)), so tall products take more calls")         //
+       "sqrt(m) (r = sqrt(m)), so tall products take more calls")                               //
       ("report", po::value(&report), "write a JSON report to this file (- : standard output)")  //
-      ("force", "overwrite an existing --report file")  //
+      ("force", "overwrite an existing --report file")                                          //
       ("sweep", po::bool_switch(&sweep),
        "run a size series for each m of an m series, fit the growth exponent of the model "
        "time in the theorem's n and print it next to the theorem's exponent")  //
@@ -234,9 +233,9 @@ nlohmann::json run_tcu_once(const TcuAlgorithm& algo, const TcuProblem& problem,
                             std::int64_t latency, bool weak, CellMode cell_mode) {
   TensorUnit unit(m, latency, weak, Mode::esop, cell_mode);
   const auto t0 = std::chrono::steady_clock::now();
-  const std::string what = problem.input.empty()
-                               ? "--size " + std::to_string(problem.size) + " --m " + std::to_string(m)
-                               : problem.input;
+  const std::string what =
+      problem.input.empty() ? "--size " + std::to_string(problem.size) + " --m " + std::to_string(m)
+                            : problem.input;
   const TcuRun run = out_of_memory_is_input_error(what, [&] { return algo.run(unit, problem); });
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const TcuCost& c = unit.cost();
@@ -330,9 +329,8 @@ void print_single(const nlohmann::json& r, std::ostream& out) {
       << t["bound_formula"].get<std::string>() << "]\n";
   out << "  ratio       " << fixed(t["ratio"].get<double>(), 3) << " (model time / bound)\n";
   out << "  cell steps  " << t["cell_steps"].get<std::uint64_t>() << "\n";
-  out << "  cells       " << t["cell_mode"].get<std::string>() << ", "
-      << t["substeps"].get<int>() << " sub-step(s) per step, " << t["cycles"].get<std::uint64_t>()
-      << " cycles\n";
+  out << "  cells       " << t["cell_mode"].get<std::string>() << ", " << t["substeps"].get<int>()
+      << " sub-step(s) per step, " << t["cycles"].get<std::uint64_t>() << " cycles\n";
   out << "  MACs        " << t["macs"].get<std::uint64_t>() << " of "
       << t["macs_dense"].get<std::uint64_t>() << " dense"
       << (dense > 0 ? " (" + fixed(100.0 * macs / dense, 1) + "%)" : "") << "\n";
@@ -417,8 +415,10 @@ int run_tcu_job(const TcuConfig& cfg, std::ostream& out) {
           << t["model_time"]["tensor"].get<std::uint64_t>() << std::setw(13)
           << t["model_time"]["cpu"].get<std::uint64_t>() << std::setw(14) << num(bounds.back())
           << std::setw(8) << fixed(t["ratio"].get<double>(), 3) << std::setw(9)
-          << (r["verified"].get<bool>() ? "yes" : lower ? "no*" : "NO") << std::setw(8)
-          << fixed(r["wall_seconds"].get<double>(), 2) << "\n";
+          << (r["verified"].get<bool>() ? "yes"
+              : lower                   ? "no*"
+                                        : "NO")
+          << std::setw(8) << fixed(r["wall_seconds"].get<double>(), 2) << "\n";
       rows.push_back(row);
     }
     const double fitted = fit_loglog_slope(ns, times), fitted_bound = fit_loglog_slope(ns, bounds);

@@ -26,8 +26,8 @@ struct TcuConfig {
   std::string report;  // JSON report path ("" = none)
   bool force = false;  // --force: replace an existing report
   bool sweep = false;
-  std::vector<std::int64_t> sizes;  // --sizes (sweep), empty = the algorithm's default
-  std::vector<std::int64_t> ms;     // --ms (sweep), empty = --m or the default series
+  std::vector<std::int64_t> sizes;      // --sizes (sweep), empty = the algorithm's default
+  std::vector<std::int64_t> ms;         // --ms (sweep), empty = --m or the default series
   CellMode cell_mode = CellMode::fp64;  // --cell-mode: the unit's cell arithmetic
 };
 

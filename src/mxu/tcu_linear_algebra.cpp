@@ -120,8 +120,8 @@ index_t resolve_size(const TcuProblem& p, index_t from_file, const char* algo) {
 void check_size(const char* algo, index_t size, index_t max, const char* rule,
                 const std::string& from = "") {
   if (size >= 1 && size <= max) return;
-  const std::string need = std::string(algo) + " needs " + rule + " in [1, " +
-                           std::to_string(max) + "]";
+  const std::string need =
+      std::string(algo) + " needs " + rule + " in [1, " + std::to_string(max) + "]";
   if (from.empty()) throw config_error("--size " + std::to_string(size) + ": " + need);
   throw input_error(from + ": size " + std::to_string(size) + ": " + need);
 }

@@ -13,14 +13,17 @@ namespace triada {
 TensorUnit::TensorUnit(std::int64_t m, std::int64_t latency, bool weak, Mode mode,
                        CellMode cell_mode)
     : m_(m), l_(latency), s_(0), weak_(weak), mode_(mode), cell_mode_(cell_mode) {
-  if (m < 1) throw config_error("--m: the tensor unit size must be a positive square, got " + std::to_string(m));
+  if (m < 1)
+    throw config_error("--m: the tensor unit size must be a positive square, got " +
+                       std::to_string(m));
   s_ = static_cast<index_t>(std::llround(std::sqrt(static_cast<double>(m))));
   // Compared by division: (s + 1)^2 overflows 64 bits for m near 2^63.
   while (s_ > m / s_) --s_;
   while (s_ + 1 <= m / (s_ + 1)) ++s_;
   if (s_ * s_ != m)
-    throw config_error("--m: the tensor unit size must be a perfect square (4, 16, 64, 256, ...), got " +
-                       std::to_string(m));
+    throw config_error(
+        "--m: the tensor unit size must be a perfect square (4, 16, 64, 256, ...), got " +
+        std::to_string(m));
   if (latency < 0) throw config_error("--latency: must be >= 0, got " + std::to_string(latency));
 }
 
@@ -42,10 +45,9 @@ void TensorUnit::multiply(index_t r, const double* A, index_t lda, const double*
     const index_t rows = std::min(s_, r - base);
     for (index_t i = 0; i < s_; ++i)
       for (index_t j = 0; j < s_; ++j)
-        cells[i * s_ + j] =
-            i < rows ? Cell<double>{true, A[(base + i) * lda + j], true,
-                                    accumulate ? C[(base + i) * ldc + j] : 0.0}
-                     : Cell<double>{};
+        cells[i * s_ + j] = i < rows ? Cell<double>{true, A[(base + i) * lda + j], true,
+                                                    accumulate ? C[(base + i) * ldc + j] : 0.0}
+                                     : Cell<double>{};
     for (index_t t = 0; t < s_; ++t) {  // the actuator streams row t of B, tag at t
       ++cost_.cell_steps;
       cost_.cycles += static_cast<std::uint64_t>(substeps(cell_mode_));
@@ -56,15 +58,15 @@ void TensorUnit::multiply(index_t r, const double* A, index_t lda, const double*
           // Under ESOP a zero coefficient off the diagonal never reaches the cell.
           const bool arrives = mode_ == Mode::dense || k == t || B[t * ldb + k] != 0.0;
           if (!arrives) continue;
-          const Outcome o = cell_update(cells[i * s_ + k], &x[k], y[i] ? &*y[i] : nullptr, mode_,
-                                        [this](double w, double yv, double c) {
-                                          return mac(cell_mode_, w, yv, c);
-                                        });
+          const Outcome o = cell_update(
+              cells[i * s_ + k], &x[k], y[i] ? &*y[i] : nullptr, mode_,
+              [this](double w, double yv, double c) { return mac(cell_mode_, w, yv, c); });
           if (o == Outcome::update_own || o == Outcome::update_received) ++cost_.macs;
         }
     }
     for (index_t i = 0; i < rows; ++i)
-      for (index_t k = 0; k < s_; ++k) C[(base + i) * ldc + k] = store(cell_mode_, cells[i * s_ + k].w);
+      for (index_t k = 0; k < s_; ++k)
+        C[(base + i) * ldc + k] = store(cell_mode_, cells[i * s_ + k].w);
   }
 }
 

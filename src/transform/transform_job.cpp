@@ -8,14 +8,14 @@
 #include "cell/engine.hpp"
 #include "core/checked.hpp"
 #include "core/error.hpp"
+#include "core/memory.hpp"
 #include "counters/progress.hpp"
 #include "counters/report.hpp"
-#include "core/memory.hpp"
 #include "geometry/memory_model.hpp"
+#include "io/output_files.hpp"
 #include "mesh/mpi.hpp"
 #include "mesh/node_memory.hpp"
 #include "mesh/topology.hpp"
-#include "io/output_files.hpp"
 
 namespace triada {
 
@@ -72,12 +72,10 @@ struct TextOutputs {
 
 // Every output can be written and none is the same file as an input or another output.
 TextOutputs check_outputs(const TransformConfig& cfg) {
-  std::vector<RunFile> files = {{cfg.input.file, "--input", false, true},
-                                {cfg.coeffs, "--coeffs", false, true},
-                                {cfg.mesh.file, "--mesh", false, false},
-                                {cfg.output.file, "--output", true, true},
-                                {cfg.report, "--report", true, false},
-                                {cfg.trace, "--trace", true, false}};
+  std::vector<RunFile> files = {
+      {cfg.input.file, "--input", false, true}, {cfg.coeffs, "--coeffs", false, true},
+      {cfg.mesh.file, "--mesh", false, false},  {cfg.output.file, "--output", true, true},
+      {cfg.report, "--report", true, false},    {cfg.trace, "--trace", true, false}};
   check_distinct(files);
   check_output_writable(cfg.output, cfg.force);
   TextOutputs t;
@@ -88,13 +86,13 @@ TextOutputs check_outputs(const TransformConfig& cfg) {
 
 // An output dataset in the input's own file must not be the input itself.
 void check_not_input(const TransformConfig& cfg, const TensorInfo& info) {
-  const std::string out = cfg.output.dataset.empty() ? "/y"
+  const std::string out = cfg.output.dataset.empty()     ? "/y"
                           : cfg.output.dataset[0] == '/' ? cfg.output.dataset
                                                          : "/" + cfg.output.dataset;
   std::error_code ec;
   if (out == info.dataset && std::filesystem::equivalent(cfg.input.file, cfg.output.file, ec))
-    throw input_error(cfg.output.str() + ": --output is the input dataset " + cfg.input.file +
-                      ":" + info.dataset);
+    throw input_error(cfg.output.str() + ": --output is the input dataset " + cfg.input.file + ":" +
+                      info.dataset);
 }
 
 ProblemFacts validate(const TransformConfig& cfg, TensorInfo& info, TextOutputs& texts) {
@@ -130,9 +128,7 @@ void run_typed(const TransformConfig& cfg, const TensorInfo& info, const Plan& p
   opt.mode = cfg.mesh.mode;
   opt.cell_mode = cfg.mesh.cell_mode;
   opt.shuffle_seed = cfg.shuffle_seed;
-  opt.coefficients = [&](int axis) {
-    return coefficients_for(cfg, axis, plan.in_shape[axis - 1]);
-  };
+  opt.coefficients = [&](int axis) { return coefficients_for(cfg, axis, plan.in_shape[axis - 1]); };
   Progress progress(!cfg.quiet && topo.world_rank() == 0, static_cast<int>(plan.stages.size()));
   if (topo.world_rank() == 0)
     opt.on_progress = [&](int s, std::uint64_t done, std::uint64_t total) {
@@ -179,8 +175,8 @@ void run_typed(const TransformConfig& cfg, const TensorInfo& info, const Plan& p
   std::optional<TensorWriter> writer;
   mpi::collectively(topo.world(), [&] {
     if (!topo.is_brick()) return;
-    TensorWriter& w = writer.emplace(topo.bricks(), cfg.output, plan.out_shape, is_complex_v<T>,
-                                     cfg.force);
+    TensorWriter& w =
+        writer.emplace(topo.bricks(), cfg.output, plan.out_shape, is_complex_v<T>, cfg.force);
     w.write_brick(res.out_box, res.out);
     w.set_attribute("transform", transform_list(cfg));
     w.set_attribute("norm", to_string(cfg.norm));
@@ -220,12 +216,14 @@ void run_typed(const TransformConfig& cfg, const TensorInfo& info, const Plan& p
                      {"substeps", substeps(cfg.mesh.cell_mode, is_complex_v<T>)},
                      {"mac_pj", cfg.mesh.energy.mac_pj}};
     if (cfg.check) {
-      const double n = static_cast<double>(plan.out_shape[0] * plan.out_shape[1] * plan.out_shape[2]);
+      const double n =
+          static_cast<double>(plan.out_shape[0] * plan.out_shape[1] * plan.out_shape[2]);
       const double scale = err[2] > 0 ? err[2] : 1.0;
-      ctx.precision["check"] = {{"reference", "fp64 run of the same input"},
-                                {"max_rel_error", err[0] / scale},
-                                {"mean_rel_error", err[1] / n / scale},
-                                {"definition", "|y - y_fp64| / max|y_fp64|, max and mean over elements"}};
+      ctx.precision["check"] = {
+          {"reference", "fp64 run of the same input"},
+          {"max_rel_error", err[0] / scale},
+          {"mean_rel_error", err[1] / n / scale},
+          {"definition", "|y - y_fp64| / max|y_fp64|, max and mean over elements"}};
     }
     for (int r = 0; r < plan.ranks.world_size; ++r) {
       ctx.peak_rss_bytes.push_back(mem_all[3 * r]);
@@ -238,12 +236,10 @@ void run_typed(const TransformConfig& cfg, const TensorInfo& info, const Plan& p
     ctx.esop = cfg.mesh.mode == Mode::esop;
     ctx.energy = cfg.mesh.energy;
     ctx.sim_seconds = sim_seconds;
-    ctx.wall_seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    ctx.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const auto report = make_report(plan, rc, ctx);
     // A dataset name from a file may hold bytes that are not UTF-8: shown as U+FFFD.
-    texts.report.stage(report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +
-                       "\n");
+    texts.report.stage(report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
     texts.trace.stage(trace_csv(plan, rc));
     summary = summary_text(report);
   });
@@ -312,7 +308,8 @@ void run_transform_job(const TransformConfig& cfg, MPI_Comm world, std::ostream&
   // anything is allocated; an allocation that fails anyway is an input error too.
   const bool complex_run = facts.input_complex || facts.coeffs_complex;
   const bool one_node = on_one_node(world);
-  const std::string what = cfg.input.file + ":" + info.dataset + ": shape " + to_string(plan.in_shape);
+  const std::string what =
+      cfg.input.file + ":" + info.dataset + ": shape " + to_string(plan.in_shape);
   MemoryModelOptions mem;
   MemoryPrediction need;
   mpi::collectively(world, [&] {

@@ -1,8 +1,8 @@
 // The memory model (geometry/memory_model.hpp) against direct counts: the elements each
 // rank's bricks hold, counted here by enumerating the block split, for non-cubic odd
 // shapes, expanding and compressing stages and several rank counts.
-#include <catch2/catch.hpp>
 #include <algorithm>
+#include <catch2/catch.hpp>
 
 #include "core/error.hpp"
 #include "geometry/memory_model.hpp"
@@ -13,7 +13,8 @@ using namespace triada;
 namespace {
 using u64 = std::uint64_t;
 
-Plan plan_of(ext3 n, ext3 k, int world, std::array<int, 3> grid, std::array<int, 3> order = {3, 1, 2}) {
+Plan plan_of(ext3 n, ext3 k, int world, std::array<int, 3> grid,
+             std::array<int, 3> order = {3, 1, 2}) {
   PlanRequest r;
   r.in_shape = n;
   r.out_shape = k;
@@ -42,7 +43,9 @@ std::array<int, 3> coords_of(const Plan& p, int r) {
   return {r / (g[1] * g[2]), (r / g[2]) % g[1], r % g[2]};
 }
 
-u64 segment(u64 elements) { return (elements * 8 + 63) / 64 * 64 + kWindowScratchBytes; }
+u64 segment(u64 elements) {
+  return (elements * 8 + 63) / 64 * 64 + kWindowScratchBytes;
+}
 }  // namespace
 
 TEST_CASE("registers: input and spare brick; --check adds the kept input", "[memory]") {
@@ -118,7 +121,8 @@ TEST_CASE("a dedicated actuator rank holds its matrix and stream, no brick", "[m
   const u64 actuator = 49 * 24 + 7 * 16 + 8 * (16 + 512 + 7 * 24);
   CHECK(m.run == kMemoryModelFixedBytes + 24 * 256 + actuator);
   // Brick rank 0 streams nothing: its prediction has no actuator part.
-  CHECK(predict_memory(p, 0, {}, "x").run < predict_memory(plan_of({7, 12, 5}, {7, 12, 5}, 1, {1, 1, 1}), 0, {}, "x").run);
+  CHECK(predict_memory(p, 0, {}, "x").run <
+        predict_memory(plan_of({7, 12, 5}, {7, 12, 5}, 1, {1, 1, 1}), 0, {}, "x").run);
 }
 
 TEST_CASE("off one node the batch buffers are counted too; sizes that overflow are refused",

@@ -56,7 +56,8 @@ TEST_CASE("meshcfg/default.ini equals the built-in defaults", "[options]") {
 }
 
 TEST_CASE("the command line wins over the mesh config file", "[options]") {
-  const std::string ini = write_ini("wins", "[esop]\nenabled = off\n[energy]\nmac_pj = 3\n[mesh]\ncells = 9,9,9\n");
+  const std::string ini =
+      write_ini("wins", "[esop]\nenabled = off\n[energy]\nmac_pj = 3\n[mesh]\ncells = 9,9,9\n");
   auto c = parse({"-i", "a.h5", "-o", "b.h5", "-t", "dct", "--mesh", ini});
   REQUIRE(c);
   CHECK(c->mesh.mode == Mode::dense);
@@ -74,8 +75,8 @@ TEST_CASE("transform lists give one transform per axis", "[options]") {
   auto c = parse({"-i", "a.h5:/x", "-o", "b.h5", "-t", "dft,dct,wht", "--norm", "backward",
                   "--inverse", "--stage-order", "123"});
   REQUIRE(c);
-  CHECK(c->kinds == std::array<TransformKind, 3>{TransformKind::dft, TransformKind::dct,
-                                                 TransformKind::wht});
+  CHECK(c->kinds ==
+        std::array<TransformKind, 3>{TransformKind::dft, TransformKind::dct, TransformKind::wht});
   CHECK(c->input.dataset == "/x");
   CHECK(c->output.dataset == "/y");
   CHECK(c->norm == Norm::backward);
@@ -95,7 +96,8 @@ TEST_CASE("--help prints every option and returns nothing to run", "[options]") 
     CHECK_THAT(out.str(), Catch::Contains(opt));
 }
 
-TEST_CASE("bad options and config values are config errors with one clear line", "[options][errors]") {
+TEST_CASE("bad options and config values are config errors with one clear line",
+          "[options][errors]") {
   using V = std::vector<std::string>;
   const std::vector<std::pair<V, std::string>> cases = {
       {{"-o", "b.h5", "-t", "dct"}, "missing --input"},
@@ -110,9 +112,11 @@ TEST_CASE("bad options and config values are config errors with one clear line",
       {{"-i", "a.h5", "-o", "b.h5", "-t", "dct", "--energy.mac_pj", "-1"}, "energy.mac_pj"},
       {{"-i", "a.h5", "-o", "b.h5", "-t", "dct", "--mesh", "/nonexistent.ini"}, "/nonexistent.ini"},
       {{"-i", "a.h5", "-o", "b.h5", "-t", "dct", "--mesh",
-        write_ini("badkey", "[mesh]\ncelz = 4,4,4\n")}, "celz"},
+        write_ini("badkey", "[mesh]\ncelz = 4,4,4\n")},
+       "celz"},
       {{"-i", "a.h5", "-o", "b.h5", "-t", "dct", "--mesh",
-        write_ini("badval", "[ranks]\nactuators = sometimes\n")}, "sometimes"},
+        write_ini("badval", "[ranks]\nactuators = sometimes\n")},
+       "sometimes"},
   };
   for (const auto& [args, needle] : cases) {
     CAPTURE(needle);
@@ -142,7 +146,8 @@ std::string error_of(std::vector<std::string> args) {
 
 TEST_CASE("words that are not options or their values are refused by name", "[options][errors]") {
   CHECK_THAT(error_of({"-t", "dct", "dft"}), Catch::Contains("unexpected argument 'dft'"));
-  CHECK_THAT(error_of({"-t", "dct", "--force", "yes"}), Catch::Contains("unexpected argument 'yes'"));
+  CHECK_THAT(error_of({"-t", "dct", "--force", "yes"}),
+             Catch::Contains("unexpected argument 'yes'"));
   CHECK_THAT(error_of({"-t", "dct", "--", "x"}), Catch::Contains("unexpected argument 'x'"));
 }
 
@@ -178,7 +183,8 @@ TEST_CASE("numbers are whole tokens in range, never truncated or wrapped", "[opt
     CHECK_THROWS_AS(parse_ext3(v, "x"), config_error);
   }
   CHECK(parse_ext3(" 4, 5 ,6 ", "x") == ext3{4, 5, 6});  // spaces around items only
-  CHECK_THAT(error_of({"-t", "dct", "--ranks.grid", "2,2,2000000"}), Catch::Contains("--ranks.grid"));
+  CHECK_THAT(error_of({"-t", "dct", "--ranks.grid", "2,2,2000000"}),
+             Catch::Contains("--ranks.grid"));
   for (const char* v : {"-1", "1x", "", " 1", "18446744073709551616", "1e3"}) {
     CAPTURE(v);
     CHECK_THAT(error_of({"-t", "dct", "--shuffle-seed", v}), Catch::Contains("--shuffle-seed"));
@@ -235,7 +241,8 @@ TEST_CASE("a bad value from the mesh INI names the file, section and key", "[opt
 }
 
 TEST_CASE("user text in an error is escaped and bounded", "[options][errors]") {
-  CHECK(printable("ab\x01\x7f\xff" "c") == "ab\\x01\\x7f\\xffc");
+  CHECK(printable("ab\x01\x7f\xff"
+                  "c") == "ab\\x01\\x7f\\xffc");
   CHECK(printable(std::string(1000, 'a')).size() < 100);
   const auto clean = [](const std::string& s) {
     for (const char ch : s)
@@ -244,20 +251,23 @@ TEST_CASE("user text in an error is escaped and bounded", "[options][errors]") {
     return s.size() < 400;
   };
   const std::string bin = "/tmp/triada_unit_binary.ini";
-  std::ofstream(bin, std::ios::binary) << std::string("\x7f" "ELF\x02\x01\x00\x00\x1b[31m\xff\n", 14)
+  std::ofstream(bin, std::ios::binary) << std::string(
+                                              "\x7f"
+                                              "ELF\x02\x01\x00\x00\x1b[31m\xff\n",
+                                              14)
                                        << std::string(5000, 'x') << "\n";
   std::string e = error_of({"-t", "dct", "--mesh", bin});
   CHECK_THAT(e, Catch::StartsWith(bin + ":") && Catch::Contains("\\x7f"));
   CHECK(clean(e));
   const std::string longline = write_ini("longline", "[mesh]\n" + std::string(5000, '\x1b') + "\n");
   CHECK(clean(error_of({"-t", "dct", "--mesh", longline})));
-  for (const auto& args : std::vector<std::vector<std::string>>{
-           {"-t", "dct\x1b[2J"},
-           {"-t", "dct", "--mesh.cells", "4,\x07,4"},
-           {"-t", "dct", "--esop", std::string(3000, 'o')},
-           {"-t", "dct", "--cell-mode", "\x1b[31m"},
-           {"-t", "dct", "--\x1b[31m"},
-           {"-t", "dct", "w\x1b[31m"}}) {
+  for (const auto& args :
+       std::vector<std::vector<std::string>>{{"-t", "dct\x1b[2J"},
+                                             {"-t", "dct", "--mesh.cells", "4,\x07,4"},
+                                             {"-t", "dct", "--esop", std::string(3000, 'o')},
+                                             {"-t", "dct", "--cell-mode", "\x1b[31m"},
+                                             {"-t", "dct", "--\x1b[31m"},
+                                             {"-t", "dct", "w\x1b[31m"}}) {
     e = error_of(args);
     CAPTURE(e);
     CHECK(clean(e));

@@ -22,7 +22,9 @@ constexpr index_t kMax = std::numeric_limits<index_t>::max();
 
 // Sets TRIADA_MEMORY_LIMIT for the scope of a test.
 struct MemoryLimit {
-  explicit MemoryLimit(const std::string& bytes) { setenv("TRIADA_MEMORY_LIMIT", bytes.c_str(), 1); }
+  explicit MemoryLimit(const std::string& bytes) {
+    setenv("TRIADA_MEMORY_LIMIT", bytes.c_str(), 1);
+  }
   ~MemoryLimit() { unsetenv("TRIADA_MEMORY_LIMIT"); }
 };
 
@@ -44,7 +46,8 @@ TEST_CASE("checked_mul returns exact products and refuses any that overflow", "[
   CHECK_THROWS_AS(checked_mul(index_t{3037000500}, index_t{3037000500}, "x"), input_error);
   CHECK_THROWS_AS(checked_mul(std::uint64_t{1} << 32, std::uint64_t{1} << 32, "x"), input_error);
   CHECK_THROWS_AS(checked_mul(index_t{4}, index_t{1} << 62, "x"), input_error);
-  CHECK_THROWS_AS(checked_mul(index_t{-1}, index_t{2}, "x"), input_error);  // sizes are never negative
+  CHECK_THROWS_AS(checked_mul(index_t{-1}, index_t{2}, "x"),
+                  input_error);  // sizes are never negative
   CHECK_THROWS_AS(checked_add(std::uint64_t{1} << 63, std::uint64_t{1} << 63, "x"), input_error);
   CHECK(checked_add(std::uint64_t{1} << 62, std::uint64_t{1} << 62, "x") == std::uint64_t{1} << 63);
   const std::string msg = message_of([] { checked_mul(index_t{4}, index_t{1} << 62, "c.h5:/C1"); });
@@ -54,20 +57,24 @@ TEST_CASE("checked_mul returns exact products and refuses any that overflow", "[
 TEST_CASE("checked_product checks every step of a shape's element count", "[sizes]") {
   CHECK(checked_product<index_t>(ext3{7, 12, 5}, "s") == 420);
   CHECK(checked_product<index_t>(ext3{1, 1, index_t{1} << 40}, "s") == index_t{1} << 40);
-  CHECK_THROWS_AS(checked_product<index_t>(ext3{index_t{1} << 21, index_t{1} << 21, index_t{1} << 21}, "s"),
-                  input_error);
+  CHECK_THROWS_AS(
+      checked_product<index_t>(ext3{index_t{1} << 21, index_t{1} << 21, index_t{1} << 21}, "s"),
+      input_error);
   // Each factor fits and the wrapped product would be small: 2^32 * 2^32 * 2 wraps to 0.
-  CHECK_THROWS_AS(checked_product<std::uint64_t>(std::vector<std::uint64_t>{1ull << 32, 1ull << 32, 2}, "s"),
-                  input_error);
+  CHECK_THROWS_AS(
+      checked_product<std::uint64_t>(std::vector<std::uint64_t>{1ull << 32, 1ull << 32, 2}, "s"),
+      input_error);
 }
 
 TEST_CASE("failed allocations become one input error naming the input", "[sizes]") {
-  const std::string m1 = message_of([] {
-    out_of_memory_is_input_error("in.h5:/x", [] { throw std::bad_alloc(); });
-  });
+  const std::string m1 =
+      message_of([] { out_of_memory_is_input_error("in.h5:/x", [] { throw std::bad_alloc(); }); });
   CHECK(m1 == "in.h5:/x: out of memory");
   const std::string m2 = message_of([] {
-    out_of_memory_is_input_error("in.h5:/x", [] { std::vector<double> v; v.reserve(v.max_size() + 1); });
+    out_of_memory_is_input_error("in.h5:/x", [] {
+      std::vector<double> v;
+      v.reserve(v.max_size() + 1);
+    });
   });
   CHECK(m2.rfind("in.h5:/x: out of memory", 0) == 0);
   CHECK(out_of_memory_is_input_error("x", [] { return 42; }) == 42);
@@ -103,16 +110,24 @@ TEST_CASE("dense closed forms refuse counts that would wrap", "[sizes]") {
 }
 
 TEST_CASE("a coefficient matrix whose size overflows or does not fit is refused", "[sizes]") {
-  const std::string msg =
-      message_of([] { make_coefficients(TransformKind::dct, index_t{1} << 40, Norm::ortho, false, "axis 3 of in.h5:/x"); });
-  CHECK(msg.rfind("axis 3 of in.h5:/x: the 1099511627776x1099511627776 dct coefficient matrix: ", 0) == 0);
+  const std::string msg = message_of([] {
+    make_coefficients(TransformKind::dct, index_t{1} << 40, Norm::ortho, false,
+                      "axis 3 of in.h5:/x");
+  });
+  CHECK(msg.rfind("axis 3 of in.h5:/x: the 1099511627776x1099511627776 dct coefficient matrix: ",
+                  0) == 0);
   CHECK(msg.find("does not fit a 64-bit size") != std::string::npos);
   {
     const MemoryLimit limit("1000000");  // 1 MB: a 256 x 256 complex matrix (1 MiB) does not fit
-    const std::string m2 = message_of([] { make_coefficients(TransformKind::dft, 256, Norm::ortho, false, "axis 1 of in.h5:/x"); });
-    CHECK(m2 == "axis 1 of in.h5:/x: the 256x256 dft coefficient matrix: needs 1.0 MiB, 976.6 KiB available "
-                "(TRIADA_MEMORY_LIMIT)");
-    CHECK(make_coefficients(TransformKind::dft, 128, Norm::ortho, false, "a").data.size() == 128 * 128);
+    const std::string m2 = message_of([] {
+      make_coefficients(TransformKind::dft, 256, Norm::ortho, false, "axis 1 of in.h5:/x");
+    });
+    CHECK(m2 ==
+          "axis 1 of in.h5:/x: the 256x256 dft coefficient matrix: needs 1.0 MiB, 976.6 KiB "
+          "available "
+          "(TRIADA_MEMORY_LIMIT)");
+    CHECK(make_coefficients(TransformKind::dft, 128, Norm::ortho, false, "a").data.size() ==
+          128 * 128);
   }
 }
 
