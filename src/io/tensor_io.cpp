@@ -554,6 +554,10 @@ CoeffMatrix read_whole_matrix(const std::string& file, const std::string& datase
 // rank 0 after the parallel close; the file is fsynced, its size checked, and only then
 // renamed onto the target. MPI-IO itself goes through ROMIO (mesh/mpi.cpp explains why).
 
+std::string output_dataset_path(const DatasetRef& target) {
+  return target.dataset.empty() ? "/y" : rooted(target.dataset);
+}
+
 void check_output_writable(const DatasetRef& target, bool force) {
   probe_output(target.file, force, false);
 }
@@ -926,7 +930,7 @@ TensorWriter::TensorWriter(MPI_Comm comm, const DatasetRef& target, const ext3& 
   m.comm = mpi::Comm::adopt(dup);
   m.rank = m.comm.rank();
   m.target = target;
-  m.target.dataset = m.target.dataset.empty() ? "/y" : rooted(m.target.dataset);
+  m.target.dataset = output_dataset_path(target);
   m.shape = shape;
   m.type = type;
   m.force = force;

@@ -98,6 +98,9 @@ class TensorWriter {
   std::unique_ptr<Impl> impl_;
 };
 
+// The dataset a TensorWriter writes for `target`: as named, from the root, or "/y".
+std::string output_dataset_path(const DatasetRef& target);
+
 // Checks, on the calling rank alone, that `target` could be written (see probe_output in
 // io/output_files.hpp). Throws input_error naming the file.
 void check_output_writable(const DatasetRef& target, bool force);

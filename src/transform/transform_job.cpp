@@ -86,9 +86,7 @@ TextOutputs check_outputs(const TransformConfig& cfg) {
 
 // An output dataset in the input's own file must not be the input itself.
 void check_not_input(const TransformConfig& cfg, const TensorInfo& info) {
-  const std::string out = cfg.output.dataset.empty()     ? "/y"
-                          : cfg.output.dataset[0] == '/' ? cfg.output.dataset
-                                                         : "/" + cfg.output.dataset;
+  const std::string out = output_dataset_path(cfg.output);
   std::error_code ec;
   if (out == info.dataset && std::filesystem::equivalent(cfg.input.file, cfg.output.file, ec))
     throw input_error(cfg.output.str() + ": --output is the input dataset " + cfg.input.file + ":" +
