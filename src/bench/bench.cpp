@@ -28,7 +28,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "cell/engine.hpp"
+#include "engine/engine.hpp"
 #include "config/options.hpp"
 #include "core/checked.hpp"
 #include "core/error.hpp"

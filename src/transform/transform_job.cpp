@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <optional>
 
-#include "cell/engine.hpp"
+#include "engine/engine.hpp"
 #include "core/checked.hpp"
 #include "core/error.hpp"
 #include "core/memory.hpp"
