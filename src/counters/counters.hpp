@@ -18,8 +18,8 @@ inline constexpr int kCounters = static_cast<int>(Counter::count_);
 enum class BusRole { x, y, none };
 
 // A term of the energy model (pJ): its [energy] key (also the report's energy_pj.model
-// key), its key in energy_pj.*_breakdown, its built-in value as written (= meshcfg/
-// default.ini; nullptr: per cell mode, see below) and its help line.
+// key), its key in energy_pj.*_breakdown, its built-in value as written (the value in
+// meshcfg/default.ini; nullptr: per cell mode, see below) and its help line.
 struct EnergyTerm {
   const char* key;
   const char* part;
