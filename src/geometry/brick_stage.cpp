@@ -31,15 +31,16 @@ void fill_fold(const Plan& plan, BrickStage& bs) {
   const Brick& u = bs.union_box;
   bs.axis_folded = plan.fold[bs.a] > 1;
   bs.lines_folded = plan.fold[d1] > 1 || plan.fold[d2] > 1;
+  // Unfolded, a physical cell holds one virtual cell (Plan::phys_of is the identity).
   const index_t planes = u.extent(bs.a);
-  if (planes > 0) {
+  if (planes > 0 && bs.axis_folded) {
     const index_t p0 = plan.phys_of(bs.axis, u.lo[bs.a]);
     bs.phys_plane.resize(static_cast<std::size_t>(planes));
     for (index_t p = 0; p < planes; ++p)
       bs.phys_plane[static_cast<std::size_t>(p)] = plan.phys_of(bs.axis, u.lo[bs.a] + p) - p0;
-    bs.n_phys_planes = bs.phys_plane.back() + 1;
   }
-  if (bs.n_lines > 0) {
+  if (planes > 0) bs.n_phys_planes = bs.plane_cell(planes - 1) + 1;
+  if (bs.n_lines > 0 && bs.lines_folded) {
     const index_t le2 = bs.line_extent[1];
     const index_t q1 = plan.phys_of(d1 + 1, u.lo[d1]), q2 = plan.phys_of(d2 + 1, u.lo[d2]);
     const index_t n2 = plan.phys_of(d2 + 1, u.lo[d2] + le2 - 1) - q2 + 1;
@@ -49,8 +50,8 @@ void fill_fold(const Plan& plan, BrickStage& bs) {
       bs.phys_line[static_cast<std::size_t>(ln)] =
           (plan.phys_of(d1 + 1, g1) - q1) * n2 + (plan.phys_of(d2 + 1, g2) - q2);
     }
-    bs.n_phys_lines = bs.phys_line.back() + 1;
   }
+  if (bs.n_lines > 0) bs.n_phys_lines = bs.line_cell(bs.n_lines - 1) + 1;
 }
 
 }  // namespace

@@ -44,13 +44,21 @@ struct BrickStage {
   std::vector<index_t> member_in_planes;  // of those, pivot planes (below N)
   std::vector<int> plane_owner;           // line rank holding pivot plane t, t in [0, N)
 
-  // Folding: physical cell of each virtual cell, relative to the brick's first one.
+  // Folding: physical cell of each virtual cell, relative to the brick's first one. A
+  // table is empty where its axes are not folded (the identity); plane_cell and line_cell
+  // read either way.
   bool axis_folded = false;         // fold along the axis > 1
   bool lines_folded = false;        // fold along a line axis > 1
   std::vector<index_t> phys_plane;  // per plane of union_box along the axis
-  index_t n_phys_planes = 0;
-  std::vector<index_t> phys_line;  // per line
-  index_t n_phys_lines = 0;
+  index_t n_phys_planes = 0;        // distinct physical cells among those planes
+  std::vector<index_t> phys_line;   // per line
+  index_t n_phys_lines = 0;         // distinct physical cells among the lines
+  index_t plane_cell(index_t p) const {
+    return axis_folded ? phys_plane[static_cast<std::size_t>(p)] : p;
+  }
+  index_t line_cell(index_t ln) const {
+    return lines_folded ? phys_line[static_cast<std::size_t>(ln)] : ln;
+  }
 
   // Pivot planes received per batch (fused executor, off one node): bytes of planes a
   // batch buffer holds; plane_batch_bytes, or max(2 MiB, a quarter of the V brick).

@@ -136,7 +136,12 @@ void check_stage(const Plan& p, const std::array<AxisMap, 3>& maps, int s,
   for (index_t i = bs.union_box.lo[a]; i < bs.union_box.hi[a]; ++i)
     plane_phys.push_back(maps[a].phys[static_cast<size_t>(i)]);
   index_t n_planes = 0;
-  CHECK(bs.phys_plane == first_seen_ids(plane_phys, n_planes));
+  const auto plane_ids = first_seen_ids(plane_phys, n_planes);
+  std::vector<index_t> plane_cells;
+  for (index_t q = 0; q < static_cast<index_t>(plane_phys.size()); ++q)
+    plane_cells.push_back(bs.plane_cell(q));
+  CHECK(plane_cells == plane_ids);
+  CHECK(bs.phys_plane == (bs.axis_folded ? plane_ids : std::vector<index_t>{}));
   CHECK(bs.n_phys_planes == n_planes);
   std::vector<index_t> p1, p2;
   for (index_t i = bs.union_box.lo[others[0]]; i < bs.union_box.hi[others[0]]; ++i)
@@ -148,7 +153,10 @@ void check_stage(const Plan& p, const std::array<AxisMap, 3>& maps, int s,
   std::vector<index_t> line_phys;
   for (index_t x : id1)
     for (index_t y : id2) line_phys.push_back(x * n2 + y);
-  CHECK(bs.phys_line == line_phys);
+  std::vector<index_t> line_cells;
+  for (index_t ln = 0; ln < bs.n_lines; ++ln) line_cells.push_back(bs.line_cell(ln));
+  CHECK(line_cells == line_phys);
+  CHECK(bs.phys_line == (bs.lines_folded ? line_phys : std::vector<index_t>{}));
   CHECK(bs.n_phys_lines == (line_phys.empty() ? 0 : n1 * n2));
 
   // Batch budget, and the planes per batch as the largest count that fits it.
