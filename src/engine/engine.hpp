@@ -42,9 +42,9 @@ struct EngineOptions {
 
 template <class T>
 struct EngineResult {
-  std::vector<T> out;     // this brick's part of Y: brick cells ∩ [0, K), C order
-  Brick out_box;          // that box
-  RunCounters counters;   // reduced over all ranks; complete on world rank 0
+  std::vector<T> out;    // this brick's part of Y: brick cells ∩ [0, K), C order
+  Brick out_box;         // that box
+  RunCounters counters;  // reduced over all ranks; complete on world rank 0
 };
 
 // Runs every stage. `in` is this brick's part of X: topo.cells() ∩ [0, N) in C order
