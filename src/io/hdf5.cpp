@@ -41,6 +41,11 @@ std::string plain_reason(const std::string& m) {
   return m;
 }
 
+void close_library() noexcept {
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  H5close();
+}
+
 QuietErrors::QuietErrors() noexcept {
   saved_ = H5Eget_auto2(H5E_DEFAULT, &func_, &data_) >= 0;
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);

@@ -137,6 +137,10 @@ struct DatasetEntry {
 };
 std::vector<DatasetEntry> list_datasets(hid_t loc);
 
+// Closes the HDF5 library now, quietly. HDF5 closes what is still open at exit, after
+// MPI_Finalize: a parallel file left open by a failure would then call MPI and crash.
+void close_library() noexcept;
+
 // "rank N", "scalar" or "empty (null dataspace)" for a dataspace.
 std::string describe_extent(hid_t space);
 

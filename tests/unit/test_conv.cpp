@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "conv/conv.hpp"
-#include "conv/conv_app.hpp"
+#include "apps/conv/job.hpp"
 #include "conv/conv_layer.hpp"
 #include "core/error.hpp"
 

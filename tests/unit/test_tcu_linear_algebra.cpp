@@ -10,7 +10,8 @@
 
 #include "core/error.hpp"
 #include "mxu/tcu_algorithms.hpp"
-#include "mxu/tcu_app.hpp"
+#include "apps/tcu/job.hpp"
+#include "apps/tcu/options.hpp"
 #include "mxu/tcu_linear_algebra.hpp"
 
 using namespace triada;

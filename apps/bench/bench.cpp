@@ -1,4 +1,4 @@
-#include "bench/bench.hpp"
+#include "apps/bench/bench.hpp"
 
 #include <cblas.h>
 #include <fcntl.h>
@@ -28,7 +28,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "cell/engine.hpp"
+#include "engine/engine.hpp"
 #include "config/options.hpp"
 #include "core/checked.hpp"
 #include "core/error.hpp"
@@ -619,20 +619,7 @@ bool complex_only(CellMode m) {
 // for --cell-mode MODE [--mesh FILE]: built-in defaults (= meshcfg/default.ini) unless a
 // file is given.
 EnergyModel energy_for(CellMode mode, const std::string& mesh_file) {
-  std::vector<std::string> args = {"triada-bench", "--input",     "unused.h5",
-                                   "--output",     "unused.h5",   "--transform",
-                                   "dct",          "--cell-mode", to_string(mode)};
-  if (!mesh_file.empty()) {
-    args.push_back("--mesh");
-    args.push_back(mesh_file);
-  }
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  std::ostringstream sink;
-  const std::optional<TransformConfig> c =
-      parse_transform_options(static_cast<int>(argv.size()), argv.data(), sink);
-  if (!c) throw error("--accuracy: cannot read the energy model");
-  return c->mesh.energy;
+  return parse_mesh_file(mesh_file, mode).energy;
 }
 
 struct AccuracyCell {  // one (workload, cell mode)

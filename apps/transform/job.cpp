@@ -1,11 +1,12 @@
-#include "transform/transform_job.hpp"
+#include "apps/transform/job.hpp"
 
 #include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <optional>
 
-#include "cell/engine.hpp"
+#include "apps/common/world_plan.hpp"
+#include "engine/engine.hpp"
 #include "core/checked.hpp"
 #include "core/error.hpp"
 #include "core/memory.hpp"
@@ -13,6 +14,7 @@
 #include "counters/report.hpp"
 #include "geometry/memory_model.hpp"
 #include "io/output_files.hpp"
+#include "mesh/app_support.hpp"
 #include "mesh/mpi.hpp"
 #include "mesh/node_memory.hpp"
 #include "mesh/topology.hpp"
@@ -140,11 +142,12 @@ void run_typed(const TransformConfig& cfg, const TensorInfo& info, const Plan& p
   progress.finish();
   // Peak memory per rank against what its brick's registers need.
   const Brick out_box = topo.cells().intersect(whole(plan.out_shape));
-  const std::array<long, 3> mem_mine{peak_rss_bytes(), baseline_rss,
-                                     static_cast<long>(std::max(in_box.count(), out_box.count()) *
-                                                       static_cast<index_t>(sizeof(T)))};
-  std::vector<long> mem_all(3 * static_cast<size_t>(plan.ranks.world_size));
-  CHECK_MPI(MPI_Gather(mem_mine.data(), 3, MPI_LONG, mem_all.data(), 3, MPI_LONG, 0, topo.world()));
+  const std::array<std::int64_t, 3> mem_mine{
+      peak_rss_bytes(), baseline_rss,
+      static_cast<std::int64_t>(std::max(in_box.count(), out_box.count()) *
+                                static_cast<index_t>(sizeof(T)))};
+  std::vector<std::int64_t> mem_all(3 * static_cast<size_t>(plan.ranks.world_size));
+  mpi::gather(topo.world(), mem_mine.data(), 3, mem_all.data(), 0);
   const double sim_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - ts).count();
 
@@ -164,8 +167,8 @@ void run_typed(const TransformConfig& cfg, const TensorInfo& info, const Plan& p
       mine[2] = std::max(mine[2], std::abs(ref.out[i]));
     }
     std::array<double, 3> mx{0, 0, 0};
-    CHECK_MPI(MPI_Allreduce(mine.data(), mx.data(), 3, MPI_DOUBLE, MPI_MAX, topo.world()));
-    CHECK_MPI(MPI_Allreduce(&mine[1], &err[1], 1, MPI_DOUBLE, MPI_SUM, topo.world()));
+    mpi::allreduce_max(topo.world(), mine.data(), mx.data(), 3);
+    mpi::allreduce_sum(topo.world(), &mine[1], &err[1], 1);
     err[0] = mx[0];
     err[2] = mx[2];
   }
@@ -266,9 +269,7 @@ MemoryModelOptions memory_options(const TransformConfig& cfg, bool complex_run, 
 
 void run_transform_job(const TransformConfig& cfg, MPI_Comm world, std::ostream& out) {
   const auto t0 = std::chrono::steady_clock::now();
-  int rank = 0, size = 1;
-  CHECK_MPI(MPI_Comm_rank(world, &rank));
-  CHECK_MPI(MPI_Comm_size(world, &size));
+  const int rank = mpi::rank_of(world);
 
   // 1. Rank 0 checks every input before any rank does work; all ranks agree on the verdict.
   ProblemFacts facts;
@@ -277,30 +278,21 @@ void run_transform_job(const TransformConfig& cfg, MPI_Comm world, std::ostream&
   mpi::collectively(world, [&] {
     if (rank == 0) facts = validate(cfg, info, texts);
   });
-  CHECK_MPI(MPI_Bcast(&facts, sizeof facts, MPI_BYTE, 0, world));
+  mpi::bcast_bytes(world, &facts, sizeof facts, 0);
   info.dataset = mpi::bcast_string(world, info.dataset, 0);
   info.type_name = mpi::bcast_string(world, info.type_name, 0);
   info.shape = facts.in_shape;
   info.is_complex = facts.input_complex != 0;
 
   // 2. Plan (plain data, identical on every rank).
-  Plan plan;
-  mpi::collectively(world, [&] {
-    PlanRequest req;
-    req.in_shape = facts.in_shape;
-    req.out_shape = facts.out_shape;
-    req.mesh = cfg.mesh.cells;
-    req.stage_order = cfg.stage_order;
-    req.world_size = size;
-    req.grid = cfg.mesh.grid;
-    req.actuators = cfg.mesh.actuators;
-    if (!req.grid) {
-      std::array<int, 3> dims{0, 0, 0};
-      CHECK_MPI(MPI_Dims_create(brick_rank_count(size, req.actuators), 3, dims.data()));
-      req.balanced_dims = dims;
-    }
-    plan = make_plan(req);
-  });
+  PlanRequest req;
+  req.in_shape = facts.in_shape;
+  req.out_shape = facts.out_shape;
+  req.mesh = cfg.mesh.cells;
+  req.stage_order = cfg.stage_order;
+  req.grid = cfg.mesh.grid;
+  req.actuators = cfg.mesh.actuators;
+  const Plan plan = plan_for_world(world, req);
 
   // 3. Memory: a node that cannot hold its ranks' predicted peak refuses the run before
   // anything is allocated; an allocation that fails anyway is an input error too.
