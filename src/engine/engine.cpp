@@ -1,4 +1,4 @@
-#include "cell/engine.hpp"
+#include "engine/engine.hpp"
 
 #include "core/error.hpp"
 
@@ -9,7 +9,7 @@
 #include <stdexcept>
 
 #include "actuator/actuator.hpp"
-#include "cell/stage_executors.hpp"
+#include "engine/stage_executors.hpp"
 #include "core/memory.hpp"
 
 namespace triada {

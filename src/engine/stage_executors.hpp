@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "cell/engine.hpp"
+#include "engine/engine.hpp"
 
 namespace triada::detail {
 
