@@ -5,6 +5,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <utility>
 
 #include "apps/common/run_main.hpp"
 #include "mesh/app_support.hpp"

@@ -18,7 +18,7 @@
 #include "counters/report.hpp"
 #include "geometry/memory_model.hpp"
 #include "io/hdf5.hpp"
-#include "io/input_file.hpp"
+#include "io/matrix_reader.hpp"
 #include "io/output_files.hpp"
 #include "io/tensor_io.hpp"
 #include "mxu/tensor_unit.hpp"
@@ -44,50 +44,12 @@ struct Array4 {
 // Reads FILE[:/DSET] (default: the file's only rank-4 dataset) as float64; integer and
 // float types are converted by HDF5. Throws input_error naming the input.
 Array4 read_rank4(const std::string& spec, const std::string& option) {
-  h5::QuietErrors quiet;
   const DatasetRef ref = parse_dataset_ref(spec);
-  require_regular_file(ref.file, option + " " + ref.file);  // a FIFO would block in open
-  if (H5Fis_hdf5(ref.file.c_str()) <= 0)
-    throw input_error(option + " " + ref.file + ": not an HDF5 file");
-  h5::File f(H5Fopen(ref.file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
-  if (!f.valid())
-    throw input_error(option + " " + ref.file + ": cannot open (" + h5::last_error_message() + ")");
-  std::string path = ref.dataset;
-  if (path.empty()) {
-    std::vector<std::string> rank4;
-    for (const auto& e : h5::list_datasets(f.get()))
-      if (e.rank == 4) rank4.push_back(e.path);
-    if (rank4.size() != 1)
-      throw input_error(
-          option + " " + ref.file + ": " +
-          (rank4.empty() ? std::string("no rank-4 dataset")
-                         : "several rank-4 datasets; name one as " + ref.file + ":" + rank4[0]));
-    path = rank4[0];
-  }
-  if (path[0] != '/') path = "/" + path;
-  const std::string name = option + " " + ref.file + ":" + path;
-  if (H5Lexists(f.get(), path.c_str(), H5P_DEFAULT) <= 0)
-    throw input_error(name + ": no such dataset");
-  h5::Dataset d(H5Dopen2(f.get(), path.c_str(), H5P_DEFAULT));
-  if (!d.valid()) throw input_error(name + ": not a dataset");
-  h5::Dataspace space(CHECK_H5(H5Dget_space(d.get())));
-  const int rank = CHECK_H5(H5Sget_simple_extent_ndims(space.get()));
-  if (rank != 4) throw input_error(name + ": rank " + std::to_string(rank) + ", expected 4");
-  hsize_t dims[4];
-  CHECK_H5(H5Sget_simple_extent_dims(space.get(), dims, nullptr));
-  h5::Datatype type(CHECK_H5(H5Dget_type(d.get())));
-  const H5T_class_t cls = H5Tget_class(type.get());
-  if (cls != H5T_INTEGER && cls != H5T_FLOAT)
-    throw input_error(name + ": unsupported element type (integer or float expected)");
+  RealArray r =
+      read_real_array({ref.file, ref.dataset, option + " " + ref.file, 4, 4, ArrayWords::labelled});
   Array4 a;
-  for (int i = 0; i < 4; ++i) a.dims[static_cast<size_t>(i)] = static_cast<index_t>(dims[i]);
-  // Checked: a declared shape must not wrap into a small buffer that H5Dread overruns.
-  const auto count = checked_product<std::uint64_t>(
-      std::array<hsize_t, 4>{dims[0], dims[1], dims[2], dims[3]}, name);
-  require_memory(checked_mul(count, sizeof(double), name), name);
-  a.data.assign(static_cast<size_t>(count), 0.0);
-  if (count > 0)
-    CHECK_H5(H5Dread(d.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, a.data.data()));
+  for (int i = 0; i < 4; ++i) a.dims[static_cast<size_t>(i)] = r.dims[static_cast<size_t>(i)];
+  a.data = std::move(r.data);
   return a;
 }
 
@@ -349,10 +311,13 @@ nlohmann::json run_conv_layer(const ConvLayer& l, const std::vector<double>& inp
   return L;
 }
 
-int run_conv_job(const ConvConfig& cfg, std::ostream& out) {
-  TextOutput report_out = report_file(cfg);
+namespace {
+
+// The layers to run: the network's (at most --max-layers) or the one --layer, with --batch
+// applied, each checked and its memory need checked.
+std::vector<ConvLayer> configured_layers(const ConvConfig& cfg, std::string& source,
+                                         size_t& listed) {
   std::vector<ConvLayer> layers;
-  std::string source;
   if (!cfg.network.empty()) {
     layers = read_network_csv(cfg.network);
     source = "network " + cfg.network;
@@ -360,7 +325,7 @@ int run_conv_job(const ConvConfig& cfg, std::ostream& out) {
     layers = {parse_layer_spec(cfg.layer_spec)};
     source = "layer " + cfg.layer_spec;
   }
-  const size_t listed = layers.size();
+  listed = layers.size();
   if (cfg.max_layers && static_cast<size_t>(*cfg.max_layers) < layers.size())
     layers.resize(static_cast<size_t>(*cfg.max_layers));
   for (auto& l : layers) {
@@ -368,12 +333,13 @@ int run_conv_job(const ConvConfig& cfg, std::ostream& out) {
     validate_layer(l, l.name);
     require_memory(l.memory_bytes(cfg.mxu), l.name + " (" + l.shape_string() + ")");
   }
-  const ConvEnergy energy = conv_energy_model(cfg.mesh, cfg.cell_mode);
+  return layers;
+}
 
-  // Operands of --layer from files (checked against the layer before anything runs).
-  std::vector<double> file_input, file_weights;
+// Operands of --layer from files, checked against the layer before anything runs.
+void file_operands(const ConvConfig& cfg, const ConvLayer& l, std::vector<double>& file_input,
+                   std::vector<double>& file_weights) {
   if (!cfg.input.empty()) {
-    const ConvLayer& l = layers[0];
     const Array4 a =
         h5::reading_input("--input " + cfg.input, [&] { return read_rank4(cfg.input, "--input"); });
     const std::array<index_t, 4> want{l.N, l.C_I, l.H_I, l.W_I};
@@ -383,7 +349,6 @@ int run_conv_job(const ConvConfig& cfg, std::ostream& out) {
     file_input = nchw_to_nhwc(a.data, l.N, l.C_I, l.H_I, l.W_I);
   }
   if (!cfg.weights.empty()) {
-    const ConvLayer& l = layers[0];
     Array4 a = h5::reading_input("--weights " + cfg.weights,
                                  [&] { return read_rank4(cfg.weights, "--weights"); });
     const std::array<index_t, 4> want{l.C_O, l.C_I_group(), l.H_F, l.W_F};
@@ -393,11 +358,14 @@ int run_conv_job(const ConvConfig& cfg, std::ostream& out) {
                         " (C_O x C_I/groups x H_F x W_F)");
     file_weights = std::move(a.data);
   }
+}
 
+void print_intro(const ConvConfig& cfg, const ConvEnergy& energy, const std::string& source,
+                 size_t layers, size_t listed, std::ostream& out) {
   const index_t S = cfg.mxu;
-  out << "triada-conv: " << source << " (" << layers.size() << " of " << listed << " layers), MXU "
-      << S << "x" << S << " cells, latency " << cfg.latency << ", cells "
-      << to_string(cfg.cell_mode) << ", methods "
+  out << "triada-conv: " << source << " (" << layers << " of " << listed << " layers), MXU " << S
+      << "x" << S << " cells, latency " << cfg.latency << ", cells " << to_string(cfg.cell_mode)
+      << ", methods "
       << (cfg.run_explicit && cfg.run_implicit ? "explicit + implicit"
           : cfg.run_explicit                   ? "explicit"
                                                : "implicit")
@@ -406,8 +374,12 @@ int run_conv_job(const ConvConfig& cfg, std::ostream& out) {
       << "); verify: "
       << (cfg.verify ? "every layer" : "layers up to " + count(cfg.verify_budget) + " MACs")
       << "\n\n";
-  print_header(out);
+}
 
+// The report without its layers and totals.
+nlohmann::json report_head(const ConvConfig& cfg, const ConvEnergy& energy,
+                           const std::string& source, size_t listed) {
+  const index_t S = cfg.mxu;
   nlohmann::json report;
   report["schema"] = "triada-conv-report/1";
   report["source"] = source;
@@ -435,24 +407,17 @@ int run_conv_job(const ConvConfig& cfg, std::ostream& out) {
   if (cfg.run_implicit) report["config"]["methods"].push_back("implicit");
   for (const auto& d : kDefinitions) report["definitions"][d[0]] = d[1];
 
-  nlohmann::json all = nlohmann::json::array();
+  return report;
+}
+
+// Sums over the layers run.
+struct ConvTotals {
   MethodTotal tex, tim;
   std::uint64_t macs = 0, ifmap = 0, lowered = 0, lowered_max = 0;
   int ok = 0, failed = 0, skipped = 0, errors_only = 0;
   double worst = 0;
-  const auto t0 = std::chrono::steady_clock::now();
-  for (size_t i = 0; i < layers.size(); ++i) {
-    const ConvLayer& l = layers[i];
-    const std::vector<double> x =
-        file_input.empty() ? random_tensor(l.ifmap_elements(), cfg.seed, 2 * i) : file_input;
-    const std::vector<double> w = file_weights.empty()
-                                      ? random_tensor(l.weight_elements(), cfg.seed, 2 * i + 1)
-                                      : file_weights;
-    nlohmann::json L = out_of_memory_is_input_error(l.name + " (" + l.shape_string() + ")", [&] {
-      return run_conv_layer(l, x, w, cfg, energy);
-    });
-    L["index"] = static_cast<int>(i + 1);
-    print_layer(out, L);
+
+  void add(const ConvLayer& l, const nlohmann::json& L) {
     macs += l.macs();
     ifmap += l.ifmap_bytes();
     lowered += l.lowered_bytes();
@@ -468,38 +433,44 @@ int run_conv_job(const ConvConfig& cfg, std::ostream& out) {
       ++skipped;
     else
       ++errors_only;
-    all.push_back(std::move(L));
   }
-  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
-  nlohmann::json total = {{"layers", layers.size()},
-                          {"macs", macs},
-                          {"ifmap_bytes", ifmap},
-                          {"lowered_bytes", lowered},
-                          {"lowered_bytes_max_layer", lowered_max},
-                          {"extra_memory_ratio", ifmap ? double(lowered) / double(ifmap) : 0.0},
-                          {"verified_layers", ok},
-                          {"failed_layers", failed},
-                          {"skipped_layers", skipped},
-                          {"error_only_layers", errors_only},
-                          {"max_rel_error", worst},
-                          {"wall_seconds", wall}};
-  if (tex.any) total["explicit"] = tex.json(S);
-  if (tim.any) total["implicit"] = tim.json(S);
-  // The implicit method's working memory per layer is bounded by three S x S tiles.
-  total["implicit_extra_bound_bytes"] = implicit_extra_bound_bytes(S);
+  nlohmann::json json(size_t layers, double wall, index_t S) const {
+    nlohmann::json total = {{"layers", layers},
+                            {"macs", macs},
+                            {"ifmap_bytes", ifmap},
+                            {"lowered_bytes", lowered},
+                            {"lowered_bytes_max_layer", lowered_max},
+                            {"extra_memory_ratio", ifmap ? double(lowered) / double(ifmap) : 0.0},
+                            {"verified_layers", ok},
+                            {"failed_layers", failed},
+                            {"skipped_layers", skipped},
+                            {"error_only_layers", errors_only},
+                            {"max_rel_error", worst},
+                            {"wall_seconds", wall}};
+    if (tex.any) total["explicit"] = tex.json(S);
+    if (tim.any) total["implicit"] = tim.json(S);
+    // The implicit method's working memory per layer is bounded by three S x S tiles.
+    total["implicit_extra_bound_bytes"] = implicit_extra_bound_bytes(S);
+    return total;
+  }
+};
 
+// The totals row of the table and the check line.
+void print_totals(const ConvConfig& cfg, const ConvTotals& c, const nlohmann::json& total,
+                  size_t layers, double wall, std::ostream& out) {
+  const index_t S = cfg.mxu;
   out << std::string(4 + 24 + 32 + 8 + 10 + 12 + 7 + 2 + 9 + 9 + 11 + 7 + 9 + 11 + 10 + 8, '-')
       << "\n";
   bool first = true;
   for (const auto& [name, t] :
-       {std::pair<const char*, const MethodTotal*>{"explicit", &tex}, {"implicit", &tim}}) {
+       {std::pair<const char*, const MethodTotal*>{"explicit", &c.tex}, {"implicit", &c.tim}}) {
     if (!t->any) continue;
     if (first) {
       out << std::left << std::setw(4) << "" << std::setw(24) << "total" << std::setw(32)
-          << (std::to_string(layers.size()) + " layers") << std::right << std::setw(8)
-          << count(double(macs)) << std::setw(10) << megabytes(double(ifmap)) << std::setw(12)
-          << megabytes(double(lowered)) << std::setw(7)
+          << (std::to_string(layers) + " layers") << std::right << std::setw(8)
+          << count(double(c.macs)) << std::setw(10) << megabytes(double(c.ifmap)) << std::setw(12)
+          << megabytes(double(c.lowered)) << std::setw(7)
           << fixed(total["extra_memory_ratio"].get<double>(), 2) << "  ";
     } else {
       out << std::setw(4 + 24 + 32 + 8 + 10 + 12 + 7 + 2) << "";
@@ -508,11 +479,48 @@ int run_conv_job(const ConvConfig& cfg, std::ostream& out) {
     out << "\n";
     first = false;
   }
-  out << "\nchecked: " << ok << " verified, " << failed << " failed, " << errors_only
-      << " error only (cell mode " << to_string(cfg.cell_mode) << "), " << skipped
+  out << "\nchecked: " << c.ok << " verified, " << c.failed << " failed, " << c.errors_only
+      << " error only (cell mode " << to_string(cfg.cell_mode) << "), " << c.skipped
       << " skipped (direct convolution over the budget)";
-  if (ok + failed + errors_only > 0) out << "; max relative error " << sci(worst);
+  if (c.ok + c.failed + c.errors_only > 0) out << "; max relative error " << sci(c.worst);
   out << "\nwall " << fixed(wall, 2) << " s\n";
+}
+
+}  // namespace
+
+int run_conv_job(const ConvConfig& cfg, std::ostream& out) {
+  TextOutput report_out = report_file(cfg);
+  std::string source;
+  size_t listed = 0;
+  const std::vector<ConvLayer> layers = configured_layers(cfg, source, listed);
+  const ConvEnergy energy = conv_energy_model(cfg.mesh, cfg.cell_mode);
+  std::vector<double> file_input, file_weights;
+  if (!layers.empty()) file_operands(cfg, layers[0], file_input, file_weights);
+  print_intro(cfg, energy, source, layers.size(), listed, out);
+  print_header(out);
+  nlohmann::json report = report_head(cfg, energy, source, listed);
+
+  nlohmann::json all = nlohmann::json::array();
+  ConvTotals c;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (size_t i = 0; i < layers.size(); ++i) {
+    const ConvLayer& l = layers[i];
+    const std::vector<double> x =
+        file_input.empty() ? random_tensor(l.ifmap_elements(), cfg.seed, 2 * i) : file_input;
+    const std::vector<double> w = file_weights.empty()
+                                      ? random_tensor(l.weight_elements(), cfg.seed, 2 * i + 1)
+                                      : file_weights;
+    nlohmann::json L = out_of_memory_is_input_error(l.name + " (" + l.shape_string() + ")", [&] {
+      return run_conv_layer(l, x, w, cfg, energy);
+    });
+    L["index"] = static_cast<int>(i + 1);
+    print_layer(out, L);
+    c.add(l, L);
+    all.push_back(std::move(L));
+  }
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  nlohmann::json total = c.json(layers.size(), wall, cfg.mxu);
+  print_totals(cfg, c, total, layers.size(), wall, out);
 
   report["layers"] = std::move(all);
   report["total"] = std::move(total);
@@ -520,7 +528,7 @@ int run_conv_job(const ConvConfig& cfg, std::ostream& out) {
     report_out.stage(report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
     report_out.publish();
   }
-  return failed > 0 ? 4 : 0;
+  return c.failed > 0 ? 4 : 0;
 }
 
 }  // namespace triada

@@ -1,9 +1,10 @@
+#include "apps/conv/options.hpp"
+
 #include <boost/program_options.hpp>
 #include <cstdint>
 #include <string>
 
 #include "apps/conv/job.hpp"
-#include "apps/conv/options.hpp"
 #include "config/options.hpp"
 #include "conv/conv_layer.hpp"
 #include "core/error.hpp"

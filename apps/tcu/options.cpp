@@ -1,9 +1,10 @@
+#include "apps/tcu/options.hpp"
+
 #include <boost/program_options.hpp>
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "apps/tcu/options.hpp"
 #include "config/options.hpp"
 #include "core/error.hpp"
 #include "mxu/tcu_algorithms.hpp"

@@ -1,8 +1,8 @@
 #pragma once
-// Run configuration as a plain struct (STYLE.md #6). Every option is declared once with
-// its description and default (so --help documents it), parsed from the command line
-// and the mesh INI file (command line wins), validated, and the variables_map never
-// leaves this file.
+// The mesh configuration (INI file and --section.key options, command line wins) and the
+// strict option helpers every program's parser uses (STYLE.md #6). Each key is declared
+// once with its description and default, so --help documents it. The programs' own
+// options live with them in apps/.
 #include <array>
 #include <boost/program_options.hpp>
 #include <cstddef>
@@ -58,8 +58,8 @@ class MeshCommandLine {
 
  private:
   boost::program_options::variables_map vm_;
-  std::string file_;                     // the INI file read ("" if none)
-  std::vector<std::string> from_file_;   // keys whose value came from that file
+  std::string file_;                    // the INI file read ("" if none)
+  std::vector<std::string> from_file_;  // keys whose value came from that file
 };
 
 // "on" / "off" (and true/false, 1/0, yes/no); throws config_error naming `source`.

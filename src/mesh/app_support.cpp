@@ -71,8 +71,8 @@ void gather(MPI_Comm comm, const std::int64_t* mine, int n, std::int64_t* all, i
 
 void gatherv(MPI_Comm comm, const std::vector<double>& mine, double* all, const int* counts,
              const int* displs, int root) {
-  CHECK_MPI(MPI_Gatherv(mine.data(), static_cast<int>(mine.size()), MPI_DOUBLE, all, counts,
-                        displs, MPI_DOUBLE, root, comm));
+  CHECK_MPI(MPI_Gatherv(mine.data(), static_cast<int>(mine.size()), MPI_DOUBLE, all, counts, displs,
+                        MPI_DOUBLE, root, comm));
 }
 
 void bcast_bytes(MPI_Comm comm, void* data, std::size_t bytes, int root) {
