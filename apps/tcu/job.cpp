@@ -244,17 +244,12 @@ void print_single(const nlohmann::json& r, std::ostream& out) {
 
 }  // namespace
 
-int run_tcu_job(const TcuConfig& cfg, std::ostream& out) {
-  const TcuAlgorithm& algo = find_tcu_algorithm(cfg.algo);
-  TextOutput report_out = report_file(cfg);
-  if (!cfg.sweep) {
-    const TcuProblem p{cfg.size, cfg.seed, cfg.input};
-    const nlohmann::json r = run_tcu_once(algo, p, cfg.m, cfg.latency, cfg.weak, cfg.cell_mode);
-    print_single(r, out);
-    if (!cfg.report.empty()) write_report(report_out, r);
-    return r["verified"].get<bool>() || cfg.cell_mode != CellMode::fp64 ? 0 : 4;
-  }
+namespace {
 
+// --sweep: a size series for each unit size, its table, the fitted growth exponents and the
+// report. Returns the exit code.
+int run_sweep(const TcuConfig& cfg, const TcuAlgorithm& algo, TextOutput& report_out,
+              std::ostream& out) {
   std::vector<std::int64_t> ms = cfg.ms;
   if (ms.empty()) ms = cfg.m > 0 ? std::vector<std::int64_t>{cfg.m} : tcu_default_ms(cfg.algo);
   out << "triada-tcu sweep: " << algo.name << " (" << algo.theorem << "), l = " << cfg.latency
@@ -346,6 +341,21 @@ int run_tcu_job(const TcuConfig& cfg, std::ostream& out) {
     write_report(report_out, report);
   }
   return all_ok || lower ? 0 : 4;
+}
+
+}  // namespace
+
+int run_tcu_job(const TcuConfig& cfg, std::ostream& out) {
+  const TcuAlgorithm& algo = find_tcu_algorithm(cfg.algo);
+  TextOutput report_out = report_file(cfg);
+  if (!cfg.sweep) {
+    const TcuProblem p{cfg.size, cfg.seed, cfg.input};
+    const nlohmann::json r = run_tcu_once(algo, p, cfg.m, cfg.latency, cfg.weak, cfg.cell_mode);
+    print_single(r, out);
+    if (!cfg.report.empty()) write_report(report_out, r);
+    return r["verified"].get<bool>() || cfg.cell_mode != CellMode::fp64 ? 0 : 4;
+  }
+  return run_sweep(cfg, algo, report_out, out);
 }
 
 }  // namespace triada
