@@ -6,6 +6,7 @@
 #include <limits>
 #include <string>
 
+#include "apps/common/option_error.hpp"
 #include "config/options.hpp"
 #include "core/error.hpp"
 #include "core/types.hpp"
@@ -111,7 +112,7 @@ std::optional<GenConfig> parse_gen_options(int argc, char** argv, std::ostream& 
     throw config_error("--type: expected int32, float32, float64, complex64 or complex128, got '" +
                        printable(type) + "'");
   }
-  cfg.spec.dist = named("--dist", [&] { return parse_dist(dist); });
+  cfg.spec.dist = for_option("--dist", [&] { return parse_dist(dist); });
   cfg.dist_name = dist;
   cfg.spec.sparsity = parse_fraction("--sparsity", sparsity);
   cfg.spec.zero_lines = parse_fraction("--zero-lines", lines);

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/common/option_error.hpp"
 #include "config/options.hpp"
 #include "core/error.hpp"
 #include "mxu/tcu_algorithms.hpp"
@@ -96,7 +97,7 @@ std::optional<TcuConfig> parse_tcu_options(int argc, char** argv, std::ostream& 
   }
   TcuConfig c;
   if (algo.empty()) throw config_error("missing --algo (see --help)");
-  c.algo = named("--algo", [&] { return find_tcu_algorithm(algo).name; });
+  c.algo = for_option("--algo", [&] { return find_tcu_algorithm(algo).name; });
   if (!vm.count("latency")) throw config_error("missing --latency (see --help)");
   if (!parse_int(latency, c.latency) || c.latency < 0)
     throw config_error("--latency: expected an integer >= 0, got '" + printable(latency) + "'");
