@@ -322,7 +322,7 @@ std::vector<ConvLayer> configured_layers(const ConvConfig& cfg, std::string& sou
     layers = read_network_csv(cfg.network);
     source = "network " + cfg.network;
   } else {
-    layers = {parse_layer_spec(cfg.layer_spec)};
+    layers = {parse_layer_spec(cfg.layer_spec, "--layer")};
     source = "layer " + cfg.layer_spec;
   }
   listed = layers.size();

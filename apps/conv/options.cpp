@@ -137,7 +137,7 @@ std::optional<ConvConfig> parse_conv_options(int argc, char** argv, std::ostream
   if (!c.network.empty())
     read_network_csv(c.network);
   else
-    parse_layer_spec(c.layer_spec);
+    parse_layer_spec(c.layer_spec, "--layer");
   return c;
 }
 
