@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "conv/conv.hpp"
 #include "apps/conv/job.hpp"
+#include "conv/conv.hpp"
 #include "conv/conv_layer.hpp"
 #include "core/error.hpp"
 

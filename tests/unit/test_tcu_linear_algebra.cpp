@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "core/error.hpp"
-#include "mxu/tcu_algorithms.hpp"
 #include "apps/tcu/job.hpp"
 #include "apps/tcu/options.hpp"
+#include "core/error.hpp"
+#include "mxu/tcu_algorithms.hpp"
 #include "mxu/tcu_linear_algebra.hpp"
 
 using namespace triada;
