@@ -57,7 +57,7 @@ struct BenchConfig {
 std::optional<BenchConfig> parse_bench_options(int argc, char** argv, std::ostream& help,
                                                int world_size);
 
-// The body of triada-bench under run_app (collective over MPI_COMM_WORLD).
+// The body of triada-bench under run_main (collective over MPI_COMM_WORLD).
 int run_bench(int argc, char** argv);
 
 // The OpenBLAS measurement runs in a child process of the bench (OpenBLAS reads
