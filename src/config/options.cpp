@@ -214,7 +214,7 @@ MeshConfig mesh_from(const po::variables_map& vm, const KeySources& src) {
 // would otherwise read as an empty config and be silently ignored.
 std::string read_mesh_text(const std::string& path) {
   const std::string name = printable(path, 200);
-  if (path.empty()) throw config_error("--mesh: empty file name");
+  if (path.empty()) throw config_error("mesh config: empty file name");
   std::error_code ec;
   const auto st = fs::status(path, ec);
   if (!fs::exists(st)) throw config_error(name + ": mesh config: no such file");
@@ -295,6 +295,17 @@ po::parsed_options parse_argv(int argc, char** argv, const po::options_descripti
   return parsed;
 }
 
+// The mesh keys of `path` ("" = none) over the declared defaults.
+void load_mesh_file(const std::string& path, po::variables_map& vm, KeySources& src) {
+  const po::options_description desc = mesh_options();
+  if (!path.empty()) store_mesh_file(path, desc, vm, src);
+  // An empty parse still stores the declared defaults.
+  translate([&] {
+    po::store(po::command_line_parser(std::vector<std::string>{}).options(desc).run(), vm);
+    po::notify(vm);
+  });
+}
+
 }  // namespace
 
 po::variables_map parse_command_line_strict(int argc, char** argv,
@@ -309,137 +320,62 @@ po::variables_map parse_command_line_strict(int argc, char** argv,
 }
 
 MeshConfig parse_mesh_file(const std::string& path) {
-  po::options_description desc = mesh_options();
   po::variables_map vm;
   KeySources src;
-  if (!path.empty()) store_mesh_file(path, desc, vm, src);
-  // An empty parse still stores the declared defaults.
-  translate([&] {
-    po::store(po::command_line_parser(std::vector<std::string>{}).options(desc).run(), vm);
-    po::notify(vm);
-  });
+  load_mesh_file(path, vm, src);
   MeshConfig m = mesh_from(vm, src);
   m.file = path;
   return m;
 }
 
-namespace {
-
-// "dct" -> dct on every axis, "dft,dct,wht" -> one per axis; no empty items.
-std::array<TransformKind, 3> parse_transform_list(const std::string& spec) {
-  std::vector<std::string> words = split(spec, ',');
-  const bool empty_item =
-      std::any_of(words.begin(), words.end(), [](const std::string& w) { return w.empty(); });
-  if (empty_item || (words.size() != 1 && words.size() != 3))
-    throw config_error(
-        "--transform: expected one transform or three (one per axis) separated "
-        "by single commas, got " +
-        in_quotes(spec));
-  if (words.size() == 1) words = {words[0], words[0], words[0]};
-  std::array<TransformKind, 3> kinds{};
-  for (int a = 0; a < 3; ++a)
-    kinds[a] = named("--transform", [&] { return parse_transform(words[a]); });
-  return kinds;
+MeshConfig parse_mesh_file(const std::string& path, CellMode mode) {
+  po::variables_map vm;
+  KeySources src;
+  load_mesh_file(path, vm, src);
+  MeshConfig m = mesh_from(vm, src);
+  m.file = path;
+  m.cell_mode = mode;
+  m.energy[Counter::macs] = m.mode_mac_pj[static_cast<size_t>(mode)];
+  return m;
 }
 
-po::options_description transform_options() {
-  po::options_description main(
-      "triada-transform: a 3D transform or 3-mode product (GEMT) of an "
-      "HDF5 tensor on a simulated TriADA mesh\n\n"
-      "Usage: [mpirun -np K] triada-transform --input FILE[:/DSET] "
-      "--output FILE[:/DSET] --transform T[,T,T] [options]\n\nOptions");
-  // clang-format off
-  main.add_options()
-    ("help,h", "print this help and exit")
-    ("input,i", po::value<std::string>(),
-     "input tensor FILE[:/DSET]; default dataset: the file's only rank-3 dataset")
-    ("output,o", po::value<std::string>(), "output FILE[:/DSET]; default dataset /y")
-    ("transform,t", po::value<std::string>(),
-     "dft | dct | dht | wht | gemt, or one per axis such as dft,dct,wht")
-    ("inverse", po::bool_switch(), "stream the exact inverse matrices (same norm)")
-    ("norm", po::value<std::string>()->default_value("ortho"),
-     "ortho (unitary, numpy norm=\"ortho\") | backward (numpy/scipy default)")
-    ("coeffs", po::value<std::string>(), "gemt: HDF5 file with matrices /C1 /C2 /C3 (N_s x K_s)")
-    ("stage-order", po::value<std::string>()->default_value("312"),
-     "order of the summation axes, any permutation of 123")
-    ("esop", po::value<std::string>(), "on | off; overrides [esop] enabled (default on)")
-    ("mesh", po::value<std::string>(), "mesh config INI file (see meshcfg/)")
-    ("report", po::value<std::string>(), "write the JSON report (triada-report/1) here")
-    ("trace", po::value<std::string>(), "write the per-step CSV trace here")
-    ("force", po::bool_switch(), "overwrite an existing output file")
-    ("quiet,q", po::bool_switch(), "print no summary and no progress line")
-    ("cell-mode", po::value<std::string>(),
-     "cell arithmetic (overrides [cell] mode): fp64, fp32, tf32, bf16, fp16, m3xu-fp32, "
-     "m3xu-fp32c, 3xtf32")
-    ("check", po::bool_switch(),
-     "rerun in fp64 and report the max and mean relative error of the output")
-    ("executor", po::value<std::string>()->default_value("fused"),
-     "fused: brick-wide kernels (fast, the default); reference: the cell rule cell by cell. "
-     "Both give the same bits and counters")
-    ("shuffle-seed", po::value<std::string>()->default_value("0"),
-     "stream coefficient rows in a seeded random order (0: natural order); the result is the "
-     "same sum, used to check the coordinate-free cell rule");
-  // clang-format on
-  return main;
-}
-
-TransformConfig transform_config(const po::variables_map& vm, const KeySources& src) {
-  TransformConfig c;
-  for (const char* req : {"input", "output", "transform"})
-    if (!vm.count(req)) throw config_error(std::string("missing --") + req + " (see --help)");
-  c.input = named("--input", [&] { return parse_dataset_ref(text(vm, "input")); });
-  c.output = named("--output", [&] { return parse_dataset_ref(text(vm, "output")); });
-  if (c.output.dataset.empty()) c.output.dataset = "/y";
-  c.transform_spec = text(vm, "transform");
-  c.kinds = parse_transform_list(c.transform_spec);
-  c.inverse = vm["inverse"].as<bool>();
-  c.norm = named("--norm", [&] { return parse_norm(text(vm, "norm")); });
-  if (vm.count("coeffs")) c.coeffs = text(vm, "coeffs");
-  const bool any_gemt =
-      std::find(c.kinds.begin(), c.kinds.end(), TransformKind::gemt) != c.kinds.end();
-  if (any_gemt && c.coeffs.empty())
-    throw config_error("--transform gemt needs --coeffs FILE.h5 with datasets /C1 /C2 /C3");
-  if (!any_gemt && !c.coeffs.empty())
-    throw config_error("--coeffs is only used with --transform gemt");
-  c.stage_order =
-      named("--stage-order", [&] { return parse_stage_order(text(vm, "stage-order")); });
-  c.mesh = mesh_from(vm, src);
-  if (vm.count("mesh")) c.mesh.file = text(vm, "mesh");
-  if (vm.count("cell-mode")) {  // the short spelling of --cell.mode, which it overrides
-    c.mesh.cell_mode = named("--cell-mode", [&] { return parse_cell_mode(text(vm, "cell-mode")); });
-    c.mesh.energy[Counter::macs] = mac_energy(vm, src, c.mesh.cell_mode);
-  }
-  c.check = vm["check"].as<bool>();
-  if (vm.count("esop")) c.mesh.mode = on_off(text(vm, "esop"), "--esop") ? Mode::esop : Mode::dense;
-  if (vm.count("report")) c.report = text(vm, "report");
-  if (vm.count("trace")) c.trace = text(vm, "trace");
-  c.force = vm["force"].as<bool>();
-  c.quiet = vm["quiet"].as<bool>();
-  c.executor = text(vm, "executor");
-  if (c.executor != "fused" && c.executor != "reference")
-    throw config_error("--executor: expected fused or reference, got " + in_quotes(c.executor));
-  c.shuffle_seed = parse_unsigned("--shuffle-seed", text(vm, "shuffle-seed"));
-  return c;
-}
-
-}  // namespace
-
-std::optional<TransformConfig> parse_transform_options(int argc, char** argv, std::ostream& out) {
+std::optional<MeshCommandLine> MeshCommandLine::parse(int argc, char** argv,
+                                                      const po::options_description& app,
+                                                      const std::string& mesh_option,
+                                                      std::ostream& help) {
   po::options_description mesh = mesh_options();
   po::options_description all;
-  all.add(transform_options()).add(mesh);
-  po::variables_map vm;
+  all.add(app).add(mesh);
+  MeshCommandLine c;
   const po::parsed_options parsed = parse_argv(argc, argv, all);
-  translate([&] { po::store(parsed, vm); });
-  if (vm.count("help")) {
-    out << all << "\n";
+  translate([&] { po::store(parsed, c.vm_); });
+  if (c.vm_.count("help")) {
+    help << all << "\n";
     return std::nullopt;
   }
   // The command line was stored first, so its values win over the INI file's.
   KeySources src;
-  if (vm.count("mesh")) store_mesh_file(text(vm, "mesh"), mesh, vm, src);
-  translate([&] { po::notify(vm); });
-  return transform_config(vm, src);
+  if (c.vm_.count(mesh_option)) {
+    const std::string& path = text(c.vm_, mesh_option);
+    if (path.empty()) throw config_error("--" + mesh_option + ": empty file name");
+    store_mesh_file(path, mesh, c.vm_, src);
+  }
+  translate([&] { po::notify(c.vm_); });
+  c.file_ = src.file;
+  c.from_file_.assign(src.from_file.begin(), src.from_file.end());
+  return c;
+}
+
+MeshConfig MeshCommandLine::mesh() const {
+  return mesh_from(vm_, KeySources{file_, {from_file_.begin(), from_file_.end()}});
+}
+
+double MeshCommandLine::mac_pj(CellMode mode) const {
+  return mac_energy(vm_, KeySources{file_, {from_file_.begin(), from_file_.end()}}, mode);
+}
+
+bool parse_on_off(const std::string& value, const std::string& source) {
+  return on_off(value, source);
 }
 
 }  // namespace triada

@@ -1,8 +1,8 @@
 #pragma once
-// Run configuration as a plain struct (STYLE.md #6). Every option is declared once with
-// its description and default (so --help documents it), parsed from the command line
-// and the mesh INI file (command line wins), validated, and the variables_map never
-// leaves this file.
+// The mesh configuration (INI file and --section.key options, command line wins) and the
+// strict option helpers every program's parser uses (STYLE.md #6). Each key is declared
+// once with its description and default, so --help documents it. The programs' own
+// options live with them in apps/.
 #include <array>
 #include <boost/program_options.hpp>
 #include <cstddef>
@@ -10,13 +10,12 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <vector>
 
-#include "actuator/coefficients.hpp"
 #include "cell/cell_rule.hpp"
 #include "core/error.hpp"
 #include "counters/counters.hpp"
 #include "geometry/plan.hpp"
-#include "io/tensor_io.hpp"
 #include "precision/cell_mode.hpp"
 
 namespace triada {
@@ -34,31 +33,38 @@ struct MeshConfig {
   std::array<double, kCellModes> mode_mac_pj{};  // [energy] MAC energy of every cell mode
 };
 
-struct TransformConfig {
-  DatasetRef input;
-  DatasetRef output;
-  std::array<TransformKind, 3> kinds{};  // per axis 1..3
-  std::string transform_spec;            // as given, e.g. "dft" or "dft,dct,wht"
-  bool inverse = false;
-  Norm norm = Norm::ortho;
-  std::string coeffs;  // HDF5 file with /C1 /C2 /C3 (gemt)
-  std::array<int, 3> stage_order{3, 1, 2};
-  MeshConfig mesh;
-  std::string report;  // JSON report path, empty: none
-  std::string trace;   // per-step CSV path, empty: none
-  bool force = false;
-  bool quiet = false;
-  std::string executor = "fused";  // fused | reference
-  std::uint64_t shuffle_seed = 0;
-  bool check = false;  // rerun in fp64 and report the output's error
-};
-
-// Parses argv. Returns nullopt after printing --help to `out`. Throws config_error with
-// one clear line for any bad option, key or value.
-std::optional<TransformConfig> parse_transform_options(int argc, char** argv, std::ostream& out);
-
 // Parses only a mesh INI file with defaults (used by tests and other apps).
 MeshConfig parse_mesh_file(const std::string& path);
+
+// The same file with its [cell] mode replaced by `mode`: energy.mac_pj is then the key of
+// that mode ([energy] mac_pj for fp64, mac_pj_<mode> otherwise). Errors as above.
+MeshConfig parse_mesh_file(const std::string& path, CellMode mode);
+
+// A command line that takes the mesh keys besides the program's own options: argv parsed
+// against `app` plus the mesh keys (each also --section.key); the INI file named by the
+// program's `mesh_option` (if given) fills the keys the command line left unset.
+class MeshCommandLine {
+ public:
+  // Returns nothing after writing --help (the program's options and the mesh keys) to
+  // `help`. Throws config_error with one line for a bad option, file, key or value.
+  static std::optional<MeshCommandLine> parse(
+      int argc, char** argv, const boost::program_options::options_description& app,
+      const std::string& mesh_option, std::ostream& help);
+
+  const boost::program_options::variables_map& values() const { return vm_; }
+  // The mesh keys, validated; errors name the INI file and key, or the option.
+  MeshConfig mesh() const;
+  // The MAC energy of `mode` from the same keys (mac_pj or mac_pj_<mode>).
+  double mac_pj(CellMode mode) const;
+
+ private:
+  boost::program_options::variables_map vm_;
+  std::string file_;                    // the INI file read ("" if none)
+  std::vector<std::string> from_file_;  // keys whose value came from that file
+};
+
+// "on" / "off" (and true/false, 1/0, yes/no); throws config_error naming `source`.
+bool parse_on_off(const std::string& value, const std::string& source);
 
 // Parses argv against `desc` and runs notify. Strict: no abbreviated option names and no
 // positional words (each is refused by name); any Boost.Program_options error becomes one

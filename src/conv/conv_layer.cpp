@@ -157,8 +157,7 @@ void validate_layer(const ConvLayer& l, const std::string& where) {
   if (lowered > 1e18L || macs > 1e18L) throw config_error(where + ": layer too large");
 }
 
-ConvLayer parse_layer_spec(const std::string& spec) {
-  const std::string where = "--layer";
+ConvLayer parse_layer_spec(const std::string& spec, const std::string& where) {
   const auto f = split(spec, ',');
   if (f.size() < 9 || f.size() > 11)
     throw config_error(where +

@@ -58,8 +58,9 @@ struct ConvLayer {
 // padding, groups not dividing the channels, filter larger than the padded input).
 void validate_layer(const ConvLayer& layer, const std::string& where);
 
-// --layer N,CI,HI,WI,CO,HF,WF,stride,pad[,dil[,groups]]; throws config_error.
-ConvLayer parse_layer_spec(const std::string& spec);
+// "N,CI,HI,WI,CO,HF,WF,stride,pad[,dil[,groups]]"; throws config_error "<where>: <problem>"
+// (triada-conv passes its option, --layer).
+ConvLayer parse_layer_spec(const std::string& spec, const std::string& where = "layer");
 
 // A network file: '#' comment lines and blank lines anywhere; the first other line is the
 // header "Layer name,IFMAP Height,IFMAP Width,Filter Height,Filter Width,Channels,

@@ -55,7 +55,7 @@ Dist parse_dist(const std::string& s) {
   if (s == "int") return Dist::integer;
   if (s == "index") return Dist::index;
   if (s == "ones") return Dist::ones;
-  throw config_error("--dist: expected uniform, normal, int, index or ones, got '" + s + "'");
+  throw config_error("expected uniform, normal, int, index or ones, got '" + s + "'");
 }
 
 std::uint64_t splitmix64(std::uint64_t x) {

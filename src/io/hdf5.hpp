@@ -5,6 +5,7 @@
 // one-line messages are the only output.
 #include <hdf5.h>
 
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -136,6 +137,30 @@ struct DatasetEntry {
   std::string problem;  // non-empty: could not be read (HDF5's reason)
 };
 std::vector<DatasetEntry> list_datasets(hid_t loc);
+
+// Typed helpers for reading an input serially; each is one HDF5 call (or a few), so that no
+// code outside src/io calls HDF5 itself.
+// True if `path` is an HDF5 file (H5Fis_hdf5 > 0).
+bool is_hdf5_file(const std::string& path);
+// Opens `path` read-only with the default properties; an invalid handle if HDF5 cannot
+// (last_error_message() says why).
+File open_read_only(const std::string& path);
+// True if the link `path` exists in `loc` (H5Lexists > 0).
+bool link_exists(hid_t loc, const std::string& path);
+// Opens the dataset `path` of `loc`; an invalid handle if HDF5 cannot.
+Dataset try_open_dataset(hid_t loc, const std::string& path);
+// What a reader checks of a dataset before it reads: rank, extents and the class of its
+// element type. Failed calls throw as CHECK_H5 does.
+enum class TypeClass { integer, real, other };
+TypeClass type_class(const Dataset& d);
+std::vector<hsize_t> extents(const Dataset& d);  // size() = rank; rank 0 for a scalar
+// The whole dataset as float64 (HDF5 converts integer and float types) into `count`
+// values; `count` must be the product of its extents.
+std::vector<double> read_as_double(const Dataset& d, std::uint64_t count);
+
+// Closes the HDF5 library now, quietly. HDF5 closes what is still open at exit, after
+// MPI_Finalize: a parallel file left open by a failure would then call MPI and crash.
+void close_library() noexcept;
 
 // "rank N", "scalar" or "empty (null dataspace)" for a dataspace.
 std::string describe_extent(hid_t space);

@@ -571,7 +571,7 @@ constexpr std::chrono::seconds peer_timeout{10};
 
 // True if every rank of `comm` reaches this call within `timeout`. A collective abort
 // meets here quickly; a rank failing alone times out instead of blocking forever in a
-// collective close its peers never enter (they are ended by MPI_Abort in run_app).
+// collective close its peers never enter (they are ended by MPI_Abort in the program's main).
 bool peers_join(MPI_Comm comm, std::chrono::seconds timeout) noexcept {
   MPI_Request req = MPI_REQUEST_NULL;
   if (MPI_Ibarrier(comm, &req) != MPI_SUCCESS) return false;
@@ -777,7 +777,7 @@ struct TensorWriter::Impl {
       if (rank == 0) remove_temporary();
       unregister_temporary(tmp);
     } else {
-      // Alone: a collective close would hang. Leave the handles to MPI_Abort (run_app) and
+      // Alone: a collective close would hang. Leave the handles to MPI_Abort (the main) and
       // remove the temporary file from this rank (any rank can unlink it).
       dset.release();
       file.release();

@@ -26,7 +26,7 @@
 #include "core/error.hpp"
 #include "geometry/memory_model.hpp"
 #include "io/hdf5.hpp"
-#include "io/input_file.hpp"
+#include "io/matrix_reader.hpp"
 #include "io/tensor_io.hpp"
 #include "mxu/tcu_algorithms.hpp"
 
@@ -57,34 +57,9 @@ size_t sz(index_t v) {
 
 // A real rank-1 or rank-2 dataset (any integer or float type), read serially.
 Mat read_real(const std::string& file, const std::string& dset, std::vector<index_t>& dims) {
-  h5::QuietErrors quiet;
-  const std::string name = file + ":" + dset;
-  require_regular_file(file, file);  // a FIFO would block in open
-  const hid_t fid = H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
-  if (fid < 0) throw input_error(file + ": not a readable HDF5 file");
-  h5::File f(fid);
-  if (H5Lexists(f.get(), dset.c_str(), H5P_DEFAULT) <= 0)
-    throw input_error(name + ": no such dataset");
-  h5::Dataset d(CHECK_H5(H5Dopen2(f.get(), dset.c_str(), H5P_DEFAULT)));
-  h5::Datatype t(CHECK_H5(H5Dget_type(d.get())));
-  const H5T_class_t cls = H5Tget_class(t.get());
-  if (cls != H5T_INTEGER && cls != H5T_FLOAT)
-    throw input_error(name + ": expected an integer or real dataset");
-  h5::Dataspace sp(CHECK_H5(H5Dget_space(d.get())));
-  const int rank = CHECK_H5(H5Sget_simple_extent_ndims(sp.get()));
-  if (rank < 1 || rank > 2)
-    throw input_error(name + ": expected a rank-1 or rank-2 dataset, got rank " +
-                      std::to_string(rank));
-  hsize_t h[2] = {1, 1};
-  CHECK_H5(H5Sget_simple_extent_dims(sp.get(), h, nullptr));
-  dims.assign(h, h + rank);
-  // Checked: a declared shape must not wrap into a small buffer that H5Dread overruns.
-  const std::uint64_t n = checked_product<std::uint64_t>(std::vector<hsize_t>(h, h + rank), name);
-  require_memory(checked_mul(n, sizeof(double), name), name);
-  Mat out(static_cast<size_t>(n));
-  if (!out.empty())
-    CHECK_H5(H5Dread(d.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()));
-  return out;
+  RealArray a = read_real_array({file, dset, file, 1, 2, ArrayWords::plain});
+  dims = std::move(a.dims);
+  return std::move(a.data);
 }
 
 // A square rank-2 dataset; returns its side.

@@ -14,17 +14,16 @@ TensorUnit::TensorUnit(std::int64_t m, std::int64_t latency, bool weak, Mode mod
                        CellMode cell_mode)
     : m_(m), l_(latency), s_(0), weak_(weak), mode_(mode), cell_mode_(cell_mode) {
   if (m < 1)
-    throw config_error("--m: the tensor unit size must be a positive square, got " +
-                       std::to_string(m));
+    throw config_error("the tensor unit size must be a positive square, got " + std::to_string(m));
   s_ = static_cast<index_t>(std::llround(std::sqrt(static_cast<double>(m))));
   // Compared by division: (s + 1)^2 overflows 64 bits for m near 2^63.
   while (s_ > m / s_) --s_;
   while (s_ + 1 <= m / (s_ + 1)) ++s_;
   if (s_ * s_ != m)
-    throw config_error(
-        "--m: the tensor unit size must be a perfect square (4, 16, 64, 256, ...), got " +
-        std::to_string(m));
-  if (latency < 0) throw config_error("--latency: must be >= 0, got " + std::to_string(latency));
+    throw config_error("the tensor unit size must be a perfect square (4, 16, 64, 256, ...), got " +
+                       std::to_string(m));
+  if (latency < 0)
+    throw config_error("the tensor unit latency must be >= 0, got " + std::to_string(latency));
 }
 
 void TensorUnit::multiply(index_t r, const double* A, index_t lda, const double* B, index_t ldb,

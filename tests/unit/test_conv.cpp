@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "apps/conv/job.hpp"
 #include "conv/conv.hpp"
-#include "conv/conv_app.hpp"
 #include "conv/conv_layer.hpp"
 #include "core/error.hpp"
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/transform/options.hpp"
 #include "config/options.hpp"
 #include "core/error.hpp"
 

@@ -8,9 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "apps/tcu/job.hpp"
+#include "apps/tcu/options.hpp"
 #include "core/error.hpp"
 #include "mxu/tcu_algorithms.hpp"
-#include "mxu/tcu_app.hpp"
 #include "mxu/tcu_linear_algebra.hpp"
 
 using namespace triada;

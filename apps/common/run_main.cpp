@@ -1,24 +1,21 @@
-#include "core/app.hpp"
-
-#include <hdf5.h>
-#include <mpi.h>
+#include "apps/common/run_main.hpp"
 
 #include <cstdio>
 #include <exception>
 #include <string>
 
 #include "core/error.hpp"
+#include "io/hdf5.hpp"
+#include "mesh/app_support.hpp"
 #include "mesh/mpi.hpp"
 
 namespace triada {
 
 namespace {
 
-// HDF5 closes what is still open at exit, after MPI_Finalize: a parallel file left open
-// by a failure would then call MPI and crash. Close the library while MPI still runs.
+// HDF5 closes what is still open at exit, after MPI_Finalize: close it while MPI runs.
 void close_hdf5() noexcept {
-  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
-  H5close();
+  h5::close_library();
 }
 
 // Control bytes of user text (a file name, a value) never reach the terminal raw.
@@ -43,12 +40,10 @@ int exit_code_of(const std::exception& e) {
 }
 }  // namespace
 
-int run_app(const std::string& app, int argc, char** argv,
-            const std::function<int(int, char**)>& body) {
+int run_main(const std::string& app, int argc, char** argv,
+             const std::function<int(int, char**)>& body) {
   mpi::Environment env(argc, argv);
-  int rank = 0, size = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const int rank = mpi::rank_of(MPI_COMM_WORLD), size = mpi::size_of(MPI_COMM_WORLD);
   try {
     const int code = body(argc, argv);
     close_hdf5();
@@ -67,7 +62,7 @@ int run_app(const std::string& app, int argc, char** argv,
     else
       std::fprintf(stderr, "%s: error: %s\n", app.c_str(), escaped(e.what()).c_str());
     std::fflush(stderr);
-    if (size > 1) MPI_Abort(MPI_COMM_WORLD, code);
+    if (size > 1) mpi::abort_world(code);
     return code;
   }
 }

@@ -1,8 +1,7 @@
 #pragma once
 // triada-tcu: runs one algorithm of "A Computational Model for Tensor Core Units" on the
 // planar MXU (or a size x m sweep of it), prints the model cost next to the theorem's bound
-// and writes a JSON report. Options are parsed into a plain struct (STYLE.md #6); the
-// variables_map never leaves the parser.
+// and writes a JSON report.
 #include <cstdint>
 #include <iosfwd>
 #include <nlohmann/json.hpp>
@@ -10,30 +9,11 @@
 #include <string>
 #include <vector>
 
+#include "apps/tcu/options.hpp"
 #include "mxu/tcu_algorithms.hpp"
 #include "precision/cell_mode.hpp"
 
 namespace triada {
-
-struct TcuConfig {
-  std::string algo;
-  std::int64_t size = 0;  // 0: from --input (single run) or the sweep's series
-  std::int64_t m = 0;     // 0: not given
-  std::int64_t latency = 0;
-  std::uint64_t seed = 1;
-  std::string input;   // HDF5 file (matrices /A /B /b, graphs /adjacency)
-  bool weak = false;   // weak TCU model (Theorem 12): calls with r = sqrt(m) only
-  std::string report;  // JSON report path ("" = none)
-  bool force = false;  // --force: replace an existing report
-  bool sweep = false;
-  std::vector<std::int64_t> sizes;      // --sizes (sweep), empty = the algorithm's default
-  std::vector<std::int64_t> ms;         // --ms (sweep), empty = --m or the default series
-  CellMode cell_mode = CellMode::fp64;  // --cell-mode: the unit's cell arithmetic
-};
-
-// Parses and validates the command line. Returns nothing for --help (text in `help`).
-// Throws config_error with one clear line for a bad, unknown or missing option.
-std::optional<TcuConfig> parse_tcu_options(int argc, char** argv, std::ostream& help);
 
 // One run of `algo` on an (m, l)-TCU whose cells compute in `cell_mode`: the report object
 // (algo, size, m, latency, weak, verified, reference, details, the `tcu` cost object with

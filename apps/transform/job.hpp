@@ -5,7 +5,7 @@
 
 #include <ostream>
 
-#include "config/options.hpp"
+#include "apps/transform/options.hpp"
 
 namespace triada {
 

@@ -1,43 +1,20 @@
-// triada-gen: writes a synthetic rank-3 test tensor to HDF5. Every value is a pure
-// function of (seed, stream, global index) through a counter-based hash (io/generate.hpp),
-// so the file is the same for any number of MPI ranks; each rank writes its own slab
-// along axis 1.
-#include <mpi.h>
+#include "apps/gen/options.hpp"
 
 #include <boost/program_options.hpp>
 #include <charconv>
 #include <cstdint>
-#include <cstdlib>
-#include <iostream>
 #include <limits>
-#include <optional>
-#include <sstream>
 #include <string>
-#include <vector>
 
+#include "apps/common/option_error.hpp"
 #include "config/options.hpp"
-#include "core/app.hpp"
-#include "core/checked.hpp"
 #include "core/error.hpp"
 #include "core/types.hpp"
-#include "geometry/brick.hpp"
-#include "io/generate.hpp"
-#include "io/tensor_io.hpp"
-#include "mesh/mpi.hpp"
-#include "mesh/node_memory.hpp"
 
 namespace po = boost::program_options;
 
 namespace triada {
 namespace {
-
-struct GenConfig {
-  DatasetRef output;
-  ElementType type = ElementType::float64;
-  std::string dist_name = "uniform";
-  GenSpec spec;  // shape, distribution, sparsity, zero lines / planes, seed
-  bool force = false;
-};
 
 // ---------------------------------------------------------------------------------------
 // Parsing: every option is a string here so that each bad value gets our own one line.
@@ -77,8 +54,9 @@ double parse_fraction(const std::string& option, const std::string& s) {
   return v;
 }
 
-// Returns nothing for --help (the text goes to `help`).
-std::optional<GenConfig> parse_options(int argc, char** argv, std::ostream& help) {
+}  // namespace
+
+std::optional<GenConfig> parse_gen_options(int argc, char** argv, std::ostream& help) {
   std::string output, shape, type = "float64", dist = "uniform", sparsity = "0", lines = "0",
                              planes = "0", axis = "1", seed = "1";
   po::options_description desc("Options");
@@ -134,7 +112,7 @@ std::optional<GenConfig> parse_options(int argc, char** argv, std::ostream& help
     throw config_error("--type: expected int32, float32, float64, complex64 or complex128, got '" +
                        printable(type) + "'");
   }
-  cfg.spec.dist = named("--dist", [&] { return parse_dist(dist); });
+  cfg.spec.dist = for_option("--dist", [&] { return parse_dist(dist); });
   cfg.dist_name = dist;
   cfg.spec.sparsity = parse_fraction("--sparsity", sparsity);
   cfg.spec.zero_lines = parse_fraction("--zero-lines", lines);
@@ -158,74 +136,4 @@ std::optional<GenConfig> parse_options(int argc, char** argv, std::ostream& help
   return cfg;
 }
 
-template <class T>
-index_t generate_and_write(const GenConfig& c, MPI_Comm comm, TensorWriter& w) {
-  int rank = 0, size = 1;
-  CHECK_MPI(MPI_Comm_rank(comm, &rank));
-  CHECK_MPI(MPI_Comm_size(comm, &size));
-  const Brick slab = generator_slab(c.spec.shape, size, rank);
-  std::vector<T> values;
-  index_t local = 0;
-  mpi::collectively(comm, [&] {
-    local = out_of_memory_is_input_error(c.output.str(),
-                                         [&] { return generate_brick(c.spec, slab, values); });
-  });
-  w.write_brick(slab, values);
-  index_t total = 0;
-  CHECK_MPI(MPI_Allreduce(&local, &total, 1, MPI_INT64_T, MPI_SUM, comm));
-  return total;
-}
-
-int run(int argc, char** argv) {
-  const MPI_Comm comm = MPI_COMM_WORLD;
-  int rank = 0;
-  CHECK_MPI(MPI_Comm_rank(comm, &rank));
-  std::optional<GenConfig> parsed;
-  std::ostringstream help;
-  mpi::collectively(comm, [&] { parsed = parse_options(argc, argv, help); });
-  if (!parsed) {
-    if (rank == 0) std::cout << help.str();
-    return 0;
-  }
-  const GenConfig& c = *parsed;
-
-  // Up-front memory check of every rank's slab, before the output is created.
-  const std::string what = c.output.str() + ": shape " + to_string(c.spec.shape);
-  const std::size_t element = is_complex(c.type) ? sizeof(cplx) : sizeof(double);
-  int size = 1;
-  CHECK_MPI(MPI_Comm_size(comm, &size));
-  std::uint64_t need = 0;
-  mpi::collectively(comm, [&] {
-    need = generate_bytes(c.spec, generator_slab(c.spec.shape, size, rank), element, what);
-  });
-  require_node_memory(comm, need, what);
-
-  TensorWriter w(comm, c.output, c.spec.shape, c.type, c.force);
-  const index_t nonzeros = is_complex(c.type) ? generate_and_write<cplx>(c, comm, w)
-                                              : generate_and_write<double>(c, comm, w);
-  w.set_attribute("generator", std::string("triada-gen"));
-  w.set_attribute("shape", std::vector<index_t>(c.spec.shape.begin(), c.spec.shape.end()));
-  w.set_attribute("type", to_string(c.type));
-  w.set_attribute("dist", c.dist_name);
-  w.set_attribute("seed", std::vector<index_t>{static_cast<index_t>(c.spec.seed)});
-  w.set_attribute("sparsity", c.spec.sparsity);
-  w.set_attribute("zero_lines", c.spec.zero_lines);
-  w.set_attribute("zero_planes", c.spec.zero_planes);
-  w.set_attribute("plane_axis", std::vector<index_t>{c.spec.plane_axis});
-  w.commit();
-
-  if (rank == 0) {
-    const index_t total = c.spec.shape[0] * c.spec.shape[1] * c.spec.shape[2];
-    std::cout << "triada-gen: wrote " << c.output.str() << " (" << to_string(c.spec.shape) << " "
-              << to_string(c.type) << ", " << c.dist_name << ", " << total << " elements, "
-              << nonzeros << " nonzeros)\n";
-  }
-  return 0;
-}
-
-}  // namespace
 }  // namespace triada
-
-int main(int argc, char** argv) {
-  return triada::run_app("triada-gen", argc, argv, triada::run);
-}

@@ -1,16 +1,17 @@
-// triada-transform: thin main; the work is in src/transform/transform_job.cpp.
+// triada-transform: thin main; the work is in job.cpp.
 #include <iostream>
+#include <optional>
 #include <sstream>
 
-#include "config/options.hpp"
-#include "core/app.hpp"
+#include "apps/common/run_main.hpp"
+#include "apps/transform/job.hpp"
+#include "apps/transform/options.hpp"
+#include "mesh/app_support.hpp"
 #include "mesh/mpi.hpp"
-#include "transform/transform_job.hpp"
 
 int main(int argc, char** argv) {
-  return triada::run_app("triada-transform", argc, argv, [](int ac, char** av) {
-    int rank = 0;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  return triada::run_main("triada-transform", argc, argv, [](int ac, char** av) {
+    const int rank = triada::mpi::rank_of(MPI_COMM_WORLD);
     std::optional<triada::TransformConfig> cfg;
     std::ostringstream help;  // printed by rank 0 only
     triada::mpi::collectively(MPI_COMM_WORLD,

@@ -1,9 +1,6 @@
-#include "conv/conv_app.hpp"
-
-#include <unistd.h>
+#include "apps/conv/job.hpp"
 
 #include <array>
-#include <atomic>
 #include <boost/program_options.hpp>
 #include <charconv>
 #include <chrono>
@@ -21,7 +18,7 @@
 #include "counters/report.hpp"
 #include "geometry/memory_model.hpp"
 #include "io/hdf5.hpp"
-#include "io/input_file.hpp"
+#include "io/matrix_reader.hpp"
 #include "io/output_files.hpp"
 #include "io/tensor_io.hpp"
 #include "mxu/tensor_unit.hpp"
@@ -47,50 +44,12 @@ struct Array4 {
 // Reads FILE[:/DSET] (default: the file's only rank-4 dataset) as float64; integer and
 // float types are converted by HDF5. Throws input_error naming the input.
 Array4 read_rank4(const std::string& spec, const std::string& option) {
-  h5::QuietErrors quiet;
   const DatasetRef ref = parse_dataset_ref(spec);
-  require_regular_file(ref.file, option + " " + ref.file);  // a FIFO would block in open
-  if (H5Fis_hdf5(ref.file.c_str()) <= 0)
-    throw input_error(option + " " + ref.file + ": not an HDF5 file");
-  h5::File f(H5Fopen(ref.file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
-  if (!f.valid())
-    throw input_error(option + " " + ref.file + ": cannot open (" + h5::last_error_message() + ")");
-  std::string path = ref.dataset;
-  if (path.empty()) {
-    std::vector<std::string> rank4;
-    for (const auto& e : h5::list_datasets(f.get()))
-      if (e.rank == 4) rank4.push_back(e.path);
-    if (rank4.size() != 1)
-      throw input_error(
-          option + " " + ref.file + ": " +
-          (rank4.empty() ? std::string("no rank-4 dataset")
-                         : "several rank-4 datasets; name one as " + ref.file + ":" + rank4[0]));
-    path = rank4[0];
-  }
-  if (path[0] != '/') path = "/" + path;
-  const std::string name = option + " " + ref.file + ":" + path;
-  if (H5Lexists(f.get(), path.c_str(), H5P_DEFAULT) <= 0)
-    throw input_error(name + ": no such dataset");
-  h5::Dataset d(H5Dopen2(f.get(), path.c_str(), H5P_DEFAULT));
-  if (!d.valid()) throw input_error(name + ": not a dataset");
-  h5::Dataspace space(CHECK_H5(H5Dget_space(d.get())));
-  const int rank = CHECK_H5(H5Sget_simple_extent_ndims(space.get()));
-  if (rank != 4) throw input_error(name + ": rank " + std::to_string(rank) + ", expected 4");
-  hsize_t dims[4];
-  CHECK_H5(H5Sget_simple_extent_dims(space.get(), dims, nullptr));
-  h5::Datatype type(CHECK_H5(H5Dget_type(d.get())));
-  const H5T_class_t cls = H5Tget_class(type.get());
-  if (cls != H5T_INTEGER && cls != H5T_FLOAT)
-    throw input_error(name + ": unsupported element type (integer or float expected)");
+  RealArray r =
+      read_real_array({ref.file, ref.dataset, option + " " + ref.file, 4, 4, ArrayWords::labelled});
   Array4 a;
-  for (int i = 0; i < 4; ++i) a.dims[static_cast<size_t>(i)] = static_cast<index_t>(dims[i]);
-  // Checked: a declared shape must not wrap into a small buffer that H5Dread overruns.
-  const auto count = checked_product<std::uint64_t>(
-      std::array<hsize_t, 4>{dims[0], dims[1], dims[2], dims[3]}, name);
-  require_memory(checked_mul(count, sizeof(double), name), name);
-  a.data.assign(static_cast<size_t>(count), 0.0);
-  if (count > 0)
-    CHECK_H5(H5Dread(d.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, a.data.data()));
+  for (int i = 0; i < 4; ++i) a.dims[static_cast<size_t>(i)] = r.dims[static_cast<size_t>(i)];
+  a.data = std::move(r.data);
   return a;
 }
 
@@ -277,182 +236,10 @@ struct MethodTotal {
 }  // namespace
 
 // ---------------------------------------------------------------------------------------
-// Options
-
-std::optional<ConvConfig> parse_conv_options(int argc, char** argv, std::ostream& help) {
-  std::string network, layer, method, mxu, batch, latency, cell_mode, mesh, report, input, weights,
-      seed, budget, max_layers;
-  bool verify = false;
-  po::options_description desc("Options");
-  // clang-format off
-  desc.add_options()
-      ("help,h", "print this help and exit")
-      ("network", po::value(&network),
-       "network file FILE.csv: one convolution layer a row, header 'Layer name,IFMAP Height,"
-       "IFMAP Width,Filter Height,Filter Width,Channels,Num Filter,Strides,Padding[,Dilation"
-       "[,Groups]]', '#' comment lines allowed (data/networks/ has alexnet, vgg16, resnet50, "
-       "googlenet, yolov2, densenet121)")
-      ("layer", po::value(&layer),
-       "one layer instead: N,CI,HI,WI,CO,HF,WF,stride,pad[,dil[,groups]] (batch, input "
-       "channels, input height and width, filters, filter height and width, stride, zero "
-       "padding per side, dilation, groups)")
-      ("method", po::value(&method)->default_value("both"),
-       "explicit (im2col: materialize the lowered matrix, then GEMM), implicit (channel-first: "
-       "H_F x W_F partial 1x1 GEMMs fed by address generation, no lowered copy) or both")
-      ("mxu", po::value(&mxu)->default_value("16"),
-       "side S of the planar MXU: S x S cells (tensor unit size m = S^2)")
-      ("batch", po::value(&batch),
-       "batch N for every layer (network rows have N = 1; overrides N of --layer)")
-      ("latency", po::value(&latency)->default_value("0"),
-       "latency l of one tensor unit call, >= 0 (model time r S + l per call)")
-      ("cell-mode", po::value(&cell_mode)->default_value("fp64"),
-       "cell arithmetic: fp64, fp32, tf32, bf16, fp16, m3xu-fp32, m3xu-fp32c, 3xtf32 (not fp64: "
-       "the error against the direct convolution is reported, not checked)")
-      ("mesh", po::value(&mesh),
-       "mesh config INI whose [energy] keys give the energies (mac_pj for fp64, mac_pj_<mode> "
-       "otherwise, static_pj_per_cell_step); default: the built-in values of "
-       "meshcfg/default.ini")
-      ("report", po::value(&report), "write the JSON report (layers array and total) to this file "
-       "(- : standard output)")
-      ("force", "overwrite an existing --report file")
-      ("input", po::value(&input),
-       "HDF5 input FILE[:/DSET] for --layer: N x C_I x H_I x W_I (NCHW); default dataset: the "
-       "file's only rank-4 one; default: random values in [-1, 1) from --seed")
-      ("weights", po::value(&weights),
-       "HDF5 weights FILE[:/DSET] for --layer: C_O x C_I/groups x H_F x W_F; default: random "
-       "from --seed")
-      ("seed", po::value(&seed)->default_value("1"), "seed of the random inputs and weights")
-      ("verify", po::bool_switch(&verify),
-       "run the direct convolution (seven nested loops) on every layer; without it only on "
-       "layers whose direct cost is at most --verify-budget MACs (the table says which)")
-      ("verify-budget", po::value(&budget)->default_value("2e9"),
-       "direct-convolution MACs up to which a layer is checked without --verify (the direct "
-       "loops run at roughly 1e9 MACs a second, about 3x faster than the simulated unit)")
-      ("max-layers", po::value(&max_layers), "run only the first K layers of the network");
-  // clang-format on
-  const po::variables_map vm = parse_command_line_strict(argc, argv, desc);
-  if (vm.count("help")) {
-    help << "Usage: triada-conv (--network FILE.csv | --layer N,CI,HI,WI,CO,HF,WF,stride,pad"
-            "[,dil[,groups]])\n"
-            "                   [--method explicit|implicit|both] [--mxu S] [--batch N] "
-            "[--latency L]\n"
-            "                   [--cell-mode MODE] [--report FILE.json] [--input FILE.h5] "
-            "[--weights FILE.h5]\n"
-            "                   [--seed S] [--verify] [--verify-budget MACS] [--max-layers K] "
-            "[--mesh FILE.ini]\n\n"
-            "Runs convolution layers on the planar MXU of the TriADA mesh (an S x S slice of "
-            "cells) by\nexplicit im2col and by implicit channel-first im2col (Zhou et al., "
-            "\"Characterizing and\nDemystifying the Implicit Convolution Algorithm on Commercial "
-            "Matrix-Multiplication\nAccelerators\"), checks both against the direct convolution "
-            "and reports, per layer and\nin total: IFMap and lowered bytes, extra memory ratio, "
-            "MXU calls, cell steps,\nutilisation, MACs, energy and the implicit method's peak "
-            "working memory.\n\n"
-         << desc
-         << "\nTable columns: MACs of the layer; IFMap and lowered matrix in MB (float64, 10^6 "
-            "bytes);\nratio = lowered / IFMap; util = useful MACs / (sum over calls of r S S); "
-            "eff.util also\ncounts the explicit lowering pass as time; extra MB = peak working "
-            "memory of the method;\ncheck = max |y - y_direct| / max |y_direct| (ok when <= "
-            "1e-12 in fp64).\n"
-            "Exit codes: 0 fine, 1 bad input file, 2 bad option or network file, 3 internal "
-            "error,\n4 a layer failed its check.\n";
-    return std::nullopt;
-  }
-  ConvConfig c;
-  if (network.empty() == layer.empty())
-    throw config_error(network.empty() ? "give --network FILE.csv or --layer N,CI,HI,WI,CO,HF,WF,"
-                                         "stride,pad (see --help)"
-                                       : "--network and --layer exclude each other");
-  c.network = network;
-  c.layer_spec = layer;
-  if (method == "explicit")
-    c.run_implicit = false;
-  else if (method == "implicit")
-    c.run_explicit = false;
-  else if (method != "both")
-    throw config_error("--method: expected explicit, implicit or both, got '" + printable(method) +
-                       "'");
-  c.mxu = parse_positive("--mxu", mxu);
-  if (c.mxu > 4096) throw config_error("--mxu: at most 4096, got " + printable(mxu));
-  if (vm.count("batch")) c.batch = parse_positive("--batch", batch);
-  if (!parse_int(latency, c.latency) || c.latency < 0)
-    throw config_error("--latency: expected an integer >= 0, got '" + printable(latency) + "'");
-  TensorUnit probe(c.mxu * c.mxu, c.latency);  // the unit's own checks
-  c.cell_mode = named("--cell-mode", [&] { return parse_cell_mode(cell_mode); });
-  c.mesh = mesh;
-  if (!c.mesh.empty()) conv_energy_model(c.mesh, c.cell_mode);  // a bad file fails up front
-  c.report = report;
-  c.force = vm.count("force") > 0;
-  c.input = input;
-  c.weights = weights;
-  std::int64_t sd = 0;
-  if (!parse_int(seed, sd) || sd < 0)
-    throw config_error("--seed: expected an integer in [0, 2^63), got '" + printable(seed) + "'");
-  c.seed = static_cast<std::uint64_t>(sd);
-  c.verify = verify;
-  if (!parse_double(budget, c.verify_budget) || c.verify_budget < 0)  // whole token, finite
-    throw config_error("--verify-budget: expected a number of MACs >= 0, got '" +
-                       printable(budget) + "'");
-  if (vm.count("max-layers")) c.max_layers = parse_positive("--max-layers", max_layers);
-  if (!c.network.empty() && (!c.input.empty() || !c.weights.empty()))
-    throw config_error("--input and --weights go with --layer (network layers get random data)");
-  // Check the layers (and the network file) now, so a bad file is a config error up front.
-  if (!c.network.empty())
-    read_network_csv(c.network);
-  else
-    parse_layer_spec(c.layer_spec);
-  return c;
-}
-
-// ---------------------------------------------------------------------------------------
 // Energy
 
 ConvEnergy conv_energy_model(const std::string& mesh_path, CellMode mode) {
-  if (!mesh_path.empty()) {
-    const MeshConfig base = parse_mesh_file(mesh_path);  // errors name the user's file
-    if (base.cell_mode == mode) return {base.energy.mac_pj(), base.energy.static_pj_per_cell_step};
-  } else if (mode == CellMode::fp64) {
-    const MeshConfig base = parse_mesh_file("");
-    return {base.energy.mac_pj(), base.energy.static_pj_per_cell_step};
-  }
-  // The MAC energy of another mode is the key mac_pj_<mode>, which parse_mesh_file picks for
-  // the file's [cell] mode: read it through the same declared keys from a copy of the file
-  // whose [cell] mode is `mode`.
-  std::string text;
-  if (!mesh_path.empty()) {
-    std::ifstream in(mesh_path);
-    std::string line, section;
-    while (std::getline(in, line)) {
-      std::string t = line;
-      t.erase(0, t.find_first_not_of(" \t"));
-      if (!t.empty() && t[0] == '[') {
-        section = t.substr(1, t.find(']') - 1);
-      } else if (section == "cell") {
-        std::string key = t.substr(0, t.find('='));
-        key.erase(key.find_last_not_of(" \t") + 1);
-        if (key == "mode") continue;
-      }
-      text += line + "\n";
-    }
-  }
-  text += "\n[cell]\nmode = " + to_string(mode) + "\n";
-  static std::atomic<int> serial{0};
-  const fs::path tmp = fs::temp_directory_path() / ("triada-conv-" + std::to_string(::getpid()) +
-                                                    "-" + std::to_string(serial++) + ".ini");
-  {
-    std::ofstream f(tmp);
-    f << text;
-    if (!f) throw input_error(tmp.string() + ": cannot write a temporary mesh config");
-  }
-  MeshConfig m;
-  try {
-    m = parse_mesh_file(tmp.string());
-  } catch (...) {
-    std::error_code ec;
-    fs::remove(tmp, ec);
-    throw;
-  }
-  std::error_code ec;
-  fs::remove(tmp, ec);
+  const MeshConfig m = parse_mesh_file(mesh_path, mode);  // errors name the user's file
   return {m.energy.mac_pj(), m.energy.static_pj_per_cell_step};
 }
 
@@ -524,18 +311,21 @@ nlohmann::json run_conv_layer(const ConvLayer& l, const std::vector<double>& inp
   return L;
 }
 
-int run_conv_job(const ConvConfig& cfg, std::ostream& out) {
-  TextOutput report_out = report_file(cfg);
+namespace {
+
+// The layers to run: the network's (at most --max-layers) or the one --layer, with --batch
+// applied, each checked and its memory need checked.
+std::vector<ConvLayer> configured_layers(const ConvConfig& cfg, std::string& source,
+                                         size_t& listed) {
   std::vector<ConvLayer> layers;
-  std::string source;
   if (!cfg.network.empty()) {
     layers = read_network_csv(cfg.network);
     source = "network " + cfg.network;
   } else {
-    layers = {parse_layer_spec(cfg.layer_spec)};
+    layers = {parse_layer_spec(cfg.layer_spec, "--layer")};
     source = "layer " + cfg.layer_spec;
   }
-  const size_t listed = layers.size();
+  listed = layers.size();
   if (cfg.max_layers && static_cast<size_t>(*cfg.max_layers) < layers.size())
     layers.resize(static_cast<size_t>(*cfg.max_layers));
   for (auto& l : layers) {
@@ -543,12 +333,13 @@ int run_conv_job(const ConvConfig& cfg, std::ostream& out) {
     validate_layer(l, l.name);
     require_memory(l.memory_bytes(cfg.mxu), l.name + " (" + l.shape_string() + ")");
   }
-  const ConvEnergy energy = conv_energy_model(cfg.mesh, cfg.cell_mode);
+  return layers;
+}
 
-  // Operands of --layer from files (checked against the layer before anything runs).
-  std::vector<double> file_input, file_weights;
+// Operands of --layer from files, checked against the layer before anything runs.
+void file_operands(const ConvConfig& cfg, const ConvLayer& l, std::vector<double>& file_input,
+                   std::vector<double>& file_weights) {
   if (!cfg.input.empty()) {
-    const ConvLayer& l = layers[0];
     const Array4 a =
         h5::reading_input("--input " + cfg.input, [&] { return read_rank4(cfg.input, "--input"); });
     const std::array<index_t, 4> want{l.N, l.C_I, l.H_I, l.W_I};
@@ -558,7 +349,6 @@ int run_conv_job(const ConvConfig& cfg, std::ostream& out) {
     file_input = nchw_to_nhwc(a.data, l.N, l.C_I, l.H_I, l.W_I);
   }
   if (!cfg.weights.empty()) {
-    const ConvLayer& l = layers[0];
     Array4 a = h5::reading_input("--weights " + cfg.weights,
                                  [&] { return read_rank4(cfg.weights, "--weights"); });
     const std::array<index_t, 4> want{l.C_O, l.C_I_group(), l.H_F, l.W_F};
@@ -568,11 +358,14 @@ int run_conv_job(const ConvConfig& cfg, std::ostream& out) {
                         " (C_O x C_I/groups x H_F x W_F)");
     file_weights = std::move(a.data);
   }
+}
 
+void print_intro(const ConvConfig& cfg, const ConvEnergy& energy, const std::string& source,
+                 size_t layers, size_t listed, std::ostream& out) {
   const index_t S = cfg.mxu;
-  out << "triada-conv: " << source << " (" << layers.size() << " of " << listed << " layers), MXU "
-      << S << "x" << S << " cells, latency " << cfg.latency << ", cells "
-      << to_string(cfg.cell_mode) << ", methods "
+  out << "triada-conv: " << source << " (" << layers << " of " << listed << " layers), MXU " << S
+      << "x" << S << " cells, latency " << cfg.latency << ", cells " << to_string(cfg.cell_mode)
+      << ", methods "
       << (cfg.run_explicit && cfg.run_implicit ? "explicit + implicit"
           : cfg.run_explicit                   ? "explicit"
                                                : "implicit")
@@ -581,8 +374,12 @@ int run_conv_job(const ConvConfig& cfg, std::ostream& out) {
       << "); verify: "
       << (cfg.verify ? "every layer" : "layers up to " + count(cfg.verify_budget) + " MACs")
       << "\n\n";
-  print_header(out);
+}
 
+// The report without its layers and totals.
+nlohmann::json report_head(const ConvConfig& cfg, const ConvEnergy& energy,
+                           const std::string& source, size_t listed) {
+  const index_t S = cfg.mxu;
   nlohmann::json report;
   report["schema"] = "triada-conv-report/1";
   report["source"] = source;
@@ -610,24 +407,17 @@ int run_conv_job(const ConvConfig& cfg, std::ostream& out) {
   if (cfg.run_implicit) report["config"]["methods"].push_back("implicit");
   for (const auto& d : kDefinitions) report["definitions"][d[0]] = d[1];
 
-  nlohmann::json all = nlohmann::json::array();
+  return report;
+}
+
+// Sums over the layers run.
+struct ConvTotals {
   MethodTotal tex, tim;
   std::uint64_t macs = 0, ifmap = 0, lowered = 0, lowered_max = 0;
   int ok = 0, failed = 0, skipped = 0, errors_only = 0;
   double worst = 0;
-  const auto t0 = std::chrono::steady_clock::now();
-  for (size_t i = 0; i < layers.size(); ++i) {
-    const ConvLayer& l = layers[i];
-    const std::vector<double> x =
-        file_input.empty() ? random_tensor(l.ifmap_elements(), cfg.seed, 2 * i) : file_input;
-    const std::vector<double> w = file_weights.empty()
-                                      ? random_tensor(l.weight_elements(), cfg.seed, 2 * i + 1)
-                                      : file_weights;
-    nlohmann::json L = out_of_memory_is_input_error(l.name + " (" + l.shape_string() + ")", [&] {
-      return run_conv_layer(l, x, w, cfg, energy);
-    });
-    L["index"] = static_cast<int>(i + 1);
-    print_layer(out, L);
+
+  void add(const ConvLayer& l, const nlohmann::json& L) {
     macs += l.macs();
     ifmap += l.ifmap_bytes();
     lowered += l.lowered_bytes();
@@ -643,38 +433,44 @@ int run_conv_job(const ConvConfig& cfg, std::ostream& out) {
       ++skipped;
     else
       ++errors_only;
-    all.push_back(std::move(L));
   }
-  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
-  nlohmann::json total = {{"layers", layers.size()},
-                          {"macs", macs},
-                          {"ifmap_bytes", ifmap},
-                          {"lowered_bytes", lowered},
-                          {"lowered_bytes_max_layer", lowered_max},
-                          {"extra_memory_ratio", ifmap ? double(lowered) / double(ifmap) : 0.0},
-                          {"verified_layers", ok},
-                          {"failed_layers", failed},
-                          {"skipped_layers", skipped},
-                          {"error_only_layers", errors_only},
-                          {"max_rel_error", worst},
-                          {"wall_seconds", wall}};
-  if (tex.any) total["explicit"] = tex.json(S);
-  if (tim.any) total["implicit"] = tim.json(S);
-  // The implicit method's working memory per layer is bounded by three S x S tiles.
-  total["implicit_extra_bound_bytes"] = implicit_extra_bound_bytes(S);
+  nlohmann::json json(size_t layers, double wall, index_t S) const {
+    nlohmann::json total = {{"layers", layers},
+                            {"macs", macs},
+                            {"ifmap_bytes", ifmap},
+                            {"lowered_bytes", lowered},
+                            {"lowered_bytes_max_layer", lowered_max},
+                            {"extra_memory_ratio", ifmap ? double(lowered) / double(ifmap) : 0.0},
+                            {"verified_layers", ok},
+                            {"failed_layers", failed},
+                            {"skipped_layers", skipped},
+                            {"error_only_layers", errors_only},
+                            {"max_rel_error", worst},
+                            {"wall_seconds", wall}};
+    if (tex.any) total["explicit"] = tex.json(S);
+    if (tim.any) total["implicit"] = tim.json(S);
+    // The implicit method's working memory per layer is bounded by three S x S tiles.
+    total["implicit_extra_bound_bytes"] = implicit_extra_bound_bytes(S);
+    return total;
+  }
+};
 
+// The totals row of the table and the check line.
+void print_totals(const ConvConfig& cfg, const ConvTotals& c, const nlohmann::json& total,
+                  size_t layers, double wall, std::ostream& out) {
+  const index_t S = cfg.mxu;
   out << std::string(4 + 24 + 32 + 8 + 10 + 12 + 7 + 2 + 9 + 9 + 11 + 7 + 9 + 11 + 10 + 8, '-')
       << "\n";
   bool first = true;
   for (const auto& [name, t] :
-       {std::pair<const char*, const MethodTotal*>{"explicit", &tex}, {"implicit", &tim}}) {
+       {std::pair<const char*, const MethodTotal*>{"explicit", &c.tex}, {"implicit", &c.tim}}) {
     if (!t->any) continue;
     if (first) {
       out << std::left << std::setw(4) << "" << std::setw(24) << "total" << std::setw(32)
-          << (std::to_string(layers.size()) + " layers") << std::right << std::setw(8)
-          << count(double(macs)) << std::setw(10) << megabytes(double(ifmap)) << std::setw(12)
-          << megabytes(double(lowered)) << std::setw(7)
+          << (std::to_string(layers) + " layers") << std::right << std::setw(8)
+          << count(double(c.macs)) << std::setw(10) << megabytes(double(c.ifmap)) << std::setw(12)
+          << megabytes(double(c.lowered)) << std::setw(7)
           << fixed(total["extra_memory_ratio"].get<double>(), 2) << "  ";
     } else {
       out << std::setw(4 + 24 + 32 + 8 + 10 + 12 + 7 + 2) << "";
@@ -683,11 +479,48 @@ int run_conv_job(const ConvConfig& cfg, std::ostream& out) {
     out << "\n";
     first = false;
   }
-  out << "\nchecked: " << ok << " verified, " << failed << " failed, " << errors_only
-      << " error only (cell mode " << to_string(cfg.cell_mode) << "), " << skipped
+  out << "\nchecked: " << c.ok << " verified, " << c.failed << " failed, " << c.errors_only
+      << " error only (cell mode " << to_string(cfg.cell_mode) << "), " << c.skipped
       << " skipped (direct convolution over the budget)";
-  if (ok + failed + errors_only > 0) out << "; max relative error " << sci(worst);
+  if (c.ok + c.failed + c.errors_only > 0) out << "; max relative error " << sci(c.worst);
   out << "\nwall " << fixed(wall, 2) << " s\n";
+}
+
+}  // namespace
+
+int run_conv_job(const ConvConfig& cfg, std::ostream& out) {
+  TextOutput report_out = report_file(cfg);
+  std::string source;
+  size_t listed = 0;
+  const std::vector<ConvLayer> layers = configured_layers(cfg, source, listed);
+  const ConvEnergy energy = conv_energy_model(cfg.mesh, cfg.cell_mode);
+  std::vector<double> file_input, file_weights;
+  if (!layers.empty()) file_operands(cfg, layers[0], file_input, file_weights);
+  print_intro(cfg, energy, source, layers.size(), listed, out);
+  print_header(out);
+  nlohmann::json report = report_head(cfg, energy, source, listed);
+
+  nlohmann::json all = nlohmann::json::array();
+  ConvTotals c;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (size_t i = 0; i < layers.size(); ++i) {
+    const ConvLayer& l = layers[i];
+    const std::vector<double> x =
+        file_input.empty() ? random_tensor(l.ifmap_elements(), cfg.seed, 2 * i) : file_input;
+    const std::vector<double> w = file_weights.empty()
+                                      ? random_tensor(l.weight_elements(), cfg.seed, 2 * i + 1)
+                                      : file_weights;
+    nlohmann::json L = out_of_memory_is_input_error(l.name + " (" + l.shape_string() + ")", [&] {
+      return run_conv_layer(l, x, w, cfg, energy);
+    });
+    L["index"] = static_cast<int>(i + 1);
+    print_layer(out, L);
+    c.add(l, L);
+    all.push_back(std::move(L));
+  }
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  nlohmann::json total = c.json(layers.size(), wall, cfg.mxu);
+  print_totals(cfg, c, total, layers.size(), wall, out);
 
   report["layers"] = std::move(all);
   report["total"] = std::move(total);
@@ -695,7 +528,7 @@ int run_conv_job(const ConvConfig& cfg, std::ostream& out) {
     report_out.stage(report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
     report_out.publish();
   }
-  return failed > 0 ? 4 : 0;
+  return c.failed > 0 ? 4 : 0;
 }
 
 }  // namespace triada

@@ -1,5 +1,5 @@
 #pragma once
-// The one place a main catches errors (STYLE.md #9): run_app() wraps an app body,
+// The one place a main catches errors (STYLE.md #9): run_main() wraps a program's body,
 // prints each error once as "<app>: error: <message>" and returns the exit code.
 // Errors raised collectively (every rank throws the same, see mpi::collectively) are
 // printed by rank 0 only and the run ends normally with code 1 (input) or 2 (config);
@@ -10,7 +10,7 @@
 
 namespace triada {
 
-int run_app(const std::string& app, int argc, char** argv,
-            const std::function<int(int, char**)>& body);
+int run_main(const std::string& app, int argc, char** argv,
+             const std::function<int(int, char**)>& body);
 
 }  // namespace triada

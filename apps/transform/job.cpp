@@ -1,18 +1,20 @@
-#include "transform/transform_job.hpp"
+#include "apps/transform/job.hpp"
 
 #include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <optional>
 
-#include "engine/engine.hpp"
+#include "apps/common/world_plan.hpp"
 #include "core/checked.hpp"
 #include "core/error.hpp"
 #include "core/memory.hpp"
 #include "counters/progress.hpp"
 #include "counters/report.hpp"
+#include "engine/engine.hpp"
 #include "geometry/memory_model.hpp"
 #include "io/output_files.hpp"
+#include "mesh/app_support.hpp"
 #include "mesh/mpi.hpp"
 #include "mesh/node_memory.hpp"
 #include "mesh/topology.hpp"
@@ -108,6 +110,99 @@ ProblemFacts validate(const TransformConfig& cfg, TensorInfo& info, TextOutputs&
   return f;
 }
 
+// max |y - y_fp64|, sum |y - y_fp64| and max |y_fp64| over the world, y_fp64 an fp64 run of
+// the same input.
+template <class T>
+std::array<double, 3> fp64_error(const Topology& topo, const EngineOptions& opt,
+                                 std::vector<T> input, const std::vector<T>& out) {
+  EngineOptions ref_opt = opt;
+  ref_opt.cell_mode = CellMode::fp64;
+  ref_opt.on_progress = nullptr;
+  const EngineResult<T> ref = run_engine<T>(topo, ref_opt, std::move(input));
+  std::array<double, 3> mine{0, 0, 0};
+  for (size_t i = 0; i < ref.out.size(); ++i) {
+    const double d = std::abs(out[i] - ref.out[i]);
+    mine[0] = std::max(mine[0], d);
+    mine[1] += d;
+    mine[2] = std::max(mine[2], std::abs(ref.out[i]));
+  }
+  std::array<double, 3> mx{0, 0, 0}, err{0, 0, 0};
+  mpi::allreduce_max(topo.world(), mine.data(), mx.data(), 3);
+  mpi::allreduce_sum(topo.world(), &mine[1], &err[1], 1);
+  err[0] = mx[0];
+  err[2] = mx[2];
+  return err;
+}
+
+// This brick's part of the output with its attributes, finished but not yet published.
+template <class T>
+void write_output(const TransformConfig& cfg, const TensorInfo& info, const Plan& plan,
+                  const Topology& topo, const EngineResult<T>& res,
+                  std::optional<TensorWriter>& writer) {
+  const RunCounters& rc = res.counters;
+  TensorWriter& w =
+      writer.emplace(topo.bricks(), cfg.output, plan.out_shape, is_complex_v<T>, cfg.force);
+  w.write_brick(res.out_box, res.out);
+  w.set_attribute("transform", transform_list(cfg));
+  w.set_attribute("norm", to_string(cfg.norm));
+  w.set_attribute("direction", cfg.inverse ? "inverse" : "forward");
+  w.set_attribute("stage_order", to_string(plan.stage_order));
+  w.set_attribute("esop", cfg.mesh.mode == Mode::esop ? "on" : "off");
+  w.set_attribute("cell_mode", to_string(cfg.mesh.cell_mode));
+  w.set_attribute("input", cfg.input.file + ":" + info.dataset);
+  w.set_attribute("mesh", std::vector<index_t>(plan.mesh.begin(), plan.mesh.end()));
+  w.set_attribute("brick_ranks",
+                  std::vector<index_t>(plan.ranks.grid.begin(), plan.ranks.grid.end()));
+  std::vector<index_t> steps;
+  for (const auto& s : rc.stages) steps.push_back(static_cast<index_t>(s.steps));
+  w.set_attribute("steps_per_stage", steps);
+  w.set_attribute("steps", std::vector<index_t>{static_cast<index_t>(rc.total_steps())});
+  w.finish();
+}
+
+// The report's problem, precision and memory figures (counters/report.hpp).
+template <class T>
+ReportContext report_context(const TransformConfig& cfg, const TensorInfo& info, const Plan& plan,
+                             const MemoryModelOptions& mem, const EngineOptions& opt,
+                             const std::array<double, 3>& err,
+                             const std::vector<std::int64_t>& mem_all) {
+  ReportContext ctx;
+  ctx.app = "triada-transform";
+  const std::string kinds = transform_list(cfg);
+  ctx.problem = {{"input", cfg.input.file + ":" + info.dataset},
+                 {"input_type", info.type_name},
+                 {"output", cfg.output.str()},
+                 {"transform", kinds},
+                 {"direction", cfg.inverse ? "inverse" : "forward"},
+                 {"norm", to_string(cfg.norm)},
+                 {"element", is_complex_v<T> ? "complex128" : "float64"},
+                 {"shuffle_seed", cfg.shuffle_seed}};
+  if (!cfg.coeffs.empty()) ctx.problem["coeffs"] = cfg.coeffs;
+  ctx.mesh_config = cfg.mesh.file;
+  ctx.executor = to_string(opt.executor);
+  ctx.precision = {{"cell_mode", to_string(cfg.mesh.cell_mode)},
+                   {"substeps", substeps(cfg.mesh.cell_mode, is_complex_v<T>)},
+                   {"mac_pj", cfg.mesh.energy.mac_pj()}};
+  if (cfg.check) {
+    const double n = static_cast<double>(plan.out_shape[0] * plan.out_shape[1] * plan.out_shape[2]);
+    const double scale = err[2] > 0 ? err[2] : 1.0;
+    ctx.precision["check"] = {
+        {"reference", "fp64 run of the same input"},
+        {"max_rel_error", err[0] / scale},
+        {"mean_rel_error", err[1] / n / scale},
+        {"definition", "|y - y_fp64| / max|y_fp64|, max and mean over elements"}};
+  }
+  for (int r = 0; r < plan.ranks.world_size; ++r) {
+    ctx.peak_rss_bytes.push_back(mem_all[3 * r]);
+    ctx.baseline_rss_bytes.push_back(mem_all[3 * r + 1]);
+    ctx.brick_tensor_bytes.push_back(mem_all[3 * r + 2]);
+    const MemoryPrediction p = predict_memory(plan, r, mem, cfg.input.str());
+    ctx.predicted_peak_bytes.push_back(p.run);
+    ctx.predicted_window_bytes.push_back(p.window_mapped);
+  }
+  return ctx;
+}
+
 template <class T>
 void run_typed(const TransformConfig& cfg, const TensorInfo& info, const Plan& plan,
                const MemoryModelOptions& mem, TextOutputs& texts, MPI_Comm world, std::ostream& out,
@@ -140,97 +235,29 @@ void run_typed(const TransformConfig& cfg, const TensorInfo& info, const Plan& p
   progress.finish();
   // Peak memory per rank against what its brick's registers need.
   const Brick out_box = topo.cells().intersect(whole(plan.out_shape));
-  const std::array<long, 3> mem_mine{peak_rss_bytes(), baseline_rss,
-                                     static_cast<long>(std::max(in_box.count(), out_box.count()) *
-                                                       static_cast<index_t>(sizeof(T)))};
-  std::vector<long> mem_all(3 * static_cast<size_t>(plan.ranks.world_size));
-  CHECK_MPI(MPI_Gather(mem_mine.data(), 3, MPI_LONG, mem_all.data(), 3, MPI_LONG, 0, topo.world()));
+  const std::array<std::int64_t, 3> mem_mine{
+      peak_rss_bytes(), baseline_rss,
+      static_cast<std::int64_t>(std::max(in_box.count(), out_box.count()) *
+                                static_cast<index_t>(sizeof(T)))};
+  std::vector<std::int64_t> mem_all(3 * static_cast<size_t>(plan.ranks.world_size));
+  mpi::gather(topo.world(), mem_mine.data(), 3, mem_all.data(), 0);
   const double sim_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - ts).count();
 
   const RunCounters& rc = res.counters;
   // Error of the output against an fp64 run of the same input (relative to max |fp64|).
   std::array<double, 3> err{0, 0, 0};  // max |d|, sum |d|, max |ref|
-  if (cfg.check) {
-    EngineOptions ref_opt = opt;
-    ref_opt.cell_mode = CellMode::fp64;
-    ref_opt.on_progress = nullptr;
-    const EngineResult<T> ref = run_engine<T>(topo, ref_opt, std::move(check_input));
-    std::array<double, 3> mine{0, 0, 0};
-    for (size_t i = 0; i < ref.out.size(); ++i) {
-      const double d = std::abs(res.out[i] - ref.out[i]);
-      mine[0] = std::max(mine[0], d);
-      mine[1] += d;
-      mine[2] = std::max(mine[2], std::abs(ref.out[i]));
-    }
-    std::array<double, 3> mx{0, 0, 0};
-    CHECK_MPI(MPI_Allreduce(mine.data(), mx.data(), 3, MPI_DOUBLE, MPI_MAX, topo.world()));
-    CHECK_MPI(MPI_Allreduce(&mine[1], &err[1], 1, MPI_DOUBLE, MPI_SUM, topo.world()));
-    err[0] = mx[0];
-    err[2] = mx[2];
-  }
+  if (cfg.check) err = fp64_error(topo, opt, std::move(check_input), res.out);
   // Every output is finished (written, checked, on disk) before any is published.
   std::optional<TensorWriter> writer;
   mpi::collectively(topo.world(), [&] {
-    if (!topo.is_brick()) return;
-    TensorWriter& w =
-        writer.emplace(topo.bricks(), cfg.output, plan.out_shape, is_complex_v<T>, cfg.force);
-    w.write_brick(res.out_box, res.out);
-    w.set_attribute("transform", transform_list(cfg));
-    w.set_attribute("norm", to_string(cfg.norm));
-    w.set_attribute("direction", cfg.inverse ? "inverse" : "forward");
-    w.set_attribute("stage_order", to_string(plan.stage_order));
-    w.set_attribute("esop", cfg.mesh.mode == Mode::esop ? "on" : "off");
-    w.set_attribute("cell_mode", to_string(cfg.mesh.cell_mode));
-    w.set_attribute("input", cfg.input.file + ":" + info.dataset);
-    w.set_attribute("mesh", std::vector<index_t>(plan.mesh.begin(), plan.mesh.end()));
-    w.set_attribute("brick_ranks",
-                    std::vector<index_t>(plan.ranks.grid.begin(), plan.ranks.grid.end()));
-    std::vector<index_t> steps;
-    for (const auto& s : rc.stages) steps.push_back(static_cast<index_t>(s.steps));
-    w.set_attribute("steps_per_stage", steps);
-    w.set_attribute("steps", std::vector<index_t>{static_cast<index_t>(rc.total_steps())});
-    w.finish();
+    if (topo.is_brick()) write_output(cfg, info, plan, topo, res, writer);
   });
 
   std::string summary;  // rank 0's, printed once everything is published
   mpi::collectively(topo.world(), [&] {
     if (topo.world_rank() != 0) return;
-    ReportContext ctx;
-    ctx.app = "triada-transform";
-    const std::string kinds = transform_list(cfg);
-    ctx.problem = {{"input", cfg.input.file + ":" + info.dataset},
-                   {"input_type", info.type_name},
-                   {"output", cfg.output.str()},
-                   {"transform", kinds},
-                   {"direction", cfg.inverse ? "inverse" : "forward"},
-                   {"norm", to_string(cfg.norm)},
-                   {"element", is_complex_v<T> ? "complex128" : "float64"},
-                   {"shuffle_seed", cfg.shuffle_seed}};
-    if (!cfg.coeffs.empty()) ctx.problem["coeffs"] = cfg.coeffs;
-    ctx.mesh_config = cfg.mesh.file;
-    ctx.executor = to_string(opt.executor);
-    ctx.precision = {{"cell_mode", to_string(cfg.mesh.cell_mode)},
-                     {"substeps", substeps(cfg.mesh.cell_mode, is_complex_v<T>)},
-                     {"mac_pj", cfg.mesh.energy.mac_pj()}};
-    if (cfg.check) {
-      const double n =
-          static_cast<double>(plan.out_shape[0] * plan.out_shape[1] * plan.out_shape[2]);
-      const double scale = err[2] > 0 ? err[2] : 1.0;
-      ctx.precision["check"] = {
-          {"reference", "fp64 run of the same input"},
-          {"max_rel_error", err[0] / scale},
-          {"mean_rel_error", err[1] / n / scale},
-          {"definition", "|y - y_fp64| / max|y_fp64|, max and mean over elements"}};
-    }
-    for (int r = 0; r < plan.ranks.world_size; ++r) {
-      ctx.peak_rss_bytes.push_back(mem_all[3 * r]);
-      ctx.baseline_rss_bytes.push_back(mem_all[3 * r + 1]);
-      ctx.brick_tensor_bytes.push_back(mem_all[3 * r + 2]);
-      const MemoryPrediction p = predict_memory(plan, r, mem, cfg.input.str());
-      ctx.predicted_peak_bytes.push_back(p.run);
-      ctx.predicted_window_bytes.push_back(p.window_mapped);
-    }
+    ReportContext ctx = report_context<T>(cfg, info, plan, mem, opt, err, mem_all);
     ctx.esop = cfg.mesh.mode == Mode::esop;
     ctx.energy = cfg.mesh.energy;
     ctx.sim_seconds = sim_seconds;
@@ -266,9 +293,7 @@ MemoryModelOptions memory_options(const TransformConfig& cfg, bool complex_run, 
 
 void run_transform_job(const TransformConfig& cfg, MPI_Comm world, std::ostream& out) {
   const auto t0 = std::chrono::steady_clock::now();
-  int rank = 0, size = 1;
-  CHECK_MPI(MPI_Comm_rank(world, &rank));
-  CHECK_MPI(MPI_Comm_size(world, &size));
+  const int rank = mpi::rank_of(world);
 
   // 1. Rank 0 checks every input before any rank does work; all ranks agree on the verdict.
   ProblemFacts facts;
@@ -277,30 +302,21 @@ void run_transform_job(const TransformConfig& cfg, MPI_Comm world, std::ostream&
   mpi::collectively(world, [&] {
     if (rank == 0) facts = validate(cfg, info, texts);
   });
-  CHECK_MPI(MPI_Bcast(&facts, sizeof facts, MPI_BYTE, 0, world));
+  mpi::bcast_bytes(world, &facts, sizeof facts, 0);
   info.dataset = mpi::bcast_string(world, info.dataset, 0);
   info.type_name = mpi::bcast_string(world, info.type_name, 0);
   info.shape = facts.in_shape;
   info.is_complex = facts.input_complex != 0;
 
   // 2. Plan (plain data, identical on every rank).
-  Plan plan;
-  mpi::collectively(world, [&] {
-    PlanRequest req;
-    req.in_shape = facts.in_shape;
-    req.out_shape = facts.out_shape;
-    req.mesh = cfg.mesh.cells;
-    req.stage_order = cfg.stage_order;
-    req.world_size = size;
-    req.grid = cfg.mesh.grid;
-    req.actuators = cfg.mesh.actuators;
-    if (!req.grid) {
-      std::array<int, 3> dims{0, 0, 0};
-      CHECK_MPI(MPI_Dims_create(brick_rank_count(size, req.actuators), 3, dims.data()));
-      req.balanced_dims = dims;
-    }
-    plan = make_plan(req);
-  });
+  PlanRequest req;
+  req.in_shape = facts.in_shape;
+  req.out_shape = facts.out_shape;
+  req.mesh = cfg.mesh.cells;
+  req.stage_order = cfg.stage_order;
+  req.grid = cfg.mesh.grid;
+  req.actuators = cfg.mesh.actuators;
+  const Plan plan = plan_for_world(world, req);
 
   // 3. Memory: a node that cannot hold its ranks' predicted peak refuses the run before
   // anything is allocated; an allocation that fails anyway is an input error too.

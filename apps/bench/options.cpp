@@ -1,0 +1,185 @@
+#include "config/options.hpp"
+
+#include <algorithm>
+#include <boost/program_options.hpp>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "apps/bench/bench.hpp"
+#include "core/error.hpp"
+
+namespace po = boost::program_options;
+
+namespace triada {
+namespace bench {
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (true) {
+    const size_t pos = s.find(sep, start);
+    parts.push_back(s.substr(start, pos == std::string::npos ? pos : pos - start));
+    if (pos == std::string::npos) break;
+    start = pos + 1;
+  }
+  return parts;
+}
+
+ext3 parse_size(const std::string& token, const std::string& option) {
+  const auto bad = [&] {
+    return config_error(option + ": expected N or N1xN2xN3 with positive integers, got '" +
+                        printable(token) + "'");
+  };
+  const std::vector<std::string> parts = split(token, 'x');
+  ext3 s{};
+  if (parts.size() == 1) {
+    if (!parse_int(parts[0], s[0]) || s[0] < 1) throw bad();
+    s = {s[0], s[0], s[0]};
+  } else if (parts.size() == 3) {
+    for (int d = 0; d < 3; ++d)
+      if (!parse_int(parts[d], s[d]) || s[d] < 1) throw bad();
+  } else {
+    throw bad();
+  }
+  if (s[0] > 4096 || s[1] > 4096 || s[2] > 4096) throw bad();
+  return s;
+}
+
+namespace {
+const std::vector<std::string> kSparsities = {"dense", "r50", "r90", "r99", "lines90"};
+const std::vector<std::string> kVariants = {"fused",    "reference", "openblas",
+                                            "fftw-dft", "fftw-dct",  "fftw-dht"};
+
+std::vector<std::string> parse_list(const std::string& s, const std::string& option,
+                                    const std::vector<std::string>& allowed,
+                                    const std::map<std::string, std::vector<std::string>>& alias) {
+  std::vector<std::string> out;
+  for (const std::string& word : split(s, ',')) {
+    std::vector<std::string> expanded{word};
+    if (const auto it = alias.find(word); it != alias.end()) expanded = it->second;
+    for (const std::string& w : expanded) {
+      if (std::find(allowed.begin(), allowed.end(), w) == allowed.end()) {
+        std::string list;
+        for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+        for (const auto& [name, _] : alias) list += ", " + name;
+        throw config_error(option + ": expected a comma-separated list of " + list + ", got '" +
+                           printable(word) + "'");
+      }
+      if (std::find(out.begin(), out.end(), w) == out.end()) out.push_back(w);
+    }
+  }
+  return out;
+}
+}  // namespace
+
+std::string default_json_path(int world_size) {
+  return "bench/results/bench-" + host_name() + "-" + today() + "-np" + std::to_string(world_size) +
+         ".json";
+}
+
+}  // namespace bench
+
+using namespace bench;
+
+std::optional<BenchConfig> parse_bench_options(int argc, char** argv, std::ostream& help,
+                                               int world_size) {
+  std::string sizes = "32,64,128,256,100x60x90", sparsity = "dense,r50,r90,r99,lines90",
+              variants = "fused,reference,openblas,fftw", reps = "3", ref_max = "32768",
+              transform = "dct", actuators = "colocated", seed = "1", json_path, mesh;
+  po::options_description desc("Options");
+  // clang-format off
+  desc.add_options()
+    ("help,h", "print this help and exit")
+    ("sizes", po::value(&sizes)->value_name("LIST")->default_value(sizes),
+     "tensor shapes, comma-separated: N for an N^3 cube or N1xN2xN3")
+    ("sparsity", po::value(&sparsity)->value_name("LIST")->default_value(sparsity),
+     "input patterns (uniform values in [-1,1)): dense; r50, r90, r99 = 50/90/99% of the "
+     "elements zero at random; lines90 = 90% of the (i1,i2) lines along axis 3 zero")
+    ("variants", po::value(&variants)->value_name("LIST")->default_value(variants),
+     "what to time: fused and reference (the TriADA executors, on every rank, ESOP on), "
+     "openblas (3-mode product by cblas_dgemm, rank 0, one thread, in a child process "
+     "without OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE), fftw-dft, fftw-dct, fftw-dht (FFTW 3D "
+     "transforms, rank 0, one thread); fftw = all three")
+    ("reps", po::value(&reps)->value_name("N")->default_value(reps),
+     "repetitions of each measurement; the best (smallest) time is reported")
+    ("reference-max", po::value(&ref_max)->value_name("N")->default_value(ref_max),
+     "run the reference executor only on shapes of at most N elements (it is ~100x slower)")
+    ("transform", po::value(&transform)->value_name("T")->default_value(transform),
+     "transform the fused / reference rows run (dct or dht, norm ortho, on every axis); "
+     "their FFTW ratio is to fftw-dct or fftw-dht")
+    ("actuators", po::value(&actuators)->value_name("auto|colocated")->default_value(actuators),
+     "colocated: actuators live in brick ranks, so every rank computes; auto: 3 dedicated "
+     "actuator ranks when there are at least 4 ranks")
+    ("seed", po::value(&seed)->value_name("S")->default_value(seed),
+     "seed of the counter-based input generator (the input does not depend on the ranks)")
+    ("json", po::value(&json_path)->value_name("FILE"),
+     "JSON output (default bench/results/bench-<host>-<date>-np<ranks>.json, relative to "
+     "the working directory; the folder is created; - : standard output)")
+    ("force", "overwrite an existing --json file")
+    ("quick", "smoke-test mode for the test suite: sizes 16 and 12x10x8, reps 1, every "
+     "variant (explicit --sizes / --reps still win); with --accuracy: size 16x12x10")
+    ("accuracy", "instead of timing: run a complex 3D DFT, a real 3D DCT and a GEMM (gemt "
+     "with C1 random, C2 = C3 = I) in every cell mode (fp64, fp32, tf32, bf16, fp16, "
+     "m3xu-fp32, m3xu-fp32c, 3xtf32) and print max / mean relative error against the fp64 "
+     "run of the same inputs, cycles and MAC energy per mode (size 32 unless --sizes; "
+     "--sparsity, --variants, --reps, --transform are not used; JSON default "
+     "bench/results/accuracy-<host>-<date>-np<ranks>.json)")
+    ("mesh", po::value(&mesh)->value_name("FILE"),
+     "--accuracy: mesh config whose [energy] mac_pj / mac_pj_<mode> keys give the MAC "
+     "energies (default: the built-in defaults, which meshcfg/default.ini writes out)");
+  // clang-format on
+  const po::variables_map vm = parse_command_line_strict(argc, argv, desc);
+  if (vm.count("help")) {
+    help << "Usage: [mpirun -np K] triada-bench [options]\n"
+         << "Times the TriADA fused and reference executors against a 3-mode product through\n"
+         << "OpenBLAS dgemm and FFTW's 3D transforms on this machine, prints a table on rank 0\n"
+         << "and writes one JSON row per (shape, sparsity, variant). Times are the simulation\n"
+         << "only: after input generation, before any output. Baselines run on rank 0.\n"
+         << "With --accuracy it instead compares every cell mode with fp64 on a 3D DFT, a 3D\n"
+         << "DCT and a GEMM (error, cycles, MAC energy; doc/precision.md).\n\n"
+         << desc << "\n";
+    return std::nullopt;
+  }
+  BenchConfig c;
+  c.quick = vm.count("quick") > 0;
+  c.accuracy = vm.count("accuracy") > 0;
+  c.mesh = mesh;
+  if (vm.count("mesh") && mesh.empty()) throw config_error("--mesh: empty file name");
+  if (!mesh.empty()) parse_mesh_file(mesh);  // a bad file fails up front, naming itself
+  if (c.accuracy && vm["sizes"].defaulted())
+    sizes = c.quick ? "16x12x10" : "32";
+  else if (c.quick && vm["sizes"].defaulted())
+    sizes = "16,12x10x8";
+  if (c.quick && vm["reps"].defaulted()) reps = "1";
+  for (const std::string& tok : split(sizes, ',')) c.sizes.push_back(parse_size(tok, "--sizes"));
+  c.sparsities = parse_list(sparsity, "--sparsity", kSparsities, {});
+  c.variants = parse_list(variants, "--variants", kVariants,
+                          {{"fftw", {"fftw-dft", "fftw-dct", "fftw-dht"}}});
+  if (!parse_int(reps, c.reps) || c.reps < 1 || c.reps > 1000)
+    throw config_error("--reps: expected an integer in [1, 1000], got '" + printable(reps) + "'");
+  if (!parse_int(ref_max, c.reference_max) || c.reference_max < 0)
+    throw config_error("--reference-max: expected a non-negative integer, got '" +
+                       printable(ref_max) + "'");
+  c.transform = named("--transform", [&] { return parse_transform(transform); });
+  if (c.transform != TransformKind::dct && c.transform != TransformKind::dht)
+    throw config_error("--transform: expected dct or dht, got '" + printable(transform) + "'");
+  if (actuators == "auto")
+    c.actuators = ActuatorPlacement::automatic;
+  else if (actuators == "colocated")
+    c.actuators = ActuatorPlacement::colocated;
+  else
+    throw config_error("--actuators: expected auto or colocated, got '" + printable(actuators) +
+                       "'");
+  if (!parse_int(seed, c.seed))
+    throw config_error("--seed: expected a non-negative integer, got '" + printable(seed) + "'");
+  c.json = vm.count("json") ? json_path : default_json_path(world_size);
+  if (c.accuracy && !vm.count("json"))
+    c.json = "bench/results/accuracy-" + host_name() + "-" + today() + "-np" +
+             std::to_string(world_size) + ".json";
+  if (c.json.empty()) throw config_error("--json: empty file name");
+  c.force = vm.count("force") > 0;
+  return c;
+}
+
+}  // namespace triada

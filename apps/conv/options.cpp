@@ -1,0 +1,144 @@
+#include "apps/conv/options.hpp"
+
+#include <boost/program_options.hpp>
+#include <cstdint>
+#include <string>
+
+#include "apps/conv/job.hpp"
+#include "config/options.hpp"
+#include "conv/conv_layer.hpp"
+#include "core/error.hpp"
+#include "mxu/tensor_unit.hpp"
+
+namespace po = boost::program_options;
+
+namespace triada {
+
+// ---------------------------------------------------------------------------------------
+// Options
+
+std::optional<ConvConfig> parse_conv_options(int argc, char** argv, std::ostream& help) {
+  std::string network, layer, method, mxu, batch, latency, cell_mode, mesh, report, input, weights,
+      seed, budget, max_layers;
+  bool verify = false;
+  po::options_description desc("Options");
+  // clang-format off
+  desc.add_options()
+      ("help,h", "print this help and exit")
+      ("network", po::value(&network),
+       "network file FILE.csv: one convolution layer a row, header 'Layer name,IFMAP Height,"
+       "IFMAP Width,Filter Height,Filter Width,Channels,Num Filter,Strides,Padding[,Dilation"
+       "[,Groups]]', '#' comment lines allowed (data/networks/ has alexnet, vgg16, resnet50, "
+       "googlenet, yolov2, densenet121)")
+      ("layer", po::value(&layer),
+       "one layer instead: N,CI,HI,WI,CO,HF,WF,stride,pad[,dil[,groups]] (batch, input "
+       "channels, input height and width, filters, filter height and width, stride, zero "
+       "padding per side, dilation, groups)")
+      ("method", po::value(&method)->default_value("both"),
+       "explicit (im2col: materialize the lowered matrix, then GEMM), implicit (channel-first: "
+       "H_F x W_F partial 1x1 GEMMs fed by address generation, no lowered copy) or both")
+      ("mxu", po::value(&mxu)->default_value("16"),
+       "side S of the planar MXU: S x S cells (tensor unit size m = S^2)")
+      ("batch", po::value(&batch),
+       "batch N for every layer (network rows have N = 1; overrides N of --layer)")
+      ("latency", po::value(&latency)->default_value("0"),
+       "latency l of one tensor unit call, >= 0 (model time r S + l per call)")
+      ("cell-mode", po::value(&cell_mode)->default_value("fp64"),
+       "cell arithmetic: fp64, fp32, tf32, bf16, fp16, m3xu-fp32, m3xu-fp32c, 3xtf32 (not fp64: "
+       "the error against the direct convolution is reported, not checked)")
+      ("mesh", po::value(&mesh),
+       "mesh config INI whose [energy] keys give the energies (mac_pj for fp64, mac_pj_<mode> "
+       "otherwise, static_pj_per_cell_step); default: the built-in values of "
+       "meshcfg/default.ini")
+      ("report", po::value(&report), "write the JSON report (layers array and total) to this file "
+       "(- : standard output)")
+      ("force", "overwrite an existing --report file")
+      ("input", po::value(&input),
+       "HDF5 input FILE[:/DSET] for --layer: N x C_I x H_I x W_I (NCHW); default dataset: the "
+       "file's only rank-4 one; default: random values in [-1, 1) from --seed")
+      ("weights", po::value(&weights),
+       "HDF5 weights FILE[:/DSET] for --layer: C_O x C_I/groups x H_F x W_F; default: random "
+       "from --seed")
+      ("seed", po::value(&seed)->default_value("1"), "seed of the random inputs and weights")
+      ("verify", po::bool_switch(&verify),
+       "run the direct convolution (seven nested loops) on every layer; without it only on "
+       "layers whose direct cost is at most --verify-budget MACs (the table says which)")
+      ("verify-budget", po::value(&budget)->default_value("2e9"),
+       "direct-convolution MACs up to which a layer is checked without --verify (the direct "
+       "loops run at roughly 1e9 MACs a second, about 3x faster than the simulated unit)")
+      ("max-layers", po::value(&max_layers), "run only the first K layers of the network");
+  // clang-format on
+  const po::variables_map vm = parse_command_line_strict(argc, argv, desc);
+  if (vm.count("help")) {
+    help << "Usage: triada-conv (--network FILE.csv | --layer N,CI,HI,WI,CO,HF,WF,stride,pad"
+            "[,dil[,groups]])\n"
+            "                   [--method explicit|implicit|both] [--mxu S] [--batch N] "
+            "[--latency L]\n"
+            "                   [--cell-mode MODE] [--report FILE.json] [--input FILE.h5] "
+            "[--weights FILE.h5]\n"
+            "                   [--seed S] [--verify] [--verify-budget MACS] [--max-layers K] "
+            "[--mesh FILE.ini]\n\n"
+            "Runs convolution layers on the planar MXU of the TriADA mesh (an S x S slice of "
+            "cells) by\nexplicit im2col and by implicit channel-first im2col (Zhou et al., "
+            "\"Characterizing and\nDemystifying the Implicit Convolution Algorithm on Commercial "
+            "Matrix-Multiplication\nAccelerators\"), checks both against the direct convolution "
+            "and reports, per layer and\nin total: IFMap and lowered bytes, extra memory ratio, "
+            "MXU calls, cell steps,\nutilisation, MACs, energy and the implicit method's peak "
+            "working memory.\n\n"
+         << desc
+         << "\nTable columns: MACs of the layer; IFMap and lowered matrix in MB (float64, 10^6 "
+            "bytes);\nratio = lowered / IFMap; util = useful MACs / (sum over calls of r S S); "
+            "eff.util also\ncounts the explicit lowering pass as time; extra MB = peak working "
+            "memory of the method;\ncheck = max |y - y_direct| / max |y_direct| (ok when <= "
+            "1e-12 in fp64).\n"
+            "Exit codes: 0 fine, 1 bad input file, 2 bad option or network file, 3 internal "
+            "error,\n4 a layer failed its check.\n";
+    return std::nullopt;
+  }
+  ConvConfig c;
+  if (network.empty() == layer.empty())
+    throw config_error(network.empty() ? "give --network FILE.csv or --layer N,CI,HI,WI,CO,HF,WF,"
+                                         "stride,pad (see --help)"
+                                       : "--network and --layer exclude each other");
+  c.network = network;
+  c.layer_spec = layer;
+  if (method == "explicit")
+    c.run_implicit = false;
+  else if (method == "implicit")
+    c.run_explicit = false;
+  else if (method != "both")
+    throw config_error("--method: expected explicit, implicit or both, got '" + printable(method) +
+                       "'");
+  c.mxu = parse_positive("--mxu", mxu);
+  if (c.mxu > 4096) throw config_error("--mxu: at most 4096, got " + printable(mxu));
+  if (vm.count("batch")) c.batch = parse_positive("--batch", batch);
+  if (!parse_int(latency, c.latency) || c.latency < 0)
+    throw config_error("--latency: expected an integer >= 0, got '" + printable(latency) + "'");
+  named("--m", [&] { TensorUnit probe(c.mxu * c.mxu, c.latency); });  // the unit's own checks
+  c.cell_mode = named("--cell-mode", [&] { return parse_cell_mode(cell_mode); });
+  c.mesh = mesh;
+  if (!c.mesh.empty()) conv_energy_model(c.mesh, c.cell_mode);  // a bad file fails up front
+  c.report = report;
+  c.force = vm.count("force") > 0;
+  c.input = input;
+  c.weights = weights;
+  std::int64_t sd = 0;
+  if (!parse_int(seed, sd) || sd < 0)
+    throw config_error("--seed: expected an integer in [0, 2^63), got '" + printable(seed) + "'");
+  c.seed = static_cast<std::uint64_t>(sd);
+  c.verify = verify;
+  if (!parse_double(budget, c.verify_budget) || c.verify_budget < 0)  // whole token, finite
+    throw config_error("--verify-budget: expected a number of MACs >= 0, got '" +
+                       printable(budget) + "'");
+  if (vm.count("max-layers")) c.max_layers = parse_positive("--max-layers", max_layers);
+  if (!c.network.empty() && (!c.input.empty() || !c.weights.empty()))
+    throw config_error("--input and --weights go with --layer (network layers get random data)");
+  // Check the layers (and the network file) now, so a bad file is a config error up front.
+  if (!c.network.empty())
+    read_network_csv(c.network);
+  else
+    parse_layer_spec(c.layer_spec, "--layer");
+  return c;
+}
+
+}  // namespace triada

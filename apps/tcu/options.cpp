@@ -1,0 +1,136 @@
+#include "apps/tcu/options.hpp"
+
+#include <boost/program_options.hpp>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "apps/common/option_error.hpp"
+#include "config/options.hpp"
+#include "core/error.hpp"
+#include "mxu/tcu_algorithms.hpp"
+#include "mxu/tensor_unit.hpp"
+
+namespace po = boost::program_options;
+
+namespace triada {
+
+namespace {
+
+std::vector<std::int64_t> parse_list(const std::string& option, const std::string& s) {
+  std::vector<std::int64_t> out;
+  size_t start = 0;
+  while (true) {
+    const size_t comma = s.find(',', start);
+    const std::string part = s.substr(start, comma == std::string::npos ? comma : comma - start);
+    std::int64_t v = 0;
+    if (!parse_int(part, v) || v < 1)
+      throw config_error(option + ": expected a comma-separated list of positive integers, got '" +
+                         printable(s) + "'");
+    out.push_back(v);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+// --m is checked by building a unit (one rule, in TensorUnit's constructor).
+void check_m(std::int64_t m, std::int64_t latency) {
+  named("--m", [&] { TensorUnit probe(m, latency); });
+}
+
+}  // namespace
+
+std::optional<TcuConfig> parse_tcu_options(int argc, char** argv, std::ostream& help) {
+  std::string algo, size, m, latency, seed = "1", input, report, sizes, ms, cell_mode = "fp64";
+  bool weak = false, sweep = false;
+  std::string names;
+  for (const auto& a : tcu_algorithms()) names += (names.empty() ? "" : ", ") + std::string(a.name);
+  po::options_description desc("Options");
+  desc.add_options()                                                          //
+      ("help,h", "print this help and exit")                                  //
+      ("algo", po::value(&algo), ("algorithm (required): " + names).c_str())  //
+      ("size", po::value(&size),
+       "natural problem size (required for a single run unless --input): matrix side "
+       "(matmul, strassen, spmm, stencil), equations (ge), vertices (tclosure, apsd), vector "
+       "length (dft), bits (intmul, karatsuba), coefficients (polyeval)")  //
+      ("m", po::value(&m),
+       "tensor unit size m, a perfect square (the unit is sqrt(m) x sqrt(m) cells); required "
+       "for a single run")                                                                    //
+      ("latency", po::value(&latency), "latency l of one tensor unit call, >= 0 (required)")  //
+      ("seed", po::value(&seed)->default_value("1"), "seed of the generated inputs")          //
+      ("input", po::value(&input),
+       "HDF5 input instead of generated data: matmul, strassen, spmm read /A and /B, ge /A "
+       "and /b, tclosure and apsd FILE[:/DATASET] (default /adjacency)")  //
+      ("weak", po::bool_switch(&weak),
+       "weak TCU model (Theorem 12): every call multiplies sqrt(m) x sqrt(m) by sqrt(m) x "
+       "sqrt(m) (r = sqrt(m)), so tall products take more calls")                               //
+      ("report", po::value(&report), "write a JSON report to this file (- : standard output)")  //
+      ("force", "overwrite an existing --report file")                                          //
+      ("sweep", po::bool_switch(&sweep),
+       "run a size series for each m of an m series, fit the growth exponent of the model "
+       "time in the theorem's n and print it next to the theorem's exponent")  //
+      ("sizes", po::value(&sizes),
+       "sweep sizes a,b,c (default: a geometric series per algorithm)")  //
+      ("ms", po::value(&ms),
+       "sweep unit sizes a,b,c (default: --m if given, else 4,16,64,256 where the algorithm "
+       "allows them)")  //
+      ("cell-mode", po::value(&cell_mode)->default_value("fp64"),
+       "arithmetic of the unit's cells: fp64, fp32, tf32, bf16, fp16, m3xu-fp32, m3xu-fp32c, "
+       "3xtf32 (doc/precision.md); each time step takes the mode's sub-steps (tcu.cycles). "
+       "Outside fp64 a result may legitimately fail the algorithm's fp64 check: it is then "
+       "reported as not verified, with its error, and does not change the exit code");
+  const po::variables_map vm = parse_command_line_strict(argc, argv, desc);
+  if (vm.count("help")) {
+    help << "Usage: triada-tcu --algo NAME --size N --m M --latency L [--seed S] [--input "
+            "FILE.h5]\n"
+            "                  [--weak] [--cell-mode MODE] [--report FILE.json]\n"
+            "       triada-tcu --algo NAME --sweep --latency L [--sizes a,b,c] [--ms 4,16,64] "
+            "[--cell-mode MODE] [--report FILE.json]\n\n"
+            "Runs a Tensor-Core-Unit algorithm (Chowdhury, Silvestri, Vella) on the planar MXU of "
+            "the\nTriADA mesh, counts its (m, l)-TCU model time (calls: r sqrt(m) + l each; "
+            "CPU: one unit\nper scalar operation) and compares it with the theorem's bound.\n\n"
+         << desc
+         << "\nExit codes: 0 verified, 1 bad input file, 2 bad option, 3 internal error, "
+            "4 a result failed its check (fp64 cells only; see --cell-mode).\n";
+    return std::nullopt;
+  }
+  TcuConfig c;
+  if (algo.empty()) throw config_error("missing --algo (see --help)");
+  c.algo = for_option("--algo", [&] { return find_tcu_algorithm(algo).name; });
+  if (!vm.count("latency")) throw config_error("missing --latency (see --help)");
+  if (!parse_int(latency, c.latency) || c.latency < 0)
+    throw config_error("--latency: expected an integer >= 0, got '" + printable(latency) + "'");
+  std::int64_t sd = 0;
+  if (!parse_int(seed, sd) || sd < 0)
+    throw config_error("--seed: expected an integer in [0, 2^63), got '" + printable(seed) + "'");
+  c.seed = static_cast<std::uint64_t>(sd);
+  if (vm.count("size")) c.size = parse_positive("--size", size);
+  if (vm.count("m")) {
+    c.m = parse_positive("--m", m);
+    check_m(c.m, c.latency);
+  }
+  c.input = input;
+  c.weak = weak;
+  c.report = report;
+  c.force = vm.count("force") > 0;
+  c.sweep = sweep;
+  c.cell_mode = named("--cell-mode", [&] { return parse_cell_mode(cell_mode); });
+  if (vm.count("sizes")) c.sizes = parse_list("--sizes", sizes);
+  if (vm.count("ms")) {
+    c.ms = parse_list("--ms", ms);
+    for (auto v : c.ms) check_m(v, c.latency);
+  }
+  if (c.sweep) {
+    if (!c.input.empty()) throw config_error("--sweep generates its inputs; drop --input");
+    if (c.size != 0) throw config_error("--size is not used with --sweep (give --sizes a,b,c)");
+  } else {
+    if (!c.sizes.empty() || !c.ms.empty())
+      throw config_error("--sizes and --ms are only used with --sweep");
+    if (c.m == 0) throw config_error("missing --m (see --help)");
+    if (c.size == 0 && c.input.empty()) throw config_error("missing --size (see --help)");
+  }
+  return c;
+}
+
+}  // namespace triada

@@ -1,0 +1,34 @@
+#pragma once
+// triada-tcu's options as a plain struct (STYLE.md #6); the variables_map never leaves the
+// parser.
+#include <cstdint>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "precision/cell_mode.hpp"
+
+namespace triada {
+
+struct TcuConfig {
+  std::string algo;
+  std::int64_t size = 0;  // 0: from --input (single run) or the sweep's series
+  std::int64_t m = 0;     // 0: not given
+  std::int64_t latency = 0;
+  std::uint64_t seed = 1;
+  std::string input;   // HDF5 file (matrices /A /B /b, graphs /adjacency)
+  bool weak = false;   // weak TCU model (Theorem 12): calls with r = sqrt(m) only
+  std::string report;  // JSON report path ("" = none)
+  bool force = false;  // --force: replace an existing report
+  bool sweep = false;
+  std::vector<std::int64_t> sizes;      // --sizes (sweep), empty = the algorithm's default
+  std::vector<std::int64_t> ms;         // --ms (sweep), empty = --m or the default series
+  CellMode cell_mode = CellMode::fp64;  // --cell-mode: the unit's cell arithmetic
+};
+
+// Parses and validates the command line. Returns nothing for --help (text in `help`).
+// Throws config_error with one clear line for a bad, unknown or missing option.
+std::optional<TcuConfig> parse_tcu_options(int argc, char** argv, std::ostream& help);
+
+}  // namespace triada

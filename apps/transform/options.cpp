@@ -1,0 +1,147 @@
+#include "apps/transform/options.hpp"
+
+#include <algorithm>
+#include <boost/program_options.hpp>
+#include <vector>
+
+#include "core/error.hpp"
+
+namespace po = boost::program_options;
+
+namespace triada {
+
+namespace {
+
+const std::string& text(const po::variables_map& vm, const std::string& key) {
+  return vm[key].as<std::string>();
+}
+
+std::string in_quotes(const std::string& s) {
+  return "'" + printable(s) + "'";
+}
+
+// "a,,b," -> {"a", "", "b", ""}: empty items are kept so that they can be refused.
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  for (size_t pos; (pos = s.find(sep, start)) != std::string::npos; start = pos + 1)
+    parts.push_back(s.substr(start, pos - start));
+  parts.push_back(s.substr(start));
+  return parts;
+}
+
+// "dct" -> dct on every axis, "dft,dct,wht" -> one per axis; no empty items.
+std::array<TransformKind, 3> parse_transform_list(const std::string& spec) {
+  std::vector<std::string> words = split(spec, ',');
+  const bool empty_item =
+      std::any_of(words.begin(), words.end(), [](const std::string& w) { return w.empty(); });
+  if (empty_item || (words.size() != 1 && words.size() != 3))
+    throw config_error(
+        "--transform: expected one transform or three (one per axis) separated "
+        "by single commas, got " +
+        in_quotes(spec));
+  if (words.size() == 1) words = {words[0], words[0], words[0]};
+  std::array<TransformKind, 3> kinds{};
+  for (int a = 0; a < 3; ++a)
+    kinds[a] = named("--transform", [&] { return parse_transform(words[a]); });
+  return kinds;
+}
+
+po::options_description transform_options() {
+  po::options_description main(
+      "triada-transform: a 3D transform or 3-mode product (GEMT) of an "
+      "HDF5 tensor on a simulated TriADA mesh\n\n"
+      "Usage: [mpirun -np K] triada-transform --input FILE[:/DSET] "
+      "--output FILE[:/DSET] --transform T[,T,T] [options]\n\nOptions");
+  // clang-format off
+  main.add_options()
+    ("help,h", "print this help and exit")
+    ("input,i", po::value<std::string>(),
+     "input tensor FILE[:/DSET]; default dataset: the file's only rank-3 dataset")
+    ("output,o", po::value<std::string>(), "output FILE[:/DSET]; default dataset /y")
+    ("transform,t", po::value<std::string>(),
+     "dft | dct | dht | wht | gemt, or one per axis such as dft,dct,wht")
+    ("inverse", po::bool_switch(), "stream the exact inverse matrices (same norm)")
+    ("norm", po::value<std::string>()->default_value("ortho"),
+     "ortho (unitary, numpy norm=\"ortho\") | backward (numpy/scipy default)")
+    ("coeffs", po::value<std::string>(), "gemt: HDF5 file with matrices /C1 /C2 /C3 (N_s x K_s)")
+    ("stage-order", po::value<std::string>()->default_value("312"),
+     "order of the summation axes, any permutation of 123")
+    ("esop", po::value<std::string>(), "on | off; overrides [esop] enabled (default on)")
+    ("mesh", po::value<std::string>(), "mesh config INI file (see meshcfg/)")
+    ("report", po::value<std::string>(), "write the JSON report (triada-report/1) here")
+    ("trace", po::value<std::string>(), "write the per-step CSV trace here")
+    ("force", po::bool_switch(), "overwrite an existing output file")
+    ("quiet,q", po::bool_switch(), "print no summary and no progress line")
+    ("cell-mode", po::value<std::string>(),
+     "cell arithmetic (overrides [cell] mode): fp64, fp32, tf32, bf16, fp16, m3xu-fp32, "
+     "m3xu-fp32c, 3xtf32")
+    ("check", po::bool_switch(),
+     "rerun in fp64 and report the max and mean relative error of the output")
+    ("executor", po::value<std::string>()->default_value("fused"),
+     "fused: brick-wide kernels (fast, the default); reference: the cell rule cell by cell. "
+     "Both give the same bits and counters")
+    ("shuffle-seed", po::value<std::string>()->default_value("0"),
+     "stream coefficient rows in a seeded random order (0: natural order); the result is the "
+     "same sum, used to check the coordinate-free cell rule");
+  // clang-format on
+  return main;
+}
+
+// The mesh keys, then the short spellings that override them (--cell-mode, --esop).
+void mesh_part(const MeshCommandLine& cl, TransformConfig& c) {
+  const po::variables_map& vm = cl.values();
+  c.mesh = cl.mesh();
+  if (vm.count("mesh")) c.mesh.file = text(vm, "mesh");
+  if (vm.count("cell-mode")) {  // the short spelling of --cell.mode, which it overrides
+    c.mesh.cell_mode = named("--cell-mode", [&] { return parse_cell_mode(text(vm, "cell-mode")); });
+    c.mesh.energy[Counter::macs] = cl.mac_pj(c.mesh.cell_mode);
+  }
+  c.check = vm["check"].as<bool>();
+  if (vm.count("esop"))
+    c.mesh.mode = parse_on_off(text(vm, "esop"), "--esop") ? Mode::esop : Mode::dense;
+}
+
+TransformConfig transform_config(const MeshCommandLine& cl) {
+  const po::variables_map& vm = cl.values();
+  TransformConfig c;
+  for (const char* req : {"input", "output", "transform"})
+    if (!vm.count(req)) throw config_error(std::string("missing --") + req + " (see --help)");
+  c.input = named("--input", [&] { return parse_dataset_ref(text(vm, "input")); });
+  c.output = named("--output", [&] { return parse_dataset_ref(text(vm, "output")); });
+  if (c.output.dataset.empty()) c.output.dataset = "/y";
+  c.transform_spec = text(vm, "transform");
+  c.kinds = parse_transform_list(c.transform_spec);
+  c.inverse = vm["inverse"].as<bool>();
+  c.norm = named("--norm", [&] { return parse_norm(text(vm, "norm")); });
+  if (vm.count("coeffs")) c.coeffs = text(vm, "coeffs");
+  const bool any_gemt =
+      std::find(c.kinds.begin(), c.kinds.end(), TransformKind::gemt) != c.kinds.end();
+  if (any_gemt && c.coeffs.empty())
+    throw config_error("--transform gemt needs --coeffs FILE.h5 with datasets /C1 /C2 /C3");
+  if (!any_gemt && !c.coeffs.empty())
+    throw config_error("--coeffs is only used with --transform gemt");
+  c.stage_order =
+      named("--stage-order", [&] { return parse_stage_order(text(vm, "stage-order")); });
+  mesh_part(cl, c);
+  if (vm.count("report")) c.report = text(vm, "report");
+  if (vm.count("trace")) c.trace = text(vm, "trace");
+  c.force = vm["force"].as<bool>();
+  c.quiet = vm["quiet"].as<bool>();
+  c.executor = text(vm, "executor");
+  if (c.executor != "fused" && c.executor != "reference")
+    throw config_error("--executor: expected fused or reference, got " + in_quotes(c.executor));
+  c.shuffle_seed = parse_unsigned("--shuffle-seed", text(vm, "shuffle-seed"));
+  return c;
+}
+
+}  // namespace
+
+std::optional<TransformConfig> parse_transform_options(int argc, char** argv, std::ostream& out) {
+  const std::optional<MeshCommandLine> cl =
+      MeshCommandLine::parse(argc, argv, transform_options(), "mesh", out);
+  if (!cl) return std::nullopt;
+  return transform_config(*cl);
+}
+
+}  // namespace triada

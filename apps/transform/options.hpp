@@ -1,0 +1,41 @@
+#pragma once
+// triada-transform's options as a plain struct (STYLE.md #6): every option is declared once
+// with its description and default (so --help documents it), parsed from the command line
+// and the mesh INI file (command line wins), validated; the variables_map never leaves
+// options.cpp.
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+
+#include "actuator/coefficients.hpp"
+#include "config/options.hpp"
+#include "io/tensor_io.hpp"
+
+namespace triada {
+
+struct TransformConfig {
+  DatasetRef input;
+  DatasetRef output;
+  std::array<TransformKind, 3> kinds{};  // per axis 1..3
+  std::string transform_spec;            // as given, e.g. "dft" or "dft,dct,wht"
+  bool inverse = false;
+  Norm norm = Norm::ortho;
+  std::string coeffs;  // HDF5 file with /C1 /C2 /C3 (gemt)
+  std::array<int, 3> stage_order{3, 1, 2};
+  MeshConfig mesh;
+  std::string report;  // JSON report path, empty: none
+  std::string trace;   // per-step CSV path, empty: none
+  bool force = false;
+  bool quiet = false;
+  std::string executor = "fused";  // fused | reference
+  std::uint64_t shuffle_seed = 0;
+  bool check = false;  // rerun in fp64 and report the output's error
+};
+
+// Parses argv. Returns nullopt after printing --help to `out`. Throws config_error with
+// one clear line for any bad option, key or value.
+std::optional<TransformConfig> parse_transform_options(int argc, char** argv, std::ostream& out);
+
+}  // namespace triada
