@@ -143,6 +143,7 @@ void right_batch(const RightBatchArgs& a, const KnownZero& known, PanelStore& st
       multiply_chunk(a, slab, c0, c1, mblocks, store, x);
     }
   }
+  store.end_batch();
 }
 
 }  // namespace triada::kernels

@@ -25,6 +25,8 @@ class PanelStore {
   // Packed row s of panel j of the current chunk, and whether it is non-zero.
   virtual const double* row(index_t j, index_t s) const = 0;
   virtual bool flag(index_t j, index_t s) const = 0;
+  // The batch's last chunk is read by everybody (the scratch may be packed again).
+  virtual void end_batch() {}
 };
 
 // Everything packed by this rank into private buffers.
