@@ -43,42 +43,4 @@ std::byte* SharedWindow::segment(int member, std::size_t& bytes) const {
   return base;
 }
 
-int comm_rank(MPI_Comm comm) {
-  int r = 0;
-  CHECK_MPI(MPI_Comm_rank(comm, &r));
-  return r;
-}
-
-int comm_size(MPI_Comm comm) {
-  int n = 1;
-  CHECK_MPI(MPI_Comm_size(comm, &n));
-  return n;
-}
-
-void Requests::ibcast(void* buf, int bytes, int root, MPI_Comm comm) {
-  reqs_.emplace_back();
-  CHECK_MPI(MPI_Ibcast(buf, bytes, MPI_BYTE, root, comm, &reqs_.back()));
-}
-
-void Requests::wait_all() {
-  if (!reqs_.empty())
-    CHECK_MPI(MPI_Waitall(static_cast<int>(reqs_.size()), reqs_.data(), MPI_STATUSES_IGNORE));
-}
-
-int allreduce_max(int v, MPI_Comm comm) {
-  CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_INT, MPI_MAX, comm));
-  return v;
-}
-
-int allreduce_min(int v, MPI_Comm comm) {
-  CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_INT, MPI_MIN, comm));
-  return v;
-}
-
-void allgatherv(const std::int64_t* send, int n, std::int64_t* recv, const std::vector<int>& counts,
-                const std::vector<int>& displs, MPI_Comm comm) {
-  CHECK_MPI(
-      MPI_Allgatherv(send, n, MPI_INT64_T, recv, counts.data(), displs.data(), MPI_INT64_T, comm));
-}
-
 }  // namespace triada::mpi

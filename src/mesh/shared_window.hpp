@@ -1,12 +1,9 @@
 #pragma once
-// MPI shared-memory windows with explicit fences (a fence is collective over the
-// window's communicator, so it is never hidden in a destructor), and the few line
-// collectives the fused executor needs, so that src/engine makes no MPI call itself.
+// MPI shared-memory windows with explicit fences: a fence is collective over the window's
+// communicator, so it is never hidden in a destructor.
 #include <mpi.h>
 
 #include <cstddef>
-#include <cstdint>
-#include <vector>
 
 namespace triada::mpi {
 
@@ -46,30 +43,5 @@ class SharedWindow {
   void release() noexcept;
   MPI_Win win_ = MPI_WIN_NULL;
 };
-
-int comm_rank(MPI_Comm comm);
-int comm_size(MPI_Comm comm);
-
-// Non-blocking byte broadcasts, completed together by wait_all().
-class Requests {
- public:
-  Requests() = default;
-  Requests(const Requests&) = delete;
-  Requests& operator=(const Requests&) = delete;
-  Requests(Requests&&) = default;
-  Requests& operator=(Requests&&) = default;
-  void ibcast(void* buf, int bytes, int root, MPI_Comm comm);
-  void wait_all();
-  void clear() { reqs_.clear(); }
-
- private:
-  std::vector<MPI_Request> reqs_;
-};
-
-int allreduce_max(int v, MPI_Comm comm);
-int allreduce_min(int v, MPI_Comm comm);
-// Every member's `n` values, member r's at recv + displs[r] (counts[r] of them).
-void allgatherv(const std::int64_t* send, int n, std::int64_t* recv, const std::vector<int>& counts,
-                const std::vector<int>& displs, MPI_Comm comm);
 
 }  // namespace triada::mpi

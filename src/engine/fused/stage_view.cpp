@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "actuator/actuator.hpp"
-#include "mesh/shared_window.hpp"
 
 namespace triada::detail::fused {
 
@@ -20,7 +19,7 @@ bool finite_value(const T& v) {
 // The actuator's stream for this stage: one message per step taken, until its end.
 template <class T>
 void read_steps(StageView<T>& s) {
-  const bool folded_axis = s.plan.fold[s.a] > 1;
+  const bool folded_axis = s.bs.axis_folded;
   s.cb.reserve(static_cast<size_t>(s.sp.n() * s.wext));
   std::vector<std::byte> msg;
   std::vector<char> present(static_cast<size_t>(s.wext));
@@ -63,31 +62,31 @@ void read_steps(StageView<T>& s) {
 template <class T>
 StageView<T> read_stage(const Topology& topo, const EngineOptions& opt, int stage_index) {
   StageView<T> s(topo, opt, stage_index);
-  s.a = s.sp.axis - 1;
-  const auto [d1, d2] = other_axes(s.sp.axis);
-  s.d1 = d1;
-  s.d2 = d2;
+  s.bs = make_brick_stage(s.plan, stage_index, topo.coords(), sizeof(T), opt.plane_batch_bytes);
+  const BrickStage& bs = s.bs;
+  s.a = bs.a;
+  s.d1 = bs.line_axes[0];
+  s.d2 = bs.line_axes[1];
   s.esop = opt.mode == Mode::esop;
   s.kernel_path = !is_complex_v<T> && opt.cell_mode == CellMode::fp64;
-  s.vb = topo.cells().intersect(whole(s.sp.in_shape));
-  s.wb = topo.cells().intersect(whole(s.sp.out_shape));
+  s.vb = bs.in_box;
+  s.wb = bs.out_box;
   s.ev = s.vb.extents();
   const ext3 ew = s.wb.extents();
   s.sv = {s.ev[1] * s.ev[2], s.ev[2], 1};
   s.sw = {ew[1] * ew[2], ew[2], 1};
   // The brick's planes along the axis may hold V without W or W without V; its lines (the
-  // two other axes) are the same for both (Brick::intersect keeps them even when the
-  // brick holds no plane of V or W along the stage's axis).
-  s.vlo = s.wlo = topo.cells().lo[s.a];
-  s.vext = s.ev[s.a];
-  s.wext = ew[s.a];
-  s.le1 = s.ev[d1];
-  s.le2 = s.ev[d2];
-  s.L = s.le1 * s.le2;
+  // two other axes) are the same for both.
+  s.vlo = s.wlo = bs.plane_lo;
+  s.vext = bs.in_planes;
+  s.wext = bs.out_planes;
+  s.le1 = bs.line_extent[0];
+  s.le2 = bs.line_extent[1];
+  s.L = bs.n_lines;
   read_steps(s);
   s.line = topo.line(s.sp.axis);
-  s.line_size = mpi::comm_size(s.line);
-  s.line_rank = mpi::comm_rank(s.line);
+  s.line_size = bs.line_size;
+  s.line_rank = bs.line_rank;  // the line communicator's rank is the grid coordinate
   return s;
 }
 
@@ -104,21 +103,9 @@ std::uint64_t plane_nnz(const StageView<T>& s, const PlaneRef<T>& p, bool& finit
 }
 
 template <class T>
-BusiestLines::BusiestLines(const StageView<T>& s) {
-  const Plan& plan = s.plan;
-  const int d1 = s.d1, d2 = s.d2;
-  const Brick& cells = s.topo.cells();
-  folded_ = plan.fold[d1] > 1 || plan.fold[d2] > 1;
-  if (!folded_ || s.L == 0) return;
-  phys_line_.resize(static_cast<size_t>(s.L));
-  const index_t q1 = plan.phys_of(d1 + 1, cells.lo[d1]), q2 = plan.phys_of(d2 + 1, cells.lo[d2]);
-  const index_t n2 = plan.phys_of(d2 + 1, cells.lo[d2] + s.le2 - 1) - q2 + 1;
-  for (index_t l1 = 0; l1 < s.le1; ++l1)
-    for (index_t l2 = 0; l2 < s.le2; ++l2)
-      phys_line_[l1 * s.le2 + l2] = (plan.phys_of(d1 + 1, cells.lo[d1] + l1) - q1) * n2 +
-                                    (plan.phys_of(d2 + 1, cells.lo[d2] + l2) - q2);
-  block_count_.resize(static_cast<size_t>(phys_line_.back() + 1));
-}
+BusiestLines::BusiestLines(const StageView<T>& s)
+    : folded_(s.bs.lines_folded),
+      block_count_(folded_ ? static_cast<size_t>(s.bs.n_phys_lines) : 0) {}
 
 template <class T>
 std::uint64_t BusiestLines::operator()(const StageView<T>& s, const PlaneRef<T>& p,
@@ -127,7 +114,7 @@ std::uint64_t BusiestLines::operator()(const StageView<T>& s, const PlaneRef<T>&
   std::fill(block_count_.begin(), block_count_.end(), 0);
   for (index_t l1 = 0; l1 < s.le1; ++l1)
     for (index_t l2 = 0; l2 < s.le2; ++l2)
-      if (!s.esop || !is_zero(p.at(l1, l2))) ++block_count_[phys_line_[l1 * s.le2 + l2]];
+      if (!s.esop || !is_zero(p.at(l1, l2))) ++block_count_[s.bs.line_cell(l1 * s.le2 + l2)];
   return *std::max_element(block_count_.begin(), block_count_.end());
 }
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "engine/stage_executors.hpp"
+#include "geometry/brick_stage.hpp"
 #include "kernels/plane.hpp"
 
 namespace triada::detail::fused {
@@ -29,6 +30,7 @@ struct StageView {
   const StagePlan& sp;
   const EngineOptions& opt;
   int stage_index = 0;
+  BrickStage bs;              // the stage's schedule on this brick (plain data)
   int a = 0, d1 = 0, d2 = 0;  // the stage's axis and the lines' axes, 0-based
   bool esop = true;
   bool kernel_path = false;  // binary64 kernels on real data
@@ -42,7 +44,7 @@ struct StageView {
   std::vector<T> cb;                // S x wext coefficients of the brick's W planes
   MpiTraffic* y_traffic = nullptr;  // the stage's Y-bus MPI traffic
   index_t S() const { return static_cast<index_t>(steps.size()); }
-  int owner(index_t t) const { return plan.owner_along(sp.axis, t); }
+  int owner(index_t t) const { return bs.plane_owner[static_cast<std::size_t>(t)]; }
   // This brick holds plane t itself.
   bool own(index_t t) const { return line_size == 1 || owner(t) == line_rank; }
   PlaneRef<T> local_plane(const T* vbase, index_t t) const {
@@ -71,8 +73,7 @@ class BusiestLines {
 
  private:
   bool folded_ = false;
-  std::vector<index_t> phys_line_;
-  std::vector<std::uint64_t> block_count_;
+  std::vector<std::uint64_t> block_count_;  // per physical cell of the brick's lines
 };
 
 // The counters of one step, derived from what travelled on the buses: nnz_p non-zero

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cstring>
+#include <span>
 #include <stdexcept>
 
 #include "kernels/packing.hpp"
+#include "mesh/mpi.hpp"
 #include "mesh/shared_window.hpp"
 
 namespace triada::detail::fused {
@@ -16,13 +18,6 @@ struct PlaneEntry {  // one non-zero of a pivot plane sent under ESOP
   std::int64_t line;
   T v;
 };
-
-// Planes along the axis held by member r of the line.
-index_t member_planes(const Plan& plan, const StagePlan& sp, int r) {
-  const Range rg = plan.cell_range(sp.axis, r);
-  const index_t n_axis = sp.n();
-  return std::max<index_t>(0, std::min(rg.hi, n_axis) - std::min(rg.lo, n_axis));
-}
 
 }  // namespace
 
@@ -94,15 +89,12 @@ void PlaneSource<T>::count_local() {
 template <class T>
 void PlaneSource<T>::exchange_nnz() {
   const int n = s_.line_size;
-  std::vector<int> counts(static_cast<size_t>(n)), displs(static_cast<size_t>(n));
-  int off = 0;
-  for (int r = 0; r < n; ++r) {
-    counts[r] = static_cast<int>(member_planes(s_.plan, s_.sp, r));
-    displs[r] = off;
-    off += counts[r];
-  }
-  mpi::allgatherv(nnz_local_.data(), static_cast<int>(s_.vext), nnz_all_.data(), counts, displs,
-                  s_.line);
+  std::vector<int> counts(static_cast<size_t>(n));
+  for (int r = 0; r < n; ++r)
+    counts[r] = static_cast<int>(s_.bs.member_in_planes[static_cast<size_t>(r)]);
+  mpi::allgatherv<std::int64_t>(
+      s_.line, std::span<const std::int64_t>(nnz_local_.data(), static_cast<size_t>(s_.vext)),
+      std::span<std::int64_t>(nnz_all_), counts);
   y_traffic_.add(static_cast<std::uint64_t>(n - 1),
                  static_cast<std::uint64_t>(n - 1) * sizeof(std::int64_t) * s_.vext);
 }
@@ -133,7 +125,7 @@ template <class T>
 class LocalPlanes final : public PlaneSource<T> {
  public:
   LocalPlanes(StageView<T>& s, std::vector<T>& v) : PlaneSource<T>(s, v) {
-    this->B_ = std::max<index_t>(s.S(), 1);
+    this->B_ = s.bs.batch_planes(s.S(), true);
     if (!counts_in_kernels()) this->count_local();
   }
   bool counts_in_kernels() const override { return this->s_.kernel_path; }
@@ -168,16 +160,12 @@ class BroadcastBatches final : public PlaneSource<T> {
   Slot slots_[2];
 };
 
-// Received planes per batch: fewer batches mean fewer passes over W; half a brick per
-// batch buffer keeps a rank within 3x its brick (V, W and two buffers) plus 2 MiB each.
+// Received planes per batch (BrickStage::batch_planes): fewer batches mean fewer passes
+// over W; half a brick per batch buffer keeps a rank within 3x its brick (V, W and two
+// buffers) plus 2 MiB each.
 template <class T>
 BroadcastBatches<T>::BroadcastBatches(StageView<T>& s, std::vector<T>& v) : PlaneSource<T>(s, v) {
-  const index_t budget =
-      s.opt.plane_batch_bytes > 0
-          ? static_cast<index_t>(s.opt.plane_batch_bytes)
-          : std::max<index_t>(index_t{2} << 20, s.vb.count() * static_cast<index_t>(sizeof(T)) / 4);
-  const index_t S1 = std::max<index_t>(s.S(), 1);
-  this->B_ = std::clamp<index_t>(budget / std::max<index_t>(1, s.L * sizeof(T)), 1, S1);
+  this->B_ = s.bs.batch_planes(s.S(), false);
   this->count_local();
   if (s.esop && s.L > 0) this->exchange_nnz();
 }
@@ -202,7 +190,6 @@ template <class T>
 void BroadcastBatches<T>::post(index_t b0) {
   const StageView<T>& s = this->s_;
   Slot& sl = slot(b0);
-  sl.reqs.clear();
   if (s.L == 0) return;
   const index_t nb = std::min(this->B_, s.S() - b0);
   sl.dense.assign(static_cast<size_t>(nb * s.L), T{});
@@ -225,7 +212,9 @@ void BroadcastBatches<T>::post(index_t b0) {
       bytes = static_cast<int>(s.L * sizeof(T));
       if (mine) fill(t, true, buf);
     }
-    sl.reqs.ibcast(buf, bytes, root, s.line);
+    sl.reqs.add(mpi::ibcast_bytes(
+        s.line, std::span<std::byte>(static_cast<std::byte*>(buf), static_cast<size_t>(bytes)),
+        root));
     if (mine)
       this->y_traffic_.add(
           static_cast<std::uint64_t>(s.line_size - 1),
@@ -299,8 +288,9 @@ void WindowPlanes<T>::open(const StageView<T>& s, const std::vector<T>& v) {
   for (int r = 0; r < s.line_size; ++r) {
     const T* base = reinterpret_cast<const T*>(topo.line_window(s.sp.axis, r, bytes));
     ext3 er = s.ev;
-    er[a_] = member_planes(s.plan, s.sp, r);
-    members_.push_back({base, s.plan.cell_range(s.sp.axis, r).lo, {er[1] * er[2], er[2], 1}});
+    er[a_] = s.bs.member_in_planes[static_cast<size_t>(r)];
+    members_.push_back(
+        {base, s.bs.member_planes[static_cast<size_t>(r)].lo, {er[1] * er[2], er[2], 1}});
   }
 }
 
@@ -311,7 +301,7 @@ template <class T>
 class SharedInPlace final : public PlaneSource<T> {
  public:
   SharedInPlace(StageView<T>& s, std::vector<T>& v) : PlaneSource<T>(s, v) {
-    this->B_ = std::max<index_t>(s.S(), 1);
+    this->B_ = s.bs.batch_planes(s.S(), true);
     this->count_local();
     if (s.esop) this->exchange_nnz();
     window_.open(s, v);
@@ -395,7 +385,7 @@ template <class T>
 class SharedPacking final : public PlaneSource<T> {
  public:
   SharedPacking(StageView<T>& s, std::vector<T>& v) : PlaneSource<T>(s, v) {
-    this->B_ = std::max<index_t>(s.S(), 1);
+    this->B_ = s.bs.batch_planes(s.S(), true);
   }
   bool counts_in_kernels() const override { return true; }
   void take(index_t b0, index_t nb, std::vector<PlaneRef<T>>& planes,
@@ -436,7 +426,7 @@ bool SharedPacking<T>::after_kernels(index_t b0, index_t nb,
   nnz.assign(counts.begin(), counts.end());
   // The line agrees on an Inf or NaN anywhere (ESOP); every plane's non-zeros come from
   // its owner's count while packing.
-  const bool any_bad = mpi::allreduce_max(s.esop && bad != 0 ? 1 : 0, s.line) != 0;
+  const bool any_bad = mpi::max_of(s.line, s.esop && bad != 0 ? 1 : 0) != 0;
   if (s.esop) {
     for (index_t i = 0; i < nb; ++i)
       if (s.owner(s.steps[b0 + i].t) == s.line_rank)
@@ -470,11 +460,10 @@ std::unique_ptr<PlaneSource<T>> make_plane_source(StageView<T>& s, std::vector<T
   if (s.kernel_path && s.sp.axis != 3) {
     // Every member must run the kernels (their fences pair up): each needs W planes. With
     // folded lines the counters read every plane (busiest cell), so planes stay readable.
-    const bool lines_folded = s.plan.fold[s.d1] > 1 || s.plan.fold[s.d2] > 1;
     const index_t right_N = s.sp.axis == 2 ? s.le2 : s.L;
-    const int ok = s.wext > 0 && s.S() > 0 && !lines_folded &&
+    const int ok = s.wext > 0 && s.S() > 0 && !s.bs.lines_folded &&
                    2 * kernels::shared_pack_half(s.S(), right_N) <= Topology::kLineScratchBytes;
-    if (mpi::allreduce_min(ok, s.line) != 0) return std::make_unique<SharedPacking<T>>(s, v);
+    if (mpi::min_of(s.line, ok) != 0) return std::make_unique<SharedPacking<T>>(s, v);
   }
   return std::make_unique<SharedInPlace<T>>(s, v);
 }
