@@ -117,24 +117,33 @@ u64 actuator_bytes(const Plan& plan, const StagePlan& sp, const MemoryModelOptio
 }
 
 // Shared windows (Topology): on each axis whose lines hold >= 2 bricks, every member
-// has a segment for its V brick of the stage along that axis plus packing scratch,
-// touched at setup; it maps every member's segment of its line.
-void add_windows(const Plan& plan, int rank, const MemoryModelOptions& opt, const Sizes& s,
-                 MemoryPrediction& m) {
+// has a segment for its V brick of the stage along that axis plus packing scratch. The
+// scratch is touched at setup; the V segments only where a stage along the axis reads
+// planes in place whatever its data (complex elements, axis 3, folded lines), else the
+// binary64 kernels pack through the scratch and never map them. Returns what a run maps
+// on top (V segments read in place by another cell mode).
+u64 add_windows(const Plan& plan, int rank, const MemoryModelOptions& opt, const Sizes& s,
+                MemoryPrediction& m) {
   const auto me = plan.brick_coords(rank);
+  u64 in_run = 0;
   for (const StagePlan& sp : plan.stages) {
     const int a = sp.axis - 1;
     if (plan.ranks.grid[a] < 2) continue;
+    bool touch_v = opt.element_bytes > sizeof(double) || sp.axis == 3;
+    for (int d = 0; d < 3; ++d)
+      if (d != a && plan.fold[d] > 1) touch_v = true;
     for (int c = 0; c < plan.ranks.grid[a]; ++c) {
       auto coords = me;
       coords[a] = c;
       const Brick cells = plan.brick_cells(plan.brick_rank(coords));
-      const u64 seg = s.add((s.mul(count_in(cells, sp.in_shape), opt.element_bytes) + 63) / 64 * 64,
-                            kWindowScratchBytes);
-      m.window_mapped = s.add(m.window_mapped, seg);
+      const u64 v_seg = (s.mul(count_in(cells, sp.in_shape), opt.element_bytes) + 63) / 64 * 64;
+      const u64 seg = s.add(v_seg, kWindowScratchBytes);
+      m.window_mapped = s.add(m.window_mapped, touch_v ? seg : kWindowScratchBytes);
+      if (!touch_v && !opt.binary64_kernels) in_run = s.add(in_run, v_seg);
       if (c == me[a]) m.window_own = s.add(m.window_own, seg);
     }
   }
+  return in_run;
 }
 
 }  // namespace
@@ -157,7 +166,7 @@ MemoryPrediction predict_memory(const Plan& plan, int rank, const MemoryModelOpt
       scratch = std::max(scratch, opt.reference ? reference_scratch(sp, cells, opt, s)
                                                 : fused_scratch(plan, sp, cells, opt, s));
     run = s.add(run, scratch);
-    add_windows(plan, rank, opt, s, m);
+    run = s.add(run, add_windows(plan, rank, opt, s, m));
   }
   u64 stream = 0;
   for (const StagePlan& sp : plan.stages)

@@ -19,6 +19,9 @@ struct MemoryModelOptions {
   // Every line lives on one node: lines of >= 2 bricks get a shared window. Otherwise
   // both a window and two batch buffers are counted (an upper bound).
   bool one_node = true;
+  // The cells compute binary64 (CellMode::fp64): real stages along axes 1 and 2 pack
+  // their planes through the windows' scratch; other modes read them in place.
+  bool binary64_kernels = true;
 };
 
 struct MemoryPrediction {
@@ -27,7 +30,8 @@ struct MemoryPrediction {
   std::uint64_t run = 0;
   std::uint64_t registers = 0;      // the brick registers alone (part of run)
   std::uint64_t window_own = 0;     // this rank's segments of the shared windows
-  std::uint64_t window_mapped = 0;  // every segment it maps (its own and its partners')
+  std::uint64_t window_mapped = 0;  // what it maps of every segment (its own and its
+                                    // partners') at setup
   std::uint64_t node_share() const { return run + window_own; }  // what it adds to its node
 };
 

@@ -44,6 +44,14 @@ Topology::Topology(const Plan& plan, MPI_Comm world, std::size_t element_bytes) 
     const int n = lines_[a - 1].size();
     if (!line_shared_[a - 1] || n < 2) continue;
     std::size_t bytes = 0;
+    // V segments are read in place (so mapped now) only where a stage along the axis
+    // needs them whatever its data: complex or axis-3 stages, folded lines. Otherwise the
+    // binary64 kernels pack through the scratch and the segments stay unmapped (a brick
+    // of resident memory less, per member of the line); a rare stage that still reads
+    // them in place (an Inf or NaN pivot, another cell mode) maps them as it goes.
+    bool touch_v = element_bytes > sizeof(double) || a == 3;
+    for (int d = 0; d < 3; ++d)
+      if (d != a - 1 && plan.fold[d] > 1) touch_v = true;
     for (const StagePlan& sp : plan.stages)
       if (sp.axis == a)
         bytes =
@@ -56,7 +64,8 @@ Topology::Topology(const Plan& plan, MPI_Comm world, std::size_t element_bytes) 
     const std::size_t total = (bytes + 63) / 64 * 64 + kLineScratchBytes;
     CHECK_MPI(MPI_Win_allocate_shared(static_cast<MPI_Aint>(total), 1, MPI_INFO_NULL,
                                       lines_[a - 1].get(), &mine, &lw.win));
-    std::memset(mine, 0, total);
+    const std::size_t v_seg = total - kLineScratchBytes;
+    std::memset(mine + (touch_v ? 0 : v_seg), 0, touch_v ? total : kLineScratchBytes);
     CHECK_MPI(MPI_Win_fence(0, lw.win));
     for (int r = 0; r < n; ++r) {
       MPI_Aint size = 0;
@@ -65,7 +74,8 @@ Topology::Topology(const Plan& plan, MPI_Comm world, std::size_t element_bytes) 
       CHECK_MPI(MPI_Win_shared_query(lw.win, r, &size, &disp, &base));
       // Map the other members' pages now rather than on the first read in a stage.
       volatile std::byte sink{};
-      for (MPI_Aint off = 0; off < size; off += 4096) sink = base[off];
+      const MPI_Aint first = touch_v ? 0 : size - static_cast<MPI_Aint>(kLineScratchBytes);
+      for (MPI_Aint off = first; off < size; off += 4096) sink = base[off];
       (void)sink;
       lw.bases.push_back(base);
       lw.sizes.push_back(static_cast<std::size_t>(size) - kLineScratchBytes);

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Peak resident memory per brick rank stays within 3x the brick's tensor bytes plus a
-# fixed few MB (issue 3, item 4), as the report measures it: peak RSS minus the RSS
-# before the input was read. And it agrees with the memory model's prediction in the
+# Peak resident memory per brick rank stays within 2.25x the brick's tensor bytes plus a
+# fixed few MB, as the report measures it: peak RSS minus the RSS before the input was
+# read (two registers are the floor). On a real 256^3 run split over two ranks the whole
+# peak, shared windows and start-up included, stays within 2.5x the brick plus 48 MiB
+# (the windows map only their packing scratch there: issue 10, item 9). And it agrees with the memory model's prediction in the
 # report (README "Errors"): the measured growth is at most predicted_peak_bytes and, on a
 # shape whose registers dominate (256^3), at least half of it (the model adds a fixed
 # 24 MiB and upper bounds for the scratch, measured 5 to 15 MiB); the shared windows,
@@ -22,14 +24,14 @@ for np in 1 2; do
     "$MPIEXEC" --oversubscribe -np "$np" "$BIN/triada-transform" -i "$dir/x.h5" \
       -o "$dir/y_${np}_$ex.h5" -t dct,dht,dct --executor "$ex" --ranks.actuators colocated \
       --report "$dir/r_${np}_$ex.json" -q
-    check "peak RSS within 3x brick + 16 MiB, np=$np $ex" "$PY" - "$dir/r_${np}_$ex.json" "$ex" <<'PY'
+    check "peak RSS within 2.25x brick + 16 MiB, np=$np $ex" "$PY" - "$dir/r_${np}_$ex.json" "$ex" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 m = r["memory"]
 ok = True
 for peak, base, brick in zip(m["peak_rss_bytes"], m["baseline_rss_bytes"], m["brick_tensor_bytes"]):
     growth = peak - base
-    limit = 3 * brick + 16 * 2**20
+    limit = 2.25 * brick + 16 * 2**20
     print(f"  {sys.argv[2]}: grew {growth / 2**20:.1f} MiB for a {brick / 2**20:.1f} MiB brick (limit {limit / 2**20:.1f} MiB)")
     if growth > limit:
         ok = False
@@ -58,5 +60,16 @@ for r, (peak, base, pred, win) in enumerate(zip(m["peak_rss_bytes"], m["baseline
     ok = ok and 0.5 * pred <= growth <= pred and win <= base <= win + 48 * 2**20
 sys.exit(0 if ok else 1)
 PY
+  if [[ $t == dct,dht,dct && $np == 2 ]]; then
+    check "whole peak within 2.5x brick + 48 MiB, $in $t np=$np" "$PY" - "$dir/p_$np.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))["memory"]
+ok = True
+for r, (peak, brick) in enumerate(zip(m["peak_rss_bytes"], m["brick_tensor_bytes"])):
+    print(f"  rank {r}: peak {peak / 2**20:.1f} MiB = {peak / brick:.2f}x its {brick / 2**20:.1f} MiB brick")
+    ok = ok and peak <= 2.5 * brick + 48 * 2**20
+sys.exit(0 if ok else 1)
+PY
+  fi
 done
 summary

@@ -1,0 +1,19 @@
+#pragma once
+// The exact path of a fused stage: the cell rule element by element, for what the binary64
+// kernels do not compute (other cell modes, complex data) and for a batch whose pivots
+// hold an Inf or NaN under ESOP (the kernels' skipping of zeros is exact only for finite
+// values). It skips exactly what the cell rule skips.
+#include <vector>
+
+#include "engine/fused/stage_view.hpp"
+
+namespace triada::detail::fused {
+
+// W += the batch of planes (steps b0 .. b0 + planes.size() of the stream) in streaming
+// order, with the stage's cell mode. redo: W was written by the kernels from +0 without
+// being zeroed first, so it is zeroed here.
+template <class T>
+void exact_batch(const StageView<T>& s, const std::vector<PlaneRef<T>>& planes, index_t b0,
+                 std::vector<T>& w, bool redo);
+
+}  // namespace triada::detail::fused

@@ -1,0 +1,89 @@
+#pragma once
+// The stages along axes 1 and 2 (data on the right) as a batch of the kernels:
+//  axis 1: rows = k, columns = lines: W (k x lines) = coefficients (k x steps) times
+//          pivot planes (steps x lines);
+//  axis 2: the same per slab i1, columns = i3.
+// Pivot planes are packed in column panels chunk by chunk (each plane row read once,
+// sequentially) into a PanelStore: a private buffer, or a line's shared scratch where
+// each member packs only its own planes and reads the others' packed rows.
+#include <cstdint>
+#include <vector>
+
+#include "kernels/micro_kernel.hpp"
+#include "kernels/plane.hpp"
+
+namespace triada::kernels {
+
+class PanelStore {
+ public:
+  virtual ~PanelStore() = default;
+  // Where this member packs its rows of chunk `chunk_no` (nbk panels of nb rows of kNR,
+  // then nbk * nb flags; double buffered where others read them).
+  virtual void begin_chunk(index_t chunk_no, index_t nbk, double*& panels, char*& flags) = 0;
+  // This member's rows of the chunk are packed; on return everybody's are.
+  virtual void publish() = 0;
+  // Packed row s of panel j of the current chunk, and whether it is non-zero.
+  virtual const double* row(index_t j, index_t s) const = 0;
+  virtual bool flag(index_t j, index_t s) const = 0;
+  // The batch's last chunk is read by everybody (the scratch may be packed again).
+  virtual void end_batch() {}
+};
+
+// Everything packed by this rank into private buffers.
+class PrivatePanels final : public PanelStore {
+ public:
+  PrivatePanels(index_t nb, bool esop) : nb_(nb), esop_(esop) {}
+  void begin_chunk(index_t, index_t nbk, double*& panels, char*& flags) override;
+  void publish() override {}
+  const double* row(index_t j, index_t s) const override {
+    return pack_.data() + (j * nb_ + s) * kNR;
+  }
+  bool flag(index_t j, index_t s) const override { return flag_[j * nb_ + s] != 0; }
+
+ private:
+  index_t nb_;
+  bool esop_;
+  std::vector<double> pack_;
+  std::vector<char> flag_;
+};
+
+// Lines the previous stage (along axis 3) left at +0 (ESOP): their panel rows are never
+// read. zero[i1 * ev2 + i2] over the brick's lines (axes 1, 2); plane[s]: the brick-local
+// index of step s's plane if this brick holds it, else -1.
+struct KnownZero {
+  const std::uint8_t* zero = nullptr;  // nullptr: nothing known
+  index_t ev2 = 0;
+  index_t ev1 = 0;
+  std::vector<index_t> plane;
+};
+
+struct RightBatchArgs {
+  int axis = 1;                 // 1 or 2
+  index_t nb = 0;               // steps of the batch
+  index_t N = 0;                // columns: lines (axis 1) or i3 (axis 2)
+  index_t slabs = 1;            // axis 2: i1 slabs
+  index_t wext = 0;             // rows: the brick's W planes
+  const double* cbb = nullptr;  // nb x wext coefficients, streaming order
+  double* w = nullptr;          // row k of slab at w + k * w_row + slab * w_slab
+  index_t w_row = 0, w_slab = 0;
+  const std::vector<PlaneRef<double>>* planes = nullptr;  // this member's planes
+  const std::vector<char>* mine = nullptr;                // planes this member packs
+  bool esop = true, fresh = false;
+};
+
+// Scratch reused from batch to batch.
+struct RightScratch {
+  std::vector<double> apack;
+  std::vector<index_t> row0, i2_lo, i2_hi;
+  std::vector<const double*> brow, bptr;
+  std::vector<char> known_zero;
+  std::vector<std::int32_t> panel_list;
+  std::vector<index_t> panel_nl;
+};
+
+// counts[s] (ESOP; sized nb, zeroed): non-zeros of this member's packed rows of step s;
+// bad: an Inf or NaN among them.
+void right_batch(const RightBatchArgs& a, const KnownZero& known, PanelStore& store,
+                 RightScratch& x, std::vector<std::uint64_t>& counts, std::uint64_t& bad);
+
+}  // namespace triada::kernels
