@@ -286,6 +286,7 @@ MemoryModelOptions memory_options(const TransformConfig& cfg, bool complex_run, 
   for (TransformKind k : cfg.kinds)
     if (k == TransformKind::gemt && cfg.inverse) m.coeff_copies = 3;  // Gauss-Jordan: c, a, inv
   m.one_node = one_node;
+  m.binary64_kernels = cfg.mesh.cell_mode == CellMode::fp64;  // other modes read planes in place
   return m;
 }
 
