@@ -31,6 +31,7 @@ check "install into a fresh prefix" logged "$dir/install.log" "$CMAKE" --install
 for f in include/triada/triada.hpp include/triada/core/types.hpp include/triada/core/version_config.hpp; do
   check "installed $f" test -f "$prefix/$f"
 done
+check "installed bin/triada-transform" test -x "$prefix/bin/triada-transform"
 config=$(find "$prefix" -name triadaConfig.cmake | head -n 1)
 check "installed triadaConfig.cmake" test -n "$config"
 check "installed triadaConfigVersion.cmake" test -f "$(dirname "$config")/triadaConfigVersion.cmake"
