@@ -2,5 +2,5 @@
 // empty and the tests link Catch2::Catch2WithMain (tests/CMakeLists.txt).
 #if TRIADA_CATCH2_MAJOR < 3
 #define CATCH_CONFIG_MAIN
-#endif
 #include "support/catch.hpp"
+#endif
