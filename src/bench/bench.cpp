@@ -28,7 +28,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "cell/engine.hpp"
+#include "engine/engine.hpp"
 #include "config/options.hpp"
 #include "core/checked.hpp"
 #include "core/error.hpp"
@@ -604,10 +604,8 @@ double max_rel_diff(const std::vector<double>& a, const std::vector<double>& b) 
 // ---------------------------------------------------------------------------------------
 // --accuracy: every cell mode against fp64 on a DFT, a DCT and a GEMM
 
-constexpr int kCellModes = 8;  // CellMode::fp64 .. CellMode::x3tf32, in enum order
-
 CellMode cell_mode_at(int i) {
-  return static_cast<CellMode>(i);
+  return kCellModeTable[static_cast<size_t>(i)].mode;
 }
 
 // A mode that exists only for complex data (a real run would use its real part).
@@ -746,7 +744,7 @@ void run_accuracy_workload(MPI_Comm world, const BenchConfig& cfg, const ext3& s
     cell.macs = res.counters.total(Counter::macs);
     const EnergyBreakdown e =
         energy_of(res.counters.stages, energies[static_cast<size_t>(mi)], cells);
-    cell.energy_mac_pj = e.mac;
+    cell.energy_mac_pj = e[Counter::macs];
     cell.energy_total_pj = e.total();
   }
 }
@@ -802,7 +800,7 @@ json accuracy_row(const ext3& shape, int mi, const std::vector<AccuracyWorkload>
   json row = {{"shape", {shape[0], shape[1], shape[2]}},
               {"cell_mode", to_string(mode)},
               {"substeps", substeps(mode)},
-              {"mac_pj", energy.mac_pj}};
+              {"mac_pj", energy.mac_pj()}};
   json per = json::object();
   for (const AccuracyWorkload& w : ws) {
     const AccuracyCell& c = w.cells[static_cast<size_t>(mi)];

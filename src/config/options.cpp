@@ -106,9 +106,23 @@ ext3 parse_ext3(const std::string& s, const std::string& what, std::int64_t max)
 
 namespace {
 
+// [energy] keys: each cell mode's MAC energy, then each counter's other per-event
+// energy, then the static term (kCellModeTable, kCounterTable, kStaticEnergy).
+void add_energy_options(po::options_description& d) {
+  const auto add = [&](const char* key, const char* default_pj, const char* help) {
+    d.add_options()((std::string("energy.") + key).c_str(),
+                    po::value<std::string>()->default_value(default_pj), help);
+  };
+  for (const CellModeInfo& m : kCellModeTable) add(m.energy_key, m.energy_default, m.energy_help);
+  for (const CounterInfo& c : kCounterTable)
+    if (c.energy.default_pj) add(c.energy.key, c.energy.default_pj, c.energy.help);
+  add(kStaticEnergy.key, kStaticEnergy.default_pj, kStaticEnergy.help);
+}
+
 // [mesh] ... [energy] keys, declared once; defaults equal meshcfg/default.ini.
 po::options_description mesh_options() {
   po::options_description d("Mesh configuration (INI sections of --mesh FILE; also --section.key)");
+  const std::string cell_modes = "cell arithmetic: " + cell_mode_names();
   // clang-format off
   d.add_options()
     ("mesh.cells", po::value<std::string>()->default_value("auto"),
@@ -118,32 +132,11 @@ po::options_description mesh_options() {
     ("ranks.actuators", po::value<std::string>()->default_value("auto"),
      "auto: 3 dedicated actuator ranks when there are >= 4 ranks; colocated: always inside "
      "brick ranks")
-    ("cell.mode", po::value<std::string>()->default_value("fp64"),
-     "cell arithmetic: fp64, fp32, tf32, bf16, fp16, m3xu-fp32, m3xu-fp32c, 3xtf32")
+    ("cell.mode", po::value<std::string>()->default_value("fp64"), cell_modes.c_str())
     ("esop.enabled", po::value<std::string>()->default_value("on"),
-     "on: elastic sparse outer-product (skip zero operands); off: dense")
-    ("energy.mac_pj", po::value<std::string>()->default_value("18.4"), "energy of one fp64 MAC (pJ)")
-    ("energy.mac_pj_fp32", po::value<std::string>()->default_value("4.6"), "energy of one fp32 MAC (pJ)")
-    ("energy.mac_pj_tf32", po::value<std::string>()->default_value("2.2"), "energy of one tf32 MAC (pJ)")
-    ("energy.mac_pj_bf16", po::value<std::string>()->default_value("1.9"), "energy of one bf16 MAC (pJ)")
-    ("energy.mac_pj_fp16", po::value<std::string>()->default_value("2.0"), "energy of one fp16 MAC (pJ)")
-    ("energy.mac_pj_m3xu_fp32", po::value<std::string>()->default_value("6.2"),
-     "energy of one m3xu-fp32 MAC, both sub-steps (pJ)")
-    ("energy.mac_pj_m3xu_fp32c", po::value<std::string>()->default_value("12.4"),
-     "energy of one m3xu-fp32c complex MAC, four sub-steps (pJ)")
-    ("energy.mac_pj_3xtf32", po::value<std::string>()->default_value("6.6"),
-     "energy of one 3xtf32 MAC, three tf32 products (pJ)")
-    ("energy.x_bus_send_pj", po::value<std::string>()->default_value("6.4"),
-     "energy of one coefficient element multicast on an X-bus (pJ)")
-    ("energy.y_bus_send_pj", po::value<std::string>()->default_value("6.4"),
-     "energy of one pivot driving its Y line (pJ)")
-    ("energy.y_bus_receive_pj", po::value<std::string>()->default_value("0.5"),
-     "energy of one cell latching a value off its Y line (pJ)")
-    ("energy.wait_pj", po::value<std::string>()->default_value("0.1"),
-     "energy of one cell waiting on an empty Y line (pJ)")
-    ("energy.static_pj_per_cell_step", po::value<std::string>()->default_value("0.05"),
-     "static (leakage) energy of one cell for one time step (pJ)");
+     "on: elastic sparse outer-product (skip zero operands); off: dense");
   // clang-format on
+  add_energy_options(d);
   return d;
 }
 
@@ -182,15 +175,7 @@ double energy_value(const po::variables_map& vm, const KeySources& src, const st
 
 // The MAC energy of a cell mode: [energy] mac_pj (fp64) or mac_pj_<mode>.
 double mac_energy(const po::variables_map& vm, const KeySources& src, CellMode mode) {
-  static const char* const keys[] = {"energy.mac_pj",
-                                     "energy.mac_pj_fp32",
-                                     "energy.mac_pj_tf32",
-                                     "energy.mac_pj_bf16",
-                                     "energy.mac_pj_fp16",
-                                     "energy.mac_pj_m3xu_fp32",
-                                     "energy.mac_pj_m3xu_fp32c",
-                                     "energy.mac_pj_3xtf32"};
-  return energy_value(vm, src, keys[static_cast<int>(mode)]);
+  return energy_value(vm, src, std::string("energy.") + cell_mode_info(mode).energy_key);
 }
 
 std::optional<std::array<int, 3>> parse_grid(const std::string& v, const std::string& source) {
@@ -213,13 +198,15 @@ MeshConfig mesh_from(const po::variables_map& vm, const KeySources& src) {
   m.actuators = parse_actuators(text(vm, "ranks.actuators"), src("ranks.actuators"));
   m.cell_mode = named(src("cell.mode"), [&] { return parse_cell_mode(text(vm, "cell.mode")); });
   m.mode = on_off(text(vm, "esop.enabled"), src("esop.enabled")) ? Mode::esop : Mode::dense;
-  for (int i = 0; i < 8; ++i) mac_energy(vm, src, static_cast<CellMode>(i));  // validate all
-  m.energy.mac_pj = mac_energy(vm, src, m.cell_mode);
-  m.energy.x_bus_send_pj = energy_value(vm, src, "energy.x_bus_send_pj");
-  m.energy.y_bus_send_pj = energy_value(vm, src, "energy.y_bus_send_pj");
-  m.energy.y_bus_receive_pj = energy_value(vm, src, "energy.y_bus_receive_pj");
-  m.energy.wait_pj = energy_value(vm, src, "energy.wait_pj");
-  m.energy.static_pj_per_cell_step = energy_value(vm, src, "energy.static_pj_per_cell_step");
+  // Every key is validated (in declaration order), whichever mode is used.
+  for (const CellModeInfo& i : kCellModeTable)
+    m.mode_mac_pj[static_cast<size_t>(i.mode)] = mac_energy(vm, src, i.mode);
+  m.energy[Counter::macs] = m.mode_mac_pj[static_cast<size_t>(m.cell_mode)];
+  for (const CounterInfo& c : kCounterTable)
+    if (c.energy.default_pj)
+      m.energy[c.counter] = energy_value(vm, src, std::string("energy.") + c.energy.key);
+  m.energy.static_pj_per_cell_step =
+      energy_value(vm, src, std::string("energy.") + kStaticEnergy.key);
   return m;
 }
 
@@ -420,7 +407,7 @@ TransformConfig transform_config(const po::variables_map& vm, const KeySources& 
   if (vm.count("mesh")) c.mesh.file = text(vm, "mesh");
   if (vm.count("cell-mode")) {  // the short spelling of --cell.mode, which it overrides
     c.mesh.cell_mode = named("--cell-mode", [&] { return parse_cell_mode(text(vm, "cell-mode")); });
-    c.mesh.energy.mac_pj = mac_energy(vm, src, c.mesh.cell_mode);
+    c.mesh.energy[Counter::macs] = mac_energy(vm, src, c.mesh.cell_mode);
   }
   c.check = vm["check"].as<bool>();
   if (vm.count("esop")) c.mesh.mode = on_off(text(vm, "esop"), "--esop") ? Mode::esop : Mode::dense;

@@ -31,6 +31,7 @@ struct MeshConfig {
   CellMode cell_mode = CellMode::fp64;                         // [cell] mode
   Mode mode = Mode::esop;                                      // [esop] enabled = on | off
   EnergyModel energy;                                          // [energy] *_pj, mac_pj of cell_mode
+  std::array<double, kCellModes> mode_mac_pj{};  // [energy] MAC energy of every cell mode
 };
 
 struct TransformConfig {

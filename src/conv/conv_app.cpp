@@ -409,10 +409,10 @@ std::optional<ConvConfig> parse_conv_options(int argc, char** argv, std::ostream
 ConvEnergy conv_energy_model(const std::string& mesh_path, CellMode mode) {
   if (!mesh_path.empty()) {
     const MeshConfig base = parse_mesh_file(mesh_path);  // errors name the user's file
-    if (base.cell_mode == mode) return {base.energy.mac_pj, base.energy.static_pj_per_cell_step};
+    if (base.cell_mode == mode) return {base.energy.mac_pj(), base.energy.static_pj_per_cell_step};
   } else if (mode == CellMode::fp64) {
     const MeshConfig base = parse_mesh_file("");
-    return {base.energy.mac_pj, base.energy.static_pj_per_cell_step};
+    return {base.energy.mac_pj(), base.energy.static_pj_per_cell_step};
   }
   // The MAC energy of another mode is the key mac_pj_<mode>, which parse_mesh_file picks for
   // the file's [cell] mode: read it through the same declared keys from a copy of the file
@@ -453,7 +453,7 @@ ConvEnergy conv_energy_model(const std::string& mesh_path, CellMode mode) {
   }
   std::error_code ec;
   fs::remove(tmp, ec);
-  return {m.energy.mac_pj, m.energy.static_pj_per_cell_step};
+  return {m.energy.mac_pj(), m.energy.static_pj_per_cell_step};
 }
 
 // ---------------------------------------------------------------------------------------

@@ -28,8 +28,9 @@ std::uint64_t RunCounters::by_bus(Counter c, Bus b, const Plan& plan) const {
   std::uint64_t s = 0;
   for (size_t i = 0; i < stages.size(); ++i) {
     const StagePlan& sp = plan.stages[i];
-    const Bus role = c == Counter::x_bus_sends ? sp.x_bus() : sp.y_bus();
-    if (role == b) s += stages[i][c];
+    const BusRole role = counter_info(c).bus;
+    if (role == BusRole::none) continue;
+    if ((role == BusRole::x ? sp.x_bus() : sp.y_bus()) == b) s += stages[i][c];
   }
   return s;
 }
@@ -90,11 +91,7 @@ EnergyBreakdown energy_of(const std::vector<StageTotals>& stages, const EnergyMo
   EnergyBreakdown b;
   std::uint64_t cycles = 0;
   for (const auto& s : stages) {
-    b.mac += e.mac_pj * double(s[Counter::macs]);
-    b.x_bus += e.x_bus_send_pj * double(s[Counter::x_bus_sends]);
-    b.y_bus_send += e.y_bus_send_pj * double(s[Counter::y_bus_sends]);
-    b.y_bus_receive += e.y_bus_receive_pj * double(s[Counter::y_bus_receives]);
-    b.wait += e.wait_pj * double(s[Counter::waits]);
+    for (int c = 0; c < kCounters; ++c) b.pj[c] += e.pj[c] * double(s.n[c]);
     cycles += s.cycles;
   }
   b.static_ = e.static_pj_per_cell_step * double(cells) * double(cycles);

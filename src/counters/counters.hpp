@@ -13,20 +13,81 @@ namespace triada {
 enum class Counter : int { x_bus_sends = 0, y_bus_sends, y_bus_receives, waits, macs, count_ };
 inline constexpr int kCounters = static_cast<int>(Counter::count_);
 
-struct CounterInfo {
-  const char* name;
-  const char* description;
-  const char* unit;
+// Which of a stage's two buses carries a counter's events (the report splits them by
+// physical bus H/L/F); none: events inside the cells, reported as a total.
+enum class BusRole { x, y, none };
+
+// A term of the energy model (pJ): its [energy] key (also the report's energy_pj.model
+// key), its key in energy_pj.*_breakdown, its built-in value as written (the value in
+// meshcfg/default.ini; nullptr: per cell mode, see below) and its help line.
+struct EnergyTerm {
+  const char* key;
+  const char* part;
+  const char* default_pj;
+  const char* help;
 };
-// Written definitions; README "Counters" repeats them.
+
+struct CounterInfo {
+  Counter counter;
+  const char* name;  // in the report, the trace CSV and README "Counters"
+  const char* unit;
+  const char* description;  // written definition; README "Counters" repeats it
+  BusRole bus;
+  EnergyTerm energy;  // energy of one event
+};
+// Every counter, declared once: the report, the trace CSV, the energy model and the
+// [energy] keys are generated from this table. A MAC's energy depends on the cell mode:
+// its keys, defaults and help are the cell modes' (kCellModeTable); mac_pj is fp64's.
 inline constexpr std::array<CounterInfo, kCounters> kCounterTable{{
-    {"x_bus_sends", "coefficient elements an actuator put on the X-bus (one per vector element)",
-     "elements"},
-    {"y_bus_sends", "pivot cells that drove their Y line", "cells"},
-    {"y_bus_receives", "non-pivot cells that took a value off their Y line and updated", "cells"},
-    {"waits", "cells that got a coefficient but no value on their Y line (ESOP)", "cells"},
-    {"macs", "multiply-adds W += y * c done by cells", "updates"},
+    {Counter::x_bus_sends,
+     "x_bus_sends",
+     "elements",
+     "coefficient elements an actuator put on the X-bus (one per vector element)",
+     BusRole::x,
+     {"x_bus_send_pj", "x_bus", "6.4",
+      "energy of one coefficient element multicast on an X-bus (pJ)"}},
+    {Counter::y_bus_sends,
+     "y_bus_sends",
+     "cells",
+     "pivot cells that drove their Y line",
+     BusRole::y,
+     {"y_bus_send_pj", "y_bus_send", "6.4", "energy of one pivot driving its Y line (pJ)"}},
+    {Counter::y_bus_receives,
+     "y_bus_receives",
+     "cells",
+     "non-pivot cells that took a value off their Y line and updated",
+     BusRole::y,
+     {"y_bus_receive_pj", "y_bus_receive", "0.5",
+      "energy of one cell latching a value off its Y line (pJ)"}},
+    {Counter::waits,
+     "waits",
+     "cells",
+     "cells that got a coefficient but no value on their Y line (ESOP)",
+     BusRole::y,
+     {"wait_pj", "wait", "0.1", "energy of one cell waiting on an empty Y line (pJ)"}},
+    {Counter::macs,
+     "macs",
+     "updates",
+     "multiply-adds W += y * c done by cells",
+     BusRole::none,
+     {"mac_pj", "mac", nullptr, nullptr}},
 }};
+// Leakage: every physical cell, every cycle; not a counter.
+inline constexpr EnergyTerm kStaticEnergy{
+    "static_pj_per_cell_step", "static", "0.05",
+    "static (leakage) energy of one cell for one time step (pJ)"};
+
+// The table is indexed by the enum: row i describes Counter(i).
+constexpr bool counter_table_in_order() {
+  for (int i = 0; i < kCounters; ++i)
+    if (static_cast<int>(kCounterTable[i].counter) != i) return false;
+  return true;
+}
+static_assert(counter_table_in_order());
+
+constexpr const CounterInfo& counter_info(Counter c) {
+  return kCounterTable[static_cast<int>(c)];
+}
 
 using CounterArray = std::array<std::uint64_t, kCounters>;
 
@@ -70,8 +131,8 @@ struct StageTraffic {
 
 // Totals of a run (after reduction over ranks).
 struct RunCounters {
-  std::vector<StepRecord> steps;      // in execution order
-  std::vector<StageTotals> stages;    // per stage, in stage order
+  std::vector<StepRecord> steps;                                        // in execution order
+  std::vector<StageTotals> stages;                                      // per stage, in stage order
   std::vector<StageTraffic> mpi_stages = std::vector<StageTraffic>(3);  // per stage
   MpiTraffic mpi_control;             // control tokens between actuators
   std::vector<double> stage_seconds;  // wall time of each stage (max over ranks); not exact
@@ -79,7 +140,8 @@ struct RunCounters {
   std::uint64_t total_steps() const;
   std::uint64_t total_cycles() const;
   std::uint64_t total(Counter c) const;
-  std::uint64_t by_bus(Counter c, Bus b, const Plan& plan) const;  // bus of the counter's role
+  // Events of c carried by bus b (the stage's X or Y bus, by c's role; no role: 0).
+  std::uint64_t by_bus(Counter c, Bus b, const Plan& plan) const;
   MpiTraffic mpi_bus(Bus b, const Plan& plan) const;  // X and Y traffic carried for bus b
   MpiTraffic mpi_total() const;
 };
@@ -92,18 +154,27 @@ struct RunCounters {
 std::vector<StageTotals> dense_counters(const Plan& plan, int substeps = 1);
 std::uint64_t macs_dense(const Plan& plan);
 
-// Energy model (pJ), per-event energies from the mesh config's [energy] section.
+// Energy model (pJ): per-event energies of each counter (kCounterTable's energy terms,
+// from the mesh config's [energy] section) and the static term.
 struct EnergyModel {
-  double mac_pj = 0;
-  double x_bus_send_pj = 0;
-  double y_bus_send_pj = 0;
-  double y_bus_receive_pj = 0;
-  double wait_pj = 0;
+  std::array<double, kCounters> pj{};  // indexed by Counter
   double static_pj_per_cell_step = 0;
+  double& operator[](Counter c) { return pj[static_cast<int>(c)]; }
+  double operator[](Counter c) const { return pj[static_cast<int>(c)]; }
+  double mac_pj() const { return (*this)[Counter::macs]; }
 };
 struct EnergyBreakdown {
-  double mac = 0, x_bus = 0, y_bus_send = 0, y_bus_receive = 0, wait = 0, static_ = 0;
-  double total() const { return mac + x_bus + y_bus_send + y_bus_receive + wait + static_; }
+  std::array<double, kCounters> pj{};  // events x energy, indexed by Counter
+  double static_ = 0;
+  double operator[](Counter c) const { return pj[static_cast<int>(c)]; }
+  // MACs first, then the other counters in table order, then static: the order the
+  // report's totals have always been summed in (floating-point sums depend on it).
+  double total() const {
+    double t = (*this)[Counter::macs];
+    for (int c = 0; c < kCounters; ++c)
+      if (c != static_cast<int>(Counter::macs)) t += pj[c];
+    return t + static_;
+  }
 };
 // cells = P1 * P2 * P3 (every physical cell leaks for every cycle; cycles = steps unfolded).
 EnergyBreakdown energy_of(const std::vector<StageTotals>& stages, const EnergyModel& e,

@@ -41,18 +41,88 @@ json stage_json(const StageTotals& t, const StagePlan& sp) {
 }
 
 json energy_json(const EnergyBreakdown& e) {
-  return json{{"mac", e.mac},
-              {"x_bus", e.x_bus},
-              {"y_bus_send", e.y_bus_send},
-              {"y_bus_receive", e.y_bus_receive},
-              {"wait", e.wait},
-              {"static", e.static_},
-              {"total", e.total()}};
+  json j;
+  for (const CounterInfo& ci : kCounterTable) j[ci.energy.part] = e[ci.counter];
+  j[kStaticEnergy.part] = e.static_;
+  j["total"] = e.total();
+  return j;
+}
+
+json energy_model_json(const EnergyModel& e) {
+  json j;
+  for (const CounterInfo& ci : kCounterTable) j[ci.energy.key] = e[ci.counter];
+  j[kStaticEnergy.key] = e.static_pj_per_cell_step;
+  return j;
+}
+
+double saved_fraction(const EnergyBreakdown& run, const EnergyBreakdown& dense) {
+  return dense.total() > 0 ? 1.0 - run.total() / dense.total() : 0.0;
+}
+
+// What the report and the summary derive from the counters beyond their totals.
+struct Derived {
+  std::vector<StageTotals> dense;  // dense mode's counters on this plan
+  std::uint64_t dense_steps = 0;
+  EnergyBreakdown run, den;  // energy of this run and of dense mode
+};
+
+Derived derive(const Plan& plan, const RunCounters& rc, const EnergyModel& energy) {
+  Derived d;
+  d.dense = dense_counters(plan, rc.substeps);
+  for (const auto& t : d.dense) d.dense_steps += t.steps;
+  const auto cells =
+      checked_product<std::uint64_t>(plan.mesh, "mesh.cells " + to_string(plan.mesh));
+  d.run = energy_of(rc.stages, energy, cells);
+  d.den = energy_of(d.dense, energy, cells);
+  return d;
+}
+
+json counters_json(const Plan& plan, const RunCounters& rc, const Derived& d) {
+  json counters;
+  for (const CounterInfo& ci : kCounterTable)
+    counters[ci.name] =
+        ci.bus == BusRole::none ? json(rc.total(ci.counter)) : by_bus(rc, plan, ci.counter);
+  counters["macs_dense"] = macs_dense(plan);
+  json stages = json::array(), dstages = json::array();
+  for (size_t i = 0; i < rc.stages.size(); ++i) {
+    stages.push_back(stage_json(rc.stages[i], plan.stages[i]));
+    dstages.push_back(stage_json(d.dense[i], plan.stages[i]));
+  }
+  counters["per_stage"] = stages;
+  counters["dense_per_stage"] = dstages;
+  json defs = json::object();
+  for (const auto& ci : kCounterTable)
+    defs[ci.name] = {{"description", ci.description}, {"unit", ci.unit}};
+  counters["definitions"] = defs;
+  return counters;
+}
+
+json mpi_json(const Plan& plan, const RunCounters& rc) {
+  const MpiTraffic tot = rc.mpi_total();
+  json mb, ms = json::array();
+  for (Bus b : {Bus::H, Bus::L, Bus::F}) {
+    const MpiTraffic t = rc.mpi_bus(b, plan);
+    mb[to_string(b)] = {{"messages", t.messages}, {"bytes", t.bytes}};
+  }
+  for (size_t i = 0; i < rc.mpi_stages.size() && i < plan.stages.size(); ++i) {
+    const auto& m = rc.mpi_stages[i];
+    ms.push_back({{"axis", plan.stages[i].axis},
+                  {"x_bus", to_string(plan.stages[i].x_bus())},
+                  {"y_bus", to_string(plan.stages[i].y_bus())},
+                  {"x", {{"messages", m.x.messages}, {"bytes", m.x.bytes}}},
+                  {"y", {{"messages", m.y.messages}, {"bytes", m.y.bytes}}}});
+  }
+  return {{"messages", tot.messages},
+          {"bytes", tot.bytes},
+          {"by_bus", mb},
+          {"per_stage", ms},
+          {"control", {{"messages", rc.mpi_control.messages}, {"bytes", rc.mpi_control.bytes}}}};
 }
 
 }  // namespace
 
 json make_report(const Plan& plan, const RunCounters& rc, const ReportContext& ctx) {
+  const Derived d = derive(plan, rc, ctx.energy);
   json r;
   r["schema"] = "triada-report/1";
   r["app"] = ctx.app;
@@ -70,70 +140,20 @@ json make_report(const Plan& plan, const RunCounters& rc, const ReportContext& c
                {"esop", ctx.esop}};
   json per_stage = json::array();
   for (const auto& s : rc.stages) per_stage.push_back(s.steps);
-  const auto dense = dense_counters(plan, rc.substeps);
-  std::uint64_t dense_steps = 0;
-  for (const auto& d : dense) dense_steps += d.steps;
   json cycles_per_stage = json::array();
   for (const auto& s : rc.stages) cycles_per_stage.push_back(s.cycles);
-  r["steps"] = {{"total", rc.total_steps()}, {"per_stage", per_stage}, {"dense", dense_steps}};
+  r["steps"] = {{"total", rc.total_steps()}, {"per_stage", per_stage}, {"dense", d.dense_steps}};
   // Physical cycles: a step lasts as long as its busiest (folded) cell; = steps unfolded.
   r["cycles"] = {{"total", rc.total_cycles()}, {"per_stage", cycles_per_stage}};
-  json counters;
-  counters["macs"] = rc.total(Counter::macs);
-  counters["macs_dense"] = macs_dense(plan);
-  for (Counter c :
-       {Counter::x_bus_sends, Counter::y_bus_sends, Counter::y_bus_receives, Counter::waits})
-    counters[kCounterTable[static_cast<int>(c)].name] = by_bus(rc, plan, c);
-  json stages = json::array(), dstages = json::array();
-  for (size_t i = 0; i < rc.stages.size(); ++i) {
-    stages.push_back(stage_json(rc.stages[i], plan.stages[i]));
-    dstages.push_back(stage_json(dense[i], plan.stages[i]));
-  }
-  counters["per_stage"] = stages;
-  counters["dense_per_stage"] = dstages;
-  json defs = json::object();
-  for (const auto& ci : kCounterTable)
-    defs[ci.name] = {{"description", ci.description}, {"unit", ci.unit}};
-  counters["definitions"] = defs;
-  r["counters"] = counters;
-
-  const auto cells =
-      checked_product<std::uint64_t>(plan.mesh, "mesh.cells " + to_string(plan.mesh));
-  const EnergyBreakdown run = energy_of(rc.stages, ctx.energy, cells);
-  const EnergyBreakdown den = energy_of(dense, ctx.energy, cells);
-  r["energy_pj"] = {{"run", run.total()},
-                    {"dense", den.total()},
-                    {"esop", ctx.esop ? json(run.total()) : json(nullptr)},
-                    {"saved_fraction", den.total() > 0 ? 1.0 - run.total() / den.total() : 0.0},
-                    {"run_breakdown", energy_json(run)},
-                    {"dense_breakdown", energy_json(den)},
-                    {"model",
-                     {{"mac_pj", ctx.energy.mac_pj},
-                      {"x_bus_send_pj", ctx.energy.x_bus_send_pj},
-                      {"y_bus_send_pj", ctx.energy.y_bus_send_pj},
-                      {"y_bus_receive_pj", ctx.energy.y_bus_receive_pj},
-                      {"wait_pj", ctx.energy.wait_pj},
-                      {"static_pj_per_cell_step", ctx.energy.static_pj_per_cell_step}}}};
-  const MpiTraffic tot = rc.mpi_total();
-  json mb, ms = json::array();
-  for (Bus b : {Bus::H, Bus::L, Bus::F}) {
-    const MpiTraffic t = rc.mpi_bus(b, plan);
-    mb[to_string(b)] = {{"messages", t.messages}, {"bytes", t.bytes}};
-  }
-  for (size_t i = 0; i < rc.mpi_stages.size() && i < plan.stages.size(); ++i) {
-    const auto& m = rc.mpi_stages[i];
-    ms.push_back({{"axis", plan.stages[i].axis},
-                  {"x_bus", to_string(plan.stages[i].x_bus())},
-                  {"y_bus", to_string(plan.stages[i].y_bus())},
-                  {"x", {{"messages", m.x.messages}, {"bytes", m.x.bytes}}},
-                  {"y", {{"messages", m.y.messages}, {"bytes", m.y.bytes}}}});
-  }
-  r["mpi"] = {
-      {"messages", tot.messages},
-      {"bytes", tot.bytes},
-      {"by_bus", mb},
-      {"per_stage", ms},
-      {"control", {{"messages", rc.mpi_control.messages}, {"bytes", rc.mpi_control.bytes}}}};
+  r["counters"] = counters_json(plan, rc, d);
+  r["energy_pj"] = {{"run", d.run.total()},
+                    {"dense", d.den.total()},
+                    {"esop", ctx.esop ? json(d.run.total()) : json(nullptr)},
+                    {"saved_fraction", saved_fraction(d.run, d.den)},
+                    {"run_breakdown", energy_json(d.run)},
+                    {"dense_breakdown", energy_json(d.den)},
+                    {"model", energy_model_json(ctx.energy)}};
+  r["mpi"] = mpi_json(plan, rc);
   r["memory"] = {{"peak_rss_bytes", ctx.peak_rss_bytes},
                  {"baseline_rss_bytes", ctx.baseline_rss_bytes},
                  {"brick_tensor_bytes", ctx.brick_tensor_bytes}};
@@ -150,9 +170,11 @@ json make_report(const Plan& plan, const RunCounters& rc, const ReportContext& c
 }
 
 namespace {
-std::string shape_str(const json& a) {
+template <class A>
+std::string shape_str(const A& a) {
   std::string s;
-  for (size_t i = 0; i < a.size(); ++i) s += (i ? "x" : "") + std::to_string(a[i].get<long long>());
+  for (size_t i = 0; i < a.size(); ++i)
+    s += (i ? "x" : "") + std::to_string(static_cast<long long>(a[i]));
   return s;
 }
 // v in the largest unit of `units` (factor, suffix; largest first) it reaches, else the last.
@@ -174,47 +196,46 @@ std::string human(double v) {
 std::string energy(double pj) {
   return scaled(pj, "%.4g %s", {{1e9, "mJ"}, {1e6, "uJ"}, {1e3, "nJ"}, {1, "pJ"}});
 }
+
+// The problem, mesh and steps lines of the summary.
+void summary_head(std::ostream& o, const Plan& plan, const RunCounters& rc,
+                  const ReportContext& ctx, const Derived& d) {
+  o << ctx.app << ": " << shape_str(plan.in_shape) << " -> " << shape_str(plan.out_shape);
+  const json& p = ctx.problem;
+  if (p.contains("transform"))
+    o << "  " << p["transform"].get<std::string>() << " " << p.value("direction", "")
+      << " norm=" << p.value("norm", "");
+  o << "  stage order " << to_string(plan.stage_order) << "\n";
+  o << "  mesh     " << shape_str(plan.mesh) << " cells";
+  if (shape_str(plan.fold) != "1x1x1") o << " (fold " << shape_str(plan.fold) << ")";
+  o << ", brick ranks " << shape_str(plan.ranks.grid) << ", actuator ranks "
+    << (plan.ranks.dedicated_actuators ? 3 : 0) << ", world " << plan.ranks.world_size << ", ESOP "
+    << (ctx.esop ? "on" : "off") << "\n";
+  o << "  steps    " << rc.total_steps() << " (dense " << d.dense_steps << "; per stage";
+  for (const auto& s : rc.stages) o << " " << s.steps;
+  o << ")";
+  if (rc.total_cycles() != rc.total_steps())
+    o << ", " << rc.total_cycles() << " cycles (folded cells and cell sub-steps)";
+  o << "\n";
+}
 }  // namespace
 
-std::string summary_text(const json& r) {
+std::string summary_text(const Plan& plan, const RunCounters& rc, const ReportContext& ctx) {
+  const Derived d = derive(plan, rc, ctx.energy);
   std::ostringstream o;
-  const auto& m = r["mesh"];
-  const auto& c = r["counters"];
-  const double macs = c["macs"].get<double>(), dense = c["macs_dense"].get<double>();
-  o << r["app"].get<std::string>() << ": " << shape_str(r["problem"]["in_shape"]) << " -> "
-    << shape_str(r["problem"]["out_shape"]);
-  if (r["problem"].contains("transform"))
-    o << "  " << r["problem"]["transform"].get<std::string>() << " "
-      << r["problem"].value("direction", "") << " norm=" << r["problem"].value("norm", "");
-  o << "  stage order " << r["problem"]["stage_order"].get<std::string>() << "\n";
-  o << "  mesh     " << shape_str(m["cells"]) << " cells";
-  if (m.contains("fold") && shape_str(m["fold"]) != "1x1x1")
-    o << " (fold " << shape_str(m["fold"]) << ")";
-  o << ", brick ranks " << shape_str(m["brick_ranks"]) << ", actuator ranks "
-    << m["actuator_ranks"].get<int>() << ", world " << m["world_size"].get<int>() << ", ESOP "
-    << (m["esop"].get<bool>() ? "on" : "off") << "\n";
-  o << "  steps    " << r["steps"]["total"].get<std::uint64_t>() << " (dense "
-    << r["steps"]["dense"].get<std::uint64_t>() << "; per stage";
-  for (const auto& s : r["steps"]["per_stage"]) o << " " << s.get<std::uint64_t>();
-  o << ")";
-  if (r.contains("cycles") && r["cycles"]["total"] != r["steps"]["total"])
-    o << ", " << r["cycles"]["total"].get<std::uint64_t>()
-      << " cycles (folded cells and cell sub-steps)";
-  o << "\n";
+  summary_head(o, plan, rc, ctx, d);
+  const std::uint64_t macs = rc.total(Counter::macs), dense = macs_dense(plan);
   char buf[256];
-  std::snprintf(buf, sizeof buf, "  MACs     %" PRIu64 " of %" PRIu64 " dense (%.1f%%)\n",
-                c["macs"].get<std::uint64_t>(), c["macs_dense"].get<std::uint64_t>(),
-                dense > 0 ? 100.0 * macs / dense : 0.0);
+  std::snprintf(buf, sizeof buf, "  MACs     %" PRIu64 " of %" PRIu64 " dense (%.1f%%)\n", macs,
+                dense, dense > 0 ? 100.0 * double(macs) / double(dense) : 0.0);
   o << buf;
-  const auto& e = r["energy_pj"];
-  o << "  energy   " << energy(e["run"].get<double>()) << " this run, "
-    << energy(e["dense"].get<double>()) << " dense";
-  std::snprintf(buf, sizeof buf, " (%.1f%% saved)\n", 100.0 * e["saved_fraction"].get<double>());
+  o << "  energy   " << energy(d.run.total()) << " this run, " << energy(d.den.total()) << " dense";
+  std::snprintf(buf, sizeof buf, " (%.1f%% saved)\n", 100.0 * saved_fraction(d.run, d.den));
   o << buf;
-  if (r.contains("precision")) {
-    const auto& p = r["precision"];
+  if (!ctx.precision.empty()) {
+    const json& p = ctx.precision;
     o << "  cells    " << p["cell_mode"].get<std::string>() << ", " << p["substeps"].get<int>()
-      << " sub-step(s) per step, " << r["cycles"]["total"].get<std::uint64_t>() << " cycles";
+      << " sub-step(s) per step, " << rc.total_cycles() << " cycles";
     if (p.contains("check")) {
       std::snprintf(buf, sizeof buf, "; vs fp64: max rel error %.3g, mean %.3g",
                     p["check"]["max_rel_error"].get<double>(),
@@ -223,11 +244,10 @@ std::string summary_text(const json& r) {
     }
     o << "\n";
   }
+  const MpiTraffic mpi = rc.mpi_total();
   std::snprintf(buf, sizeof buf,
                 "  time     %.3f s wall (simulation %.3f s); MPI %" PRIu64 " messages, %s bytes\n",
-                r["wall_seconds"].get<double>(), r["simulation_seconds"].get<double>(),
-                r["mpi"]["messages"].get<std::uint64_t>(),
-                human(r["mpi"]["bytes"].get<double>()).c_str());
+                ctx.wall_seconds, ctx.sim_seconds, mpi.messages, human(double(mpi.bytes)).c_str());
   o << buf;
   return o.str();
 }

@@ -32,8 +32,9 @@ struct ReportContext {
 
 nlohmann::json make_report(const Plan& plan, const RunCounters& rc, const ReportContext& ctx);
 
-// Human-readable summary (a few lines) of a report.
-std::string summary_text(const nlohmann::json& report);
+// Human-readable summary (a few lines) of the run make_report describes: the same
+// numbers, computed from the counters and the context.
+std::string summary_text(const Plan& plan, const RunCounters& rc, const ReportContext& ctx);
 
 // v with `digits` digits after the point, for the apps' text tables.
 std::string fixed(double v, int digits);

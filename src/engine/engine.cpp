@@ -1,16 +1,17 @@
-#include "cell/engine.hpp"
-
-#include "core/error.hpp"
+#include "engine/engine.hpp"
 
 #include <algorithm>
 #include <cstring>
 #include <map>
 #include <optional>
+#include <span>
 #include <stdexcept>
 
 #include "actuator/actuator.hpp"
-#include "cell/stage_executors.hpp"
+#include "core/error.hpp"
 #include "core/memory.hpp"
+#include "engine/stage_executors.hpp"
+#include "geometry/brick_stage.hpp"
 
 namespace triada {
 
@@ -23,14 +24,7 @@ namespace detail {
 
 // Brick side: receives one message of the stage's actuator into `buf` (its storage reused).
 void receive_x(const Topology& topo, int axis, std::vector<std::byte>& buf) {
-  const int src = topo.plan().ranks.actuator_rank[axis - 1];
-  MPI_Status status;
-  CHECK_MPI(MPI_Probe(src, kTagX + axis, topo.world(), &status));
-  int bytes = 0;
-  CHECK_MPI(MPI_Get_count(&status, MPI_BYTE, &bytes));
-  buf.resize(static_cast<size_t>(bytes));
-  CHECK_MPI(MPI_Recv(buf.data(), bytes, MPI_BYTE, src, kTagX + axis, topo.world(),
-                     MPI_STATUS_IGNORE));
+  mpi::recv_bytes(topo.world(), topo.plan().ranks.actuator_rank[axis - 1], kTagX + axis, buf);
 }
 
 // The other two axes (0-based) of a stage along `axis`, in increasing order.
@@ -39,179 +33,183 @@ std::array<int, 2> other_axes(int axis) {
   return {a == 0 ? 1 : 0, a == 2 ? 1 : 2};
 }
 
+namespace {
+
 template <class T>
 struct PivotEntry {
   std::int64_t line;
   T v;
 };
 
+// The brick's cells during a stage of the reference executor: planes along the axis by
+// lines, over the union box (a cell holds V or W only where the tensor has that element).
+template <class T>
+class CellGrid {
+ public:
+  CellGrid(const BrickStage& bs, const std::vector<T>& v_in) : bs_(bs) {
+    const Brick& u = bs.union_box;
+    cells_.resize(static_cast<size_t>(u.count()));
+    for (index_t i = u.lo[0]; i < u.hi[0]; ++i)
+      for (index_t j = u.lo[1]; j < u.hi[1]; ++j)
+        for (index_t l = u.lo[2]; l < u.hi[2]; ++l) {
+          Cell<T>& c = cells_[u.local_offset(i, j, l)];
+          const ext3 g{i, j, l};
+          c.has_v = g[bs.a] < bs.n;
+          c.has_w = g[bs.a] < bs.k;
+          if (c.has_v) c.v = v_in[bs.in_box.local_offset(i, j, l)];
+        }
+  }
+  index_t planes() const { return bs_.union_box.extent(bs_.a); }
+  Cell<T>& at(index_t plane, index_t line) {
+    const Brick& u = bs_.union_box;
+    const auto [d1, d2] = bs_.line_axes;
+    ext3 g;
+    g[bs_.a] = u.lo[bs_.a] + plane;
+    g[d1] = u.lo[d1] + line / bs_.line_extent[1];
+    g[d2] = u.lo[d2] + line % bs_.line_extent[1];
+    return cells_[u.local_offset(g[0], g[1], g[2])];
+  }
+  // The stage's result, which becomes the next stage's stationary input.
+  void store_w(std::vector<T>& w) const {
+    const Brick& wb = bs_.out_box;
+    const Brick& u = bs_.union_box;
+    w.assign(static_cast<size_t>(wb.count()), T{});
+    for (index_t i = wb.lo[0]; i < wb.hi[0]; ++i)
+      for (index_t j = wb.lo[1]; j < wb.hi[1]; ++j)
+        for (index_t l = wb.lo[2]; l < wb.hi[2]; ++l)
+          w[wb.local_offset(i, j, l)] = cells_[u.local_offset(i, j, l)].w;
+  }
+
+ private:
+  const BrickStage& bs_;
+  std::vector<Cell<T>> cells_;
+};
+
+// Y-bus: the pivot plane's owner (root) broadcasts what its cells put on the lines to the
+// other bricks along the lines: the count, then dense values (positions need not travel)
+// or ESOP's (line, value) pairs. On return every member holds the root's `sent`.
+template <class T>
+void broadcast_pivots(const Topology& topo, const BrickStage& bs, bool dense, int root,
+                      std::vector<PivotEntry<T>>& sent, MpiTraffic& y_traffic) {
+  if (bs.line_size == 1) return;
+  const MPI_Comm line = topo.line(bs.axis);
+  std::int64_t count = static_cast<std::int64_t>(sent.size());
+  mpi::bcast(line, std::span<std::int64_t>(&count, 1), root);
+  sent.resize(static_cast<size_t>(count));
+  if (dense) {
+    std::vector<T> values(sent.size());
+    if (bs.line_rank == root)
+      for (size_t i = 0; i < sent.size(); ++i) values[i] = sent[i].v;
+    if (count > 0) mpi::bcast_bytes(line, std::span<T>(values), root);
+    for (size_t i = 0; i < sent.size(); ++i) sent[i] = {static_cast<std::int64_t>(i), values[i]};
+  } else if (count > 0) {
+    mpi::bcast_bytes(line, std::span<PivotEntry<T>>(sent), root);
+  }
+  if (bs.line_rank == root) {
+    const std::uint64_t payload = dense ? count * sizeof(T) : count * sizeof(PivotEntry<T>);
+    y_traffic.add(static_cast<std::uint64_t>(bs.line_size - 1),
+                  (sizeof count + payload) * static_cast<std::uint64_t>(bs.line_size - 1));
+  }
+}
+
+// Every cell applies the rule to what reached it; counts the step into `rec` (macs on
+// each physical cell give the busiest one, folding).
+template <class T>
+void update_cells(const BrickStage& bs, const EngineOptions& opt, CellGrid<T>& grid,
+                  const std::vector<std::optional<XElement<T>>>& x,
+                  const std::vector<std::optional<T>>& y, std::vector<std::uint64_t>& phys_macs,
+                  StepRecord& rec) {
+  const auto multiply_add = [&](const T& w0, const T& y0, const T& c0) {
+    return mac(opt.cell_mode, w0, y0, c0);
+  };
+  std::fill(phys_macs.begin(), phys_macs.end(), 0);
+  auto count_mac = [&](index_t p, index_t ln) {
+    ++rec[Counter::macs];
+    ++phys_macs[static_cast<size_t>(bs.plane_cell(p) * bs.n_phys_lines + bs.line_cell(ln))];
+  };
+  for (index_t p = 0; p < grid.planes(); ++p) {
+    const XElement<T>* xp = x[static_cast<size_t>(p)] ? &*x[static_cast<size_t>(p)] : nullptr;
+    for (index_t ln = 0; ln < bs.n_lines; ++ln) {
+      const T* yp = y[static_cast<size_t>(ln)] ? &*y[static_cast<size_t>(ln)] : nullptr;
+      switch (cell_update(grid.at(p, ln), xp, yp, opt.mode, multiply_add)) {
+        case Outcome::none:
+          break;
+        case Outcome::wait:
+          ++rec[Counter::waits];
+          break;
+        case Outcome::update_own:
+          count_mac(p, ln);
+          break;
+        case Outcome::update_received:
+          count_mac(p, ln);
+          ++rec[Counter::y_bus_receives];
+          break;
+      }
+    }
+  }
+  for (std::uint64_t m : phys_macs) rec.busiest = std::max(rec.busiest, m);
+}
+
+}  // namespace
+
 // One stage on one brick, cell by cell.
 template <class T>
 void reference_stage(const Topology& topo, const EngineOptions& opt, int stage_index,
                      const std::vector<T>& v_in, std::vector<T>& w,
                      std::vector<StepRecord>& records, RunCounters& rc) {
-  const Plan& plan = topo.plan();
-  const StagePlan& sp = plan.stages[stage_index];
-  const int a = sp.axis - 1;
-  const auto [d1, d2] = other_axes(sp.axis);
-  const Brick v_box = topo.cells().intersect(whole(sp.in_shape));
-  const Brick w_box = topo.cells().intersect(whole(sp.out_shape));
-  ext3 union_shape = sp.in_shape;
-  union_shape[a] = std::max(sp.n(), sp.k());
-  const Brick u_box = topo.cells().intersect(whole(union_shape));
-
-  // Load registers: a cell holds V or W only where the tensor has that element.
-  std::vector<Cell<T>> cells(static_cast<size_t>(u_box.count()));
-  for (index_t i = u_box.lo[0]; i < u_box.hi[0]; ++i)
-    for (index_t j = u_box.lo[1]; j < u_box.hi[1]; ++j)
-      for (index_t l = u_box.lo[2]; l < u_box.hi[2]; ++l) {
-        Cell<T>& c = cells[u_box.local_offset(i, j, l)];
-        const ext3 g{i, j, l};
-        c.has_v = g[a] < sp.n();
-        c.has_w = g[a] < sp.k();
-        if (c.has_v) c.v = v_in[v_box.local_offset(i, j, l)];
-      }
-
-  const index_t planes = u_box.extent(a);
-  const index_t n_lines = u_box.extent(d1) * u_box.extent(d2);
-  auto cell_at = [&](index_t plane, index_t line) -> Cell<T>& {
-    ext3 g;
-    g[a] = u_box.lo[a] + plane;
-    g[d1] = u_box.lo[d1] + line / u_box.extent(d2);
-    g[d2] = u_box.lo[d2] + line % u_box.extent(d2);
-    return cells[u_box.local_offset(g[0], g[1], g[2])];
-  };
-
-  MPI_Comm line_comm = topo.line(sp.axis);
-  int line_size = 1, line_rank = 0;
-  CHECK_MPI(MPI_Comm_size(line_comm, &line_size));
-  CHECK_MPI(MPI_Comm_rank(line_comm, &line_rank));
+  const BrickStage bs = brick_stage<T>(topo, opt, stage_index);
+  CellGrid<T> grid(bs, v_in);
+  const index_t planes = grid.planes();
   MpiTraffic& y_traffic = rc.mpi_stages[stage_index].y;
-
-  // Physical cell of each virtual cell (folding): per plane and per line, relative to the
-  // brick's first physical cell, for the busiest-cell count of each step.
-  std::vector<index_t> phys_plane(static_cast<size_t>(planes)), phys_line(static_cast<size_t>(n_lines));
-  index_t n_phys_lines = 0, n_phys_planes = 0;
-  if (planes > 0 && n_lines > 0) {
-    const index_t p0 = plan.phys_of(sp.axis, u_box.lo[a]);
-    for (index_t p = 0; p < planes; ++p) phys_plane[p] = plan.phys_of(sp.axis, u_box.lo[a] + p) - p0;
-    n_phys_planes = phys_plane[planes - 1] + 1;
-    const index_t q1 = plan.phys_of(d1 + 1, u_box.lo[d1]), q2 = plan.phys_of(d2 + 1, u_box.lo[d2]);
-    const index_t n2 = plan.phys_of(d2 + 1, u_box.hi[d2] - 1) - q2 + 1;
-    for (index_t ln = 0; ln < n_lines; ++ln) {
-      const index_t g1 = u_box.lo[d1] + ln / u_box.extent(d2), g2 = u_box.lo[d2] + ln % u_box.extent(d2);
-      phys_line[ln] = (plan.phys_of(d1 + 1, g1) - q1) * n2 + (plan.phys_of(d2 + 1, g2) - q2);
-    }
-    n_phys_lines = phys_line[n_lines - 1] + 1;
-  }
-  std::vector<std::uint64_t> phys_macs(static_cast<size_t>(n_phys_planes * n_phys_lines));
-
+  std::vector<std::uint64_t> phys_macs(static_cast<size_t>(bs.n_phys_planes * bs.n_phys_lines));
   std::vector<std::optional<XElement<T>>> x(static_cast<size_t>(planes));
-  std::vector<std::optional<T>> y(static_cast<size_t>(n_lines));
-  const bool dense = opt.mode == Mode::dense;
+  std::vector<std::optional<T>> y(static_cast<size_t>(bs.n_lines));
+  const index_t plane0 = bs.union_box.lo[bs.a];
   std::vector<std::byte> msg;
   for (;;) {
-    receive_x(topo, sp.axis, msg);
+    receive_x(topo, bs.axis, msg);
     // X-bus: coefficient elements arrive on the planes of this brick.
     std::fill(x.begin(), x.end(), std::nullopt);
     const XHeader h = read_message<T>(msg, [&](const XEntry<T>& xe) {
-      if (xe.k >= u_box.lo[a] && xe.k < u_box.hi[a])
-        x[static_cast<size_t>(xe.k - u_box.lo[a])] = XElement<T>{xe.c, xe.tag != 0};
+      if (xe.k >= plane0 && xe.k < plane0 + planes)
+        x[static_cast<size_t>(xe.k - plane0)] = XElement<T>{xe.c, xe.tag != 0};
     });
     if (h.pivot == kEndOfStage) break;
     StepRecord rec;
     rec.stage = stage_index;
     rec.pivot = h.pivot;
-    // Y-bus: the green (pivot) cells drive their lines; the pivot plane's owner broadcasts
-    // what its cells put on the lines to the other bricks along the lines.
-    const int root = plan.owner_along(sp.axis, h.pivot);
+    // Y-bus: the green (pivot) cells drive their lines.
+    const int root = bs.plane_owner[static_cast<size_t>(h.pivot)];
     std::vector<PivotEntry<T>> sent;
-    if (line_rank == root) {
-      const index_t plane = h.pivot - u_box.lo[a];
-      const XElement<T>* xp = x[static_cast<size_t>(plane)] ? &*x[static_cast<size_t>(plane)] : nullptr;
-      for (index_t ln = 0; ln < n_lines; ++ln)
-        if (auto out = pivot_output(cell_at(plane, ln), xp, opt.mode)) sent.push_back({ln, *out});
+    if (bs.line_rank == root) {
+      const index_t plane = h.pivot - plane0;
+      const auto& xo = x[static_cast<size_t>(plane)];
+      const XElement<T>* xp = xo ? &*xo : nullptr;
+      for (index_t ln = 0; ln < bs.n_lines; ++ln)
+        if (auto out = pivot_output(grid.at(plane, ln), xp, opt.mode)) sent.push_back({ln, *out});
       rec[Counter::y_bus_sends] = sent.size();
     }
-    std::int64_t count = static_cast<std::int64_t>(sent.size());
-    if (line_size > 1) {
-      CHECK_MPI(MPI_Bcast(&count, 1, MPI_INT64_T, root, line_comm));
-      sent.resize(static_cast<size_t>(count));
-      // Dense sends every value, so positions need not travel; ESOP sends (line, value).
-      std::vector<T> values;
-      if (dense) {
-        values.resize(sent.size());
-        if (line_rank == root)
-          for (size_t i = 0; i < sent.size(); ++i) values[i] = sent[i].v;
-        if (count > 0)
-          CHECK_MPI(MPI_Bcast(values.data(), static_cast<int>(count * sizeof(T)), MPI_BYTE, root,
-                              line_comm));
-        for (size_t i = 0; i < sent.size(); ++i) sent[i] = {static_cast<std::int64_t>(i), values[i]};
-      } else if (count > 0) {
-        CHECK_MPI(MPI_Bcast(sent.data(), static_cast<int>(count * sizeof(PivotEntry<T>)), MPI_BYTE,
-                            root, line_comm));
-      }
-      if (line_rank == root) {
-        const std::uint64_t payload = dense ? count * sizeof(T) : count * sizeof(PivotEntry<T>);
-        y_traffic.add(static_cast<std::uint64_t>(line_size - 1),
-                      (sizeof count + payload) * static_cast<std::uint64_t>(line_size - 1));
-      }
-    }
+    broadcast_pivots(topo, bs, opt.mode == Mode::dense, root, sent, y_traffic);
     std::fill(y.begin(), y.end(), std::nullopt);
     for (const auto& s : sent) y[static_cast<size_t>(s.line)] = s.v;
-    // Every cell applies the rule to what reached it.
-    const auto multiply_add = [&](const T& w0, const T& y0, const T& c0) {
-      return mac(opt.cell_mode, w0, y0, c0);
-    };
-    std::fill(phys_macs.begin(), phys_macs.end(), 0);
-    auto count_mac = [&](index_t p, index_t ln) {
-      ++rec[Counter::macs];
-      ++phys_macs[phys_plane[p] * n_phys_lines + phys_line[ln]];
-    };
-    for (index_t p = 0; p < planes; ++p) {
-      const XElement<T>* xp = x[static_cast<size_t>(p)] ? &*x[static_cast<size_t>(p)] : nullptr;
-      for (index_t ln = 0; ln < n_lines; ++ln) {
-        const T* yp = y[static_cast<size_t>(ln)] ? &*y[static_cast<size_t>(ln)] : nullptr;
-        switch (cell_update(cell_at(p, ln), xp, yp, opt.mode, multiply_add)) {
-          case Outcome::none:
-            break;
-          case Outcome::wait:
-            ++rec[Counter::waits];
-            break;
-          case Outcome::update_own:
-            count_mac(p, ln);
-            break;
-          case Outcome::update_received:
-            count_mac(p, ln);
-            ++rec[Counter::y_bus_receives];
-            break;
-        }
-      }
-    }
-    for (std::uint64_t m : phys_macs) rec.busiest = std::max(rec.busiest, m);
+    update_cells(bs, opt, grid, x, y, phys_macs, rec);
     records.push_back(rec);
     if (opt.on_progress)
-      opt.on_progress(stage_index, records.size(), static_cast<std::uint64_t>(sp.n()));
+      opt.on_progress(stage_index, records.size(), static_cast<std::uint64_t>(bs.n));
   }
-  // The stage's result becomes the next stage's stationary input.
-  w.assign(static_cast<size_t>(w_box.count()), T{});
-  for (index_t i = w_box.lo[0]; i < w_box.hi[0]; ++i)
-    for (index_t j = w_box.lo[1]; j < w_box.hi[1]; ++j)
-      for (index_t l = w_box.lo[2]; l < w_box.hi[2]; ++l)
-        w[w_box.local_offset(i, j, l)] = cells[u_box.local_offset(i, j, l)].w;
+  grid.store_w(w);
 }
 
 }  // namespace detail
 
 namespace {
 
-
 // Posts every message of one stage's stream (non-blocking). Runs on the rank hosting the
 // stage's actuator, whether that is a dedicated actuator rank or a brick rank.
 template <class T>
 struct StreamState {
-  std::vector<std::byte> arena;  // every message of the stage, back to back
-  std::vector<MPI_Request> requests;
+  std::vector<std::byte> arena;     // every message of the stage, back to back
+  mpi::Requests requests;           // after the arena: a pending send never outlives it
   std::vector<StepRecord> records;  // x_bus_sends of each emitted step
 };
 
@@ -224,13 +222,13 @@ void post_stream(const Topology& topo, const EngineOptions& opt, int stage_index
   const Actuator<T> act(sp, c, opt.mode, opt.shuffle_seed);
   const int nb = plan.ranks.n_bricks;
   MpiTraffic& traffic = rc.mpi_stages[stage_index].x;
-  std::vector<Range> range(static_cast<size_t>(nb));
+  const std::vector<Range> range = stage_plane_ranges(plan, stage_index);
   std::vector<std::size_t> most(static_cast<size_t>(nb));  // bytes of a message at most
   std::size_t per_step = 0;
   for (int r = 0; r < nb; ++r) {
-    range[r] = plan.cell_range(sp.axis, plan.brick_coords(r)[sp.axis - 1]);
     most[r] = sizeof(XHeader) +
-              static_cast<std::size_t>(std::max<index_t>(0, range[r].hi - range[r].lo)) * sizeof(XEntry<T>);
+              static_cast<std::size_t>(std::max<index_t>(0, range[r].hi - range[r].lo)) *
+                  sizeof(XEntry<T>);
     per_step += most[r];
   }
   // One allocation for the stage: the arena never grows past it (checked before each
@@ -238,12 +236,12 @@ void post_stream(const Topology& topo, const EngineOptions& opt, int stage_index
   st.arena.clear();
   st.arena.reserve(per_step * (act.row_order().size() + 1));
   auto room = [&](std::size_t bytes) {
-    if (st.arena.size() + bytes > st.arena.capacity()) throw std::logic_error("actuator arena too small");
+    if (st.arena.size() + bytes > st.arena.capacity())
+      throw std::logic_error("actuator arena too small");
   };
   auto send = [&](std::size_t off, int dest) {
-    st.requests.emplace_back();
-    CHECK_MPI(MPI_Isend(st.arena.data() + off, static_cast<int>(st.arena.size() - off), MPI_BYTE,
-                        dest, kTagX + sp.axis, topo.world(), &st.requests.back()));
+    st.requests.add(mpi::isend_bytes(topo.world(), st.arena.data() + off, st.arena.size() - off,
+                                     dest, kTagX + sp.axis));
     traffic.add(1, st.arena.size() - off);
   };
   const std::byte* base = st.arena.data();
@@ -270,27 +268,18 @@ void post_stream(const Topology& topo, const EngineOptions& opt, int stage_index
   if (st.arena.data() != base) throw std::logic_error("actuator arena moved under MPI_Isend");
 }
 
-void wait_all(std::vector<MPI_Request>& reqs) {
-  if (!reqs.empty())
-    CHECK_MPI(MPI_Waitall(static_cast<int>(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE));
-  reqs.clear();
-}
-
 // Control passes from the actuator of stage s to that of stage s + 1 (DESIGN.md §2).
 void receive_control(const Topology& topo, int stage_index) {
   if (stage_index == 0) return;
   const int from = topo.plan().ranks.actuator_rank[topo.plan().stages[stage_index - 1].axis - 1];
-  int token = 0;
-  CHECK_MPI(MPI_Recv(&token, 1, MPI_INT, from, kTagToken, topo.world(), MPI_STATUS_IGNORE));
+  mpi::recv<int>(topo.world(), from, kTagToken);
 }
-void pass_control(const Topology& topo, int stage_index, std::vector<MPI_Request>& reqs,
-                  RunCounters& rc) {
+void pass_control(const Topology& topo, int stage_index, mpi::Requests& reqs, RunCounters& rc) {
   const auto& stages = topo.plan().stages;
   if (stage_index + 1 >= static_cast<int>(stages.size())) return;
   const int to = topo.plan().ranks.actuator_rank[stages[stage_index + 1].axis - 1];
   static const int token = 1;
-  reqs.emplace_back();
-  CHECK_MPI(MPI_Isend(&token, 1, MPI_INT, to, kTagToken, topo.world(), &reqs.back()));
+  reqs.add(mpi::isend(topo.world(), token, to, kTagToken));
   rc.mpi_control.add(1, sizeof token);
 }
 
@@ -301,7 +290,7 @@ void reduce_records(const Topology& topo, const std::vector<std::vector<StepReco
   const int ns = static_cast<int>(plan.stages.size());
   std::vector<std::int64_t> counts(static_cast<size_t>(ns)), global(static_cast<size_t>(ns));
   for (int s = 0; s < ns; ++s) counts[s] = static_cast<std::int64_t>(per_stage[s].size());
-  CHECK_MPI(MPI_Allreduce(counts.data(), global.data(), ns, MPI_INT64_T, MPI_MAX, topo.world()));
+  mpi::allreduce(topo.world(), counts, global, mpi::Op::max);
   std::int64_t total = 0;
   for (auto g : global) total += g;
   const int width = kCounters + 1;  // counters + pivot
@@ -319,12 +308,9 @@ void reduce_records(const Topology& topo, const std::vector<std::vector<StepReco
     off += global[s];
   }
   if (total > 0) {
-    CHECK_MPI(MPI_Allreduce(flat.data(), sum.data(), static_cast<int>(flat.size()),
-                            MPI_UINT64_T, MPI_SUM, topo.world()));
-    CHECK_MPI(MPI_Allreduce(pivots.data(), pmax.data(), static_cast<int>(total), MPI_INT64_T,
-                            MPI_MAX, topo.world()));
-    CHECK_MPI(MPI_Allreduce(busy.data(), bmax.data(), static_cast<int>(total), MPI_UINT64_T,
-                            MPI_MAX, topo.world()));
+    mpi::allreduce(topo.world(), flat, sum, mpi::Op::sum);
+    mpi::allreduce(topo.world(), pivots, pmax, mpi::Op::max);
+    mpi::allreduce(topo.world(), busy, bmax, mpi::Op::max);
   }
   rc.steps.clear();
   rc.stages.assign(static_cast<size_t>(ns), StageTotals{});
@@ -352,8 +338,7 @@ void reduce_records(const Topology& topo, const std::vector<std::vector<StepReco
   for (const auto& m : rc.mpi_stages)
     t.insert(t.end(), {m.x.messages, m.x.bytes, m.y.messages, m.y.bytes});
   t.insert(t.end(), {rc.mpi_control.messages, rc.mpi_control.bytes});
-  CHECK_MPI(MPI_Allreduce(t.data(), ts.data(), static_cast<int>(t.size()), MPI_UINT64_T, MPI_SUM,
-                          topo.world()));
+  mpi::allreduce(topo.world(), t, ts, mpi::Op::sum);
   for (int s = 0; s < ns; ++s)
     rc.mpi_stages[s] = {{ts[4 * s], ts[4 * s + 1]}, {ts[4 * s + 2], ts[4 * s + 3]}};
   rc.mpi_control = {ts[4 * ns], ts[4 * ns + 1]};
@@ -364,11 +349,7 @@ void reduce_records(const Topology& topo, const std::vector<std::vector<StepReco
 namespace {
 // Elements of the largest stage result of this brick (0 on actuator ranks).
 index_t register_elements(const Topology& topo) {
-  index_t most = 0;
-  if (topo.is_brick())
-    for (const auto& st : topo.plan().stages)
-      most = std::max(most, topo.cells().intersect(whole(st.out_shape)).count());
-  return most;
+  return topo.is_brick() ? register_elements(topo.plan(), topo.coords()) : 0;
 }
 }  // namespace
 
@@ -388,7 +369,7 @@ EngineResult<T> run_engine(const Topology& topo, const EngineOptions& opt, std::
   EngineResult<T> res;
   res.counters.substeps = substeps(opt.cell_mode, is_complex_v<T>);
   std::vector<std::vector<StepRecord>> records(static_cast<size_t>(ns));
-  std::vector<MPI_Request> control;
+  mpi::Requests control;
   std::vector<T> v = std::move(in), w;
   if (spare) w = std::move(*spare);
   // One spare register for every stage's result (a no-op when the caller's is big enough).
@@ -410,7 +391,7 @@ EngineResult<T> run_engine(const Topology& topo, const EngineOptions& opt, std::
       pass_control(topo, s, control, res.counters);
     }
     std::vector<StepRecord> brick_records;
-    const double t_stage = MPI_Wtime();
+    const double t_stage = mpi::wtime();
     if (topo.is_brick()) {
       if (opt.executor == Executor::reference)
         detail::reference_stage<T>(topo, opt, s, v, w, brick_records, res.counters);
@@ -421,7 +402,7 @@ EngineResult<T> run_engine(const Topology& topo, const EngineOptions& opt, std::
       std::swap(v, w);  // the result is the next stage's input; the old input's storage is reused
     }
     if (host) {
-      wait_all(stream.requests);
+      stream.requests.wait_all();
       // A co-located actuator's x counts join the brick's records of the same steps.
       if (topo.is_brick()) {
         for (size_t i = 0; i < brick_records.size(); ++i)
@@ -431,15 +412,14 @@ EngineResult<T> run_engine(const Topology& topo, const EngineOptions& opt, std::
       }
     }
     records[s] = std::move(brick_records);
-    res.counters.stage_seconds.push_back(MPI_Wtime() - t_stage);
+    res.counters.stage_seconds.push_back(mpi::wtime() - t_stage);
     if (opt.on_stage_done && topo.world_rank() == 0)
       opt.on_stage_done(s, static_cast<std::uint64_t>(records[s].size()));
   }
-  wait_all(control);
+  control.wait_all();
   reduce_records(topo, records, res.counters);
-  std::vector<double> secs = res.counters.stage_seconds;
-  CHECK_MPI(MPI_Allreduce(secs.data(), res.counters.stage_seconds.data(), ns, MPI_DOUBLE, MPI_MAX,
-                          topo.world()));
+  const std::vector<double> secs = res.counters.stage_seconds;
+  mpi::allreduce(topo.world(), secs, res.counters.stage_seconds, mpi::Op::max);
   res.out_box = topo.cells().intersect(whole(plan.out_shape));
   if (topo.is_brick()) res.out = std::move(v);
   if (spare)
@@ -454,10 +434,12 @@ Executor parse_executor(const std::string& word) {
   if (word == "fused") return Executor::fused;
   throw config_error("--executor: expected reference or fused, got '" + word + "'");
 }
-const char* to_string(Executor e) { return e == Executor::reference ? "reference" : "fused"; }
+const char* to_string(Executor e) {
+  return e == Executor::reference ? "reference" : "fused";
+}
 
-template EngineResult<double> run_engine(const Topology&, const EngineOptions&,
-                                         std::vector<double>, std::vector<double>*);
+template EngineResult<double> run_engine(const Topology&, const EngineOptions&, std::vector<double>,
+                                         std::vector<double>*);
 template EngineResult<cplx> run_engine(const Topology&, const EngineOptions&, std::vector<cplx>,
                                        std::vector<cplx>*);
 template std::vector<double> spare_register(const Topology&);

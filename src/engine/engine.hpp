@@ -42,15 +42,15 @@ struct EngineOptions {
 
 template <class T>
 struct EngineResult {
-  std::vector<T> out;     // this brick's part of Y: brick cells ∩ [0, K), C order
-  Brick out_box;          // that box
-  RunCounters counters;   // reduced over all ranks; complete on world rank 0
+  std::vector<T> out;    // this brick's part of Y: brick cells ∩ [0, K), C order
+  Brick out_box;         // that box
+  RunCounters counters;  // reduced over all ranks; complete on world rank 0
 };
 
 // Runs every stage. `in` is this brick's part of X: topo.cells() ∩ [0, N) in C order
 // (empty on actuator ranks). Collective over topo.world(). The reference executor runs the
 // cell rule cell by cell, step by step (the readable spec, STYLE.md #4); the fused one
-// computes the same bits and counters brick-wide (cell/fused_stage.cpp).
+// computes the same bits and counters brick-wide (engine/fused_stage.cpp).
 // `spare` (optional): the brick's second register, allocated (and touched) by the caller
 // ahead of time, e.g. by spare_register(); the first stage writes into it, and on return
 // it holds whichever register is not in `out`, ready for the next run.

@@ -21,7 +21,7 @@
 #include <utility>
 
 #include "actuator/actuator.hpp"
-#include "cell/stage_executors.hpp"
+#include "engine/stage_executors.hpp"
 #include "core/memory.hpp"
 
 #if defined(__FMA__) && defined(__AVX2__)

@@ -6,7 +6,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "cell/engine.hpp"
+#include "engine/engine.hpp"
+#include "geometry/brick_stage.hpp"
 
 namespace triada::detail {
 
@@ -14,6 +15,12 @@ namespace triada::detail {
 void receive_x(const Topology& topo, int axis, std::vector<std::byte>& buf);
 // The other two axes (0-based) of a stage along `axis` (1..3), in increasing order.
 std::array<int, 2> other_axes(int axis);
+// Stage `stage_index` on this brick as plain data, for elements of type T.
+template <class T>
+BrickStage brick_stage(const Topology& topo, const EngineOptions& opt, int stage_index) {
+  return make_brick_stage(topo.plan(), stage_index, topo.coords(), sizeof(T),
+                          opt.plane_batch_bytes);
+}
 
 // Runs stage `stage_index` on this brick: `v_in` is the brick's part of the stage's input
 // (cells ∩ in_shape, C order); `w` receives its part of the output (cells ∩ out_shape),

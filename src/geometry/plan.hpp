@@ -14,23 +14,29 @@ namespace triada {
 
 // Operand buses of DESIGN.md §2: H lines run along axis 3, L along axis 1, F along axis 2.
 enum class Bus { H = 0, L = 1, F = 2 };
-inline const char* to_string(Bus b) { return b == Bus::H ? "H" : b == Bus::L ? "L" : "F"; }
+inline const char* to_string(Bus b) {
+  return b == Bus::H ? "H" : b == Bus::L ? "L" : "F";
+}
 
 // Axes are numbered 1, 2, 3 as in the paper; arrays index them as axis - 1.
 // Data (Y) bus of a stage along `axis`: the line that runs along it.
-inline Bus data_bus(int axis) { return axis == 3 ? Bus::H : axis == 1 ? Bus::L : Bus::F; }
+inline Bus data_bus(int axis) {
+  return axis == 3 ? Bus::H : axis == 1 ? Bus::L : Bus::F;
+}
 // Coefficient (X) bus as the paper names it (Sec. 5.2-5.4): along 3 -> L, along 1 -> H,
 // along 2 -> L.
-inline Bus coeff_bus(int axis) { return axis == 1 ? Bus::H : Bus::L; }
+inline Bus coeff_bus(int axis) {
+  return axis == 1 ? Bus::H : Bus::L;
+}
 // The actuator that streams C_axis (DESIGN.md §2): lateral C3, horizontal C1, frontal C2.
 inline const char* actuator_name(int axis) {
   return axis == 3 ? "lateral" : axis == 1 ? "horizontal" : "frontal";
 }
 
 struct StagePlan {
-  int axis = 3;       // summation axis, 1..3
-  ext3 in_shape{};    // V: extent N_axis along axis
-  ext3 out_shape{};   // W: extent K_axis along axis, others as in_shape
+  int axis = 3;      // summation axis, 1..3
+  ext3 in_shape{};   // V: extent N_axis along axis
+  ext3 out_shape{};  // W: extent K_axis along axis, others as in_shape
   index_t n() const { return in_shape[axis - 1]; }
   index_t k() const { return out_shape[axis - 1]; }
   // Number of Y lines (product of the two other extents).
@@ -49,8 +55,8 @@ enum class ActuatorPlacement { automatic, colocated };
 struct RankLayout {
   int world_size = 1;
   int n_bricks = 1;
-  bool dedicated_actuators = false;   // true: world ranks n_bricks .. n_bricks+2
-  std::array<int, 3> grid{1, 1, 1};   // brick ranks along axes 1..3
+  bool dedicated_actuators = false;           // true: world ranks n_bricks .. n_bricks+2
+  std::array<int, 3> grid{1, 1, 1};           // brick ranks along axes 1..3
   std::array<int, 3> actuator_rank{0, 0, 0};  // world rank hosting the actuator of axis 1..3
 };
 
@@ -70,7 +76,8 @@ struct Plan {
   bool folded() const { return fold[0] * fold[1] * fold[2] > 1; }
   // Virtual cells held by physical cell p along axis (1..3).
   Range phys_block(int axis, index_t p) const {
-    return split_range(virtual_cells[axis - 1], static_cast<int>(mesh[axis - 1]), static_cast<int>(p));
+    return split_range(virtual_cells[axis - 1], static_cast<int>(mesh[axis - 1]),
+                       static_cast<int>(p));
   }
   // Physical cell along axis (1..3) holding virtual cell i.
   index_t phys_of(int axis, index_t i) const {
@@ -91,11 +98,12 @@ struct Plan {
 struct PlanRequest {
   ext3 in_shape{};
   ext3 out_shape{};
-  std::optional<ext3> mesh;               // default: max(N, K) per axis; smaller folds
+  std::optional<ext3> mesh;  // default: max(N, K) per axis; smaller folds
   std::array<int, 3> stage_order{3, 1, 2};
   int world_size = 1;
   std::optional<std::array<int, 3>> grid;  // fixed brick grid; else `balanced_dims`
-  std::array<int, 3> balanced_dims{0, 0, 0};  // MPI_Dims_create(n_bricks, 3) result, if grid unset
+  std::array<int, 3> balanced_dims{
+      0, 0, 0};  // balanced factors of n_bricks (mpi::dims_create), if grid unset
   ActuatorPlacement actuators = ActuatorPlacement::automatic;
 };
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstdlib>
+#include <exception>
 
 namespace triada::mpi {
 
@@ -57,6 +58,129 @@ Comm Comm::split(int color, int key) const {
   if (out == MPI_COMM_NULL) return Comm();
   MPI_Comm_set_errhandler(out, MPI_ERRORS_RETURN);
   return Comm::adopt(out);
+}
+
+Comm Comm::split_shared(int key) const {
+  MPI_Comm out = MPI_COMM_NULL;
+  CHECK_MPI(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, key, MPI_INFO_NULL, &out));
+  MPI_Comm_set_errhandler(out, MPI_ERRORS_RETURN);
+  return Comm::adopt(out);
+}
+
+Comm Comm::dup() const {
+  MPI_Comm out = MPI_COMM_NULL;
+  CHECK_MPI(MPI_Comm_dup(comm_, &out));
+  return Comm::adopt(out);
+}
+
+int count_of(std::size_t n, const char* what) {
+  if (n > static_cast<std::size_t>(INT_MAX))
+    throw mpi_error(std::string(what) + ": " + std::to_string(n) +
+                    " elements exceed MPI's int count");
+  return static_cast<int>(n);
+}
+
+void Request::wait() {
+  if (req_ == MPI_REQUEST_NULL) return;
+  CHECK_MPI(MPI_Wait(&req_, MPI_STATUS_IGNORE));
+  req_ = MPI_REQUEST_NULL;
+}
+
+bool Request::test() {
+  if (req_ == MPI_REQUEST_NULL) return true;
+  int done = 0;
+  CHECK_MPI(MPI_Test(&req_, &done, MPI_STATUS_IGNORE));
+  if (done) req_ = MPI_REQUEST_NULL;
+  return done != 0;
+}
+
+void Request::release() noexcept {
+  if (req_ != MPI_REQUEST_NULL && std::uncaught_exceptions() == 0)
+    MPI_Wait(&req_, MPI_STATUS_IGNORE);
+  req_ = MPI_REQUEST_NULL;
+}
+
+void Requests::wait_all() {
+  if (!reqs_.empty())
+    CHECK_MPI(MPI_Waitall(static_cast<int>(reqs_.size()), reqs_.data(), MPI_STATUSES_IGNORE));
+  reqs_.clear();
+}
+
+void Requests::release() noexcept {
+  if (!reqs_.empty() && std::uncaught_exceptions() == 0)
+    MPI_Waitall(static_cast<int>(reqs_.size()), reqs_.data(), MPI_STATUSES_IGNORE);
+  reqs_.clear();
+}
+
+MPI_Op op_of(Op op) {
+  switch (op) {
+    case Op::sum:
+      return MPI_SUM;
+    case Op::max:
+      return MPI_MAX;
+    case Op::min:
+      return MPI_MIN;
+  }
+  return MPI_OP_NULL;
+}
+
+std::vector<int> displacements(const std::vector<int>& counts) {
+  std::vector<int> displs(counts.size());
+  int off = 0;
+  for (std::size_t r = 0; r < counts.size(); ++r) {
+    displs[r] = off;
+    off += counts[r];
+  }
+  return displs;
+}
+
+Request isend_bytes(MPI_Comm comm, const void* data, std::size_t bytes, int dest, int tag) {
+  MPI_Request r = MPI_REQUEST_NULL;
+  CHECK_MPI(MPI_Isend(data, count_of(bytes, "isend"), MPI_BYTE, dest, tag, comm, &r));
+  return Request(r);
+}
+
+void recv_bytes(MPI_Comm comm, int source, int tag, std::vector<std::byte>& buf) {
+  MPI_Status status;
+  CHECK_MPI(MPI_Probe(source, tag, comm, &status));
+  int bytes = 0;
+  CHECK_MPI(MPI_Get_count(&status, MPI_BYTE, &bytes));
+  buf.resize(static_cast<size_t>(bytes));
+  CHECK_MPI(MPI_Recv(buf.data(), bytes, MPI_BYTE, source, tag, comm, MPI_STATUS_IGNORE));
+}
+
+int rank(MPI_Comm comm) {
+  int r = 0;
+  CHECK_MPI(MPI_Comm_rank(comm, &r));
+  return r;
+}
+int size(MPI_Comm comm) {
+  int s = 1;
+  CHECK_MPI(MPI_Comm_size(comm, &s));
+  return s;
+}
+void barrier(MPI_Comm comm) {
+  CHECK_MPI(MPI_Barrier(comm));
+}
+
+Request ibarrier(MPI_Comm comm) {
+  MPI_Request r = MPI_REQUEST_NULL;
+  CHECK_MPI(MPI_Ibarrier(comm, &r));
+  return Request(r);
+}
+
+std::array<int, 3> dims_create(int n) {
+  std::array<int, 3> dims{0, 0, 0};
+  CHECK_MPI(MPI_Dims_create(n, 3, dims.data()));
+  return dims;
+}
+
+double wtime() {
+  return MPI_Wtime();
+}
+
+void abort(MPI_Comm comm, int code) {
+  MPI_Abort(comm, code);
 }
 
 std::string bcast_string(MPI_Comm comm, const std::string& s, int root) {

@@ -1,9 +1,16 @@
 #pragma once
 // Small owning MPI wrappers (STYLE.md #7): an init/finalize guard, a communicator that
-// frees what it created, and CHECK_MPI that turns a failed call into triada::mpi_error.
+// frees what it created, move-only requests, typed collectives and point-to-point calls,
+// and CHECK_MPI that turns a failed call into triada::mpi_error. Outside src/mesh (and
+// src/io) no code calls MPI directly.
 #include <mpi.h>
 
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -13,10 +20,10 @@ namespace triada::mpi {
 
 [[noreturn]] void throw_mpi_error(int code, const char* call, const char* file, int line);
 
-#define CHECK_MPI(call)                                                         \
-  do {                                                                          \
-    const int triada_mpi_rc_ = (call);                                          \
-    if (triada_mpi_rc_ != MPI_SUCCESS)                                          \
+#define CHECK_MPI(call)                                                          \
+  do {                                                                           \
+    const int triada_mpi_rc_ = (call);                                           \
+    if (triada_mpi_rc_ != MPI_SUCCESS)                                           \
       ::triada::mpi::throw_mpi_error(triada_mpi_rc_, #call, __FILE__, __LINE__); \
   } while (0)
 
@@ -35,7 +42,8 @@ class Comm {
   Comm() = default;
   static Comm world() { return Comm(MPI_COMM_WORLD, false); }
   static Comm self() { return Comm(MPI_COMM_SELF, false); }
-  static Comm adopt(MPI_Comm c) { return Comm(c, true); }  // takes ownership
+  static Comm adopt(MPI_Comm c) { return Comm(c, true); }    // takes ownership
+  static Comm borrow(MPI_Comm c) { return Comm(c, false); }  // the caller keeps it
   ~Comm() { release(); }
   Comm(const Comm&) = delete;
   Comm& operator=(const Comm&) = delete;
@@ -56,6 +64,9 @@ class Comm {
   void barrier() const;
   // Split into sub-communicators; a rank passing MPI_UNDEFINED gets an invalid Comm.
   Comm split(int color, int key) const;
+  // The ranks sharing this rank's node memory (MPI_COMM_TYPE_SHARED), ordered by key.
+  Comm split_shared(int key) const;
+  Comm dup() const;
 
  private:
   Comm(MPI_Comm c, bool owned) : comm_(c), owned_(owned) {}
@@ -66,6 +77,223 @@ class Comm {
   MPI_Comm comm_ = MPI_COMM_NULL;
   bool owned_ = false;
 };
+
+// The MPI datatype of an element type with a name in MPI (typed calls below).
+template <class T>
+MPI_Datatype datatype() {
+  if constexpr (std::is_same_v<T, int>)
+    return MPI_INT;
+  else if constexpr (std::is_same_v<T, char>)
+    return MPI_CHAR;
+  else if constexpr (std::is_same_v<T, std::int64_t>)
+    return MPI_INT64_T;
+  else if constexpr (std::is_same_v<T, std::uint64_t>)
+    return MPI_UINT64_T;
+  else if constexpr (std::is_same_v<T, long long>)
+    return MPI_LONG_LONG;
+  else if constexpr (std::is_same_v<T, long>)
+    return MPI_LONG;
+  else if constexpr (std::is_same_v<T, double>)
+    return MPI_DOUBLE;
+  else if constexpr (std::is_same_v<T, std::byte>)
+    return MPI_BYTE;
+  else
+    static_assert(sizeof(T) == 0, "no MPI datatype for this type: use the *_bytes calls");
+}
+
+// An MPI element count; throws mpi_error past INT_MAX (MPI's int counts).
+int count_of(std::size_t n, const char* what);
+
+// A pending non-blocking operation. Move-only; wait() or test() completes it. The
+// destructor is a safety net only: it waits for a request still pending unless an
+// exception is unwinding (then a peer may never match it; the run ends by MPI_Abort).
+class Request {
+ public:
+  Request() = default;
+  explicit Request(MPI_Request r) : req_(r) {}
+  ~Request() { release(); }
+  Request(const Request&) = delete;
+  Request& operator=(const Request&) = delete;
+  Request(Request&& o) noexcept : req_(std::exchange(o.req_, MPI_REQUEST_NULL)) {}
+  Request& operator=(Request&& o) noexcept {
+    if (this != &o) {
+      release();
+      req_ = std::exchange(o.req_, MPI_REQUEST_NULL);
+    }
+    return *this;
+  }
+  bool pending() const { return req_ != MPI_REQUEST_NULL; }
+  void wait();
+  bool test();  // true once complete (then no longer pending)
+  MPI_Request release_handle() { return std::exchange(req_, MPI_REQUEST_NULL); }
+
+ private:
+  void release() noexcept;
+  MPI_Request req_ = MPI_REQUEST_NULL;
+};
+
+// A batch of pending operations completed together (MPI_Waitall); same safety net.
+class Requests {
+ public:
+  Requests() = default;
+  ~Requests() { release(); }
+  Requests(const Requests&) = delete;
+  Requests& operator=(const Requests&) = delete;
+  Requests(Requests&& o) noexcept : reqs_(std::move(o.reqs_)) { o.reqs_.clear(); }
+  Requests& operator=(Requests&& o) noexcept {
+    if (this != &o) {
+      release();
+      reqs_ = std::move(o.reqs_);
+      o.reqs_.clear();
+    }
+    return *this;
+  }
+  void add(Request r) { reqs_.push_back(r.release_handle()); }
+  bool empty() const { return reqs_.empty(); }
+  std::size_t size() const { return reqs_.size(); }
+  void wait_all();  // completes every request, then the batch is empty
+
+ private:
+  void release() noexcept;
+  std::vector<MPI_Request> reqs_;
+};
+
+enum class Op { sum, max, min };
+MPI_Op op_of(Op op);
+
+// Element-wise reduction of `in` into `out` on every rank (same length).
+template <class T>
+void allreduce(MPI_Comm comm, std::span<const T> in, std::span<T> out, Op op) {
+  if (in.size() != out.size()) throw mpi_error("allreduce: buffers of different lengths");
+  CHECK_MPI(MPI_Allreduce(in.data(), out.data(), count_of(in.size(), "allreduce"), datatype<T>(),
+                          op_of(op), comm));
+}
+template <class T>
+void allreduce(MPI_Comm comm, const std::vector<T>& in, std::vector<T>& out, Op op) {
+  out.resize(in.size());
+  allreduce<T>(comm, std::span<const T>(in), std::span<T>(out), op);
+}
+// In place: every rank's `data` becomes the reduction.
+template <class T>
+void allreduce_in_place(MPI_Comm comm, std::span<T> data, Op op) {
+  CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, data.data(), count_of(data.size(), "allreduce"),
+                          datatype<T>(), op_of(op), comm));
+}
+// One value.
+template <class T>
+T allreduce(MPI_Comm comm, T value, Op op) {
+  T out{};
+  CHECK_MPI(MPI_Allreduce(&value, &out, 1, datatype<T>(), op_of(op), comm));
+  return out;
+}
+template <class T>
+T max_of(MPI_Comm comm, T value) {
+  return allreduce(comm, value, Op::max);
+}
+template <class T>
+T min_of(MPI_Comm comm, T value) {
+  return allreduce(comm, value, Op::min);
+}
+template <class T>
+T sum_of(MPI_Comm comm, T value) {
+  return allreduce(comm, value, Op::sum);
+}
+
+// Broadcast of typed elements (a named datatype), and of any trivially copyable objects
+// as bytes (one message of n * sizeof(T) bytes).
+template <class T>
+void bcast(MPI_Comm comm, std::span<T> data, int root) {
+  CHECK_MPI(MPI_Bcast(data.data(), count_of(data.size(), "bcast"), datatype<T>(), root, comm));
+}
+template <class T>
+void bcast_bytes(MPI_Comm comm, std::span<T> data, int root) {
+  static_assert(std::is_trivially_copyable_v<T>);
+  CHECK_MPI(MPI_Bcast(data.data(), count_of(data.size_bytes(), "bcast"), MPI_BYTE, root, comm));
+}
+template <class T>
+Request ibcast_bytes(MPI_Comm comm, std::span<T> data, int root) {
+  static_assert(std::is_trivially_copyable_v<T>);
+  MPI_Request r = MPI_REQUEST_NULL;
+  CHECK_MPI(
+      MPI_Ibcast(data.data(), count_of(data.size_bytes(), "ibcast"), MPI_BYTE, root, comm, &r));
+  return Request(r);
+}
+// A vector from root: its length (int64), then its elements as bytes if there are any;
+// every other rank's vector is resized to match.
+template <class T>
+void bcast(MPI_Comm comm, std::vector<T>& v, int root) {
+  std::int64_t n = static_cast<std::int64_t>(v.size());
+  bcast(comm, std::span<std::int64_t>(&n, 1), root);
+  v.resize(static_cast<std::size_t>(n));
+  if (n > 0) bcast_bytes(comm, std::span<T>(v), root);
+}
+
+// Every rank's `mine` (the same length on all) in rank order, on root; empty elsewhere.
+template <class T>
+std::vector<T> gather(MPI_Comm comm, std::span<const T> mine, int root) {
+  int rank = 0, size = 1;
+  CHECK_MPI(MPI_Comm_rank(comm, &rank));
+  CHECK_MPI(MPI_Comm_size(comm, &size));
+  std::vector<T> all(rank == root ? mine.size() * static_cast<std::size_t>(size) : 0);
+  const int n = count_of(mine.size(), "gather");
+  CHECK_MPI(MPI_Gather(mine.data(), n, datatype<T>(), all.data(), n, datatype<T>(), root, comm));
+  return all;
+}
+// Displacements of consecutive blocks of these counts.
+std::vector<int> displacements(const std::vector<int>& counts);
+// Every rank's `mine` (counts[r] elements from rank r; counts read on root) back to back
+// in rank order, on root; empty elsewhere.
+template <class T>
+std::vector<T> gatherv(MPI_Comm comm, std::span<const T> mine, const std::vector<int>& counts,
+                       int root) {
+  int rank = 0;
+  CHECK_MPI(MPI_Comm_rank(comm, &rank));
+  const std::vector<int> displs = rank == root ? displacements(counts) : std::vector<int>{};
+  std::size_t total = 0;
+  if (rank == root)
+    for (int c : counts) total += static_cast<std::size_t>(c);
+  std::vector<T> all(total);
+  CHECK_MPI(MPI_Gatherv(mine.data(), count_of(mine.size(), "gatherv"), datatype<T>(), all.data(),
+                        rank == root ? counts.data() : nullptr,
+                        rank == root ? displs.data() : nullptr, datatype<T>(), root, comm));
+  return all;
+}
+// Every rank's `mine` (counts[r] elements from rank r, counts known to all) back to back in
+// rank order into `all`, on every rank.
+template <class T>
+void allgatherv(MPI_Comm comm, std::span<const T> mine, std::span<T> all,
+                const std::vector<int>& counts) {
+  const std::vector<int> displs = displacements(counts);
+  CHECK_MPI(MPI_Allgatherv(mine.data(), count_of(mine.size(), "allgatherv"), datatype<T>(),
+                           all.data(), counts.data(), displs.data(), datatype<T>(), comm));
+}
+
+// Point to point. A send's buffer must stay untouched until its request completes.
+template <class T>
+Request isend(MPI_Comm comm, const T& value, int dest, int tag) {
+  MPI_Request r = MPI_REQUEST_NULL;
+  CHECK_MPI(MPI_Isend(&value, 1, datatype<T>(), dest, tag, comm, &r));
+  return Request(r);
+}
+Request isend_bytes(MPI_Comm comm, const void* data, std::size_t bytes, int dest, int tag);
+template <class T>
+T recv(MPI_Comm comm, int source, int tag) {
+  T value{};
+  CHECK_MPI(MPI_Recv(&value, 1, datatype<T>(), source, tag, comm, MPI_STATUS_IGNORE));
+  return value;
+}
+// The next message from source with tag, whatever its length, into buf (storage reused).
+void recv_bytes(MPI_Comm comm, int source, int tag, std::vector<std::byte>& buf);
+
+int rank(MPI_Comm comm);
+int size(MPI_Comm comm);
+void barrier(MPI_Comm comm);
+Request ibarrier(MPI_Comm comm);
+// Balanced factors of n over 3 axes (MPI_Dims_create), non-increasing.
+std::array<int, 3> dims_create(int n);
+double wtime();
+// Ends every rank of comm (MPI_Abort) with this exit code.
+void abort(MPI_Comm comm, int code);
 
 // Collective agreement on an error: every rank passes the message it would throw
 // (empty if fine); if any rank has one, every rank throws the same input/config error

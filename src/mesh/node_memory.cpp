@@ -14,21 +14,13 @@ static_assert(kWindowScratchBytes == Topology::kLineScratchBytes,
 namespace {
 
 mpi::Comm node_of(MPI_Comm comm) {
-  int rank = 0;
-  CHECK_MPI(MPI_Comm_rank(comm, &rank));
-  MPI_Comm node = MPI_COMM_NULL;
-  CHECK_MPI(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node));
-  MPI_Comm_set_errhandler(node, MPI_ERRORS_RETURN);
-  return mpi::Comm::adopt(node);
+  return mpi::Comm::borrow(comm).split_shared(mpi::rank(comm));
 }
 
 // Sum of `mine` over the ranks of the node (in double: it cannot wrap, and a few ulps do
 // not matter against the gigabytes in question).
 double node_sum(const mpi::Comm& node, std::uint64_t mine) {
-  const double m = static_cast<double>(mine);
-  double sum = 0;
-  CHECK_MPI(MPI_Allreduce(&m, &sum, 1, MPI_DOUBLE, MPI_SUM, node.get()));
-  return sum;
+  return mpi::sum_of(node.get(), static_cast<double>(mine));
 }
 
 }  // namespace
@@ -47,16 +39,13 @@ void require_node_shared_memory(MPI_Comm comm, std::uint64_t mine, const std::st
 }
 
 bool on_one_node(MPI_Comm comm) {
-  int size = 0;
-  CHECK_MPI(MPI_Comm_size(comm, &size));
-  return node_of(comm).size() == size;
+  return node_of(comm).size() == mpi::size(comm);
 }
 
 void require_node_memory(MPI_Comm comm, std::uint64_t mine, const std::string& what) {
   const mpi::Comm node = node_of(comm);
   const double sum = node_sum(node, mine);
-  std::uint64_t most = 0;
-  CHECK_MPI(MPI_Allreduce(&mine, &most, 1, MPI_UINT64_T, MPI_MAX, node.get()));
+  const std::uint64_t most = mpi::max_of(node.get(), mine);
   const int n = node.size();
   mpi::collectively(comm, [&] {
     const AvailableMemory a = available_memory();

@@ -33,10 +33,10 @@ Topology::Topology(const Plan& plan, MPI_Comm world, std::size_t element_bytes) 
     MPI_Comm sub = MPI_COMM_NULL;
     CHECK_MPI(MPI_Cart_sub(cart, remain.data(), &sub));
     lines_[a - 1] = mpi::Comm::adopt(sub);
-    MPI_Comm node = MPI_COMM_NULL;
-    CHECK_MPI(MPI_Comm_split_type(sub, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
-    mpi::Comm node_comm = mpi::Comm::adopt(node);
-    line_shared_[a - 1] = node_comm.size() == lines_[a - 1].size();
+    // The executors take a line's size and ranks from the plan (BrickStage).
+    if (lines_[a - 1].size() != plan.ranks.grid[a - 1] || lines_[a - 1].rank() != coords_[a - 1])
+      throw mpi_error("line communicator disagrees with the plan's brick grid");
+    line_shared_[a - 1] = lines_[a - 1].split_shared(0).size() == lines_[a - 1].size();
   }
   element_bytes_ = element_bytes;
   if (element_bytes == 0) return;
@@ -46,8 +46,9 @@ Topology::Topology(const Plan& plan, MPI_Comm world, std::size_t element_bytes) 
     std::size_t bytes = 0;
     for (const StagePlan& sp : plan.stages)
       if (sp.axis == a)
-        bytes = std::max(bytes, static_cast<std::size_t>(cells_.intersect(whole(sp.in_shape)).count()) *
-                                    element_bytes);
+        bytes =
+            std::max(bytes, static_cast<std::size_t>(cells_.intersect(whole(sp.in_shape)).count()) *
+                                element_bytes);
     LineWindow& lw = windows_[a - 1];
     std::byte* mine = nullptr;
     // V segment rounded to 64 bytes, then the scratch (segments are contiguous, so every

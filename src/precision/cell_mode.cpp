@@ -9,8 +9,6 @@
 namespace triada {
 
 namespace {
-const char* const kNames[] = {"fp64", "fp32", "tf32", "bf16", "fp16", "m3xu-fp32", "m3xu-fp32c", "3xtf32"};
-
 // Round a binary32 to `keep` explicit significand bits, nearest even; Inf/NaN untouched.
 float round_mantissa(float x, int keep) {
   std::uint32_t u = std::bit_cast<std::uint32_t>(x);
@@ -25,33 +23,41 @@ float round_mantissa(float x, int keep) {
 }  // namespace
 
 CellMode parse_cell_mode(const std::string& word) {
-  for (int i = 0; i < 8; ++i)
-    if (word == kNames[i]) return static_cast<CellMode>(i);
-  throw config_error("cell mode: unknown '" + word +
-                     "' (expected fp64, fp32, tf32, bf16, fp16, m3xu-fp32, m3xu-fp32c or 3xtf32)");
+  for (const CellModeInfo& m : kCellModeTable)
+    if (word == m.name) return m.mode;
+  throw config_error("cell mode: unknown '" + word + "' (expected " + cell_mode_names(" or ") +
+                     ")");
 }
 
-std::string to_string(CellMode m) { return kNames[static_cast<int>(m)]; }
+std::string to_string(CellMode m) {
+  return cell_mode_info(m).name;
+}
+
+std::string cell_mode_names(const std::string& last_sep) {
+  std::string s;
+  for (int i = 0; i < kCellModes; ++i) {
+    if (i > 0) s += i + 1 == kCellModes ? last_sep : ", ";
+    s += kCellModeTable[static_cast<size_t>(i)].name;
+  }
+  return s;
+}
 
 int substeps(CellMode m, bool complex_data) {
-  switch (m) {
-    case CellMode::m3xu_fp32:
-    case CellMode::m3xu_fp32c:
-      return complex_data ? 4 : 2;
-    case CellMode::x3tf32:
-      return 3;
-    default:
-      return 1;
-  }
+  const CellModeInfo& i = cell_mode_info(m);
+  return complex_data ? i.substeps_complex : i.substeps_real;
 }
 
-float round_tf32(float x) { return round_mantissa(x, 10); }
-float round_bf16(float x) { return round_mantissa(x, 7); }
+float round_tf32(float x) {
+  return round_mantissa(x, 10);
+}
+float round_bf16(float x) {
+  return round_mantissa(x, 7);
+}
 
 float round_fp16(float x) {
   if (!std::isfinite(x)) return x;
   const float a = std::fabs(x);
-  if (a >= 65520.0f) return std::copysign(INFINITY, x);  // rounds past the largest fp16
+  if (a >= 65520.0f) return std::copysign(INFINITY, x);     // rounds past the largest fp16
   if (a >= 6.103515625e-05f) return round_mantissa(x, 10);  // normal fp16 range
   // Subnormal fp16: a multiple of 2^-24, nearest even (exact in binary32 arithmetic).
   const float q = std::nearbyint(a * 16777216.0f);  // 2^24; default rounding: to even
@@ -78,7 +84,8 @@ M3xuSplit m3xu_split(float x) {
 }
 
 double m3xu_product(float a, float b) {
-  if (!std::isfinite(a) || !std::isfinite(b)) return static_cast<double>(a) * static_cast<double>(b);
+  if (!std::isfinite(a) || !std::isfinite(b))
+    return static_cast<double>(a) * static_cast<double>(b);
   const M3xuSplit x = m3xu_split(a), y = m3xu_split(b);
   // Each partial product has <= 24 significant bits: exact in binary32 arithmetic's wider
   // cousin; computed in binary64 to keep the exponent range of subnormal halves.
@@ -145,12 +152,16 @@ cplx mac(CellMode m, const cplx& w, const cplx& y, const cplx& c) {
   return {re, im};
 }
 
-bool rounds_on_store(CellMode m) { return m == CellMode::m3xu_fp32 || m == CellMode::m3xu_fp32c; }
+bool rounds_on_store(CellMode m) {
+  return cell_mode_info(m).rounds_on_store;
+}
 
 double store(CellMode m, double w) {
   return rounds_on_store(m) ? static_cast<double>(static_cast<float>(w)) : w;
 }
 
-cplx store(CellMode m, const cplx& w) { return {store(m, w.real()), store(m, w.imag())}; }
+cplx store(CellMode m, const cplx& w) {
+  return {store(m, w.real()), store(m, w.imag())};
+}
 
 }  // namespace triada

@@ -20,6 +20,7 @@
 //               a_lo = tf32(a - a_hi); three tf32 products a_lo*b_hi, a_hi*b_lo, a_hi*b_hi
 //               (small ones first) accumulated in binary32; a_lo*b_lo dropped
 // A real run in a complex-only mode (m3xu-fp32c) uses its real part: one exact product.
+#include <array>
 #include <cstdint>
 #include <string>
 
@@ -29,11 +30,53 @@ namespace triada {
 
 enum class CellMode { fp64, fp32, tf32, bf16, fp16, m3xu_fp32, m3xu_fp32c, x3tf32 };
 
+// Every cell mode, declared once: what parses, prints, costs and rounds per mode, and the
+// [energy] key of its MAC, is read from here.
+struct CellModeInfo {
+  CellMode mode;
+  const char* name;  // as written in [cell] mode and --cell-mode
+  // Sub-steps per time step (the cost model's cycles) for real and complex data. The M3XU
+  // unit needs two per real product, so four for a complex MAC (Eq. 9) whichever of its
+  // two modes is named; every other mode does a MAC of its data type in one step.
+  int substeps_real;
+  int substeps_complex;
+  bool rounds_on_store;        // a wide accumulator rounded to binary32 when the stage stores W
+  const char* energy_key;      // [energy] key of one MAC's energy (pJ)
+  const char* energy_default;  // its built-in value (= meshcfg/default.ini), as written
+  const char* energy_help;
+};
+inline constexpr std::array kCellModeTable = std::to_array<CellModeInfo>({
+    {CellMode::fp64, "fp64", 1, 1, false, "mac_pj", "18.4", "energy of one fp64 MAC (pJ)"},
+    {CellMode::fp32, "fp32", 1, 1, false, "mac_pj_fp32", "4.6", "energy of one fp32 MAC (pJ)"},
+    {CellMode::tf32, "tf32", 1, 1, false, "mac_pj_tf32", "2.2", "energy of one tf32 MAC (pJ)"},
+    {CellMode::bf16, "bf16", 1, 1, false, "mac_pj_bf16", "1.9", "energy of one bf16 MAC (pJ)"},
+    {CellMode::fp16, "fp16", 1, 1, false, "mac_pj_fp16", "2.0", "energy of one fp16 MAC (pJ)"},
+    {CellMode::m3xu_fp32, "m3xu-fp32", 2, 4, true, "mac_pj_m3xu_fp32", "6.2",
+     "energy of one m3xu-fp32 MAC, both sub-steps (pJ)"},
+    {CellMode::m3xu_fp32c, "m3xu-fp32c", 2, 4, true, "mac_pj_m3xu_fp32c", "12.4",
+     "energy of one m3xu-fp32c complex MAC, four sub-steps (pJ)"},
+    {CellMode::x3tf32, "3xtf32", 3, 3, false, "mac_pj_3xtf32", "6.6",
+     "energy of one 3xtf32 MAC, three tf32 products (pJ)"},
+});
+inline constexpr int kCellModes = static_cast<int>(kCellModeTable.size());
+
+// The table is indexed by the enum: row i describes CellMode(i).
+constexpr bool cell_mode_table_in_order() {
+  for (int i = 0; i < kCellModes; ++i)
+    if (static_cast<int>(kCellModeTable[i].mode) != i) return false;
+  return true;
+}
+static_assert(cell_mode_table_in_order());
+
+constexpr const CellModeInfo& cell_mode_info(CellMode m) {
+  return kCellModeTable[static_cast<int>(m)];
+}
+
 CellMode parse_cell_mode(const std::string& word);  // throws config_error listing the modes
 std::string to_string(CellMode m);
-// Sub-steps a cell takes per time step in this mode (the cost model's cycles). The M3XU
-// unit needs two per real product, so four for a complex MAC (Eq. 9) whichever of its two
-// modes is named; every other mode does a MAC of its data type in one step.
+// "fp64, fp32, ..., m3xu-fp32c<last_sep>3xtf32": every mode's name, in table order.
+std::string cell_mode_names(const std::string& last_sep = ", ");
+// Sub-steps a cell takes per time step in this mode (CellModeInfo::substeps_*).
 int substeps(CellMode m, bool complex_data = false);
 
 // Rounding of a binary32 value to the narrower formats, round to nearest even on the bit

@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <optional>
 
-#include "cell/engine.hpp"
+#include "engine/engine.hpp"
 #include "core/checked.hpp"
 #include "core/error.hpp"
 #include "core/memory.hpp"
@@ -212,7 +212,7 @@ void run_typed(const TransformConfig& cfg, const TensorInfo& info, const Plan& p
     ctx.executor = to_string(opt.executor);
     ctx.precision = {{"cell_mode", to_string(cfg.mesh.cell_mode)},
                      {"substeps", substeps(cfg.mesh.cell_mode, is_complex_v<T>)},
-                     {"mac_pj", cfg.mesh.energy.mac_pj}};
+                     {"mac_pj", cfg.mesh.energy.mac_pj()}};
     if (cfg.check) {
       const double n =
           static_cast<double>(plan.out_shape[0] * plan.out_shape[1] * plan.out_shape[2]);
@@ -239,7 +239,7 @@ void run_typed(const TransformConfig& cfg, const TensorInfo& info, const Plan& p
     // A dataset name from a file may hold bytes that are not UTF-8: shown as U+FFFD.
     texts.report.stage(report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
     texts.trace.stage(trace_csv(plan, rc));
-    summary = summary_text(report);
+    summary = summary_text(plan, rc, ctx);
   });
   mpi::collectively(topo.world(), [&] {
     if (writer) writer->publish();

@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "cell/engine.hpp"
+#include "engine/engine.hpp"
 #include "geometry/plan.hpp"
 #include "mesh/topology.hpp"
 
