@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Installs every Debian package the build, the tests and the plots need.
+# Installs every Debian package the build, the tests, the format check and the plots need.
 # Idempotent: packages already present are skipped; safe to call from CI.
 set -euo pipefail
 
 PKGS=(
-  build-essential cmake pkg-config
+  build-essential cmake pkg-config clang-format
   openmpi-bin libopenmpi-dev
   libhdf5-openmpi-dev hdf5-tools
   libboost-program-options-dev

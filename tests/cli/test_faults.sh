@@ -187,7 +187,8 @@ for sig in TERM KILL; do
       [[ -n $(find . -maxdepth 1 -name '.old.h5.tmp-*') ]] && break
       sleep 0.01
     done
-    kill "-$sig" "$(pgrep -x triada-transfor | sed -n "${victim}p")" 2>/dev/null
+    # Only this mpirun's ranks: other tests (ctest -j) may run triada-transform meanwhile.
+    kill "-$sig" "$(pgrep -P "$job" -x triada-transfor | sed -n "${victim}p")" 2>/dev/null
     wait "$job"
     set -e
     no_temporaries "SIG$sig of rank process $victim"

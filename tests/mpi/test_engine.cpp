@@ -4,10 +4,10 @@
 // bitwise rank-count promise.
 #include <mpi.h>
 
-#include <catch2/catch.hpp>
 #include <random>
 
 #include "actuator/coefficients.hpp"
+#include "support/catch.hpp"
 #include "support/engine_run.hpp"
 #include "support/oracle.hpp"
 

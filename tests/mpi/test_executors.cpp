@@ -3,11 +3,11 @@
 // and exactly equal per-step counters over a randomized matrix of cases.
 #include <mpi.h>
 
-#include <catch2/catch.hpp>
 #include <limits>
 #include <random>
 
 #include "actuator/coefficients.hpp"
+#include "support/catch.hpp"
 #include "support/engine_run.hpp"
 #include "support/oracle.hpp"
 

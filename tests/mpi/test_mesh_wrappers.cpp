@@ -1,13 +1,13 @@
 // The owning MPI wrappers of mesh/mpi.hpp at the rank count this executable runs with:
 // typed collectives, move-only requests and point to point. Every rank takes the same
 // path through each test case (CHECK only), so none waits alone in a collective.
-#include <catch2/catch.hpp>
 #include <cstdint>
 #include <numeric>
 #include <vector>
 
 #include "core/error.hpp"
 #include "mesh/mpi.hpp"
+#include "support/catch.hpp"
 
 using namespace triada;
 

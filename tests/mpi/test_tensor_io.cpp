@@ -6,7 +6,6 @@
 #include <mpi.h>
 #include <unistd.h>
 
-#include <catch2/catch.hpp>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -19,6 +18,7 @@
 #include "io/hdf5.hpp"
 #include "io/tensor_io.hpp"
 #include "mesh/mpi.hpp"
+#include "support/catch.hpp"
 
 using namespace triada;
 namespace fs = std::filesystem;

@@ -1,9 +1,9 @@
 // BrickStage is plain data: every field checked against a direct enumeration of cells,
 // ranks and planes (no split/owner arithmetic of the plan), over many shapes and grids.
-#include <catch2/catch.hpp>
 #include <map>
 
 #include "geometry/brick_stage.hpp"
+#include "support/catch.hpp"
 
 using namespace triada;
 

@@ -1,8 +1,7 @@
 // The cell rule on hand-computed cases (paper Fig. 5): what a cell does with what
 // reaches it on its X-bus and Y line, and nothing else.
-#include <catch2/catch.hpp>
-
 #include "cell/cell_rule.hpp"
+#include "support/catch.hpp"
 
 using namespace triada;
 

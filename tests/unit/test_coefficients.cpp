@@ -2,7 +2,6 @@
 // test oracle itself on hand-computable cases.
 #include <array>
 #include <bit>
-#include <catch2/catch.hpp>
 #include <cmath>
 #include <complex>
 #include <cstdint>
@@ -10,6 +9,7 @@
 
 #include "actuator/coefficients.hpp"
 #include "core/error.hpp"
+#include "support/catch.hpp"
 #include "support/oracle.hpp"
 
 namespace {

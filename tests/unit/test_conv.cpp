@@ -1,6 +1,5 @@
 // Convolution on the planar MXU (conv/conv.hpp): explicit and implicit channel-first im2col
 // against the direct convolution, their memory and call counts, and the network files.
-#include <catch2/catch.hpp>
 #include <cmath>
 #include <sstream>
 #include <string>
@@ -10,6 +9,7 @@
 #include "conv/conv.hpp"
 #include "conv/conv_layer.hpp"
 #include "core/error.hpp"
+#include "support/catch.hpp"
 
 using namespace triada;
 

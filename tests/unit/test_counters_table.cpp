@@ -1,7 +1,6 @@
 // The counter and cell-mode tables: well formed, and everything generated from them (the
 // [energy] keys, the energy model, the report, the trace CSV, the summary) agrees with
 // hand-written expectations.
-#include <catch2/catch.hpp>
 #include <cinttypes>
 #include <cstdio>
 #include <fstream>
@@ -16,6 +15,7 @@
 #include "counters/report.hpp"
 #include "geometry/plan.hpp"
 #include "precision/cell_mode.hpp"
+#include "support/catch.hpp"
 
 using namespace triada;
 using nlohmann::json;

@@ -2,11 +2,11 @@
 // rank's bricks hold, counted here by enumerating the block split, for non-cubic odd
 // shapes, expanding and compressing stages and several rank counts.
 #include <algorithm>
-#include <catch2/catch.hpp>
 
 #include "core/error.hpp"
 #include "geometry/memory_model.hpp"
 #include "geometry/plan.hpp"
+#include "support/catch.hpp"
 
 using namespace triada;
 

@@ -1,5 +1,4 @@
 // Options and mesh configs: one declaration, INI and command line, command line wins.
-#include <catch2/catch.hpp>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -11,6 +10,7 @@
 #include "apps/transform/options.hpp"
 #include "config/options.hpp"
 #include "core/error.hpp"
+#include "support/catch.hpp"
 
 using namespace triada;
 

@@ -1,9 +1,9 @@
 // The plan is plain data: decomposition and stage shapes checked without MPI.
-#include <catch2/catch.hpp>
 #include <set>
 
 #include "core/error.hpp"
 #include "geometry/plan.hpp"
+#include "support/catch.hpp"
 
 using namespace triada;
 

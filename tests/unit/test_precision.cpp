@@ -1,7 +1,6 @@
 // Multi-mode cells (M3XU paper): exactness of the two-step FP32 product, rounding to the
 // narrow formats against independent references, GEMM accuracy and the error ordering.
 #include <bit>
-#include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -10,6 +9,7 @@
 
 #include "core/error.hpp"
 #include "precision/cell_mode.hpp"
+#include "support/catch.hpp"
 
 using namespace triada;
 

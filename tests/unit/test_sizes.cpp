@@ -1,6 +1,5 @@
 // Checked size arithmetic (core/checked.hpp) and where user-controlled sizes meet it:
 // the plan, the dense counters, the coefficient matrices, the per-process memory check.
-#include <catch2/catch.hpp>
 #include <cstdlib>
 #include <functional>
 #include <limits>
@@ -14,6 +13,7 @@
 #include "counters/counters.hpp"
 #include "geometry/memory_model.hpp"
 #include "geometry/plan.hpp"
+#include "support/catch.hpp"
 
 using namespace triada;
 

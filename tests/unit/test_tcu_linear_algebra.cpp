@@ -1,7 +1,6 @@
 // The linear-algebra and graph TCU algorithms (Theorems 1-6): verified runs across sizes and
 // unit sizes, the exact closed-form cost of matmul, TCU vs weak-TCU call counts, the CPU
 // references on hand-computed cases, and the error paths.
-#include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
 #include <sstream>
@@ -13,6 +12,7 @@
 #include "core/error.hpp"
 #include "mxu/tcu_algorithms.hpp"
 #include "mxu/tcu_linear_algebra.hpp"
+#include "support/catch.hpp"
 
 using namespace triada;
 

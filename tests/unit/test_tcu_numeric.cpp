@@ -3,7 +3,6 @@
 #include <fftw3.h>
 #include <gmp.h>
 
-#include <catch2/catch.hpp>
 #include <cmath>
 #include <random>
 #include <utility>
@@ -12,6 +11,7 @@
 #include "core/error.hpp"
 #include "mxu/tcu_algorithms.hpp"
 #include "mxu/tcu_numeric.hpp"
+#include "support/catch.hpp"
 
 using namespace triada;
 

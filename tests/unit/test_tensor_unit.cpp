@@ -1,10 +1,10 @@
 // The planar MXU: products against a direct triple loop, and its cost model.
-#include <catch2/catch.hpp>
 #include <random>
 #include <vector>
 
 #include "core/error.hpp"
 #include "mxu/tensor_unit.hpp"
+#include "support/catch.hpp"
 
 using namespace triada;
 

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# The installed package works for another project, as a user would use it: `cmake --install`
+# of the build into a temporary prefix; a copy of tests/package (outside the tree) configured
+# with only that prefix, find_package(triada) + triada::triada; built, run, its output
+# checked. Also: the consumer's compile lines carry -ffp-contract=off and no -march flag
+# (instruction-set flags stay PRIVATE to the library). Run by ctest (label package).
+set -uo pipefail
+
+: "${TRIADA_BIN:?set TRIADA_BIN to the build directory}"
+SRC=${TRIADA_SRC:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+CMAKE=${CMAKE_COMMAND:-cmake}
+
+if grep -q '^TRIADA_SANITIZE:BOOL=ON' "$TRIADA_BIN/CMakeCache.txt" 2>/dev/null; then
+  echo "skipped: a sanitizer build's libraries need the sanitizer runtime in the consumer"
+  exit 77
+fi
+
+dir=$(mktemp -d "${TMPDIR:-/tmp}/triada-package-test.XXXXXX")
+trap 'rm -rf "$dir"' EXIT
+
+# shellcheck source=tests/cli/lib_check.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib_check.sh"
+logged() {  # logged LOG CMD...: runs CMD with its output in LOG, shown on failure
+  local log=$1
+  shift
+  "$@" >"$log" 2>&1 || { tail -n 40 "$log" >&2; return 1; }
+}
+
+prefix=$dir/prefix
+check "install into a fresh prefix" logged "$dir/install.log" "$CMAKE" --install "$TRIADA_BIN" --prefix "$prefix"
+for f in include/triada/triada.hpp include/triada/core/types.hpp include/triada/core/version_config.hpp; do
+  check "installed $f" test -f "$prefix/$f"
+done
+check "installed bin/triada-transform" test -x "$prefix/bin/triada-transform"
+config=$(find "$prefix" -name triadaConfig.cmake | head -n 1)
+check "installed triadaConfig.cmake" test -n "$config"
+check "installed triadaConfigVersion.cmake" test -f "$(dirname "$config")/triadaConfigVersion.cmake"
+version=$(sed -n 's/^set(PACKAGE_VERSION "\(.*\)")$/\1/p' "$(dirname "$config")/triadaConfigVersion.cmake")
+
+# The consumer sees nothing of the tree: its own copy, the prefix, no package registry.
+cp -r "$SRC/tests/package" "$dir/consumer"
+check "consumer configures" logged "$dir/configure.log" "$CMAKE" -S "$dir/consumer" -B "$dir/build" \
+  -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_EXPORT_COMPILE_COMMANDS=ON \
+  -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF
+check "consumer builds" logged "$dir/build.log" "$CMAKE" --build "$dir/build" -j2
+check "consumer runs" logged "$dir/run.log" "$dir/build/triada_consumer"
+cat "$dir/run.log"
+check "reports version $version" grep -qx "triada $version" "$dir/run.log"
+check "builds a plan" grep -qx "plan 8x6x4 cells, 3 stages, order 312" "$dir/run.log"
+check "parses an executor" grep -qx "executor fused" "$dir/run.log"
+cc=$dir/build/compile_commands.json
+check "consumer compiles with -ffp-contract=off" grep -q -- "-ffp-contract=off" "$cc"
+check "no -march flag reaches the consumer" bash -c "! grep -q -- '-march' '$cc'"
+summary
