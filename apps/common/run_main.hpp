@@ -1,5 +1,5 @@
 #pragma once
-// The one place a main catches errors (STYLE.md #9): run_main() wraps a program's body,
+// The one place a main catches errors (doc/design.md §10.9): run_main() wraps a program's body,
 // prints each error once as "<app>: error: <message>" and returns the exit code.
 // Errors raised collectively (every rank throws the same, see mpi::collectively) are
 // printed by rank 0 only and the run ends normally with code 1 (input) or 2 (config);

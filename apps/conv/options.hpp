@@ -1,5 +1,5 @@
 #pragma once
-// triada-conv's options as a plain struct (STYLE.md #6); the variables_map never leaves the
+// triada-conv's options as a plain struct (doc/design.md §10.6); the variables_map never leaves the
 // parser.
 #include <cstdint>
 #include <iosfwd>

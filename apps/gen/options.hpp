@@ -1,5 +1,5 @@
 #pragma once
-// triada-gen's options as a plain struct (STYLE.md #6). Every option is a string while
+// triada-gen's options as a plain struct (doc/design.md §10.6). Every option is a string while
 // parsing so that each bad value gets its own one line.
 #include <optional>
 #include <ostream>

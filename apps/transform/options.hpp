@@ -1,5 +1,5 @@
 #pragma once
-// triada-transform's options as a plain struct (STYLE.md #6): every option is declared once
+// triada-transform's options as a plain struct (doc/design.md §10.6): every option is declared once
 // with its description and default (so --help documents it), parsed from the command line
 // and the mesh INI file (command line wins), validated; the variables_map never leaves
 // options.cpp.

@@ -2,7 +2,7 @@
 // An actuator (the paper's Decoupled Active Streaming Memory, Sec. 5.1): it holds one
 // coefficient matrix C_axis and, one time step at a time, streams row t as the tagged
 // vector (C[t, k], tag_k = [k == t]) for k in [0, max(N, K)), zero-padded past K
-// (DESIGN.md §3, step 1). Under ESOP it sends only elements with c != 0 or tag = 1 and
+// (doc/design.md §3, step 1). Under ESOP it sends only elements with c != 0 or tag = 1 and
 // skips a row that is all zero.
 #include <cstddef>
 #include <cstdint>

@@ -1,4 +1,4 @@
-// Coefficient matrices of DESIGN.md §4 (numpy/scipy conventions for both norms).
+// Coefficient matrices of doc/design.md §4 (numpy/scipy conventions for both norms).
 #include "actuator/coefficients.hpp"
 
 #include <algorithm>
@@ -35,7 +35,7 @@ index_t mul_mod(index_t a, index_t b, index_t m) {
   return static_cast<index_t>((static_cast<u128>(a) * static_cast<u128>(b)) % static_cast<u128>(m));
 }
 
-// cos and sin of the angle 2 pi m / n for an integer phase 0 <= m < n (DESIGN.md §4:
+// cos and sin of the angle 2 pi m / n for an integer phase 0 <= m < n (doc/design.md §4:
 // entries come from the reduced integer phase). The phase is folded into the first
 // octant [0, pi/4] in exact integer arithmetic (the same reduction FFTW uses for its
 // twiddles), evaluated in long double, and unfolded with exact sign/swap rules, so

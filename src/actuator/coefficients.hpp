@@ -1,5 +1,5 @@
 #pragma once
-// Coefficient (change-of-basis) matrices of DESIGN.md §4. A stage along axis a computes
+// Coefficient (change-of-basis) matrices of doc/design.md §4. A stage along axis a computes
 //   W[.., k, ..] = sum_n V[.., n, ..] * C[n, k],   C of shape N x K (rows n, columns k),
 // so C is stored row-major: C(n, k) = data[n * cols + k]. An actuator streams row n
 // at time step n (TriADA paper Eqs. 6.1-6.3).

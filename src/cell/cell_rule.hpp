@@ -1,5 +1,5 @@
 #pragma once
-// The TriADA cell rule (DESIGN.md §3; paper Sec. 5.2 and Fig. 5, ESOP in Sec. 6).
+// The TriADA cell rule (doc/design.md §3; paper Sec. 5.2 and Fig. 5, ESOP in Sec. 6).
 // It reads only what arrives on the cell's buses and its own registers: never its
 // coordinates, never N or P (the paper's coordinate-free property).
 #include <optional>

@@ -1,6 +1,6 @@
 #pragma once
 // The mesh configuration (INI file and --section.key options, command line wins) and the
-// strict option helpers every program's parser uses (STYLE.md #6). Each key is declared
+// strict option helpers every program's parser uses (doc/design.md §10.6). Each key is declared
 // once with its description and default, so --help documents it. The programs' own
 // options live with them in apps/.
 #include <array>

@@ -1,5 +1,5 @@
 #pragma once
-// The one exception hierarchy (STYLE.md #9). Every main catches triada::error once,
+// The one exception hierarchy (doc/design.md §10.9). Every main catches triada::error once,
 // prints one line and makes every rank leave.
 #include <stdexcept>
 #include <string>

@@ -1,5 +1,5 @@
 #pragma once
-// Exact event counters (DESIGN.md §3), declared once as a table (STYLE.md #5).
+// Exact event counters (doc/design.md §3), declared once as a table (doc/design.md §10.5).
 // Every counter is an exact 64-bit integer, summed over ranks.
 #include <array>
 #include <cstdint>
@@ -146,7 +146,7 @@ struct RunCounters {
   MpiTraffic mpi_total() const;
 };
 
-// What dense mode does on this plan, in closed form (DESIGN.md §3):
+// What dense mode does on this plan, in closed form (doc/design.md §3):
 // steps N_a; x_bus_sends N_a * max(N_a, K_a); y_bus_sends N_a * lines;
 // macs (= macs_dense) N_a * K_a * lines; y_bus_receives lines * (N_a K_a - min(N_a, K_a));
 // waits 0; per stage, lines = product of the other two extents of V; cycles = steps times

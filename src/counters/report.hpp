@@ -1,5 +1,5 @@
 #pragma once
-// The JSON report (schema triada-report/1, DESIGN.md §5), the per-step CSV trace and the
+// The JSON report (schema triada-report/1, doc/design.md §5), the per-step CSV trace and the
 // human summary printed at the end of a run.
 #include <nlohmann/json.hpp>
 #include <string>

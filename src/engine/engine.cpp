@@ -268,7 +268,7 @@ void post_stream(const Topology& topo, const EngineOptions& opt, int stage_index
   if (st.arena.data() != base) throw std::logic_error("actuator arena moved under MPI_Isend");
 }
 
-// Control passes from the actuator of stage s to that of stage s + 1 (DESIGN.md §2).
+// Control passes from the actuator of stage s to that of stage s + 1 (doc/design.md §2).
 void receive_control(const Topology& topo, int stage_index) {
   if (stage_index == 0) return;
   const int from = topo.plan().ranks.actuator_rank[topo.plan().stages[stage_index - 1].axis - 1];
@@ -385,7 +385,7 @@ EngineResult<T> run_engine(const Topology& topo, const EngineOptions& opt, std::
     if (host) {
       receive_control(topo, s);
       post_stream<T>(topo, opt, s, stream, res.counters);
-      // After its last vector the actuator passes control (DESIGN.md §2): the next one may
+      // After its last vector the actuator passes control (doc/design.md §2): the next one may
       // stream while the bricks still work; they take each stage's vectors in stage order
       // (one tag per axis, and one actuator rank per axis keeps same-axis stages in order).
       pass_control(topo, s, control, res.counters);

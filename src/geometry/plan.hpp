@@ -1,5 +1,5 @@
 #pragma once
-// The run plan as plain data (STYLE.md #2): mesh, rank layout, brick decomposition and
+// The run plan as plain data (doc/design.md §10.2): mesh, rank layout, brick decomposition and
 // the per-stage shapes and buses. Computed without MPI, tested without mpirun; the
 // executors only consume it.
 #include <array>
@@ -12,7 +12,7 @@
 
 namespace triada {
 
-// Operand buses of DESIGN.md §2: H lines run along axis 3, L along axis 1, F along axis 2.
+// Operand buses of doc/design.md §2: H lines run along axis 3, L along axis 1, F along axis 2.
 enum class Bus { H = 0, L = 1, F = 2 };
 inline const char* to_string(Bus b) {
   return b == Bus::H ? "H" : b == Bus::L ? "L" : "F";
@@ -28,7 +28,7 @@ inline Bus data_bus(int axis) {
 inline Bus coeff_bus(int axis) {
   return axis == 1 ? Bus::H : Bus::L;
 }
-// The actuator that streams C_axis (DESIGN.md §2): lateral C3, horizontal C1, frontal C2.
+// The actuator that streams C_axis (doc/design.md §2): lateral C3, horizontal C1, frontal C2.
 inline const char* actuator_name(int axis) {
   return axis == 3 ? "lateral" : axis == 1 ? "horizontal" : "frontal";
 }

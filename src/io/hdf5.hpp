@@ -1,5 +1,5 @@
 #pragma once
-// A thin RAII layer over the HDF5 C API (STYLE.md #7, #8): move-only handles that close
+// A thin RAII layer over the HDF5 C API (doc/design.md §10.7, §10.8): move-only handles that close
 // their hid_t with the matching H5?close, CHECK_H5 that turns a failed call into
 // triada::hdf5_error, and a guard that silences HDF5's own error printing so that our
 // one-line messages are the only output.

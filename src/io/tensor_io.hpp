@@ -1,5 +1,5 @@
 #pragma once
-// Tensor files (DESIGN.md §5): rank-3 HDF5 datasets, C order. Input element types: any
+// Tensor files (doc/design.md §5): rank-3 HDF5 datasets, C order. Input element types: any
 // integer, float32, float64, and compound {r, i} of float32/float64 (h5py's complex).
 // Output: float64 or compound {r, i} of float64. Parallel HDF5: each brick rank reads and
 // writes its own hyperslab collectively; no rank holds the whole tensor.
@@ -49,7 +49,7 @@ void read_brick(MPI_Comm comm, const std::string& file, const TensorInfo& info, 
 CoeffMatrix read_matrix(const std::string& file, const std::string& dataset);
 
 // Element types a TensorWriter can store. Transform outputs are float64 / complex128
-// (DESIGN.md §5); the others exist for test-data generation (triada-gen).
+// (doc/design.md §5); the others exist for test-data generation (triada-gen).
 enum class ElementType { int32, float32, float64, complex64, complex128 };
 // "int32" | "float32" | "float64" | "complex64" | "complex128"; throws config_error.
 ElementType parse_element_type(const std::string& word);

@@ -1,5 +1,5 @@
 #pragma once
-// Small owning MPI wrappers (STYLE.md #7): an init/finalize guard, a communicator that
+// Small owning MPI wrappers (doc/design.md §10.7): an init/finalize guard, a communicator that
 // frees what it created, move-only requests, typed collectives and point-to-point calls,
 // and CHECK_MPI that turns a failed call into triada::mpi_error. Outside src/mesh (and
 // src/io) no code calls MPI directly.

@@ -1,5 +1,5 @@
 // The linear-algebra and graph algorithms of "A Computational Model for Tensor Core Units"
-// (Chowdhury, Silvestri, Vella; ../shared/papers/000_0608639eafdab31e.txt), Sec. 4.1-4.4:
+// (Chowdhury, Silvestri, Vella, full version), Sec. 4.1-4.4:
 // dense matrix multiplication (Theorem 2, tall left strips), Strassen (Theorem 1), sparse
 // matrix multiplication (Theorem 3), Gaussian elimination without pivoting (Theorem 4,
 // Figure 4), transitive closure (Theorem 5, Figure 7) and Seidel's all-pairs shortest

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# End-to-end checks of the error paths of triada-transform (DESIGN.md §6): every bad
+# End-to-end checks of the error paths of triada-transform (doc/design.md §6): every bad
 # input ends the run with exactly one line 'triada-transform: error: ...' on stderr that
 # names the input, a non-zero exit code, no hang (timeout 60 s), and no file left behind
 # (neither the output nor a temporary '.<name>.tmp-*'), at np=1 and under mpirun at np=3

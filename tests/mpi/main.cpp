@@ -1,4 +1,4 @@
-// Catch2 main for the MPI tests (STYLE.md #12): MPI init, one session per rank, the
+// Catch2 main for the MPI tests (doc/design.md §10.12): MPI init, one session per rank, the
 // failure count reduced so every rank (and the exit code) agrees, output from rank 0 only.
 // Other ranks report into a scratch file; the reports of ranks that failed are sent to
 // rank 0 and printed there, so a failure on any rank is both counted and explained.

@@ -1,4 +1,4 @@
-// The 3D mesh engine under MPI: every promise of DESIGN.md §3 checked at the rank count
+// The 3D mesh engine under MPI: every promise of doc/design.md §3 checked at the rank count
 // this executable was started with (ctest runs it at several), against independent
 // oracles (FFTW, direct per-axis evaluation) and against a one-rank run of itself for the
 // bitwise rank-count promise.
@@ -178,7 +178,7 @@ TEST_CASE("dense runs take N1+N2+N3 steps and count what the closed form says",
       CHECK(r.rc.stages[s].n[c] == closed[s].n[c]);
     }
   }
-  // And the closed form's macs_dense is the DESIGN.md formula, spelled out here.
+  // And the closed form's macs_dense is the doc/design.md §3.7 formula, spelled out here.
   const std::uint64_t by_hand = 7ull * 12 * 5 * 9 /*axis 3: N1 N2 * K3 N3*/ +
                                 12ull * 9 * 4 * 7 /*axis 1: N2 K3 * K1 N1*/ +
                                 4ull * 9 * 12 * 12 /*axis 2: K1 K3 * K2 N2*/;
@@ -207,8 +207,8 @@ std::vector<double> apply_stage(const std::vector<double>& v, const ext3& s, int
 }
 }  // namespace
 
-TEST_CASE("ESOP counters equal the DESIGN.md formulas on sparse data, and ESOP and dense agree bit "
-          "for bit", "[engine][esop]") {
+TEST_CASE("ESOP counters equal the doc/design.md formulas on sparse data, and ESOP and dense agree "
+          "bit for bit", "[engine][esop]") {
   const ext3 shape{9, 8, 6};
   // Integer data and matrices: every intermediate is exact, so its zeros are known.
   auto xc = random_tensor(shape, 77, 0.6, false, true);

@@ -1,4 +1,4 @@
-// The fused executor against the reference executor (STYLE.md #4: every optimised
+// The fused executor against the reference executor (doc/design.md §10.4: every optimised
 // executor is tested against the reference, never against itself): bitwise equal outputs
 // and exactly equal per-step counters over a randomized matrix of cases.
 #include <mpi.h>

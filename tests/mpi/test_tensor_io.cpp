@@ -1,5 +1,5 @@
-// Parallel HDF5 tensor I/O (DESIGN.md §5, §6) at the rank count this executable runs with.
-// Tensors hold their global C-order index (STYLE.md #10), so write/read with different
+// Parallel HDF5 tensor I/O (doc/design.md §5, §6) at the rank count this executable runs with.
+// Tensors hold their global C-order index (doc/design.md §10.10), so write/read with different
 // brick splits compare exactly. Checks that may differ between ranks are agreed with
 // all_ranks() before a REQUIRE, so no rank leaves a test case while others wait in a
 // collective.

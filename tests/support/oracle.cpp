@@ -38,7 +38,7 @@ void for_each_line(const ext3& shape, int axis,
   }
 }
 
-// One 1D transform of length n, numpy/scipy scaling (DESIGN.md §4), applied in place.
+// One 1D transform of length n, numpy/scipy scaling (doc/design.md §4), applied in place.
 class LineTransform {
  public:
   LineTransform(TransformKind kind, std::size_t n, Norm norm, bool inverse)
@@ -214,7 +214,7 @@ std::vector<cplx> oracle_gemt(const std::vector<cplx>& x, const ext3& shape,
     ext3 next = cur;
     next[a] = m.cols;
     std::vector<lcplx> w(volume(next));
-    // W[.., k, ..] = sum_n V[.., n, ..] * C(n, k)  (DESIGN.md §3).
+    // W[.., k, ..] = sum_n V[.., n, ..] * C(n, k)  (doc/design.md §3).
     std::size_t inner = 1;
     for (std::size_t b = a + 1; b < 3; ++b) inner *= static_cast<std::size_t>(cur[b]);
     std::size_t outer = 1;

@@ -1,8 +1,8 @@
 #pragma once
-// Test-only reference implementations (STYLE.md #4: the independent check). Nothing
+// Test-only reference implementations (doc/design.md §10.4: the independent check). Nothing
 // here calls the library's make_coefficients: transforms come from FFTW (dft, dct,
 // dht) or from a direct evaluation written here (wht), with the numpy/scipy scaling
-// conventions of DESIGN.md §4.
+// conventions of doc/design.md §4.
 #include <array>
 #include <cstdint>
 #include <vector>
@@ -20,7 +20,7 @@ std::vector<cplx> oracle_transform(const std::vector<cplx>& x, const ext3& shape
                                    const std::array<TransformKind, 3>& kinds, Norm norm,
                                    bool inverse);
 
-// Direct per-axis evaluation Y = X x_1 C1 x_2 C2 x_3 C3 (DESIGN.md §3), C_a of shape
+// Direct per-axis evaluation Y = X x_1 C1 x_2 C2 x_3 C3 (doc/design.md §3), C_a of shape
 // N_a x K_a (CoeffMatrix layout), long double accumulation. Output shape (K1, K2, K3).
 std::vector<cplx> oracle_gemt(const std::vector<cplx>& x, const ext3& shape,
                               const std::array<const CoeffMatrix*, 3>& c);

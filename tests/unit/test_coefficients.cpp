@@ -1,4 +1,4 @@
-// Coefficient matrices (DESIGN.md §4) against FFTW with numpy/scipy scaling, and the
+// Coefficient matrices (doc/design.md §4) against FFTW with numpy/scipy scaling, and the
 // test oracle itself on hand-computable cases.
 #include <array>
 #include <bit>
@@ -25,7 +25,7 @@ constexpr std::array<Norm, 2> kNorms{Norm::ortho, Norm::backward};
 constexpr std::array<TransformKind, 4> kBuiltIns{TransformKind::dft, TransformKind::dct,
                                                  TransformKind::dht, TransformKind::wht};
 
-// y[k] = sum_n x[n] C(n, k), one stage of DESIGN.md §3, accumulated in long double.
+// y[k] = sum_n x[n] C(n, k), one stage of doc/design.md §3, accumulated in long double.
 std::vector<cplx> apply_matrix(const CoeffMatrix& c, const std::vector<cplx>& x) {
   std::vector<cplx> y(static_cast<std::size_t>(c.cols));
   for (index_t k = 0; k < c.cols; ++k) {

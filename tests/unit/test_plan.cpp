@@ -77,7 +77,7 @@ TEST_CASE("stage shapes follow the stage order with K replacing N on the summed 
   CHECK(p.stages[1].out_shape == ext3{7, 15, 6});
   CHECK(p.stages[2].out_shape == ext3{3, 15, 6});
   CHECK(p.stages[2].lines() == 15 * 6);
-  // Buses of DESIGN.md §2.
+  // Buses of doc/design.md §2.
   CHECK(p.stages[0].y_bus() == Bus::F);
   CHECK(p.stages[0].x_bus() == Bus::L);
   CHECK(p.stages[1].y_bus() == Bus::H);
