@@ -564,33 +564,40 @@ double exponent_spmm() {
   return 1.0;
 }
 
+namespace {
+
+// Input validation of spmm (not part of the algorithm, not charged): positive integer
+// values, and the largest sketch value, sum_ij (i+1)^2 C_ij (or (j+1)^2), below 2^53 so
+// that the unit's doubles and the singleton tests are exact.
+void check_spmm_input(const std::vector<SparseEntry>& A, const std::vector<SparseEntry>& B,
+                      index_t side) {
+  std::vector<double> brow(sz(side), 0.0), bw(sz(side), 0.0);
+  for (const auto* M : {&A, &B})
+    for (const auto& e : *M)
+      if (!(e.v > 0) || e.v != std::nearbyint(e.v) || e.row < 0 || e.row >= side || e.col < 0 ||
+          e.col >= side)
+        throw input_error("spmm: entries must be positive integers inside the matrix");
+  for (const auto& e : B) {
+    brow[sz(e.row)] += e.v;
+    bw[sz(e.row)] += dbl(e.col + 1) * dbl(e.col + 1) * e.v;
+  }
+  double rows = 0, cols = 0;
+  for (const auto& e : A) {
+    rows += dbl(e.row + 1) * dbl(e.row + 1) * e.v * brow[sz(e.col)];
+    cols += e.v * bw[sz(e.col)];
+  }
+  if (std::max(rows, cols) >= std::ldexp(1.0, 53))
+    throw input_error("spmm: values too large for the exact sketch (weighted sums reach 2^53)");
+}
+
+}  // namespace
+
 std::vector<SparseEntry> tcu_spmm_entries(TensorUnit& u, std::vector<SparseEntry> A,
                                           std::vector<SparseEntry> B, index_t side,
                                           std::uint64_t seed, nlohmann::json* details) {
   const index_t s = u.side();
   const index_t I = static_cast<index_t>(A.size() + B.size());
-  {
-    // Input validation (not part of the algorithm, not charged): positive integer values,
-    // and the largest sketch value, sum_ij (i+1)^2 C_ij (or (j+1)^2), below 2^53 so that the
-    // unit's doubles and the singleton tests are exact.
-    std::vector<double> brow(sz(side), 0.0), bw(sz(side), 0.0);
-    for (const auto* M : {&A, &B})
-      for (const auto& e : *M)
-        if (!(e.v > 0) || e.v != std::nearbyint(e.v) || e.row < 0 || e.row >= side || e.col < 0 ||
-            e.col >= side)
-          throw input_error("spmm: entries must be positive integers inside the matrix");
-    for (const auto& e : B) {
-      brow[sz(e.row)] += e.v;
-      bw[sz(e.row)] += dbl(e.col + 1) * dbl(e.col + 1) * e.v;
-    }
-    double rows = 0, cols = 0;
-    for (const auto& e : A) {
-      rows += dbl(e.row + 1) * dbl(e.row + 1) * e.v * brow[sz(e.col)];
-      cols += e.v * bw[sz(e.col)];
-    }
-    if (std::max(rows, cols) >= std::ldexp(1.0, 53))
-      throw input_error("spmm: values too large for the exact sketch (weighted sums reach 2^53)");
-  }
+  check_spmm_input(A, B, side);
 
   // Upper bound on nnz(C): sum_k nnz(A(:,k)) nnz(B(k,:)) (I counts + 2 sqrt(n) operations).
   std::vector<index_t> ca(sz(side), 0), rb(sz(side), 0);
