@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <optional>
 
+#include "apps/common/option_error.hpp"
 #include "apps/common/world_plan.hpp"
 #include "core/checked.hpp"
 #include "core/error.hpp"
@@ -217,7 +218,7 @@ void run_typed(const TransformConfig& cfg, const TensorInfo& info, const Plan& p
   });
 
   EngineOptions opt;
-  opt.executor = parse_executor(cfg.executor);
+  opt.executor = for_option("--executor", [&] { return parse_executor(cfg.executor); });
   opt.mode = cfg.mesh.mode;
   opt.cell_mode = cfg.mesh.cell_mode;
   opt.shuffle_seed = cfg.shuffle_seed;
@@ -281,7 +282,8 @@ MemoryModelOptions memory_options(const TransformConfig& cfg, bool complex_run, 
   MemoryModelOptions m;
   m.element_bytes = complex_run ? sizeof(cplx) : sizeof(double);
   m.cell_bytes = complex_run ? sizeof(Cell<cplx>) : sizeof(Cell<double>);
-  m.reference = parse_executor(cfg.executor) == Executor::reference;
+  m.reference =
+      for_option("--executor", [&] { return parse_executor(cfg.executor); }) == Executor::reference;
   m.check = cfg.check;
   for (TransformKind k : cfg.kinds)
     if (k == TransformKind::gemt && cfg.inverse) m.coeff_copies = 3;  // Gauss-Jordan: c, a, inv
