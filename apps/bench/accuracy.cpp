@@ -9,7 +9,6 @@
 #include "config/options.hpp"
 #include "counters/counters.hpp"
 #include "engine/engine.hpp"
-#include "mesh/app_support.hpp"
 #include "mesh/mpi.hpp"
 
 namespace triada::bench {
@@ -123,8 +122,8 @@ void run_accuracy_workload(MPI_Comm world, const BenchConfig& cfg, const ext3& s
         mine[0] = std::max(mine[0], d), sum += d;
       mine[1] = std::max(mine[1], magnitude(ref[i]));
     }
-    mpi::allreduce_max(world, mine.data(), mx.data(), 3);
-    total = mpi::allreduce_sum(world, sum);
+    mpi::allreduce<double>(world, mine, mx, mpi::Op::max);
+    total = mpi::sum_of(world, sum);
     const double scale = mx[1] > 0 ? mx[1] : 1.0;
     cell.max_rel = mx[2] > 0 ? std::numeric_limits<double>::infinity() : mx[0] / scale;
     cell.mean_rel = mx[2] > 0 ? std::numeric_limits<double>::infinity() : total / n_out / scale;
@@ -278,7 +277,7 @@ void write_accuracy_json(const BenchConfig& cfg, int size, const json& workloads
 }  // namespace
 
 int run_accuracy(const BenchConfig& cfg, MPI_Comm world) {
-  const int rank = mpi::rank_of(world), size = mpi::size_of(world);
+  const int rank = mpi::rank(world), size = mpi::size(world);
   std::vector<EnergyModel> energies;
   mpi::collectively(world, [&] {
     for (int mi = 0; mi < kCellModes; ++mi)

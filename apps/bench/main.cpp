@@ -17,7 +17,6 @@
 #include "core/error.hpp"
 #include "engine/engine.hpp"
 #include "geometry/memory_model.hpp"
-#include "mesh/app_support.hpp"
 #include "mesh/mpi.hpp"
 #include "mesh/node_memory.hpp"
 
@@ -186,7 +185,7 @@ void run_engine_rows(TimingRun& t, size_t si, const Plan& plan, const Topology& 
     std::vector<double> in;
     index_t local_nnz = 0;
     if (topo.is_brick()) local_nnz = generate_brick(spec, topo.cells().intersect(whole(shape)), in);
-    const index_t nnz = mpi::allreduce_sum(t.world, std::int64_t{local_nnz});
+    const index_t nnz = mpi::sum_of(t.world, std::int64_t{local_nnz});
     for (const Executor ex : {Executor::fused, Executor::reference}) {
       if (!t.has(to_string(ex))) continue;
       if (ex == Executor::reference && elements(shape) > cfg.reference_max) continue;
@@ -333,7 +332,7 @@ void run_shapes(TimingRun& t) {
 int run_bench(int argc, char** argv) {
   using namespace bench;
   const MPI_Comm world = MPI_COMM_WORLD;
-  const int rank = mpi::rank_of(world), size = mpi::size_of(world);
+  const int rank = mpi::rank(world), size = mpi::size(world);
   set_openblas_threads(1);  // this process only verifies; the child measures
 
   std::optional<BenchConfig> parsed;

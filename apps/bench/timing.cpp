@@ -6,7 +6,6 @@
 
 #include "apps/bench/bench.hpp"
 #include "engine/engine.hpp"
-#include "mesh/app_support.hpp"
 #include "mesh/mpi.hpp"
 
 namespace triada::bench {
@@ -66,7 +65,7 @@ EngineTiming time_engine(const Topology& topo, const std::array<CoeffMatrix, 3>&
     const auto t0 = Clock::now();
     EngineResult<double> res = run_engine<double>(topo, opt, std::move(in), &spare);
     const double local = seconds_since(t0);
-    const double global = mpi::allreduce_max(topo.world(), local);
+    const double global = mpi::max_of(topo.world(), local);
     if (global < t.seconds) {
       t.seconds = global;
       t.stage_seconds.assign(ns, 0.0);
@@ -83,23 +82,20 @@ EngineTiming time_engine(const Topology& topo, const std::array<CoeffMatrix, 3>&
 
 std::vector<double> gather_on_root(MPI_Comm comm, const ext3& shape, const Brick& box,
                                    const std::vector<double>& vals) {
-  const int rank = mpi::rank_of(comm), size = mpi::size_of(comm);
+  const int rank = mpi::rank(comm), size = mpi::size(comm);
   std::array<index_t, 6> mine{box.lo[0], box.lo[1], box.lo[2], box.hi[0], box.hi[1], box.hi[2]};
   if (vals.empty()) mine = {0, 0, 0, 0, 0, 0};
-  std::vector<index_t> boxes(static_cast<size_t>(6 * size));
-  mpi::gather(comm, mine.data(), 6, boxes.data(), 0);
-  std::vector<int> counts(static_cast<size_t>(size)), displs(static_cast<size_t>(size));
-  int total = 0;
-  for (int r = 0; r < size; ++r) {
+  // Significant on rank 0 only (elsewhere empty, and so are the counts).
+  const std::vector<index_t> boxes = mpi::gather<index_t>(comm, mine, 0);
+  std::vector<int> counts(boxes.size() / 6);
+  for (size_t r = 0; r < counts.size(); ++r) {
     const Brick b{{boxes[6 * r], boxes[6 * r + 1], boxes[6 * r + 2]},
                   {boxes[6 * r + 3], boxes[6 * r + 4], boxes[6 * r + 5]}};
     counts[r] = static_cast<int>(b.count());
-    displs[r] = total;
-    total += counts[r];
   }
-  std::vector<double> all(rank == 0 ? static_cast<size_t>(total) : 0);
-  mpi::gatherv(comm, vals, all.data(), counts.data(), displs.data(), 0);
+  const std::vector<double> all = mpi::gatherv<double>(comm, vals, counts, 0);
   if (rank != 0) return {};
+  const std::vector<int> displs = mpi::displacements(counts);
   std::vector<double> y(static_cast<size_t>(elements(shape)), 0.0);
   for (int r = 0; r < size; ++r) {
     const Brick b{{boxes[6 * r], boxes[6 * r + 1], boxes[6 * r + 2]},

@@ -6,7 +6,6 @@
 
 #include "core/error.hpp"
 #include "io/hdf5.hpp"
-#include "mesh/app_support.hpp"
 #include "mesh/mpi.hpp"
 
 namespace triada {
@@ -43,7 +42,7 @@ int exit_code_of(const std::exception& e) {
 int run_main(const std::string& app, int argc, char** argv,
              const std::function<int(int, char**)>& body) {
   mpi::Environment env(argc, argv);
-  const int rank = mpi::rank_of(MPI_COMM_WORLD), size = mpi::size_of(MPI_COMM_WORLD);
+  const int rank = mpi::rank(MPI_COMM_WORLD), size = mpi::size(MPI_COMM_WORLD);
   try {
     const int code = body(argc, argv);
     close_hdf5();
@@ -62,7 +61,7 @@ int run_main(const std::string& app, int argc, char** argv,
     else
       std::fprintf(stderr, "%s: error: %s\n", app.c_str(), escaped(e.what()).c_str());
     std::fflush(stderr);
-    if (size > 1) mpi::abort_world(code);
+    if (size > 1) mpi::abort(MPI_COMM_WORLD, code);
     return code;
   }
 }

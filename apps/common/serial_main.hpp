@@ -8,7 +8,6 @@
 #include <utility>
 
 #include "apps/common/run_main.hpp"
-#include "mesh/app_support.hpp"
 #include "mesh/mpi.hpp"
 
 namespace triada {
@@ -18,7 +17,7 @@ namespace triada {
 template <class Parse, class Job>
 int serial_main(const std::string& app, int argc, char** argv, Parse parse, Job job) {
   return run_main(app, argc, argv, [&](int ac, char** av) {
-    const int rank = mpi::rank_of(MPI_COMM_WORLD);
+    const int rank = mpi::rank(MPI_COMM_WORLD);
     decltype(parse(ac, av, std::declval<std::ostream&>())) cfg;
     std::ostringstream help;
     mpi::collectively(MPI_COMM_WORLD, [&] { cfg = parse(ac, av, help); });

@@ -1,6 +1,5 @@
 #include "apps/common/world_plan.hpp"
 
-#include "mesh/app_support.hpp"
 #include "mesh/mpi.hpp"
 
 namespace triada {
@@ -8,9 +7,9 @@ namespace triada {
 Plan plan_for_world(MPI_Comm world, PlanRequest req) {
   Plan plan;
   mpi::collectively(world, [&] {
-    req.world_size = mpi::size_of(world);
+    req.world_size = mpi::size(world);
     if (!req.grid)
-      req.balanced_dims = mpi::balanced_dims(brick_rank_count(req.world_size, req.actuators));
+      req.balanced_dims = mpi::dims_create(brick_rank_count(req.world_size, req.actuators));
     plan = make_plan(req);
   });
   return plan;

@@ -17,7 +17,6 @@
 #include "geometry/brick.hpp"
 #include "io/generate.hpp"
 #include "io/tensor_io.hpp"
-#include "mesh/app_support.hpp"
 #include "mesh/mpi.hpp"
 #include "mesh/node_memory.hpp"
 
@@ -26,7 +25,7 @@ namespace {
 
 template <class T>
 index_t generate_and_write(const GenConfig& c, MPI_Comm comm, TensorWriter& w) {
-  const int rank = mpi::rank_of(comm), size = mpi::size_of(comm);
+  const int rank = mpi::rank(comm), size = mpi::size(comm);
   const Brick slab = generator_slab(c.spec.shape, size, rank);
   std::vector<T> values;
   index_t local = 0;
@@ -35,12 +34,12 @@ index_t generate_and_write(const GenConfig& c, MPI_Comm comm, TensorWriter& w) {
                                          [&] { return generate_brick(c.spec, slab, values); });
   });
   w.write_brick(slab, values);
-  return mpi::allreduce_sum(comm, std::int64_t{local});
+  return mpi::sum_of(comm, std::int64_t{local});
 }
 
 int run(int argc, char** argv) {
   const MPI_Comm comm = MPI_COMM_WORLD;
-  const int rank = mpi::rank_of(comm);
+  const int rank = mpi::rank(comm);
   std::optional<GenConfig> parsed;
   std::ostringstream help;
   mpi::collectively(comm, [&] { parsed = parse_gen_options(argc, argv, help); });
@@ -53,7 +52,7 @@ int run(int argc, char** argv) {
   // Up-front memory check of every rank's slab, before the output is created.
   const std::string what = c.output.str() + ": shape " + to_string(c.spec.shape);
   const std::size_t element = is_complex(c.type) ? sizeof(cplx) : sizeof(double);
-  const int size = mpi::size_of(comm);
+  const int size = mpi::size(comm);
   std::uint64_t need = 0;
   mpi::collectively(comm, [&] {
     need = generate_bytes(c.spec, generator_slab(c.spec.shape, size, rank), element, what);

@@ -268,7 +268,7 @@ int run_sweep(const TcuConfig& cfg, const TcuAlgorithm& algo, TextOutput& report
         cfg.sizes.empty() ? tcu_default_sizes(cfg.algo, m) : cfg.sizes;
     std::vector<double> ns, times, bounds;
     for (const std::int64_t size : sizes) {
-      const TcuProblem p{size, cfg.seed, ""};
+      const TcuProblem p{size, cfg.seed, "", "--size", "--input"};
       const nlohmann::json r = run_tcu_once(algo, p, m, cfg.latency, cfg.weak, cfg.cell_mode);
       const auto& t = r["tcu"];
       nlohmann::json row = {{"m", m},
@@ -349,7 +349,7 @@ int run_tcu_job(const TcuConfig& cfg, std::ostream& out) {
   const TcuAlgorithm& algo = find_tcu_algorithm(cfg.algo);
   TextOutput report_out = report_file(cfg);
   if (!cfg.sweep) {
-    const TcuProblem p{cfg.size, cfg.seed, cfg.input};
+    const TcuProblem p{cfg.size, cfg.seed, cfg.input, "--size", "--input"};
     const nlohmann::json r = run_tcu_once(algo, p, cfg.m, cfg.latency, cfg.weak, cfg.cell_mode);
     print_single(r, out);
     if (!cfg.report.empty()) write_report(report_out, r);

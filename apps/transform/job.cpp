@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <optional>
 
+#include "apps/common/option_error.hpp"
 #include "apps/common/world_plan.hpp"
 #include "core/checked.hpp"
 #include "core/error.hpp"
@@ -14,7 +15,6 @@
 #include "engine/engine.hpp"
 #include "geometry/memory_model.hpp"
 #include "io/output_files.hpp"
-#include "mesh/app_support.hpp"
 #include "mesh/mpi.hpp"
 #include "mesh/node_memory.hpp"
 #include "mesh/topology.hpp"
@@ -127,8 +127,9 @@ std::array<double, 3> fp64_error(const Topology& topo, const EngineOptions& opt,
     mine[2] = std::max(mine[2], std::abs(ref.out[i]));
   }
   std::array<double, 3> mx{0, 0, 0}, err{0, 0, 0};
-  mpi::allreduce_max(topo.world(), mine.data(), mx.data(), 3);
-  mpi::allreduce_sum(topo.world(), &mine[1], &err[1], 1);
+  mpi::allreduce<double>(topo.world(), mine, mx, mpi::Op::max);
+  mpi::allreduce<double>(topo.world(), std::span<const double>(&mine[1], 1),
+                         std::span<double>(&err[1], 1), mpi::Op::sum);
   err[0] = mx[0];
   err[2] = mx[2];
   return err;
@@ -217,7 +218,7 @@ void run_typed(const TransformConfig& cfg, const TensorInfo& info, const Plan& p
   });
 
   EngineOptions opt;
-  opt.executor = parse_executor(cfg.executor);
+  opt.executor = for_option("--executor", [&] { return parse_executor(cfg.executor); });
   opt.mode = cfg.mesh.mode;
   opt.cell_mode = cfg.mesh.cell_mode;
   opt.shuffle_seed = cfg.shuffle_seed;
@@ -239,8 +240,8 @@ void run_typed(const TransformConfig& cfg, const TensorInfo& info, const Plan& p
       peak_rss_bytes(), baseline_rss,
       static_cast<std::int64_t>(std::max(in_box.count(), out_box.count()) *
                                 static_cast<index_t>(sizeof(T)))};
-  std::vector<std::int64_t> mem_all(3 * static_cast<size_t>(plan.ranks.world_size));
-  mpi::gather(topo.world(), mem_mine.data(), 3, mem_all.data(), 0);
+  // On rank 0 only, the one that reports.
+  const std::vector<std::int64_t> mem_all = mpi::gather<std::int64_t>(topo.world(), mem_mine, 0);
   const double sim_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - ts).count();
 
@@ -281,7 +282,8 @@ MemoryModelOptions memory_options(const TransformConfig& cfg, bool complex_run, 
   MemoryModelOptions m;
   m.element_bytes = complex_run ? sizeof(cplx) : sizeof(double);
   m.cell_bytes = complex_run ? sizeof(Cell<cplx>) : sizeof(Cell<double>);
-  m.reference = parse_executor(cfg.executor) == Executor::reference;
+  m.reference =
+      for_option("--executor", [&] { return parse_executor(cfg.executor); }) == Executor::reference;
   m.check = cfg.check;
   for (TransformKind k : cfg.kinds)
     if (k == TransformKind::gemt && cfg.inverse) m.coeff_copies = 3;  // Gauss-Jordan: c, a, inv
@@ -294,7 +296,7 @@ MemoryModelOptions memory_options(const TransformConfig& cfg, bool complex_run, 
 
 void run_transform_job(const TransformConfig& cfg, MPI_Comm world, std::ostream& out) {
   const auto t0 = std::chrono::steady_clock::now();
-  const int rank = mpi::rank_of(world);
+  const int rank = mpi::rank(world);
 
   // 1. Rank 0 checks every input before any rank does work; all ranks agree on the verdict.
   ProblemFacts facts;
@@ -303,7 +305,7 @@ void run_transform_job(const TransformConfig& cfg, MPI_Comm world, std::ostream&
   mpi::collectively(world, [&] {
     if (rank == 0) facts = validate(cfg, info, texts);
   });
-  mpi::bcast_bytes(world, &facts, sizeof facts, 0);
+  mpi::bcast_bytes(world, std::span<ProblemFacts>(&facts, 1), 0);
   info.dataset = mpi::bcast_string(world, info.dataset, 0);
   info.type_name = mpi::bcast_string(world, info.type_name, 0);
   info.shape = facts.in_shape;

@@ -6,12 +6,11 @@
 #include "apps/common/run_main.hpp"
 #include "apps/transform/job.hpp"
 #include "apps/transform/options.hpp"
-#include "mesh/app_support.hpp"
 #include "mesh/mpi.hpp"
 
 int main(int argc, char** argv) {
   return triada::run_main("triada-transform", argc, argv, [](int ac, char** av) {
-    const int rank = triada::mpi::rank_of(MPI_COMM_WORLD);
+    const int rank = triada::mpi::rank(MPI_COMM_WORLD);
     std::optional<triada::TransformConfig> cfg;
     std::ostringstream help;  // printed by rank 0 only
     triada::mpi::collectively(MPI_COMM_WORLD,

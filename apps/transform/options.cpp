@@ -4,6 +4,7 @@
 #include <boost/program_options.hpp>
 #include <vector>
 
+#include "apps/common/option_error.hpp"
 #include "core/error.hpp"
 
 namespace po = boost::program_options;
@@ -122,7 +123,7 @@ TransformConfig transform_config(const MeshCommandLine& cl) {
   if (!any_gemt && !c.coeffs.empty())
     throw config_error("--coeffs is only used with --transform gemt");
   c.stage_order =
-      named("--stage-order", [&] { return parse_stage_order(text(vm, "stage-order")); });
+      for_option("--stage-order", [&] { return parse_stage_order(text(vm, "stage-order")); });
   mesh_part(cl, c);
   if (vm.count("report")) c.report = text(vm, "report");
   if (vm.count("trace")) c.trace = text(vm, "trace");

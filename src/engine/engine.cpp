@@ -432,7 +432,7 @@ EngineResult<T> run_engine(const Topology& topo, const EngineOptions& opt, std::
 Executor parse_executor(const std::string& word) {
   if (word == "reference") return Executor::reference;
   if (word == "fused") return Executor::fused;
-  throw config_error("--executor: expected reference or fused, got '" + word + "'");
+  throw config_error("expected reference or fused, got '" + word + "'");
 }
 const char* to_string(Executor e) {
   return e == Executor::reference ? "reference" : "fused";

@@ -57,9 +57,7 @@ std::array<int, 3> parse_stage_order(const std::string& s) {
     std::sort(sorted.begin(), sorted.end());
     ok = sorted == std::array<int, 3>{1, 2, 3};
   }
-  if (!ok)
-    throw config_error("--stage-order: expected a permutation of 1, 2, 3 such as 312, got '" + s +
-                       "'");
+  if (!ok) throw config_error("expected a permutation of 1, 2, 3 such as 312, got '" + s + "'");
   return o;
 }
 

@@ -1,5 +1,7 @@
 #include "mesh/mpi.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <climits>
 #include <cstdlib>
@@ -169,6 +171,17 @@ Request ibarrier(MPI_Comm comm) {
   return Request(r);
 }
 
+void sleepy_barrier(MPI_Comm comm) {
+  MPI_Request req = MPI_REQUEST_NULL;
+  CHECK_MPI(MPI_Ibarrier(comm, &req));
+  int flag = 0;
+  while (true) {
+    CHECK_MPI(MPI_Test(&req, &flag, MPI_STATUS_IGNORE));
+    if (flag) break;
+    usleep(1000);
+  }
+}
+
 std::array<int, 3> dims_create(int n) {
   std::array<int, 3> dims{0, 0, 0};
   CHECK_MPI(MPI_Dims_create(n, 3, dims.data()));
@@ -179,7 +192,7 @@ double wtime() {
   return MPI_Wtime();
 }
 
-void abort(MPI_Comm comm, int code) {
+void abort(MPI_Comm comm, int code) noexcept {
   MPI_Abort(comm, code);
 }
 

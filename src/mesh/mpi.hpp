@@ -289,11 +289,14 @@ int rank(MPI_Comm comm);
 int size(MPI_Comm comm);
 void barrier(MPI_Comm comm);
 Request ibarrier(MPI_Comm comm);
+// A barrier that waits asleep (ibarrier polled every millisecond) instead of spinning,
+// for ranks idle while one rank times something alone.
+void sleepy_barrier(MPI_Comm comm);
 // Balanced factors of n over 3 axes (MPI_Dims_create), non-increasing.
 std::array<int, 3> dims_create(int n);
 double wtime();
 // Ends every rank of comm (MPI_Abort) with this exit code.
-void abort(MPI_Comm comm, int code);
+void abort(MPI_Comm comm, int code) noexcept;
 
 // Collective agreement on an error: every rank passes the message it would throw
 // (empty if fine); if any rank has one, every rank throws the same input/config error

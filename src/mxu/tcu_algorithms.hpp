@@ -12,21 +12,24 @@
 namespace triada {
 
 struct TcuProblem {
-  std::int64_t size = 0;     // natural size: matrix side, vertices, vector length, bits, coefficients
-  std::uint64_t seed = 1;    // inputs generated from it unless `input` is given
-  std::string input;         // optional HDF5 file (matrices, graphs) "file.h5[:/dset]"
+  std::int64_t size = 0;   // natural size: matrix side, vertices, vector length, bits, coefficients
+  std::uint64_t seed = 1;  // inputs generated from it unless `input` is given
+  std::string input;       // optional HDF5 file (matrices, graphs) "file.h5[:/dset]"
+  // What messages call the size and the input (a program passes its option names).
+  std::string size_name = "size";
+  std::string input_name = "input";
 };
 
 struct TcuRun {
-  bool verified = false;     // true only if the result matched the reference
-  std::string reference;     // what it was checked against, e.g. "GMP mpz_mul"
-  nlohmann::json details;    // algorithm-specific facts (padding, compression, errors, ...)
+  bool verified = false;   // true only if the result matched the reference
+  std::string reference;   // what it was checked against, e.g. "GMP mpz_mul"
+  nlohmann::json details;  // algorithm-specific facts (padding, compression, errors, ...)
 };
 
 struct TcuAlgorithm {
   const char* name;          // --algo
   const char* theorem;       // e.g. "Theorem 2"
-  const char* size_meaning;  // what --size is
+  const char* size_meaning;  // what the size is
   // Runs on the unit (which accumulates the cost); throws config_error for a size the
   // algorithm cannot take (the message names the size and the rule).
   TcuRun (*run)(TensorUnit& unit, const TcuProblem& p);

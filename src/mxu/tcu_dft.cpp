@@ -19,10 +19,14 @@ cplx unit_root(index_t e, index_t n, int sign) {
   e %= n;
   if ((4 * e) % n == 0) {
     switch ((4 * e) / n) {
-      case 0: return {1.0, 0.0};
-      case 1: return {0.0, static_cast<double>(sign)};
-      case 2: return {-1.0, 0.0};
-      default: return {0.0, -static_cast<double>(sign)};
+      case 0:
+        return {1.0, 0.0};
+      case 1:
+        return {0.0, static_cast<double>(sign)};
+      case 2:
+        return {-1.0, 0.0};
+      default:
+        return {0.0, -static_cast<double>(sign)};
     }
   }
   const double th = 2.0 * std::numbers::pi * static_cast<double>(e) / static_cast<double>(n);
@@ -154,8 +158,8 @@ std::vector<cplx> tcu_dft_vector(TensorUnit& unit, const std::vector<cplx>& x) {
 TcuRun tcu_dft(TensorUnit& unit, const TcuProblem& p) {
   const index_t n = p.size, s = unit.side();
   if (n < 1 || n > kDftMaxSize)
-    throw config_error("dft: --size (vector length) must be in [1, " + std::to_string(kDftMaxSize) +
-                       "], got " + std::to_string(n));
+    throw config_error("dft: " + p.size_name + " (vector length) must be in [1, " +
+                       std::to_string(kDftMaxSize) + "], got " + std::to_string(n));
   std::mt19937_64 gen(p.seed);
   std::uniform_real_distribution<double> d(-1.0, 1.0);
   std::vector<cplx> x(static_cast<size_t>(n));
@@ -201,8 +205,9 @@ TcuRun tcu_dft(TensorUnit& unit, const TcuProblem& p) {
   run.details = {{"n", n},
                  {"sqrt_m", s},
                  {"levels", levels},
-                 {"complex_product", "4 real unit products per complex block product, sums in the "
-                                     "cell accumulators"},
+                 {"complex_product",
+                  "4 real unit products per complex block product, sums in the "
+                  "cell accumulators"},
                  {"checked_outputs", static_cast<index_t>(outs.size())},
                  {"max_rel_error", rel}};
   return run;
@@ -211,7 +216,11 @@ TcuRun tcu_dft(TensorUnit& unit, const TcuProblem& p) {
 double bound_dft(double n, double m, double l) {
   return (n + l) * std::max(1.0, std::log(n) / std::log(m));
 }
-const char* formula_dft() { return "(n + l) max(1, log_m n)"; }
-double exponent_dft() { return 1.0; }
+const char* formula_dft() {
+  return "(n + l) max(1, log_m n)";
+}
+double exponent_dft() {
+  return 1.0;
+}
 
 }  // namespace triada

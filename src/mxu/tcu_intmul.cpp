@@ -34,7 +34,8 @@ limbs_t to_limbs(const std::vector<std::uint64_t>& w, index_t nl, int kappa) {
     const index_t bit = i * kappa, word = bit / 64, off = bit % 64;
     if (word >= static_cast<index_t>(w.size())) break;
     std::uint64_t v = w[word] >> off;
-    if (off + kappa > 64 && word + 1 < static_cast<index_t>(w.size())) v |= w[word + 1] << (64 - off);
+    if (off + kappa > 64 && word + 1 < static_cast<index_t>(w.size()))
+      v |= w[word + 1] << (64 - off);
     l[i] = v & mask;
   }
   return l;
@@ -50,7 +51,8 @@ std::vector<std::uint64_t> from_limbs(const limbs_t& l, index_t nwords, int kapp
     if (off + kappa > 64) {
       const std::uint64_t hi = l[i] >> (64 - off);
       if (hi != 0) {
-        if (word + 1 >= nwords) throw std::logic_error("intmul: product longer than |a| + |b| words");
+        if (word + 1 >= nwords)
+          throw std::logic_error("intmul: product longer than |a| + |b| words");
         w[word + 1] |= hi;
       }
     }
@@ -214,8 +216,9 @@ std::vector<std::uint64_t> multiply_words(TensorUnit& unit, const std::vector<st
   if (details) {
     (*details)["kappa"] = kappa;
     (*details)["limbs"] = nl;
-    (*details)["limb_padding"] = "b's limbs padded with zeros to a multiple of sqrt(m) (B' columns) "
-                                 "and B' to a multiple of sqrt(m) columns";
+    (*details)["limb_padding"] =
+        "b's limbs padded with zeros to a multiple of sqrt(m) (B' columns) "
+        "and B' to a multiple of sqrt(m) columns";
     if (use_karatsuba) {
       (*details)["leaf_limbs"] = leaf;
       (*details)["leaves"] = st.leaves;
@@ -263,7 +266,7 @@ std::vector<std::uint64_t> random_bits(std::mt19937_64& gen, index_t bits) {
 TcuRun run_intmul(TensorUnit& unit, const TcuProblem& p, bool use_karatsuba) {
   const char* name = use_karatsuba ? "karatsuba" : "intmul";
   if (p.size < 1 || p.size > kIntmulMaxBits)
-    throw config_error(std::string(name) + ": --size (bits) must be in [1, " +
+    throw config_error(std::string(name) + ": " + p.size_name + " (bits) must be in [1, " +
                        std::to_string(kIntmulMaxBits) + "], got " + std::to_string(p.size));
   std::mt19937_64 gen(p.seed);
   const auto a = random_bits(gen, p.size), b = random_bits(gen, p.size);
@@ -294,8 +297,12 @@ std::vector<std::uint64_t> tcu_karatsuba_words(TensorUnit& unit,
   return multiply_words(unit, a, b, true, nullptr);
 }
 
-TcuRun tcu_intmul(TensorUnit& unit, const TcuProblem& p) { return run_intmul(unit, p, false); }
-TcuRun tcu_karatsuba(TensorUnit& unit, const TcuProblem& p) { return run_intmul(unit, p, true); }
+TcuRun tcu_intmul(TensorUnit& unit, const TcuProblem& p) {
+  return run_intmul(unit, p, false);
+}
+TcuRun tcu_karatsuba(TensorUnit& unit, const TcuProblem& p) {
+  return run_intmul(unit, p, true);
+}
 
 namespace {
 double kappa_for(double m) {
@@ -307,8 +314,12 @@ double bound_intmul(double n, double m, double l) {
   const double k = kappa_for(m);
   return n * n / (k * k * std::sqrt(m)) + n * l / (k * m);
 }
-const char* formula_intmul() { return "n^2 / (kappa^2 sqrt(m)) + n l / (kappa m)"; }
-double exponent_intmul() { return 2.0; }
+const char* formula_intmul() {
+  return "n^2 / (kappa^2 sqrt(m)) + n l / (kappa m)";
+}
+double exponent_intmul() {
+  return 2.0;
+}
 
 double bound_karatsuba(double n, double m, double l) {
   const double k = kappa_for(m);
@@ -317,6 +328,8 @@ double bound_karatsuba(double n, double m, double l) {
 const char* formula_karatsuba() {
   return "(n / (kappa sqrt(m)))^log2(3) (sqrt(m) + l / sqrt(m))";
 }
-double exponent_karatsuba() { return std::log2(3.0); }
+double exponent_karatsuba() {
+  return std::log2(3.0);
+}
 
 }  // namespace triada

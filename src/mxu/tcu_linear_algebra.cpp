@@ -73,31 +73,31 @@ index_t read_square(const std::string& file, const std::string& dset, Mat& out) 
   return dims[0];
 }
 
-// --input for algorithms that read fixed datasets: the file alone.
+// The input of algorithms that read fixed datasets: the file alone.
 std::string input_file(const TcuProblem& p, const char* algo, const char* datasets) {
   const DatasetRef ref = parse_dataset_ref(p.input);
   if (!ref.dataset.empty())
-    throw config_error(std::string("--input: ") + algo + " reads the datasets " + datasets +
+    throw config_error(p.input_name + ": " + algo + " reads the datasets " + datasets +
                        "; give the file name alone, got '" + p.input + "'");
   return ref.file;
 }
 
-// The natural size: --size, or the file's; both given must agree.
+// The natural size: the one asked for, or the file's; both given must agree.
 index_t resolve_size(const TcuProblem& p, index_t from_file, const char* algo) {
   if (p.size > 0 && p.size != from_file)
-    throw config_error(std::string("--size ") + std::to_string(p.size) + " does not match the " +
-                       algo + " input " + p.input + " (size " + std::to_string(from_file) + ")");
+    throw config_error(p.size_name + " " + std::to_string(p.size) + " does not match the " + algo +
+                       " input " + p.input + " (size " + std::to_string(from_file) + ")");
   return from_file;
 }
 
-// A size from --size (a config error) or, when `from` names it, read from that input
-// dataset (an input error naming the file, not the option).
-void check_size(const char* algo, index_t size, index_t max, const char* rule,
-                const std::string& from = "") {
+// A size asked for (a config error naming it `size_name`) or, when `from` names it, read
+// from that input dataset (an input error naming the file).
+void check_size(const std::string& size_name, const char* algo, index_t size, index_t max,
+                const char* rule, const std::string& from = "") {
   if (size >= 1 && size <= max) return;
   const std::string need =
       std::string(algo) + " needs " + rule + " in [1, " + std::to_string(max) + "]";
-  if (from.empty()) throw config_error("--size " + std::to_string(size) + ": " + need);
+  if (from.empty()) throw config_error(size_name + " " + std::to_string(size) + ": " + need);
   throw input_error(from + ": size " + std::to_string(size) + ": " + need);
 }
 
@@ -221,12 +221,12 @@ MatrixPair load_pair(const TcuProblem& p, const char* algo) {
       throw input_error(file + ": /A is " + std::to_string(na) + "x" + std::to_string(na) +
                         " but /B is " + std::to_string(nb) + "x" + std::to_string(nb));
     mp.side = resolve_size(p, na, algo);
-    check_size(algo, mp.side, kMaxDenseSide, "a matrix side", size_source(p, "/A"));
+    check_size(p.size_name, algo, mp.side, kMaxDenseSide, "a matrix side", size_source(p, "/A"));
     mp.exact = all_integer(mp.A) && all_integer(mp.B);
     mp.source = p.input;
     return mp;
   }
-  check_size(algo, p.size, kMaxDenseSide, "a matrix side");
+  check_size(p.size_name, algo, p.size, kMaxDenseSide, "a matrix side");
   mp.side = p.size;
   std::mt19937_64 gen(p.seed);
   mp.A = random_int_matrix(mp.side, gen, -4, 4);
@@ -720,12 +720,12 @@ TcuRun tcu_spmm(TensorUnit& u, const TcuProblem& p) {
     const index_t na = read_square(file, "/A", a), nb = read_square(file, "/B", b);
     if (na != nb) throw input_error(file + ": /A and /B differ in size");
     side = resolve_size(p, na, "spmm");
-    check_size("spmm", side, kMaxDenseSide, "a matrix side", size_source(p, "/A"));
+    check_size(p.size_name, "spmm", side, kMaxDenseSide, "a matrix side", size_source(p, "/A"));
     A = dense_to_entries(a, side, file + ":/A");
     B = dense_to_entries(b, side, file + ":/B");
     source = p.input;
   } else {
-    check_size("spmm", p.size, kMaxSparseSide, "a matrix side");
+    check_size(p.size_name, "spmm", p.size, kMaxSparseSide, "a matrix side");
     side = p.size;
     std::mt19937_64 gen(p.seed);
     A = random_sparse(side, kSpmmPerRow, gen);
@@ -906,7 +906,7 @@ TcuRun tcu_ge(TensorUnit& u, const TcuProblem& p) {
     source = p.input;
   } else {
     N = p.size;
-    check_size("ge", N, kMaxDenseSide - 1, "a number of equations");
+    check_size(p.size_name, "ge", N, kMaxDenseSide - 1, "a number of equations");
     std::mt19937_64 gen(p.seed);
     std::uniform_real_distribution<double> d(-1.0, 1.0);
     A.resize(sz(N * N));
@@ -920,7 +920,8 @@ TcuRun tcu_ge(TensorUnit& u, const TcuProblem& p) {
     }
     source = "random strictly diagonally dominant system, seed " + std::to_string(p.seed);
   }
-  check_size("ge", N, kMaxDenseSide - 1, "a number of equations", size_source(p, "/A"));
+  check_size(p.size_name, "ge", N, kMaxDenseSide - 1, "a number of equations",
+             size_source(p, "/A"));
   TcuRun run;
   run.details = {{"size", N}, {"theorem_n", dbl(N + 1) * dbl(N + 1)}, {"input", source}};
   const std::vector<double> x = tcu_ge_solve(u, A, b, N, &run.details);
@@ -1035,7 +1036,7 @@ TcuRun tcu_tclosure(TensorUnit& u, const TcuProblem& p) {
     source = p.input;
   } else {
     n = p.size;
-    check_size("tclosure", n, kMaxDenseSide, "a number of vertices");
+    check_size(p.size_name, "tclosure", n, kMaxDenseSide, "a number of vertices");
     std::mt19937_64 gen(p.seed);
     std::bernoulli_distribution edge(std::min(1.0, 1.5 / dbl(n)));
     adj.assign(sz(n * n), 0.0);
@@ -1044,7 +1045,8 @@ TcuRun tcu_tclosure(TensorUnit& u, const TcuProblem& p) {
         if (i != j && edge(gen)) adj[sz(i * n + j)] = 1;
     source = "random directed graph, edge probability 1.5/n, seed " + std::to_string(p.seed);
   }
-  check_size("tclosure", n, kMaxDenseSide, "a number of vertices", size_source(p, "/adjacency"));
+  check_size(p.size_name, "tclosure", n, kMaxDenseSide, "a number of vertices",
+             size_source(p, "/adjacency"));
   const Mat closure = tcu_transitive_closure(u, adj, n);
   const Mat ref = reference_reachability(adj, n);
   index_t pairs = 0;
@@ -1147,7 +1149,7 @@ TcuRun tcu_apsd(TensorUnit& u, const TcuProblem& p) {
     source = p.input;
   } else {
     n = p.size;
-    check_size("apsd", n, kMaxDenseSide, "a number of vertices");
+    check_size(p.size_name, "apsd", n, kMaxDenseSide, "a number of vertices");
     // Connected by construction: a random spanning tree whose vertex v (in a random order)
     // hangs off one of the 4 vertices before it (long paths: several Seidel levels), plus
     // floor(sqrt(n)) random extra edges.
@@ -1170,7 +1172,8 @@ TcuRun tcu_apsd(TensorUnit& u, const TcuProblem& p) {
     source = "random connected undirected graph (spanning tree + sqrt(n) edges), seed " +
              std::to_string(p.seed);
   }
-  check_size("apsd", n, kMaxDenseSide, "a number of vertices", size_source(p, "/adjacency"));
+  check_size(p.size_name, "apsd", n, kMaxDenseSide, "a number of vertices",
+             size_source(p, "/adjacency"));
   const std::vector<index_t> ref = reference_distances(adj, n);
   for (index_t v = 0; v < n; ++v)
     if (ref[sz(v)] < 0)

@@ -60,7 +60,7 @@ std::vector<double> tcu_polyeval_points(TensorUnit& unit, const std::vector<doub
 TcuRun tcu_polyeval(TensorUnit& unit, const TcuProblem& p) {
   const index_t n = p.size;
   if (n < 1 || n > kPolyevalMaxSize)
-    throw config_error("polyeval: --size (coefficients) must be in [1, " +
+    throw config_error("polyeval: " + p.size_name + " (coefficients) must be in [1, " +
                        std::to_string(kPolyevalMaxSize) + "], got " + std::to_string(n));
   std::mt19937_64 gen(p.seed);
   std::uniform_real_distribution<double> d(-1.0, 1.0);
@@ -83,13 +83,15 @@ TcuRun tcu_polyeval(TensorUnit& unit, const TcuProblem& p) {
   TcuRun run;
   run.reference = "Horner in long double";
   run.verified = err <= 1e-9;
-  run.details = {{"coefficients", n},
-                 {"points", n},
-                 {"points_rule", "p = n points, uniform in [-1, 1]; coefficients uniform in [-1, 1]"},
-                 {"padding", "coefficients padded with zeros to a multiple of sqrt(m); A's columns "
-                             "to a multiple of sqrt(m); p < sqrt(m) rows padded by the unit call"},
-                 {"max_scaled_error", err},
-                 {"error_measure", "|y - horner| / sum_h |a_h| |x|^h"}};
+  run.details = {
+      {"coefficients", n},
+      {"points", n},
+      {"points_rule", "p = n points, uniform in [-1, 1]; coefficients uniform in [-1, 1]"},
+      {"padding",
+       "coefficients padded with zeros to a multiple of sqrt(m); A's columns "
+       "to a multiple of sqrt(m); p < sqrt(m) rows padded by the unit call"},
+      {"max_scaled_error", err},
+      {"error_measure", "|y - horner| / sum_h |a_h| |x|^h"}};
   return run;
 }
 
@@ -97,7 +99,11 @@ double bound_polyeval(double n, double m, double l) {
   const double p = n;
   return p * n / std::sqrt(m) + p * std::sqrt(m) + n / m * l;
 }
-const char* formula_polyeval() { return "p n / sqrt(m) + p sqrt(m) + (n/m) l, p = n"; }
-double exponent_polyeval() { return 2.0; }
+const char* formula_polyeval() {
+  return "p n / sqrt(m) + p sqrt(m) + (n/m) l, p = n";
+}
+double exponent_polyeval() {
+  return 2.0;
+}
 
 }  // namespace triada

@@ -143,11 +143,14 @@ StencilKernel stencil_default_kernel() {
           0.05, 0.15, 0.05};
 }
 
-index_t stencil_dft_length(index_t k, index_t s) { return smallest_power_at_least(3 * k, s); }
+index_t stencil_dft_length(index_t k, index_t s) {
+  return smallest_power_at_least(3 * k, s);
+}
 
 index_t stencil_default_sweeps(index_t side, std::int64_t m) {
   const index_t s = isqrt(m);
-  if (s < 2) throw config_error("stencil: needs sqrt(m) >= 2 (m >= 4), got m = " + std::to_string(m));
+  if (s < 2)
+    throw config_error("stencil: needs sqrt(m) >= 2 (m >= 4), got m = " + std::to_string(m));
   const index_t cap = smallest_power_at_least(std::max<index_t>(m, 8), s);
   index_t best = 0, first = 0;
   for (index_t L = s; L <= cap; L *= s) {
@@ -178,8 +181,7 @@ std::vector<double> tcu_stencil_matrix(TensorUnit& unit, const std::vector<doubl
   const std::vector<double> W = tcu_stencil_weights(unit, w, k);
   std::vector<double> wr(static_cast<size_t>(L * L), 0.0), wi(wr.size(), 0.0);
   for (index_t a = -k; a <= k; ++a)
-    for (index_t b = -k; b <= k; ++b)
-      wr[((L - a) % L) * L + (L - b) % L] = W[(k + a) * d + k + b];
+    for (index_t b = -k; b <= k; ++b) wr[((L - a) % L) * L + (L - b) % L] = W[(k + a) * d + k + b];
   dft2(unit, wr, wi, 1, L, -1);
   const double scale = 1.0 / static_cast<double>(L * L);
   for (size_t e = 0; e < wr.size(); ++e) {
@@ -231,8 +233,9 @@ std::vector<double> tcu_stencil_matrix(TensorUnit& unit, const std::vector<doubl
     (*details)["k"] = k;
     (*details)["dft_length"] = L;
     (*details)["neighbourhood"] = 3 * k;
-    (*details)["padding"] = "3k x 3k neighbourhoods zero-padded to L x L (L = smallest power "
-                            "of sqrt(m) >= 3k); matrix side padded to a multiple of k with zeros";
+    (*details)["padding"] =
+        "3k x 3k neighbourhoods zero-padded to L x L (L = smallest power "
+        "of sqrt(m) >= 3k); matrix side padded to a multiple of k with zeros";
     (*details)["blocks"] = blocks;
     (*details)["blocks_per_batch"] = per_batch;
     (*details)["weight_matrix_rel_error"] = max_rel_diff(W, ref);
@@ -243,7 +246,7 @@ std::vector<double> tcu_stencil_matrix(TensorUnit& unit, const std::vector<doubl
 TcuRun tcu_stencil(TensorUnit& unit, const TcuProblem& p) {
   const index_t N = p.size;
   if (N < 1 || N > kStencilMaxSide)
-    throw config_error("stencil: --size (matrix side) must be in [1, " +
+    throw config_error("stencil: " + p.size_name + " (matrix side) must be in [1, " +
                        std::to_string(kStencilMaxSide) + "], got " + std::to_string(N));
   const index_t k = stencil_default_sweeps(N, unit.m());
   const StencilKernel w = stencil_default_kernel();
@@ -268,13 +271,15 @@ TcuRun tcu_stencil(TensorUnit& unit, const TcuProblem& p) {
 // In the theorem's n = side^2 (reported as details.theorem_n); k is the default for the side.
 double bound_stencil(double n, double m, double l) {
   const auto side = static_cast<index_t>(std::llround(std::sqrt(n)));
-  const double k = static_cast<double>(
-      stencil_default_sweeps(side, static_cast<std::int64_t>(std::llround(m))));
+  const double k =
+      static_cast<double>(stencil_default_sweeps(side, static_cast<std::int64_t>(std::llround(m))));
   return n * std::max(1.0, std::log(k) / std::log(m)) + l * std::max(1.0, std::log2(k));
 }
 const char* formula_stencil() {
   return "n max(1, log_m k) + l max(1, log2 k), n = side^2, k = default sweeps";
 }
-double exponent_stencil() { return 1.0; }
+double exponent_stencil() {
+  return 1.0;
+}
 
 }  // namespace triada
