@@ -6,6 +6,7 @@
 
 #include "core/error.hpp"
 #include "io/hdf5.hpp"
+#include "io/output_files.hpp"
 #include "mesh/mpi.hpp"
 
 namespace triada {
@@ -42,6 +43,7 @@ int exit_code_of(const std::exception& e) {
 int run_main(const std::string& app, int argc, char** argv,
              const std::function<int(int, char**)>& body) {
   mpi::Environment env(argc, argv);
+  set_overwrite_option("--force");  // every program's option for replacing outputs
   const int rank = mpi::rank(MPI_COMM_WORLD), size = mpi::size(MPI_COMM_WORLD);
   try {
     const int code = body(argc, argv);

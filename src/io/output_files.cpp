@@ -137,6 +137,26 @@ int named_descriptor(const std::string& path) {
 
 }  // namespace
 
+namespace {
+std::string& overwrite_option_name() {
+  static std::string name;
+  return name;
+}
+}  // namespace
+
+void set_overwrite_option(const std::string& name) {
+  overwrite_option_name() = name;
+}
+
+const std::string& overwrite_option() {
+  return overwrite_option_name();
+}
+
+std::string overwrite_hint() {
+  const std::string& name = overwrite_option();
+  return name.empty() ? " (not overwritten)" : " (use " + name + " to overwrite)";
+}
+
 OutputTarget probe_output(const std::string& path, bool force, bool special_ok) {
   OutputTarget t;
   t.path = path;
@@ -178,7 +198,7 @@ OutputTarget probe_output(const std::string& path, bool force, bool special_ok) 
   if (!S_ISREG(st.st_mode) && !dangling) throw input_error(path + ": is " + kind_name(st.st_mode));
   if (!force)
     throw input_error(path + (dangling ? ": exists (a dangling symbolic link)" : ": exists") +
-                      " (use --force to overwrite)");
+                      overwrite_hint());
   // Write where a link points, so the link (and its other users) stay intact; --force on
   // a dangling link replaces the link.
   std::error_code ec;
@@ -255,7 +275,7 @@ void publish_file(const std::string& tmp, const std::string& target, bool force)
   struct stat st {};
   // The target may have appeared since the probe looked.
   if (!force && ::lstat(target.c_str(), &st) == 0)
-    throw input_error(target + ": exists (use --force to overwrite)");
+    throw input_error(target + ": exists" + overwrite_hint());
   if (::rename(tmp.c_str(), target.c_str()) != 0) {
     const int err = errno;
     throw input_error(target + ": cannot move the finished file into place (" + std::strerror(err) +

@@ -23,6 +23,14 @@ struct OutputTarget {
   TargetKind kind = TargetKind::absent;
 };
 
+// How the program spells "replace existing outputs" (its option, e.g. "--force"), for the
+// refusals below; set once by the program, since the library names no command-line option
+// itself. Empty (the default): the messages say only that nothing is overwritten.
+void set_overwrite_option(const std::string& name);
+const std::string& overwrite_option();
+// " (use NAME to overwrite)", or " (not overwritten)" when no option is set.
+std::string overwrite_hint();
+
 // Checks on the calling rank that `path` can be written, before any work. Refuses, with
 // an input_error naming the path: an existing file or a symlink (also a dangling one)
 // unless `force`; a directory, socket or block device; a FIFO, character device or "-"

@@ -643,7 +643,10 @@ void replace_dataset_link(hid_t file, const std::string& dset, const std::string
   if (!object_exists(file, dset, H5P_DEFAULT)) return;
   h5::Object obj(H5Oopen(file, dset.c_str(), H5P_DEFAULT));
   if (!obj.valid() || H5Iget_type(obj.get()) != H5I_DATASET)
-    throw input_error(name + ": exists and is not a dataset; --force replaces only a dataset");
+    throw input_error(name + ": exists and is not a dataset; " +
+                      (overwrite_option().empty()
+                           ? std::string("only a dataset is replaced")
+                           : overwrite_option() + " replaces only a dataset"));
   obj.reset();
   if (H5Ldelete(file, dset.c_str(), H5P_DEFAULT) < 0)
     throw input_error(name + ": cannot replace (" + h5::last_error_message() + ")");
