@@ -53,7 +53,8 @@ void Actuator<T>::build_message(index_t t, index_t lo, index_t hi,
     const bool tag = k == t;
     if (mode_ == Mode::esop && !tag && is_zero(c)) continue;
     const XEntry<T> e{k, c, tag ? 1 : 0};
-    std::memcpy(out.data() + off + sizeof(XHeader) + static_cast<size_t>(count) * sizeof e, &e, sizeof e);
+    std::memcpy(out.data() + off + sizeof(XHeader) + static_cast<size_t>(count) * sizeof e, &e,
+                sizeof e);
     ++count;
   }
   const XHeader h{t, count};

@@ -71,8 +71,8 @@ class Actuator {
  private:
   index_t n_, k_, width_;
   Mode mode_;
-  std::vector<T> c_;                // N x K, row-major
-  std::vector<index_t> row_nnz_;    // non-zeros of each row (over K columns)
+  std::vector<T> c_;              // N x K, row-major
+  std::vector<index_t> row_nnz_;  // non-zeros of each row (over K columns)
   std::vector<index_t> order_;
 };
 

@@ -14,8 +14,8 @@ enum class TransformKind { dft, dct, dht, wht, gemt };
 enum class Norm { ortho, backward };
 
 struct CoeffMatrix {
-  index_t rows = 0;  // N (input extent along the axis)
-  index_t cols = 0;  // K (output extent)
+  index_t rows = 0;         // N (input extent along the axis)
+  index_t cols = 0;         // K (output extent)
   bool is_complex = false;  // true if any entry has a non-zero imaginary part by construction
   std::vector<cplx> data;   // row-major, rows * cols
 

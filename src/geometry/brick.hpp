@@ -33,7 +33,9 @@ struct Brick {
   bool operator==(const Brick&) const = default;
 };
 
-inline Brick whole(const ext3& e) { return Brick{{0, 0, 0}, e}; }
+inline Brick whole(const ext3& e) {
+  return Brick{{0, 0, 0}, e};
+}
 
 // Block split of [0, n) into `parts` ranges differing by at most one element;
 // the first n % parts ranges get the extra one.

@@ -24,7 +24,7 @@ class Topology {
   const Plan& plan() const { return plan_; }
   int world_rank() const { return world_rank_; }
   bool is_brick() const { return brick_rank_ >= 0; }
-  int brick_rank() const { return brick_rank_; }     // -1 on a dedicated actuator rank
+  int brick_rank() const { return brick_rank_; }  // -1 on a dedicated actuator rank
   const std::array<int, 3>& coords() const { return coords_; }
   const Brick& cells() const { return cells_; }      // empty on actuator ranks
   MPI_Comm world() const { return world_.get(); }    // duplicate of the world
@@ -45,9 +45,7 @@ class Topology {
   MPI_Win line_window_handle(int axis) const { return windows_[axis - 1].win; }
   // The element size the windows were sized for (0: no windows).
   std::size_t line_window_element_bytes() const { return element_bytes_; }
-  bool hosts_actuator(int axis) const {
-    return plan_.ranks.actuator_rank[axis - 1] == world_rank_;
-  }
+  bool hosts_actuator(int axis) const { return plan_.ranks.actuator_rank[axis - 1] == world_rank_; }
 
  private:
   Plan plan_;

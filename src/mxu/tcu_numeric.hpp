@@ -60,8 +60,8 @@ index_t stencil_dft_length(index_t k, index_t s);
 std::vector<double> tcu_stencil_weights(TensorUnit& unit, const StencilKernel& w, index_t k);
 // Lemma 1 + Lemma 2 (Theorem 8): A_k for an N x N row-major matrix A. Optional details get
 // k, L, blocks and the check of W against its direct unrolling.
-std::vector<double> tcu_stencil_matrix(TensorUnit& unit, const std::vector<double>& A,
-                                       index_t side, index_t k, const StencilKernel& w,
+std::vector<double> tcu_stencil_matrix(TensorUnit& unit, const std::vector<double>& A, index_t side,
+                                       index_t k, const StencilKernel& w,
                                        nlohmann::json* details = nullptr);
 
 // ---- Theorems 9 and 10: integer multiplication ----------------------------------------

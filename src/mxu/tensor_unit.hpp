@@ -19,14 +19,14 @@
 namespace triada {
 
 struct TcuCost {
-  std::uint64_t calls = 0;         // tensor unit invocations
-  std::uint64_t tensor_time = 0;   // sum over calls of r * s + l
-  std::uint64_t cpu_time = 0;      // scalar operations outside the unit, one unit each
-  std::uint64_t rows = 0;          // sum of r over calls
-  std::uint64_t cell_steps = 0;    // time steps of the slice (one per streamed row of B)
-  std::uint64_t macs = 0;          // cell updates done (ESOP skips zero operands)
-  std::uint64_t macs_dense = 0;    // r * s * s per call
-  std::uint64_t cycles = 0;        // cell_steps times the cell mode's sub-steps
+  std::uint64_t calls = 0;        // tensor unit invocations
+  std::uint64_t tensor_time = 0;  // sum over calls of r * s + l
+  std::uint64_t cpu_time = 0;     // scalar operations outside the unit, one unit each
+  std::uint64_t rows = 0;         // sum of r over calls
+  std::uint64_t cell_steps = 0;   // time steps of the slice (one per streamed row of B)
+  std::uint64_t macs = 0;         // cell updates done (ESOP skips zero operands)
+  std::uint64_t macs_dense = 0;   // r * s * s per call
+  std::uint64_t cycles = 0;       // cell_steps times the cell mode's sub-steps
   std::uint64_t model_time() const { return tensor_time + cpu_time; }
 };
 

@@ -96,14 +96,15 @@ TEST_CASE("every transform matches its oracle forward and inverse, real and comp
           const auto x = random_tensor(shape, 11, 0.3, complex_in, false);
           RunSpec spec;
           spec.c = builtin(kinds, shape, norm, inverse);
-          const bool cx = complex_in || spec.c[0].is_complex || spec.c[1].is_complex ||
-                          spec.c[2].is_complex;
+          const bool cx =
+              complex_in || spec.c[0].is_complex || spec.c[1].is_complex || spec.c[2].is_complex;
           const auto ref = oracle_transform(x, shape, kinds, norm, inverse);
           double err = 0;
           if (cx)
             err = max_rel_error(run_checked<cplx>(x, shape, spec).y, ref);
           else
-            err = max_rel_error(to_cplx(run_checked<double>(convert<double>(x), shape, spec).y), ref);
+            err =
+                max_rel_error(to_cplx(run_checked<double>(convert<double>(x), shape, spec).y), ref);
           CHECK(err <= 1e-12);
         }
 }
@@ -112,9 +113,9 @@ TEST_CASE("gemt with non-square matrices (expansion and compression) matches dir
           "[engine][gemt]") {
   const ext3 shape{7, 12, 5};
   for (bool complex_c : {false, true})
-    for (const auto& order : {std::array<int, 3>{3, 1, 2}, std::array<int, 3>{1, 2, 3},
-                              std::array<int, 3>{2, 3, 1}, std::array<int, 3>{1, 3, 2},
-                              std::array<int, 3>{2, 1, 3}, std::array<int, 3>{3, 2, 1}}) {
+    for (const auto& order :
+         {std::array<int, 3>{3, 1, 2}, std::array<int, 3>{1, 2, 3}, std::array<int, 3>{2, 3, 1},
+          std::array<int, 3>{1, 3, 2}, std::array<int, 3>{2, 1, 3}, std::array<int, 3>{3, 2, 1}}) {
       CAPTURE(complex_c, to_string(order));
       RunSpec spec;
       spec.c = {random_matrix(7, 3, 1, complex_c), random_matrix(12, 15, 2, complex_c),
@@ -207,8 +208,10 @@ std::vector<double> apply_stage(const std::vector<double>& v, const ext3& s, int
 }
 }  // namespace
 
-TEST_CASE("ESOP counters equal the doc/design.md formulas on sparse data, and ESOP and dense agree "
-          "bit for bit", "[engine][esop]") {
+TEST_CASE(
+    "ESOP counters equal the doc/design.md formulas on sparse data, and ESOP and dense agree "
+    "bit for bit",
+    "[engine][esop]") {
   const ext3 shape{9, 8, 6};
   // Integer data and matrices: every intermediate is exact, so its zeros are known.
   auto xc = random_tensor(shape, 77, 0.6, false, true);
@@ -323,8 +326,8 @@ TEST_CASE("every brick grid that fits gives the same bits", "[engine][grid]") {
   const int nb = brick_rank_count(world_size(), ActuatorPlacement::automatic);
   const ext3 shape{7, 6, 5};
   RunSpec spec;
-  spec.c = builtin({TransformKind::dct, TransformKind::dht, TransformKind::dft}, shape,
-                   Norm::ortho, false);
+  spec.c = builtin({TransformKind::dct, TransformKind::dht, TransformKind::dft}, shape, Norm::ortho,
+                   false);
   const auto x = random_tensor(shape, 31, 0.3, true, false);
   const auto one = run_global<cplx>(MPI_COMM_SELF, x, shape, spec).y;
   for (int g1 = 1; g1 <= nb; ++g1)
@@ -346,8 +349,8 @@ TEST_CASE("dedicated and co-located actuators send the same messages and give th
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   const ext3 shape{7, 12, 5};
   RunSpec spec;
-  spec.c = builtin({TransformKind::dft, TransformKind::dct, TransformKind::dht}, shape,
-                   Norm::ortho, false);
+  spec.c = builtin({TransformKind::dft, TransformKind::dct, TransformKind::dht}, shape, Norm::ortho,
+                   false);
   spec.c[2] = random_matrix(5, 5, 8, false, 0.3);  // a sparse C3 so ESOP skips work
   const auto x = random_tensor(shape, 41, 0.5, true, false);
   const auto dedicated = run_global<cplx>(MPI_COMM_WORLD, x, shape, spec);
@@ -378,12 +381,12 @@ TEST_CASE("dedicated and co-located actuators send the same messages and give th
 TEST_CASE("a folded mesh gives the unfolded bits and counters, in more cycles", "[engine][fold]") {
   const ext3 shape{20, 12, 18};
   RunSpec spec;
-  spec.c = builtin({TransformKind::dct, TransformKind::dft, TransformKind::dht}, shape,
-                   Norm::ortho, false);
+  spec.c = builtin({TransformKind::dct, TransformKind::dft, TransformKind::dht}, shape, Norm::ortho,
+                   false);
   const auto x = random_tensor(shape, 51, 0.4, false, false);
   const auto flat = run_global<cplx>(MPI_COMM_WORLD, x, shape, spec);
   CHECK(flat.rc.total_cycles() == flat.rc.total_steps());  // unfolded: one cycle a step
-  spec.mesh = ext3{5, 6, 6};                                // folds 4 x 2 x 3
+  spec.mesh = ext3{5, 6, 6};                               // folds 4 x 2 x 3
   const auto folded = run_checked<cplx>(x, shape, spec);
   CHECK(folded.plan.fold == ext3{4, 2, 3});
   CHECK(same_bits(folded.y, flat.y));
@@ -415,7 +418,8 @@ TEST_CASE("MPI messages and bytes of a dense fused run follow the closed form", 
   spec.transport = GENERATE(PivotTransport::automatic, PivotTransport::messages);
   spec.c = {random_matrix(9, 5, 1, false), random_matrix(10, 12, 2, false),
             random_matrix(7, 7, 3, false)};
-  const auto r = run_global<double>(MPI_COMM_WORLD, convert<double>(random_tensor(shape, 3, 0.3, false, false)), shape, spec);
+  const auto r = run_global<double>(
+      MPI_COMM_WORLD, convert<double>(random_tensor(shape, 3, 0.3, false, false)), shape, spec);
   const Plan& p = r.plan;
   const std::uint64_t nb = static_cast<std::uint64_t>(p.ranks.n_bricks);
   REQUIRE(r.rc.mpi_stages.size() == 3);

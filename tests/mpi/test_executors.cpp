@@ -60,8 +60,7 @@ void compare(const std::vector<T>& x, const ext3& shape, RunSpec spec) {
 
 }  // namespace
 
-TEST_CASE("fused and reference executors agree bit for bit and count for count",
-          "[executors]") {
+TEST_CASE("fused and reference executors agree bit for bit and count for count", "[executors]") {
   std::mt19937_64 gen(2026);
   const TransformKind all[] = {TransformKind::dft, TransformKind::dct, TransformKind::dht,
                                TransformKind::gemt};
@@ -180,9 +179,8 @@ TEST_CASE("executors agree in every cell mode and cycles count the mode's sub-st
     }
     spec.executor = Executor::fused;
     spec.c[1] = sparse_matrix(9, 7, gen, 0.3);
-    const auto r = run_global<double>(MPI_COMM_WORLD,
-                                      convert<double>(random_tensor(shape, 5, 0.0, false, false)),
-                                      shape, spec);
+    const auto r = run_global<double>(
+        MPI_COMM_WORLD, convert<double>(random_tensor(shape, 5, 0.0, false, false)), shape, spec);
     CHECK(r.rc.total_cycles() == r.rc.total_steps() * static_cast<std::uint64_t>(substeps(m)));
   }
 }
@@ -206,10 +204,11 @@ TEST_CASE("zero lines and planes reaching a later stage leave its W at +0 (reuse
     for (index_t j = 0; j < shape[1]; ++j)
       for (index_t l = 0; l < shape[2]; ++l)
         if ((i * shape[1] + j) % 3 == 0 || j == 4 || j == 5 || i == 2 || l == 7)
-          x[(i * shape[1] + j) * shape[2] + l] = 0;  // zero lines, i2 planes, an i1 plane, an i3 plane
-  for (const auto& order : {std::array<int, 3>{1, 2, 3}, std::array<int, 3>{2, 1, 3},
-                            std::array<int, 3>{3, 2, 1}, std::array<int, 3>{2, 3, 1},
-                            std::array<int, 3>{1, 3, 2}, std::array<int, 3>{3, 1, 2}}) {
+          x[(i * shape[1] + j) * shape[2] + l] =
+              0;  // zero lines, i2 planes, an i1 plane, an i3 plane
+  for (const auto& order :
+       {std::array<int, 3>{1, 2, 3}, std::array<int, 3>{2, 1, 3}, std::array<int, 3>{3, 2, 1},
+        std::array<int, 3>{2, 3, 1}, std::array<int, 3>{1, 3, 2}, std::array<int, 3>{3, 1, 2}}) {
     CAPTURE(to_string(order));
     RunSpec spec;
     spec.order = order;

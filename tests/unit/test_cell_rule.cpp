@@ -32,7 +32,8 @@ TEST_CASE("a cell with a coefficient but no value on its line waits", "[cell]") 
   CHECK(c.w == 4.0);
 }
 
-TEST_CASE("the pivot updates with its own value, and not at all with a zero coefficient", "[cell]") {
+TEST_CASE("the pivot updates with its own value, and not at all with a zero coefficient",
+          "[cell]") {
   Cell<double> c{true, 5.0, true, 0.0};
   XElement<double> x{2.0, true};
   const double y = 5.0;
@@ -82,6 +83,6 @@ TEST_CASE("a one-line, three-cell 'mesh' run by hand gives the matrix-vector pro
   CHECK(line[0].w == 1 * 1 + 2 * 3);
   CHECK(line[1].w == 1 * 2);
   CHECK(line[2].w == 2 * 1);
-  CHECK(macs == 2 + 2);   // rows 0 and 2 had a non-zero pivot value, 2 non-zeros each
-  CHECK(waits == 1);      // row 1: pivot value 0; the cell holding C[1][2] = 1 waits
+  CHECK(macs == 2 + 2);  // rows 0 and 2 had a non-zero pivot value, 2 non-zeros each
+  CHECK(waits == 1);     // row 1: pivot value 0; the cell holding C[1][2] = 1 waits
 }

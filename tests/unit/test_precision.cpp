@@ -16,14 +16,27 @@ using namespace triada;
 namespace {
 std::vector<float> edge_floats() {
   const float inf = std::numeric_limits<float>::infinity();
-  std::vector<float> v = {0.0f, -0.0f, 1.0f, -1.0f, 2.0f, 0.5f, 3.0f,
-                          std::numeric_limits<float>::denorm_min(),
-                          -std::numeric_limits<float>::denorm_min(),
-                          std::numeric_limits<float>::min(),
-                          std::nextafter(std::numeric_limits<float>::min(), 0.0f),  // largest subnormal
-                          std::numeric_limits<float>::max(), -std::numeric_limits<float>::max(),
-                          std::nextafter(1.0f, 2.0f), std::nextafter(1.0f, 0.0f), 1.0f / 3.0f,
-                          16777215.0f, 4095.0f, 4096.0f, 4097.0f};
+  std::vector<float> v = {
+      0.0f,
+      -0.0f,
+      1.0f,
+      -1.0f,
+      2.0f,
+      0.5f,
+      3.0f,
+      std::numeric_limits<float>::denorm_min(),
+      -std::numeric_limits<float>::denorm_min(),
+      std::numeric_limits<float>::min(),
+      std::nextafter(std::numeric_limits<float>::min(), 0.0f),  // largest subnormal
+      std::numeric_limits<float>::max(),
+      -std::numeric_limits<float>::max(),
+      std::nextafter(1.0f, 2.0f),
+      std::nextafter(1.0f, 0.0f),
+      1.0f / 3.0f,
+      16777215.0f,
+      4095.0f,
+      4096.0f,
+      4097.0f};
   for (int e = -149; e <= 127; e += 7) v.push_back(std::ldexp(1.0f, e));
   (void)inf;
   return v;
@@ -33,12 +46,13 @@ float ref_round(float x, int p) {
   if (x == 0 || !std::isfinite(x)) return x;
   int e = 0;
   const double m = std::frexp(static_cast<double>(x), &e);  // x = m * 2^e, 0.5 <= |m| < 1
-  const double scaled = std::ldexp(m, p);                    // p significant bits above the point
+  const double scaled = std::ldexp(m, p);                   // p significant bits above the point
   return static_cast<float>(std::ldexp(std::nearbyint(scaled), e - p));
 }
 }  // namespace
 
-TEST_CASE("the M3XU split gives two halves of at most 12 bits that sum to the value", "[precision]") {
+TEST_CASE("the M3XU split gives two halves of at most 12 bits that sum to the value",
+          "[precision]") {
   std::mt19937 gen(1);
   std::vector<float> vals = edge_floats();
   for (int i = 0; i < 200000; ++i) {
@@ -88,8 +102,8 @@ TEST_CASE("Inf and NaN propagate through every mode as in IEEE", "[precision]") 
     CHECK(std::isnan(mac(m, 0.0, nan, 1.0)));
     CHECK(std::isnan(mac(m, nan, 1.0, 1.0)));
     CHECK(std::isinf(mac(m, 0.0, inf, 2.0)));
-    CHECK(std::isnan(mac(m, 0.0, inf, 0.0)));      // inf * 0
-    CHECK(std::isnan(mac(m, inf, -inf, 1.0)));     // inf - inf
+    CHECK(std::isnan(mac(m, 0.0, inf, 0.0)));   // inf * 0
+    CHECK(std::isnan(mac(m, inf, -inf, 1.0)));  // inf - inf
     CHECK(std::isinf(store(m, mac(m, 1.0, inf, 1.0))));
   }
 }
@@ -192,13 +206,14 @@ TEST_CASE("errors order bf16 > tf32, bf16 > fp16, each > 3xtf32 >= m3xu-fp32", "
 }
 
 TEST_CASE("cell modes parse, print and count their sub-steps", "[precision]") {
-  for (const char* w : {"fp64", "fp32", "tf32", "bf16", "fp16", "m3xu-fp32", "m3xu-fp32c", "3xtf32"})
+  for (const char* w :
+       {"fp64", "fp32", "tf32", "bf16", "fp16", "m3xu-fp32", "m3xu-fp32c", "3xtf32"})
     CHECK(to_string(parse_cell_mode(w)) == w);
   CHECK_THROWS_AS(parse_cell_mode("fp8"), config_error);
   CHECK(substeps(CellMode::fp64) == 1);
   CHECK(substeps(CellMode::m3xu_fp32) == 2);
   CHECK(substeps(CellMode::m3xu_fp32c, true) == 4);
   CHECK(substeps(CellMode::m3xu_fp32, true) == 4);  // a complex MAC is four exact products
-  CHECK(substeps(CellMode::m3xu_fp32c) == 2);        // real data: one product, two halves
+  CHECK(substeps(CellMode::m3xu_fp32c) == 2);       // real data: one product, two halves
   CHECK(substeps(CellMode::x3tf32) == 3);
 }

@@ -22,9 +22,9 @@ const std::int64_t kUnitSizes[] = {4, 16, 64, 256};
 std::vector<cplx> fftw_forward(const std::vector<cplx>& x) {
   const int n = static_cast<int>(x.size());
   std::vector<cplx> in(x), out(x.size());
-  fftw_plan plan = fftw_plan_dft_1d(n, reinterpret_cast<fftw_complex*>(in.data()),
-                                    reinterpret_cast<fftw_complex*>(out.data()), FFTW_FORWARD,
-                                    FFTW_ESTIMATE);
+  fftw_plan plan =
+      fftw_plan_dft_1d(n, reinterpret_cast<fftw_complex*>(in.data()),
+                       reinterpret_cast<fftw_complex*>(out.data()), FFTW_FORWARD, FFTW_ESTIMATE);
   fftw_execute(plan);
   fftw_destroy_plan(plan);
   return out;
@@ -125,12 +125,14 @@ TEST_CASE("dft runs verify themselves and report their levels", "[tcu][dft]") {
 
 TEST_CASE("dft on a weak unit computes the same vector with more, shorter calls", "[tcu][dft]") {
   std::vector<cplx> x(256);
-  for (size_t i = 0; i < x.size(); ++i) x[i] = {static_cast<double>(i % 7), -static_cast<double>(i % 3)};
+  for (size_t i = 0; i < x.size(); ++i)
+    x[i] = {static_cast<double>(i % 7), -static_cast<double>(i % 3)};
   TensorUnit tcu(16, 100), weak(16, 100, true);
   const auto a = tcu_dft_vector(tcu, x), b = tcu_dft_vector(weak, x);
   CHECK(a == b);
   CHECK(weak.cost().calls == 16 * tcu.cost().calls);  // 64 rows per product = 16 chunks
-  CHECK(weak.cost().tensor_time - tcu.cost().tensor_time == (weak.cost().calls - tcu.cost().calls) * 100);
+  CHECK(weak.cost().tensor_time - tcu.cost().tensor_time ==
+        (weak.cost().calls - tcu.cost().calls) * 100);
 }
 
 TEST_CASE("dft refuses lengths that are not powers of sqrt(m)", "[tcu][dft][errors]") {
@@ -169,7 +171,8 @@ TEST_CASE("stencil equals direct iteration of the kernel k times", "[tcu][stenci
       }
 }
 
-TEST_CASE("stencil runs pick an even k whose neighbourhood fits the DFT and verify", "[tcu][stencil]") {
+TEST_CASE("stencil runs pick an even k whose neighbourhood fits the DFT and verify",
+          "[tcu][stencil]") {
   CHECK(stencil_default_sweeps(100, 4) == 2);
   CHECK(stencil_default_sweeps(100, 16) == 4);
   CHECK(stencil_default_sweeps(100, 64) == 20);
@@ -190,7 +193,8 @@ TEST_CASE("stencil runs pick an even k whose neighbourhood fits the DFT and veri
   CHECK_THROWS_AS(tcu_stencil(unit, TcuProblem{0, 1, ""}), config_error);
 }
 
-TEST_CASE("intmul and karatsuba equal GMP on random integers of 1 to 100000 bits", "[tcu][intmul]") {
+TEST_CASE("intmul and karatsuba equal GMP on random integers of 1 to 100000 bits",
+          "[tcu][intmul]") {
   for (const std::int64_t m : kUnitSizes)
     for (const index_t bits : {1, 7, 64, 1000, 10000, 100000}) {
       std::mt19937_64 gen(static_cast<std::uint64_t>(bits * 7 + m));
@@ -275,7 +279,8 @@ TEST_CASE("polyeval equals Horner, exactly with small integers", "[tcu][polyeval
   CHECK_THROWS_AS(tcu_polyeval(unit, TcuProblem{0, 1, ""}), config_error);
 }
 
-TEST_CASE("model time grows between two sizes as the theorems predict (within 4x)", "[tcu][growth]") {
+TEST_CASE("model time grows between two sizes as the theorems predict (within 4x)",
+          "[tcu][growth]") {
   struct Case {
     TcuRun (*run)(TensorUnit&, const TcuProblem&);
     double (*bound)(double, double, double);
@@ -291,9 +296,10 @@ TEST_CASE("model time grows between two sizes as the theorems predict (within 4x
     const auto [t1, n1] = model_time(c.run, c.m, 20, c.n1);
     const auto [t2, n2] = model_time(c.run, c.m, 20, c.n2);
     const double measured = t2 / t1;
-    const double predicted = c.bound(n2, static_cast<double>(c.m), 20) /
-                             c.bound(n1, static_cast<double>(c.m), 20);
-    INFO("sizes " << c.n1 << " -> " << c.n2 << ": measured " << measured << ", predicted " << predicted);
+    const double predicted =
+        c.bound(n2, static_cast<double>(c.m), 20) / c.bound(n1, static_cast<double>(c.m), 20);
+    INFO("sizes " << c.n1 << " -> " << c.n2 << ": measured " << measured << ", predicted "
+                  << predicted);
     CHECK(measured <= 4 * predicted);
     CHECK(measured >= predicted / 4);
   }
