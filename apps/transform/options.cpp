@@ -21,19 +21,9 @@ std::string in_quotes(const std::string& s) {
   return "'" + printable(s) + "'";
 }
 
-// "a,,b," -> {"a", "", "b", ""}: empty items are kept so that they can be refused.
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> parts;
-  size_t start = 0;
-  for (size_t pos; (pos = s.find(sep, start)) != std::string::npos; start = pos + 1)
-    parts.push_back(s.substr(start, pos - start));
-  parts.push_back(s.substr(start));
-  return parts;
-}
-
 // "dct" -> dct on every axis, "dft,dct,wht" -> one per axis; no empty items.
 std::array<TransformKind, 3> parse_transform_list(const std::string& spec) {
-  std::vector<std::string> words = split(spec, ',');
+  std::vector<std::string> words = split_items(spec, ',');
   const bool empty_item =
       std::any_of(words.begin(), words.end(), [](const std::string& w) { return w.empty(); });
   if (empty_item || (words.size() != 1 && words.size() != 3))

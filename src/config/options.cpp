@@ -51,8 +51,14 @@ std::string trim(const std::string& s) {
   return s.substr(b, s.find_last_not_of(" \t") + 1 - b);
 }
 
+std::string in_quotes(const std::string& s) {
+  return "'" + printable(s) + "'";
+}
+
+}  // namespace
+
 // "a,,b," -> {"a", "", "b", ""}: empty items are kept so that callers can refuse them.
-std::vector<std::string> split(const std::string& s, char sep) {
+std::vector<std::string> split_items(const std::string& s, char sep) {
   std::vector<std::string> parts;
   size_t start = 0;
   for (size_t pos; (pos = s.find(sep, start)) != std::string::npos; start = pos + 1)
@@ -60,12 +66,6 @@ std::vector<std::string> split(const std::string& s, char sep) {
   parts.push_back(s.substr(start));
   return parts;
 }
-
-std::string in_quotes(const std::string& s) {
-  return "'" + printable(s) + "'";
-}
-
-}  // namespace
 
 bool parse_int(const std::string& s, std::int64_t& out) {
   return whole(s, out);
@@ -93,7 +93,7 @@ std::uint64_t parse_unsigned(const std::string& option, const std::string& s) {
 }
 
 ext3 parse_ext3(const std::string& s, const std::string& what, std::int64_t max) {
-  const std::vector<std::string> items = split(s, ',');
+  const std::vector<std::string> items = split_items(s, ',');
   ext3 e{};
   bool ok = items.size() == 3;
   for (size_t i = 0; ok && i < 3; ++i)

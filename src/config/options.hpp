@@ -89,6 +89,9 @@ auto named(const std::string& source, F&& f) -> decltype(f()) {
   }
 }
 
+// "a,,b," -> {"a", "", "b", ""}: empty items are kept so that callers can refuse them.
+std::vector<std::string> split_items(const std::string& s, char sep);
+
 // Whole-string integer parsing for option values: false unless all of `s` is one integer
 // (no spaces, no sign for unsigned types, no overflow).
 bool parse_int(const std::string& s, std::int64_t& out);
