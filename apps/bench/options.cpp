@@ -8,6 +8,7 @@
 
 #include "apps/bench/bench.hpp"
 #include "core/error.hpp"
+#include "precision/cell_mode.hpp"
 
 namespace po = boost::program_options;
 
@@ -119,12 +120,12 @@ std::optional<BenchConfig> parse_bench_options(int argc, char** argv, std::ostre
     ("force", "overwrite an existing --json file")
     ("quick", "smoke-test mode for the test suite: sizes 16 and 12x10x8, reps 1, every "
      "variant (explicit --sizes / --reps still win); with --accuracy: size 16x12x10")
-    ("accuracy", "instead of timing: run a complex 3D DFT, a real 3D DCT and a GEMM (gemt "
-     "with C1 random, C2 = C3 = I) in every cell mode (fp64, fp32, tf32, bf16, fp16, "
-     "m3xu-fp32, m3xu-fp32c, 3xtf32) and print max / mean relative error against the fp64 "
+    ("accuracy", ("instead of timing: run a complex 3D DFT, a real 3D DCT and a GEMM (gemt "
+     "with C1 random, C2 = C3 = I) in every cell mode (" + cell_mode_names(", ") + ") and "
+     "print max / mean relative error against the fp64 "
      "run of the same inputs, cycles and MAC energy per mode (size 32 unless --sizes; "
      "--sparsity, --variants, --reps, --transform are not used; JSON default "
-     "bench/results/accuracy-<host>-<date>-np<ranks>.json)")
+     "bench/results/accuracy-<host>-<date>-np<ranks>.json)").c_str())
     ("mesh", po::value(&mesh)->value_name("FILE"),
      "--accuracy: mesh config whose [energy] mac_pj / mac_pj_<mode> keys give the MAC "
      "energies (default: the built-in defaults, which meshcfg/default.ini writes out)");

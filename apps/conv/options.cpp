@@ -44,8 +44,9 @@ std::optional<ConvConfig> parse_conv_options(int argc, char** argv, std::ostream
       ("latency", po::value(&latency)->default_value("0"),
        "latency l of one tensor unit call, >= 0 (model time r S + l per call)")
       ("cell-mode", po::value(&cell_mode)->default_value("fp64"),
-       "cell arithmetic: fp64, fp32, tf32, bf16, fp16, m3xu-fp32, m3xu-fp32c, 3xtf32 (not fp64: "
-       "the error against the direct convolution is reported, not checked)")
+       ("cell arithmetic: " + cell_mode_names(", ") +
+        " (not fp64: the error against the direct convolution is reported, not checked)")
+           .c_str())
       ("mesh", po::value(&mesh),
        "mesh config INI whose [energy] keys give the energies (mac_pj for fp64, mac_pj_<mode> "
        "otherwise, static_pj_per_cell_step); default: the built-in values of "

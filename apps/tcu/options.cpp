@@ -76,10 +76,11 @@ std::optional<TcuConfig> parse_tcu_options(int argc, char** argv, std::ostream& 
        "sweep unit sizes a,b,c (default: --m if given, else 4,16,64,256 where the algorithm "
        "allows them)")  //
       ("cell-mode", po::value(&cell_mode)->default_value("fp64"),
-       "arithmetic of the unit's cells: fp64, fp32, tf32, bf16, fp16, m3xu-fp32, m3xu-fp32c, "
-       "3xtf32 (doc/precision.md); each time step takes the mode's sub-steps (tcu.cycles). "
-       "Outside fp64 a result may legitimately fail the algorithm's fp64 check: it is then "
-       "reported as not verified, with its error, and does not change the exit code");
+       ("arithmetic of the unit's cells: " + cell_mode_names(", ") +
+        " (doc/precision.md); each time step takes the mode's sub-steps (tcu.cycles). "
+        "Outside fp64 a result may legitimately fail the algorithm's fp64 check: it is then "
+        "reported as not verified, with its error, and does not change the exit code")
+           .c_str());
   const po::variables_map vm = parse_command_line_strict(argc, argv, desc);
   if (vm.count("help")) {
     help << "Usage: triada-tcu --algo NAME --size N --m M --latency L [--seed S] [--input "
