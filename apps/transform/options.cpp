@@ -6,6 +6,7 @@
 
 #include "apps/common/option_error.hpp"
 #include "core/error.hpp"
+#include "precision/cell_mode.hpp"
 
 namespace po = boost::program_options;
 
@@ -65,8 +66,7 @@ po::options_description transform_options() {
     ("force", po::bool_switch(), "overwrite an existing output file")
     ("quiet,q", po::bool_switch(), "print no summary and no progress line")
     ("cell-mode", po::value<std::string>(),
-     "cell arithmetic (overrides [cell] mode): fp64, fp32, tf32, bf16, fp16, m3xu-fp32, "
-     "m3xu-fp32c, 3xtf32")
+     ("cell arithmetic (overrides [cell] mode): " + cell_mode_names(", ")).c_str())
     ("check", po::bool_switch(),
      "rerun in fp64 and report the max and mean relative error of the output")
     ("executor", po::value<std::string>()->default_value("fused"),
@@ -85,8 +85,8 @@ void mesh_part(const MeshCommandLine& cl, TransformConfig& c) {
   c.mesh = cl.mesh();
   if (vm.count("mesh")) c.mesh.file = text(vm, "mesh");
   if (vm.count("cell-mode")) {  // the short spelling of --cell.mode, which it overrides
-    c.mesh.cell_mode = named("--cell-mode", [&] { return parse_cell_mode(text(vm, "cell-mode")); });
-    c.mesh.energy[Counter::macs] = cl.mac_pj(c.mesh.cell_mode);
+    c.mesh.use_cell_mode(
+        named("--cell-mode", [&] { return parse_cell_mode(text(vm, "cell-mode")); }));
   }
   c.check = vm["check"].as<bool>();
   if (vm.count("esop"))

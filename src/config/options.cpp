@@ -196,12 +196,13 @@ MeshConfig mesh_from(const po::variables_map& vm, const KeySources& src) {
   if (cells != "auto") m.cells = parse_ext3(cells, src("mesh.cells"));
   m.grid = parse_grid(text(vm, "ranks.grid"), src("ranks.grid"));
   m.actuators = parse_actuators(text(vm, "ranks.actuators"), src("ranks.actuators"));
-  m.cell_mode = named(src("cell.mode"), [&] { return parse_cell_mode(text(vm, "cell.mode")); });
+  const CellMode cell_mode =
+      named(src("cell.mode"), [&] { return parse_cell_mode(text(vm, "cell.mode")); });
   m.mode = on_off(text(vm, "esop.enabled"), src("esop.enabled")) ? Mode::esop : Mode::dense;
   // Every key is validated (in declaration order), whichever mode is used.
   for (const CellModeInfo& i : kCellModeTable)
     m.mode_mac_pj[static_cast<size_t>(i.mode)] = mac_energy(vm, src, i.mode);
-  m.energy[Counter::macs] = m.mode_mac_pj[static_cast<size_t>(m.cell_mode)];
+  m.use_cell_mode(cell_mode);
   for (const CounterInfo& c : kCounterTable)
     if (c.energy.default_pj)
       m.energy[c.counter] = energy_value(vm, src, std::string("energy.") + c.energy.key);
@@ -329,13 +330,8 @@ MeshConfig parse_mesh_file(const std::string& path) {
 }
 
 MeshConfig parse_mesh_file(const std::string& path, CellMode mode) {
-  po::variables_map vm;
-  KeySources src;
-  load_mesh_file(path, vm, src);
-  MeshConfig m = mesh_from(vm, src);
-  m.file = path;
-  m.cell_mode = mode;
-  m.energy[Counter::macs] = m.mode_mac_pj[static_cast<size_t>(mode)];
+  MeshConfig m = parse_mesh_file(path);
+  m.use_cell_mode(mode);
   return m;
 }
 
@@ -368,10 +364,6 @@ std::optional<MeshCommandLine> MeshCommandLine::parse(int argc, char** argv,
 
 MeshConfig MeshCommandLine::mesh() const {
   return mesh_from(vm_, KeySources{file_, {from_file_.begin(), from_file_.end()}});
-}
-
-double MeshCommandLine::mac_pj(CellMode mode) const {
-  return mac_energy(vm_, KeySources{file_, {from_file_.begin(), from_file_.end()}}, mode);
 }
 
 bool parse_on_off(const std::string& value, const std::string& source) {

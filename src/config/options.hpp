@@ -31,6 +31,11 @@ struct MeshConfig {
   Mode mode = Mode::esop;                                      // [esop] enabled = on | off
   EnergyModel energy;                                          // [energy] *_pj, mac_pj of cell_mode
   std::array<double, kCellModes> mode_mac_pj{};  // [energy] MAC energy of every cell mode
+  // Runs the cells in `m`: energy's MAC term follows (it is derived, never set alone).
+  void use_cell_mode(CellMode m) {
+    cell_mode = m;
+    energy[Counter::macs] = mode_mac_pj[static_cast<size_t>(m)];
+  }
 };
 
 // Parses only a mesh INI file with defaults (used by tests and other apps).
@@ -54,8 +59,6 @@ class MeshCommandLine {
   const boost::program_options::variables_map& values() const { return vm_; }
   // The mesh keys, validated; errors name the INI file and key, or the option.
   MeshConfig mesh() const;
-  // The MAC energy of `mode` from the same keys (mac_pj or mac_pj_<mode>).
-  double mac_pj(CellMode mode) const;
 
  private:
   boost::program_options::variables_map vm_;
