@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "apps/common/world_plan.hpp"
 #include "engine/engine.hpp"
 #include "geometry/plan.hpp"
 #include "mesh/topology.hpp"
@@ -54,22 +55,14 @@ struct GlobalRun {
 };
 
 inline Plan plan_for(MPI_Comm comm, const ext3& shape, const RunSpec& spec) {
-  int size = 1;
-  MPI_Comm_size(comm, &size);
   PlanRequest req;
   req.in_shape = shape;
   for (int a = 0; a < 3; ++a) req.out_shape[a] = spec.c[a].cols;
   req.mesh = spec.mesh;
   req.stage_order = spec.order;
-  req.world_size = size;
   req.grid = spec.grid;
   req.actuators = spec.placement;
-  if (!req.grid) {
-    std::array<int, 3> dims{0, 0, 0};
-    MPI_Dims_create(brick_rank_count(size, spec.placement), 3, dims.data());
-    req.balanced_dims = dims;
-  }
-  return make_plan(req);
+  return plan_for_world(comm, req);  // the programs' builder: world size, balanced grid
 }
 
 template <class T>
