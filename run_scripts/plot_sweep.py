@@ -143,7 +143,8 @@ def read_trace(path):
         rows = list(csv.DictReader(f))
     if not rows:
         raise ValueError(f"{path}: empty trace")
-    return [{k: int(v) for k, v in r.items()} for r in rows]
+    # Counters are integers; time_ps (the physical model's step time) is a real number.
+    return [{k: float(v) if k == "time_ps" else int(v) for k, v in r.items()} for r in rows]
 
 
 def plot_activity(doc, dirn, path):

@@ -15,7 +15,7 @@
 #include "config/options.hpp"
 #include "core/checked.hpp"
 #include "core/error.hpp"
-#include "counters/report.hpp"
+#include "report/report.hpp"
 #include "geometry/memory_model.hpp"
 #include "io/hdf5.hpp"
 #include "io/matrix_reader.hpp"

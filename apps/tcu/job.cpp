@@ -14,7 +14,7 @@
 #include "config/options.hpp"
 #include "core/checked.hpp"
 #include "core/error.hpp"
-#include "counters/report.hpp"
+#include "report/report.hpp"
 #include "io/output_files.hpp"
 #include "mxu/tensor_unit.hpp"
 

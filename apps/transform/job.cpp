@@ -11,13 +11,13 @@
 #include "core/error.hpp"
 #include "core/memory.hpp"
 #include "counters/progress.hpp"
-#include "counters/report.hpp"
 #include "engine/engine.hpp"
 #include "geometry/memory_model.hpp"
 #include "io/output_files.hpp"
 #include "mesh/mpi.hpp"
 #include "mesh/node_memory.hpp"
 #include "mesh/topology.hpp"
+#include "report/report.hpp"
 
 namespace triada {
 
@@ -161,7 +161,7 @@ void write_output(const TransformConfig& cfg, const TensorInfo& info, const Plan
   w.finish();
 }
 
-// The report's problem, precision and memory figures (counters/report.hpp).
+// The report's problem, precision and memory figures (report/report.hpp).
 template <class T>
 ReportContext report_context(const TransformConfig& cfg, const TensorInfo& info, const Plan& plan,
                              const MemoryModelOptions& mem, const EngineOptions& opt,
@@ -261,12 +261,15 @@ void run_typed(const TransformConfig& cfg, const TensorInfo& info, const Plan& p
     ReportContext ctx = report_context<T>(cfg, info, plan, mem, opt, err, mem_all);
     ctx.esop = cfg.mesh.mode == Mode::esop;
     ctx.energy = cfg.mesh.energy;
+    ctx.physical = physical_model(plan, rc, cfg.mesh.physical, cfg.mesh.energy, cfg.mesh.cell_mode,
+                                  is_complex_v<T>);
+    ctx.physical_params = cfg.mesh.physical;
     ctx.sim_seconds = sim_seconds;
     ctx.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const auto report = make_report(plan, rc, ctx);
     // A dataset name from a file may hold bytes that are not UTF-8: shown as U+FFFD.
     texts.report.stage(report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
-    texts.trace.stage(trace_csv(plan, rc));
+    texts.trace.stage(trace_csv(plan, rc, &*ctx.physical));
     summary = summary_text(plan, rc, ctx);
   });
   mpi::collectively(topo.world(), [&] {

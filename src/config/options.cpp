@@ -13,6 +13,7 @@
 #include <sstream>
 #include <vector>
 
+#include "config/physical_keys.hpp"
 #include "core/error.hpp"
 
 namespace po = boost::program_options;
@@ -137,6 +138,7 @@ po::options_description mesh_options() {
      "on: elastic sparse outer-product (skip zero operands); off: dense");
   // clang-format on
   add_energy_options(d);
+  add_physical_options(d);
   return d;
 }
 
@@ -208,6 +210,7 @@ MeshConfig mesh_from(const po::variables_map& vm, const KeySources& src) {
       m.energy[c.counter] = energy_value(vm, src, std::string("energy.") + c.energy.key);
   m.energy.static_pj_per_cell_step =
       energy_value(vm, src, std::string("energy.") + kStaticEnergy.key);
+  m.physical = physical_from(vm, [&](const std::string& key) { return src(key); });
   return m;
 }
 

@@ -16,11 +16,13 @@
 #include "core/error.hpp"
 #include "counters/counters.hpp"
 #include "geometry/plan.hpp"
+#include "physical/physical_model.hpp"
 #include "precision/cell_mode.hpp"
 
 namespace triada {
 
-// Keys of the mesh config ([mesh], [ranks], [cell], [esop], [energy]); each is also a
+// Keys of the mesh config ([mesh], [ranks], [cell], [esop], [energy], and the physical
+// model's [technology], [timing], [area]); each is also a
 // command-line option --section.key.
 struct MeshConfig {
   std::string file;                                            // the INI file read, empty if none
@@ -31,6 +33,7 @@ struct MeshConfig {
   Mode mode = Mode::esop;                                      // [esop] enabled = on | off
   EnergyModel energy;                                          // [energy] *_pj, mac_pj of cell_mode
   std::array<double, kCellModes> mode_mac_pj{};  // [energy] MAC energy of every cell mode
+  PhysicalParams physical;  // [technology], [timing], [area], wire keys of [energy]
   // Runs the cells in `m`: energy's MAC term follows (it is derived, never set alone).
   void use_cell_mode(CellMode m) {
     cell_mode = m;

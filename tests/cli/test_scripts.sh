@@ -96,7 +96,7 @@ assert by[("random", 0.99, True)]["macs"] < by[("random", 0.5, True)]["macs"] < 
 assert abs(by[("lines", 0.9, True)]["input_zero_fraction"] - 0.9) < 0.02
 EOF
 check "traces of the representative run" bash -c "
-  head -1 '$dir/sw/trace_lines_0.9_esop_on.csv' | grep -q '^step,stage,axis,pivot,x_bus_sends,y_bus_sends,y_bus_receives,waits,macs,cycles$' &&
+  head -1 '$dir/sw/trace_lines_0.9_esop_on.csv' | grep -q '^step,stage,axis,pivot,x_bus_sends,y_bus_sends,y_bus_receives,waits,macs,cycles,time_ps$' &&
   [[ \$(wc -l <'$dir/sw/trace_lines_0.9_esop_off.csv') -eq 37 ]]"
 check "sweep PNGs" pngs_ok "$dir/sw" sweep_macs.png sweep_bus.png sweep_energy.png activity.png
 

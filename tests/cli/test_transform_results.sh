@@ -283,7 +283,7 @@ check_trace() {
 $N
 with open('$csv') as f:
     lines = f.read().splitlines()
-hdr = 'step,stage,axis,pivot,x_bus_sends,y_bus_sends,y_bus_receives,waits,macs,cycles'
+hdr = 'step,stage,axis,pivot,x_bus_sends,y_bus_sends,y_bus_receives,waits,macs,cycles,time_ps'
 assert lines[0] == hdr, lines[0]
 rows = list(csv.DictReader(lines))
 r = report('$json')
@@ -292,7 +292,12 @@ if $dense:
     assert len(rows) == N1 + N2 + N3, len(rows)
 assert sum(int(row['macs']) for row in rows) == r['counters']['macs']
 for k in ('x_bus_sends', 'y_bus_sends', 'y_bus_receives', 'waits'):
-    assert sum(int(row[k]) for row in rows) == r['counters'][k]['total'], k"
+    assert sum(int(row[k]) for row in rows) == r['counters'][k]['total'], k
+# The steps' modelled times plus each stage's fill and hand-over periods are the run's time.
+ph = r['physical']
+extra = sum((s['fill_cycles'] + s['control_cycles']) * s['period_ps'] for s in ph['per_stage'])
+total_ps = sum(float(row['time_ps']) for row in rows) + extra
+assert abs(total_ps - ph['seconds'] * 1e12) <= 1e-9 * total_ps, (total_ps, ph['seconds'])"
 }
 check_trace sp_off.csv sp_off.json True
 check_trace sp_on.csv sp_on.json False

@@ -12,7 +12,7 @@
 #include "config/options.hpp"
 #include "core/error.hpp"
 #include "counters/counters.hpp"
-#include "counters/report.hpp"
+#include "report/report.hpp"
 #include "geometry/plan.hpp"
 #include "precision/cell_mode.hpp"
 #include "support/catch.hpp"

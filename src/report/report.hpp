@@ -2,11 +2,13 @@
 // The JSON report (schema triada-report/1, doc/design.md §5), the per-step CSV trace and the
 // human summary printed at the end of a run.
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "counters/counters.hpp"
 #include "geometry/plan.hpp"
+#include "physical/physical_model.hpp"
 
 namespace triada {
 
@@ -28,6 +30,11 @@ struct ReportContext {
   // mapped during setup (before the baseline).
   std::vector<std::uint64_t> predicted_peak_bytes;
   std::vector<std::uint64_t> predicted_window_bytes;
+  // The physical model of this run (physical/physical_model.hpp) and its parameters; the
+  // report's `physical` section, the summary's physical line and the trace's time column
+  // are written only when it is present.
+  std::optional<PhysicalResult> physical;
+  PhysicalParams physical_params;
 };
 
 nlohmann::json make_report(const Plan& plan, const RunCounters& rc, const ReportContext& ctx);
@@ -39,6 +46,8 @@ std::string summary_text(const Plan& plan, const RunCounters& rc, const ReportCo
 // v with `digits` digits after the point, for the apps' text tables.
 std::string fixed(double v, int digits);
 
-std::string trace_csv(const Plan& plan, const RunCounters& rc);
+// One row per step; with `physical`, a last column time_ps: the step's modelled duration.
+std::string trace_csv(const Plan& plan, const RunCounters& rc,
+                      const PhysicalResult* physical = nullptr);
 
 }  // namespace triada

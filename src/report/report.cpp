@@ -1,4 +1,4 @@
-#include "counters/report.hpp"
+#include "report/report.hpp"
 
 #include <unistd.h>
 
@@ -13,6 +13,7 @@
 
 #include "core/checked.hpp"
 #include "core/error.hpp"
+#include "report/physical_json.hpp"
 
 namespace triada {
 
@@ -163,6 +164,7 @@ json make_report(const Plan& plan, const RunCounters& rc, const ReportContext& c
   }
   r["executor"] = ctx.executor;
   if (!ctx.precision.empty()) r["precision"] = ctx.precision;
+  if (ctx.physical) r["physical"] = physical_json(*ctx.physical, ctx.physical_params);
   r["stage_seconds"] = rc.stage_seconds;
   r["wall_seconds"] = ctx.wall_seconds;
   r["simulation_seconds"] = ctx.sim_seconds;
@@ -249,6 +251,7 @@ std::string summary_text(const Plan& plan, const RunCounters& rc, const ReportCo
                 "  time     %.3f s wall (simulation %.3f s); MPI %" PRIu64 " messages, %s bytes\n",
                 ctx.wall_seconds, ctx.sim_seconds, mpi.messages, human(double(mpi.bytes)).c_str());
   o << buf;
+  if (ctx.physical) o << physical_summary_line(*ctx.physical, ctx.physical_params);
   return o.str();
 }
 
@@ -258,16 +261,20 @@ std::string fixed(double v, int digits) {
   return os.str();
 }
 
-std::string trace_csv(const Plan& plan, const RunCounters& rc) {
+std::string trace_csv(const Plan& plan, const RunCounters& rc, const PhysicalResult* physical) {
   std::ostringstream o;
   o << "step,stage,axis,pivot";
   for (const auto& ci : kCounterTable) o << "," << ci.name;
-  o << ",cycles\n";
+  o << ",cycles" << (physical ? ",time_ps" : "") << "\n";
+  o << std::setprecision(17);  // times: every digit of the double
   std::uint64_t i = 0;
   for (const auto& s : rc.steps) {
-    o << i++ << "," << s.stage << "," << plan.stages[s.stage].axis << "," << s.pivot;
+    o << i << "," << s.stage << "," << plan.stages[s.stage].axis << "," << s.pivot;
     for (int c = 0; c < kCounters; ++c) o << "," << s.n[c];
-    o << "," << s.cycles() << "\n";
+    o << "," << s.cycles();
+    if (physical) o << "," << physical->step_ps[i];
+    o << "\n";
+    ++i;
   }
   return o.str();
 }

@@ -1,0 +1,179 @@
+#include "config/physical_keys.hpp"
+
+#include <cmath>
+
+#include "config/options.hpp"
+#include "core/error.hpp"
+
+namespace po = boost::program_options;
+
+namespace triada {
+
+namespace {
+
+struct Key {
+  const char* name;  // section.key
+  const char* value;
+  const char* help;
+};
+
+// Defaults: the 45 nm baseline of meshcfg/default.ini, which gives every source.
+constexpr Key kKeys[] = {
+    {"technology.node_nm", "45",
+     "technology node (nm): 45, 32, 20, 16, 14, 10 or 7 (Stillmaker and Baas 2017)"},
+    {"technology.vdd", "auto", "supply voltage (V); auto = the node's nominal VDD"},
+    {"technology.delay_factor", "auto", "gate-delay factor from 45 nm; auto = the tables"},
+    {"technology.energy_factor", "auto", "switching-energy factor from 45 nm; auto = the tables"},
+    {"technology.power_factor", "auto", "leakage-power factor from 45 nm; auto = the tables"},
+    {"technology.area_factor", "auto", "logic-area factor from 45 nm; auto = the tables"},
+    {"timing.bus_model", "repeated", "line delay: ideal | repeated | rc | tree | pipelined"},
+    {"timing.clock", "global", "global: the slowest stage's period; per_stage: each its own"},
+    {"timing.driver_ps", "50", "line driver delay (ps, 45 nm)"},
+    {"timing.wire_ps_per_mm", "80", "optimally repeated wire delay (ps/mm)"},
+    {"timing.wire_ohm_per_mm", "730", "unrepeated wire resistance (ohm/mm, 45 nm), rc model"},
+    {"timing.wire_ff_per_mm", "200", "wire capacitance (fF/mm), rc model"},
+    {"timing.stage_ps", "50", "one level of a buffered fan-out tree (ps, 45 nm), tree model"},
+    {"timing.overhead_ps", "60", "latch and control per period (ps, 45 nm)"},
+    {"timing.actuator_heads", "auto",
+     "elements an actuator streams per period; auto = a whole row (one head per X line)"},
+    {"timing.control_cycles", "1", "periods per control hand-over between actuators"},
+    {"energy.bus_model", "per_event",
+     "per_event: the *_pj bus energies; wire: driver + wire energy per line length"},
+    {"energy.driver_fj_per_bit", "5", "line driver energy per bit (fJ, 45 nm), wire model"},
+    {"energy.wire_fj_per_bit_mm", "100", "wire energy per bit and mm (fJ at 1.0 V), wire model"},
+    {"energy.leakage_uw_per_cell", "50", "leakage power of one cell (uW, 45 nm)"},
+    {"area.layout", "stacked", "stacked: P3 tiers of P1 x P2 cells; planar: one die"},
+    {"area.bit_um2", "4.522", "one register bit (um^2, 45 nm)"},
+    {"area.wire_pitch_um", "0.28", "one bus track (um, 45 nm)"},
+    {"area.via_um2_per_bit", "25", "one vertical bus bit through a tier (um^2), stacked"},
+    {"area.tier_pitch_um", "20", "distance between tiers (um), stacked"},
+    {"area.cell_pitch_um", "auto", "cell pitch (um); auto = derived from the cell's area"},
+};
+
+const std::string& text(const po::variables_map& vm, const std::string& key) {
+  return vm[key].as<std::string>();
+}
+
+using Source = std::function<std::string(const std::string&)>;
+
+// A model constant: a finite number in [lo, 1e9]; `positive` refuses lo itself.
+double number(const po::variables_map& vm, const Source& src, const std::string& key,
+              bool positive = false) {
+  double v = 0;
+  const std::string& s = text(vm, key);
+  if (!parse_double(s, v) || v < 0 || (positive && v == 0) || v > 1e9)
+    throw config_error(src(key) + ": expected a " + (positive ? "positive " : "") + "number in " +
+                       (positive ? "(0" : "[0") + ", 1e9], got '" + printable(s) + "'");
+  return v;
+}
+
+std::optional<double> number_or_auto(const po::variables_map& vm, const Source& src,
+                                     const std::string& key) {
+  if (text(vm, key) == "auto") return std::nullopt;
+  return number(vm, src, key, true);
+}
+
+template <class F>
+auto choice(const Source& src, const std::string& key, F&& parse) {
+  return named(src(key), parse);
+}
+
+TechnologyParams technology_from(const po::variables_map& vm, const Source& src) {
+  TechnologyParams t;
+  std::int64_t node = 0;
+  const std::string& n = text(vm, "technology.node_nm");
+  if (!parse_int(n, node) || node > 1000 || !is_technology_node(static_cast<int>(node)))
+    throw config_error(src("technology.node_nm") + ": expected one of " + technology_node_names() +
+                       " (nm), got '" + printable(n) + "'");
+  t.node_nm = static_cast<int>(node);
+  t.vdd = number_or_auto(vm, src, "technology.vdd");
+  if (t.vdd && *t.vdd > 2)
+    throw config_error(src("technology.vdd") + ": expected a voltage in (0, 2] V, got '" +
+                       printable(text(vm, "technology.vdd")) + "'");
+  t.delay_factor = number_or_auto(vm, src, "technology.delay_factor");
+  t.energy_factor = number_or_auto(vm, src, "technology.energy_factor");
+  t.power_factor = number_or_auto(vm, src, "technology.power_factor");
+  t.area_factor = number_or_auto(vm, src, "technology.area_factor");
+  return t;
+}
+
+std::uint64_t count(const po::variables_map& vm, const Source& src, const std::string& key,
+                    std::uint64_t lo) {
+  std::uint64_t v = 0;
+  const std::string& s = text(vm, key);
+  if (!parse_uint64(s, v) || v < lo || v > 1000000000)
+    throw config_error(src(key) + ": expected an integer in [" + std::to_string(lo) +
+                       ", 1e9], got '" + printable(s) + "'");
+  return v;
+}
+
+TimingParams timing_from(const po::variables_map& vm, const Source& src) {
+  TimingParams t;
+  t.bus_model = choice(src, "timing.bus_model",
+                       [&] { return parse_bus_model(text(vm, "timing.bus_model")); });
+  t.clock = choice(src, "timing.clock", [&] { return parse_clock_mode(text(vm, "timing.clock")); });
+  t.driver_ps = number(vm, src, "timing.driver_ps");
+  t.wire_ps_per_mm = number(vm, src, "timing.wire_ps_per_mm");
+  t.wire_ohm_per_mm = number(vm, src, "timing.wire_ohm_per_mm");
+  t.wire_ff_per_mm = number(vm, src, "timing.wire_ff_per_mm");
+  t.stage_ps = number(vm, src, "timing.stage_ps");
+  t.overhead_ps = number(vm, src, "timing.overhead_ps");
+  for (const ModePhysical& m : kModePhysicalTable)
+    t.mac_ps[static_cast<size_t>(m.mode)] =
+        number(vm, src, std::string("timing.") + m.mac_ps_key, true);
+  if (text(vm, "timing.actuator_heads") != "auto")
+    t.actuator_heads = count(vm, src, "timing.actuator_heads", 1);
+  t.control_cycles = count(vm, src, "timing.control_cycles", 0);
+  return t;
+}
+
+WireEnergyParams energy_from(const po::variables_map& vm, const Source& src) {
+  WireEnergyParams e;
+  e.model = choice(src, "energy.bus_model",
+                   [&] { return parse_wire_energy(text(vm, "energy.bus_model")); });
+  e.driver_fj_per_bit = number(vm, src, "energy.driver_fj_per_bit");
+  e.wire_fj_per_bit_mm = number(vm, src, "energy.wire_fj_per_bit_mm");
+  e.leakage_uw_per_cell = number(vm, src, "energy.leakage_uw_per_cell");
+  return e;
+}
+
+AreaParams area_from(const po::variables_map& vm, const Source& src) {
+  AreaParams a;
+  a.layout = choice(src, "area.layout", [&] { return parse_layout(text(vm, "area.layout")); });
+  for (const ModePhysical& m : kModePhysicalTable)
+    a.mac_um2[static_cast<size_t>(m.mode)] =
+        number(vm, src, std::string("area.") + m.mac_um2_key, true);
+  a.bit_um2 = number(vm, src, "area.bit_um2");
+  a.wire_pitch_um = number(vm, src, "area.wire_pitch_um");
+  a.via_um2_per_bit = number(vm, src, "area.via_um2_per_bit");
+  a.tier_pitch_um = number(vm, src, "area.tier_pitch_um", true);
+  a.cell_pitch_um = number_or_auto(vm, src, "area.cell_pitch_um");
+  return a;
+}
+
+}  // namespace
+
+void add_physical_options(po::options_description& d) {
+  const auto add = [&](const std::string& key, const char* value, const std::string& help) {
+    d.add_options()(key.c_str(), po::value<std::string>()->default_value(value), help.c_str());
+  };
+  for (const Key& k : kKeys) add(k.name, k.value, k.help);
+  for (const ModePhysical& m : kModePhysicalTable) {
+    const std::string mode = to_string(m.mode);
+    add(std::string("timing.") + m.mac_ps_key, m.mac_ps_default,
+        "one sub-step of a " + mode + " MAC (ps, 45 nm)");
+    add(std::string("area.") + m.mac_um2_key, m.mac_um2_default,
+        "a " + mode + " MAC unit (um^2, 45 nm)");
+  }
+}
+
+PhysicalParams physical_from(const po::variables_map& vm, const Source& src) {
+  PhysicalParams p;
+  p.technology = technology_from(vm, src);
+  p.timing = timing_from(vm, src);
+  p.energy = energy_from(vm, src);
+  p.area = area_from(vm, src);
+  return p;
+}
+
+}  // namespace triada

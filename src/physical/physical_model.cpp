@@ -1,0 +1,323 @@
+#include "physical/physical_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/checked.hpp"
+#include "core/error.hpp"
+
+namespace triada {
+
+namespace {
+
+// Sources of every default: meshcfg/default.ini and doc/physical.md §6.
+constexpr std::array<ModePhysical, kCellModes> kTable{{
+    {CellMode::fp64, "mac_ps_fp64", "1200", "mac_um2_fp64", "39168"},
+    {CellMode::fp32, "mac_ps_fp32", "900", "mac_um2_fp32", "11884"},
+    {CellMode::tf32, "mac_ps_tf32", "600", "mac_um2_tf32", "5824"},
+    {CellMode::bf16, "mac_ps_bf16", "600", "mac_um2_bf16", "5054"},
+    {CellMode::fp16, "mac_ps_fp16", "600", "mac_um2_fp16", "5824"},
+    {CellMode::m3xu_fp32, "mac_ps_m3xu_fp32", "726", "mac_um2_m3xu_fp32", "8212"},
+    {CellMode::m3xu_fp32c, "mac_ps_m3xu_fp32c", "726", "mac_um2_m3xu_fp32c", "8212"},
+    {CellMode::x3tf32, "mac_ps_3xtf32", "600", "mac_um2_3xtf32", "5824"},
+}};
+
+template <class E, size_t N>
+E parse_choice(const std::string& s, const std::array<std::pair<const char*, E>, N>& choices,
+               const char* what) {
+  std::string names;
+  for (const auto& [name, value] : choices) {
+    if (s == name) return value;
+    names += (names.empty() ? "" : " | ") + std::string(name);
+  }
+  throw config_error(std::string("expected ") + what + " " + names + ", got '" + s + "'");
+}
+template <class E, size_t N>
+std::string name_of(E e, const std::array<std::pair<const char*, E>, N>& choices) {
+  for (const auto& [name, value] : choices)
+    if (value == e) return name;
+  return "?";
+}
+
+constexpr std::array<std::pair<const char*, BusModel>, 5> kBusModels{
+    {{"ideal", BusModel::ideal},
+     {"repeated", BusModel::repeated},
+     {"rc", BusModel::rc},
+     {"tree", BusModel::tree},
+     {"pipelined", BusModel::pipelined}}};
+constexpr std::array<std::pair<const char*, ClockMode>, 2> kClocks{
+    {{"global", ClockMode::global}, {"per_stage", ClockMode::per_stage}}};
+constexpr std::array<std::pair<const char*, WireEnergy>, 2> kWireEnergies{
+    {{"per_event", WireEnergy::per_event}, {"wire", WireEnergy::wire}}};
+constexpr std::array<std::pair<const char*, Layout>, 2> kLayouts{
+    {{"stacked", Layout::stacked}, {"planar", Layout::planar}}};
+
+}  // namespace
+
+const std::array<ModePhysical, kCellModes> kModePhysicalTable = kTable;
+
+std::string to_string(BusModel m) {
+  return name_of(m, kBusModels);
+}
+std::string to_string(ClockMode m) {
+  return name_of(m, kClocks);
+}
+std::string to_string(WireEnergy m) {
+  return name_of(m, kWireEnergies);
+}
+std::string to_string(Layout m) {
+  return name_of(m, kLayouts);
+}
+BusModel parse_bus_model(const std::string& s) {
+  return parse_choice(s, kBusModels, "a bus model");
+}
+ClockMode parse_clock_mode(const std::string& s) {
+  return parse_choice(s, kClocks, "a clock");
+}
+WireEnergy parse_wire_energy(const std::string& s) {
+  return parse_choice(s, kWireEnergies, "a bus energy model");
+}
+Layout parse_layout(const std::string& s) {
+  return parse_choice(s, kLayouts, "a layout");
+}
+
+PhysicalParams::PhysicalParams() {
+  for (const ModePhysical& m : kTable) {
+    timing.mac_ps[static_cast<size_t>(m.mode)] = std::stod(m.mac_ps_default);
+    area.mac_um2[static_cast<size_t>(m.mode)] = std::stod(m.mac_um2_default);
+  }
+}
+
+double line_delay_ps(BusModel m, std::uint64_t n, double mm, const TimingParams& t,
+                     double delay_factor) {
+  switch (m) {
+    case BusModel::ideal:
+      return 0;
+    case BusModel::repeated:
+    case BusModel::pipelined:  // called with one hop
+      return delay_factor * t.driver_ps + mm * t.wire_ps_per_mm;
+    case BusModel::rc:  // Elmore, 50% point of a distributed RC line: 0.38 r c L^2 (ohm fF = fs)
+      return delay_factor * t.driver_ps +
+             0.38 * t.wire_ohm_per_mm * t.wire_ff_per_mm * mm * mm * 1e-3;
+    case BusModel::tree: {
+      int levels = 0;
+      while ((std::uint64_t{1} << levels) < n) ++levels;  // ceil(log2 n)
+      return levels * delay_factor * t.stage_ps;
+    }
+  }
+  return 0;
+}
+
+}  // namespace triada
+
+namespace triada {
+
+namespace {
+
+int bus_axis(Bus b) {
+  return b == Bus::H ? 3 : b == Bus::L ? 1 : 2;
+}
+
+NodeScaling node_of(const TechnologyParams& t) {
+  NodeScaling s = scaling_from_45nm(t.node_nm, t.vdd.value_or(nominal_vdd(t.node_nm)));
+  s.delay = t.delay_factor.value_or(s.delay);
+  s.energy = t.energy_factor.value_or(s.energy);
+  s.power = t.power_factor.value_or(s.power);
+  s.area = t.area_factor.value_or(s.area);
+  return s;
+}
+
+// The cell: MAC, registers (V and W of each virtual cell it holds, plus the X and Y operand
+// latches) and its share of bus tracks; its pitch solves pitch^2 = logic + tracks * pitch
+// + vias unless given (doc/physical.md §4).
+struct CellGeometry {
+  double logic_um2 = 0, track_um = 0, via_um2 = 0, pitch_um = 0;
+  double bus_um2() const { return track_um * pitch_um + via_um2; }
+};
+
+CellGeometry cell_geometry(const Plan& plan, const AreaParams& a, const NodeScaling& s,
+                           CellMode mode, int bits) {
+  const double block = double(plan.fold[0]) * double(plan.fold[1]) * double(plan.fold[2]);
+  const double registers = 2 * block + 2;
+  CellGeometry g;
+  g.logic_um2 = s.area * (a.mac_um2[static_cast<size_t>(mode)] + registers * bits * a.bit_um2);
+  // stacked: the L and F lines of a tier cross the cell, the H line goes through a via;
+  // planar: L (along the column) and H (along the row) cross it, and so do the P3 F lines
+  // of its column, which run past it to their cells P3 rows apart.
+  const double tracks = a.layout == Layout::stacked ? 2.0 : 2.0 + double(plan.mesh[2]);
+  g.track_um = tracks * bits * a.wire_pitch_um * std::sqrt(s.area);
+  g.via_um2 = a.layout == Layout::stacked ? bits * a.via_um2_per_bit : 0.0;
+  const double need = g.logic_um2 + g.via_um2;
+  g.pitch_um =
+      a.cell_pitch_um.value_or((g.track_um + std::sqrt(g.track_um * g.track_um + 4 * need)) / 2);
+  return g;
+}
+
+std::array<double, 3> hops_um(const Plan& plan, const AreaParams& a, double pitch) {
+  if (a.layout == Layout::stacked) return {pitch, pitch, a.tier_pitch_um};
+  return {pitch, double(plan.mesh[2]) * pitch, pitch};
+}
+
+// Gate delays follow the node; a repeated wire's delay per mm is taken as constant across
+// nodes, and an unrepeated wire's resistance grows as its cross-section shrinks.
+TimingParams scaled_timing(const TimingParams& t, const NodeScaling& s) {
+  TimingParams x = t;
+  x.wire_ohm_per_mm = t.wire_ohm_per_mm / s.area;
+  x.overhead_ps = t.overhead_ps * s.delay;
+  for (double& m : x.mac_ps) m *= s.delay;
+  return x;  // driver_ps and stage_ps: scaled by line_delay_ps
+}
+
+std::uint64_t stage_busiest(const RunCounters& rc, int stage) {
+  std::uint64_t b = 1;
+  for (const StepRecord& r : rc.steps)
+    if (r.stage == stage) b = std::max(b, r.cycles());
+  return b;
+}
+
+}  // namespace
+
+}  // namespace triada
+
+namespace triada {
+
+namespace {
+
+// What every part of the model reads.
+struct Env {
+  const Plan& plan;
+  const RunCounters& rc;
+  const PhysicalParams& p;
+  NodeScaling s;
+  TimingParams t;  // scaled to the node
+  std::array<double, 3> hop_um;
+  CellMode mode;
+  int substeps;
+  int bits;
+};
+
+StagePhysical stage_path(const Env& e, int i) {
+  const StagePlan& sp = e.plan.stages[i];
+  const int a = sp.axis, b = bus_axis(sp.x_bus());
+  StagePhysical st;
+  st.axis = a;
+  st.y_line_cells = static_cast<std::uint64_t>(e.plan.mesh[a - 1]);
+  st.x_line_cells = static_cast<std::uint64_t>(e.plan.mesh[b - 1]);
+  st.y_line_mm = double(st.y_line_cells) * e.hop_um[a - 1] / 1000;
+  st.x_line_mm = double(st.x_line_cells) * e.hop_um[b - 1] / 1000;
+  const BusModel m = e.t.bus_model;
+  if (m == BusModel::pipelined) {  // the period holds one hop; each line fills in n - 1
+    st.path.x_bus = line_delay_ps(m, 1, e.hop_um[b - 1] / 1000, e.t, e.s.delay);
+    st.path.y_bus = line_delay_ps(m, 1, e.hop_um[a - 1] / 1000, e.t, e.s.delay);
+    st.fill_cycles = (st.x_line_cells - 1) + (st.y_line_cells - 1);
+  } else {
+    st.path.x_bus = line_delay_ps(m, st.x_line_cells, st.x_line_mm, e.t, e.s.delay);
+    st.path.y_bus = line_delay_ps(m, st.y_line_cells, st.y_line_mm, e.t, e.s.delay);
+  }
+  st.busiest = stage_busiest(e.rc, i);
+  st.path.mac = e.t.mac_ps[static_cast<size_t>(e.mode)] * e.substeps * double(st.busiest);
+  st.path.overhead = e.t.overhead_ps;
+  st.control_cycles = i > 0 ? e.t.control_cycles : 0;
+  return st;
+}
+
+// Periods one step takes: the actuator's heads stream `heads` elements per period.
+std::uint64_t step_periods(const StepRecord& r, std::uint64_t heads) {
+  const std::uint64_t n = r[Counter::x_bus_sends];
+  return std::max<std::uint64_t>(1, n / heads + (n % heads != 0));
+}
+
+std::uint64_t heads_of(const Env& e, int i) {
+  const StagePlan& sp = e.plan.stages[i];
+  return e.t.actuator_heads.value_or(static_cast<std::uint64_t>(std::max(sp.n(), sp.k())));
+}
+
+// Periods, cycles and seconds of every stage and step.
+void clock_stages(const Env& e, PhysicalResult& r) {
+  const int ns = static_cast<int>(r.stages.size());
+  for (int i = 0; i < ns; ++i)
+    if (r.stages[i].path.total() > r.stages[r.critical_stage].path.total()) r.critical_stage = i;
+  r.period_ps = r.stages[r.critical_stage].path.total();
+  for (StagePhysical& st : r.stages)
+    st.period_ps = e.t.clock == ClockMode::global ? r.period_ps : st.path.total();
+  for (const StepRecord& rec : e.rc.steps) {
+    StagePhysical& st = r.stages[rec.stage];
+    const std::uint64_t n = step_periods(rec, heads_of(e, rec.stage));
+    st.stream_cycles += n;
+    r.step_ps.push_back(double(n) * st.period_ps);
+  }
+  for (StagePhysical& st : r.stages) {
+    st.seconds = double(st.cycles()) * st.period_ps * 1e-12;
+    r.seconds += st.seconds;
+  }
+}
+
+// Joules of driving one line of `mm` with one word (wire model).
+double line_energy_j(const Env& e, double mm) {
+  const double v = e.s.vdd;  // wire capacitance per mm stays; the swing follows VDD
+  return e.bits *
+         (e.p.energy.driver_fj_per_bit * e.s.energy + e.p.energy.wire_fj_per_bit_mm * v * v * mm) *
+         1e-15;
+}
+
+PhysicalEnergy run_energy(const Env& e, const PhysicalResult& r, const EnergyModel& em,
+                          double cells) {
+  PhysicalEnergy en;
+  const double pj = 1e-12 * e.s.energy;
+  const bool wire = e.p.energy.model == WireEnergy::wire;
+  for (size_t i = 0; i < e.rc.stages.size(); ++i) {
+    const StageTotals& t = e.rc.stages[i];
+    const StagePhysical& st = r.stages[i];
+    en.mac += double(t[Counter::macs]) * em.mac_pj() * pj;
+    en.cells += (double(t[Counter::y_bus_receives]) * em[Counter::y_bus_receives] +
+                 double(t[Counter::waits]) * em[Counter::waits]) *
+                pj;
+    const StagePlan& sp = e.plan.stages[i];
+    // An X element goes to every X line of its plane: the third axis's cells of them.
+    const double x_lines = double(e.plan.mesh[6 - sp.axis - bus_axis(sp.x_bus()) - 1]);
+    en.x_bus += double(t[Counter::x_bus_sends]) *
+                (wire ? x_lines * line_energy_j(e, st.x_line_mm) : em[Counter::x_bus_sends] * pj);
+    en.y_bus += double(t[Counter::y_bus_sends]) *
+                (wire ? line_energy_j(e, st.y_line_mm) : em[Counter::y_bus_sends] * pj);
+  }
+  en.static_ = e.p.energy.leakage_uw_per_cell * 1e-6 * e.s.power * cells * r.seconds;
+  return en;
+}
+
+}  // namespace
+
+PhysicalResult physical_model(const Plan& plan, const RunCounters& rc, const PhysicalParams& p,
+                              const EnergyModel& energy, CellMode mode, bool complex_data) {
+  PhysicalResult r;
+  r.node = node_of(p.technology);
+  r.mode = mode;
+  r.complex_data = complex_data;
+  r.word_bits = (mode == CellMode::fp64 ? 64 : 32) * (complex_data ? 2 : 1);
+  const CellGeometry g = cell_geometry(plan, p.area, r.node, mode, r.word_bits);
+  r.cell_pitch_um = g.pitch_um;
+  r.hop_um = hops_um(plan, p.area, g.pitch_um);
+  const Env e{plan,
+              rc,
+              p,
+              r.node,
+              scaled_timing(p.timing, r.node),
+              r.hop_um,
+              mode,
+              substeps(mode, complex_data),
+              r.word_bits};
+  for (int i = 0; i < static_cast<int>(plan.stages.size()); ++i)
+    r.stages.push_back(stage_path(e, i));
+  clock_stages(e, r);
+  const double cells = double(plan.mesh[0]) * double(plan.mesh[1]) * double(plan.mesh[2]);
+  r.energy = run_energy(e, r, energy, cells);
+  r.throughput_gmacs = r.seconds > 0 ? double(rc.total(Counter::macs)) / r.seconds * 1e-9 : 0;
+  r.power_w = r.seconds > 0 ? r.energy.total() / r.seconds : 0;
+  r.edp_js = r.energy.total() * r.seconds;
+  r.area.cells = g.logic_um2 * cells * 1e-6;
+  r.area.buses = g.bus_um2() * cells * 1e-6;
+  const double die_cells = p.area.layout == Layout::stacked ? cells / double(plan.mesh[2]) : cells;
+  r.area.footprint = die_cells * g.pitch_um * g.pitch_um * 1e-6;
+  return r;
+}
+
+}  // namespace triada

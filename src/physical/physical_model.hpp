@@ -1,0 +1,166 @@
+#pragma once
+// The physical model (doc/physical.md): what the exact counters of a run cost in seconds,
+// joules and square millimetres on a given technology node. Plain data in, plain data out:
+// parameters (the mesh config's [technology], [timing], [energy] and [area] keys, all given
+// at the 45 nm baseline and scaled to the node), the plan and the run's counters.
+// TriADA paper, Sec. 6 and Fig. 5: "the critical path of the local processing defines the
+// time-step period, which is common or global for all cells"; this model puts numbers on
+// that path (X-bus, Y-bus, MAC, latch) instead of assuming one step per cycle.
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "counters/counters.hpp"
+#include "geometry/plan.hpp"
+#include "physical/technology.hpp"
+#include "precision/cell_mode.hpp"
+
+namespace triada {
+
+// How a value crosses a line of n cells (doc/physical.md §2).
+enum class BusModel { ideal, repeated, rc, tree, pipelined };
+// global: one clock, the slowest stage's period; per_stage: each stage its own period.
+enum class ClockMode { global, per_stage };
+// per_event: the [energy] *_pj figure per bus event; wire: driver + wire per line length.
+enum class WireEnergy { per_event, wire };
+// stacked: P3 tiers of P1 x P2 cells, axis-3 lines vertical; planar: one die, cell
+// (i1, i2, i3) at column i1, row i2 P3 + i3.
+enum class Layout { stacked, planar };
+
+std::string to_string(BusModel m);
+std::string to_string(ClockMode m);
+std::string to_string(WireEnergy m);
+std::string to_string(Layout m);
+BusModel parse_bus_model(const std::string& s);  // throws config_error listing the choices
+ClockMode parse_clock_mode(const std::string& s);
+WireEnergy parse_wire_energy(const std::string& s);
+Layout parse_layout(const std::string& s);
+
+// Per cell mode: the latency of one sub-step of its MAC unit and the MAC unit's area, at
+// 45 nm (key names and sources in kModePhysicalTable).
+struct ModePhysical {
+  CellMode mode;
+  const char* mac_ps_key;
+  const char* mac_ps_default;
+  const char* mac_um2_key;
+  const char* mac_um2_default;
+};
+extern const std::array<ModePhysical, kCellModes> kModePhysicalTable;
+
+struct TechnologyParams {
+  int node_nm = 45;
+  std::optional<double> vdd;  // none: the node's nominal VDD
+  // Each factor, if given, replaces the one of the scaling tables.
+  std::optional<double> delay_factor, energy_factor, power_factor, area_factor;
+  bool operator==(const TechnologyParams&) const = default;
+};
+
+struct TimingParams {
+  BusModel bus_model = BusModel::repeated;
+  ClockMode clock = ClockMode::global;
+  double driver_ps = 50;         // line driver (repeated, rc) or one hop's (pipelined)
+  double wire_ps_per_mm = 80;    // optimally repeated wire
+  double wire_ohm_per_mm = 730;  // unrepeated wire (rc)
+  double wire_ff_per_mm = 200;
+  double stage_ps = 50;                         // one level of a buffered fan-out tree
+  double overhead_ps = 60;                      // latch and control per period
+  std::array<double, kCellModes> mac_ps{};      // one sub-step of each mode's MAC
+  std::optional<std::uint64_t> actuator_heads;  // none: a whole row per period
+  std::uint64_t control_cycles = 1;             // per hand-over between actuators
+  bool operator==(const TimingParams&) const = default;
+};
+
+struct WireEnergyParams {
+  WireEnergy model = WireEnergy::per_event;
+  double driver_fj_per_bit = 5;
+  double wire_fj_per_bit_mm = 100;
+  double leakage_uw_per_cell = 50;
+  bool operator==(const WireEnergyParams&) const = default;
+};
+
+struct AreaParams {
+  Layout layout = Layout::stacked;
+  std::array<double, kCellModes> mac_um2{};
+  double bit_um2 = 4.522;               // one register bit (a flip-flop)
+  double wire_pitch_um = 0.28;          // one bus track
+  double via_um2_per_bit = 25;          // one vertical (axis-3) bus bit through a tier, stacked
+  double tier_pitch_um = 20;            // vertical distance between tiers, stacked
+  std::optional<double> cell_pitch_um;  // none: derived from the cell's area
+  bool operator==(const AreaParams&) const = default;
+};
+
+struct PhysicalParams {
+  TechnologyParams technology;
+  TimingParams timing;
+  WireEnergyParams energy;
+  AreaParams area;
+  PhysicalParams();  // the built-in defaults (= meshcfg/default.ini)
+  bool operator==(const PhysicalParams&) const = default;
+};
+
+// A stage's critical path (ps): the paper's Fig. 5 path through one cell.
+struct CriticalPath {
+  double x_bus = 0, y_bus = 0, mac = 0, overhead = 0;
+  double total() const { return x_bus + y_bus + mac + overhead; }
+};
+
+struct StagePhysical {
+  int axis = 0;
+  CriticalPath path;
+  double period_ps = 0;              // the period this stage runs at (global: the chip's)
+  std::uint64_t busiest = 1;         // MACs of the busiest cell in any step (folding)
+  std::uint64_t stream_cycles = 0;   // periods of the steps (actuator heads included)
+  std::uint64_t fill_cycles = 0;     // pipelined buses: (n_x - 1) + (n_y - 1)
+  std::uint64_t control_cycles = 0;  // hand-over into this stage
+  std::uint64_t cycles() const { return stream_cycles + fill_cycles + control_cycles; }
+  double seconds = 0;
+  double x_line_mm = 0, y_line_mm = 0;
+  std::uint64_t x_line_cells = 0, y_line_cells = 0;
+};
+
+struct PhysicalEnergy {                             // joules
+  double mac = 0, x_bus = 0, y_bus = 0, cells = 0;  // cells: receives and waits
+  double static_ = 0;
+  double dynamic() const { return mac + x_bus + y_bus + cells; }
+  double total() const { return dynamic() + static_; }
+};
+
+struct PhysicalArea {  // mm^2
+  double cells = 0, buses = 0;
+  double total() const { return cells + buses; }
+  double footprint = 0;  // die area: one tier (stacked) or the whole mesh (planar)
+};
+
+struct PhysicalResult {
+  NodeScaling node;
+  CellMode mode = CellMode::fp64;
+  bool complex_data = false;
+  double period_ps = 0;    // the chip's clock (global) or the longest stage period
+  int critical_stage = 0;  // index into stages of the longest period
+  std::vector<StagePhysical> stages;
+  std::vector<double> step_ps;  // duration of each step of rc.steps
+  double seconds = 0;
+  double throughput_gmacs = 0;
+  PhysicalEnergy energy;
+  double power_w = 0;
+  double edp_js = 0;
+  PhysicalArea area;
+  double cell_pitch_um = 0;
+  int word_bits = 64;
+  std::array<double, 3> hop_um{};  // distance between neighbouring cells per axis
+};
+
+// The model applied to a finished run. `energy` holds the per-event energies ([energy]
+// *_pj, 45 nm) and the run's MAC energy; `complex_data` doubles the word and follows the
+// mode's complex sub-steps.
+PhysicalResult physical_model(const Plan& plan, const RunCounters& rc, const PhysicalParams& p,
+                              const EnergyModel& energy, CellMode mode, bool complex_data);
+
+// Delay (ps) of a line of n cells and length mm under model m, before technology scaling
+// of its gate terms (which `physical_model` applies): the closed forms of doc/physical.md §2.
+double line_delay_ps(BusModel m, std::uint64_t n, double mm, const TimingParams& t,
+                     double delay_factor);
+
+}  // namespace triada
