@@ -72,6 +72,10 @@ po::options_description transform_options() {
     ("executor", po::value<std::string>()->default_value("fused"),
      "fused: brick-wide kernels (fast, the default); reference: the cell rule cell by cell. "
      "Both give the same bits and counters")
+    ("model-only", po::value<std::string>(),
+     "N1,N2,N3: read and compute nothing; report what a dense input of this shape costs "
+     "(counters in closed form, the physical model of doc/physical.md) with --transform, "
+     "--report and the mesh keys; no --input, --output, --trace or --check")
     ("shuffle-seed", po::value<std::string>()->default_value("0"),
      "stream coefficient rows in a seeded random order (0: natural order); the result is the "
      "same sum, used to check the coordinate-free cell rule");
@@ -93,14 +97,27 @@ void mesh_part(const MeshCommandLine& cl, TransformConfig& c) {
     c.mesh.mode = parse_on_off(text(vm, "esop"), "--esop") ? Mode::esop : Mode::dense;
 }
 
+// --model-only N1,N2,N3 replaces the data options, which it refuses by name.
+void model_only_part(const po::variables_map& vm, TransformConfig& c) {
+  c.model_shape = parse_ext3(text(vm, "model-only"), "--model-only");
+  for (const char* no : {"input", "output", "trace", "coeffs"})
+    if (vm.count(no))
+      throw config_error(std::string("--model-only reads and writes no data: drop --") + no);
+  if (vm["check"].as<bool>()) throw config_error("--model-only runs nothing to --check");
+}
+
 TransformConfig transform_config(const MeshCommandLine& cl) {
   const po::variables_map& vm = cl.values();
   TransformConfig c;
+  if (vm.count("model-only")) model_only_part(vm, c);
   for (const char* req : {"input", "output", "transform"})
-    if (!vm.count(req)) throw config_error(std::string("missing --") + req + " (see --help)");
-  c.input = named("--input", [&] { return parse_dataset_ref(text(vm, "input")); });
-  c.output = named("--output", [&] { return parse_dataset_ref(text(vm, "output")); });
-  if (c.output.dataset.empty()) c.output.dataset = "/y";
+    if (!vm.count(req) && !(c.model_shape && req != std::string("transform")))
+      throw config_error(std::string("missing --") + req + " (see --help)");
+  if (!c.model_shape) {
+    c.input = named("--input", [&] { return parse_dataset_ref(text(vm, "input")); });
+    c.output = named("--output", [&] { return parse_dataset_ref(text(vm, "output")); });
+    if (c.output.dataset.empty()) c.output.dataset = "/y";
+  }
   c.transform_spec = text(vm, "transform");
   c.kinds = parse_transform_list(c.transform_spec);
   c.inverse = vm["inverse"].as<bool>();
@@ -108,6 +125,8 @@ TransformConfig transform_config(const MeshCommandLine& cl) {
   if (vm.count("coeffs")) c.coeffs = text(vm, "coeffs");
   const bool any_gemt =
       std::find(c.kinds.begin(), c.kinds.end(), TransformKind::gemt) != c.kinds.end();
+  if (any_gemt && c.model_shape)
+    throw config_error("--model-only takes the built-in transforms (gemt needs its matrices)");
   if (any_gemt && c.coeffs.empty())
     throw config_error("--transform gemt needs --coeffs FILE.h5 with datasets /C1 /C2 /C3");
   if (!any_gemt && !c.coeffs.empty())

@@ -31,7 +31,8 @@ struct TransformConfig {
   bool quiet = false;
   std::string executor = "fused";  // fused | reference
   std::uint64_t shuffle_seed = 0;
-  bool check = false;  // rerun in fp64 and report the output's error
+  bool check = false;               // rerun in fp64 and report the output's error
+  std::optional<ext3> model_shape;  // --model-only: no data, a dense input of this shape
 };
 
 // Parses argv. Returns nullopt after printing --help to `out`. Throws config_error with

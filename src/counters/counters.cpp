@@ -86,6 +86,30 @@ std::uint64_t macs_dense(const Plan& plan) {
   return s;
 }
 
+RunCounters dense_run_counters(const Plan& plan, int substeps) {
+  RunCounters rc;
+  rc.stages = dense_counters(plan, substeps);
+  rc.substeps = substeps;
+  for (size_t s = 0; s < rc.stages.size(); ++s) {
+    const StagePlan& sp = plan.stages[s];
+    const auto n = static_cast<std::uint64_t>(sp.n()), k = static_cast<std::uint64_t>(sp.k()),
+               lines = static_cast<std::uint64_t>(sp.lines());
+    const std::uint64_t busiest = rc.stages[s].cycles / n / static_cast<std::uint64_t>(substeps);
+    for (std::uint64_t t = 0; t < n; ++t) {
+      StepRecord r;
+      r.stage = static_cast<int>(s);
+      r.pivot = static_cast<index_t>(t);
+      r[Counter::x_bus_sends] = std::max(n, k);
+      r[Counter::y_bus_sends] = lines;
+      r[Counter::macs] = k * lines;  // no overflow: the stage's total was checked
+      r[Counter::y_bus_receives] = lines * (k - (t < k ? 1 : 0));
+      r.busiest = busiest;
+      rc.steps.push_back(r);
+    }
+  }
+  return rc;
+}
+
 EnergyBreakdown energy_of(const std::vector<StageTotals>& stages, const EnergyModel& e,
                           std::uint64_t cells) {
   EnergyBreakdown b;

@@ -153,6 +153,11 @@ struct RunCounters {
 // the largest block of a physical cell (folded meshes).
 std::vector<StageTotals> dense_counters(const Plan& plan, int substeps = 1);
 std::uint64_t macs_dense(const Plan& plan);
+// A whole dense run as the engine would report it, without running it: the stage totals of
+// dense_counters and one record per step t (natural order): max(N_a, K_a) X elements,
+// `lines` Y sends, K_a x lines MACs, lines x (K_a - [t < K_a]) receives, the stage's
+// busiest block. ESOP gives the same counters on data and matrices without zeros.
+RunCounters dense_run_counters(const Plan& plan, int substeps = 1);
 
 // Energy model (pJ): per-event energies of each counter (kCounterTable's energy terms,
 // from the mesh config's [energy] section) and the static term.

@@ -1,0 +1,73 @@
+// triada-transform --model-only: the report of a dense input of a given shape, with no data
+// read, computed or written (doc/physical.md §7): the sweep of run_scripts/physical_sweep.sh
+// reaches meshes far larger than a run could hold.
+#include <algorithm>
+#include <chrono>
+
+#include "apps/common/world_plan.hpp"
+#include "apps/transform/job.hpp"
+#include "io/output_files.hpp"
+#include "mesh/mpi.hpp"
+#include "report/report.hpp"
+
+namespace triada {
+
+namespace {
+
+ReportContext model_context(const TransformConfig& cfg, const Plan& plan, const RunCounters& rc,
+                            bool complex_run) {
+  ReportContext ctx;
+  ctx.app = "triada-transform";
+  ctx.problem = {{"model_only", true},
+                 {"transform", cfg.transform_spec},
+                 {"direction", cfg.inverse ? "inverse" : "forward"},
+                 {"norm", to_string(cfg.norm)},
+                 {"element", complex_run ? "complex128" : "float64"},
+                 {"counters",
+                  "closed forms of a dense input (doc/design.md §3.7); no data was read, "
+                  "computed or written"}};
+  ctx.mesh_config = cfg.mesh.file;
+  ctx.esop = cfg.mesh.mode == Mode::esop;
+  ctx.energy = cfg.mesh.energy;
+  ctx.executor = "none (--model-only)";
+  ctx.precision = {{"cell_mode", to_string(cfg.mesh.cell_mode)},
+                   {"substeps", substeps(cfg.mesh.cell_mode, complex_run)},
+                   {"mac_pj", cfg.mesh.energy.mac_pj()}};
+  ctx.physical =
+      physical_model(plan, rc, cfg.mesh.physical, cfg.mesh.energy, cfg.mesh.cell_mode, complex_run);
+  ctx.physical_params = cfg.mesh.physical;
+  return ctx;
+}
+
+}  // namespace
+
+void run_model_only(const TransformConfig& cfg, MPI_Comm world, std::ostream& out) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const bool root = mpi::rank(world) == 0;
+  TextOutput report;
+  mpi::collectively(world, [&] {
+    if (root && !cfg.report.empty()) report = TextOutput(cfg.report, cfg.force);
+  });
+  PlanRequest req;
+  req.in_shape = req.out_shape = *cfg.model_shape;
+  req.mesh = cfg.mesh.cells;
+  req.stage_order = cfg.stage_order;
+  req.grid = cfg.mesh.grid;
+  req.actuators = cfg.mesh.actuators;
+  const Plan plan = plan_for_world(world, req);
+  // The DFT streams complex coefficients: the run would be complex.
+  const bool complex_run = std::count(cfg.kinds.begin(), cfg.kinds.end(), TransformKind::dft) > 0;
+  std::string summary;
+  mpi::collectively(world, [&] {
+    if (!root) return;
+    const RunCounters rc = dense_run_counters(plan, substeps(cfg.mesh.cell_mode, complex_run));
+    ReportContext ctx = model_context(cfg, plan, rc, complex_run);
+    ctx.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    report.stage(make_report(plan, rc, ctx).dump(2) + "\n");
+    summary = summary_text(plan, rc, ctx);
+  });
+  mpi::collectively(world, [&] { report.publish(); });
+  if (!cfg.quiet) out << summary << std::flush;
+}
+
+}  // namespace triada
