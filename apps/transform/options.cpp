@@ -73,8 +73,8 @@ po::options_description transform_options() {
      "fused: brick-wide kernels (fast, the default); reference: the cell rule cell by cell. "
      "Both give the same bits and counters")
     ("model-only", po::value<std::string>(),
-     "N1,N2,N3: read and compute nothing; report what a dense input of this shape costs "
-     "(counters in closed form, the physical model of doc/physical.md) with --transform, "
+     "N1,N2,N3: read and compute nothing; report what dense mode costs on an input of this "
+     "shape (closed-form counters, the physical model of doc/physical.md) with --transform, "
      "--report and the mesh keys; no --input, --output, --trace or --check")
     ("shuffle-seed", po::value<std::string>()->default_value("0"),
      "stream coefficient rows in a seeded random order (0: natural order); the result is the "

@@ -156,7 +156,7 @@ std::uint64_t macs_dense(const Plan& plan);
 // A whole dense run as the engine would report it, without running it: the stage totals of
 // dense_counters and one record per step t (natural order): max(N_a, K_a) X elements,
 // `lines` Y sends, K_a x lines MACs, lines x (K_a - [t < K_a]) receives, the stage's
-// busiest block. ESOP gives the same counters on data and matrices without zeros.
+// busiest block: what dense mode (ESOP off) counts on any input.
 RunCounters dense_run_counters(const Plan& plan, int substeps = 1);
 
 // Energy model (pJ): per-event energies of each counter (kCounterTable's energy terms,

@@ -229,6 +229,22 @@ all_np "a bad value in the mesh INI" "spaced.ini: [mesh] cells|'4 4,5,3'" "${X[@
 one_np "a negative energy in the mesh INI" "negative.ini: [energy] mac_pj" "${X[@]}" \
   --transform dct --mesh "$I/negative.ini"
 one_np "a binary mesh INI" "binary.ini|\\x7f" "${X[@]}" --transform dct --mesh "$I/binary.ini"
+# The physical model's keys (doc/physical.md): negative, non-finite, unknown node or model.
+printf '[timing]\nwire_ps_per_mm = nan\n' >in/nanwire.ini
+one_np "a negative --timing.driver_ps" "--timing.driver_ps|'-5'" "${X[@]}" --transform dct \
+  --timing.driver_ps -5
+one_np "a NaN wire delay in the INI" "nanwire.ini: [timing] wire_ps_per_mm|'nan'" "${X[@]}" \
+  --transform dct --mesh "$I/nanwire.ini"
+one_np "an unknown technology node" "--technology.node_nm|22" "${X[@]}" --transform dct \
+  --technology.node_nm 22
+one_np "an unknown bus model" "--timing.bus_model|wireless" "${X[@]}" --transform dct \
+  --timing.bus_model wireless
+one_np "zero actuator heads" "--timing.actuator_heads" "${X[@]}" --transform dct \
+  --timing.actuator_heads 0
+one_np "--model-only with --input" "--model-only|--input" --model-only 4,4,4 "${X[@]}" \
+  --transform dct
+one_np "--model-only with gemt" "--model-only|gemt" --model-only 4,4,4 --transform gemt
+one_np "--model-only with a bad shape" "--model-only|'4,0,4'" --model-only 4,0,4 --transform dct
 want_rc=""
 
 echo "-- more brick ranks than cells (np=6, colocated actuators, 1x1x6 grid, N3=5)"

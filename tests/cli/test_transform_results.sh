@@ -313,4 +313,41 @@ assert attrs('inv_$t.h5')['direction'] == 'inverse', attrs('inv_$t.h5')['directi
   fi
 done
 
+
+echo "-- --model-only: the counters of a real dense run, and the physical model's ideal case"
+# --model-only reports dense mode's closed forms: a real run with --esop off must count the
+# same (under ESOP a matrix with exact zeros, as some DCT sizes have, would save work).
+for spec in "5,7,6 dct 312 1" "4,9,3 dft 123 3" "6,4,5 dht 231 5" "5,7,6 dct 312 2 --mesh.cells 3,4,2"; do
+  read -r shape t order np extra <<<"$spec"
+  "$GEN" -o "mo_$shape.h5" --shape "$shape" --dist uniform --force >/dev/null
+  # shellcheck disable=SC2086
+  if run "$np" --input "mo_$shape.h5" --output "mo_$shape-$t.h5" --transform "$t" \
+    --stage-order "$order" --report "run_$shape-$t.json" --force --esop off $extra &&
+    run 1 --model-only "$shape" --transform "$t" --stage-order "$order" \
+      --report "model_$shape-$t.json" --force $extra; then
+    check "--model-only $shape $t $order $extra = a run at np=$np" "
+run, model = report('run_$shape-$t.json'), report('model_$shape-$t.json')
+assert model['problem']['model_only'] is True
+for k in ('steps', 'cycles'):
+    assert run[k] == model[k], (k, run[k], model[k])
+for k, v in run['counters'].items():
+    assert model['counters'][k] == v, (k, v, model['counters'][k])
+assert run['energy_pj']['run'] == model['energy_pj']['run']
+assert run['physical']['seconds'] == model['physical']['seconds']"
+  fi
+done
+# Ideal lines, unit MAC latency, no overhead or hand-over: seconds = today's cycles (ps).
+for extra in "" "--mesh.cells 3,4,2 --timing.clock per_stage --esop off" "--cell-mode m3xu-fp32"; do
+  # shellcheck disable=SC2086
+  if run 1 --input "mo_5,7,6.h5" --output ideal.h5 --transform dft --report ideal.json \
+    --force --timing.bus_model ideal --timing.overhead_ps 0 --timing.control_cycles 0 \
+    --timing.mac_ps_fp64 1 --timing.mac_ps_m3xu_fp32 1 $extra; then
+    check "ideal physical model = cycles ($extra)" "
+r = report('ideal.json')
+assert round(r['physical']['seconds'] * 1e12, 6) == r['cycles']['total'], (r['physical']['seconds'], r['cycles'])
+for s, c in zip(r['physical']['per_stage'], r['cycles']['per_stage']):
+    assert round(s['seconds'] * 1e12, 6) == c, (s, c)"
+  fi
+done
+
 summary
