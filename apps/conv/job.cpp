@@ -15,13 +15,13 @@
 #include "config/options.hpp"
 #include "core/checked.hpp"
 #include "core/error.hpp"
-#include "report/report.hpp"
 #include "geometry/memory_model.hpp"
 #include "io/hdf5.hpp"
 #include "io/matrix_reader.hpp"
 #include "io/output_files.hpp"
 #include "io/tensor_io.hpp"
 #include "mxu/tensor_unit.hpp"
+#include "report/report.hpp"
 
 namespace po = boost::program_options;
 namespace fs = std::filesystem;

@@ -14,9 +14,9 @@
 #include "config/options.hpp"
 #include "core/checked.hpp"
 #include "core/error.hpp"
-#include "report/report.hpp"
 #include "io/output_files.hpp"
 #include "mxu/tensor_unit.hpp"
+#include "report/report.hpp"
 
 namespace po = boost::program_options;
 

@@ -12,9 +12,9 @@
 #include "config/options.hpp"
 #include "core/error.hpp"
 #include "counters/counters.hpp"
-#include "report/report.hpp"
 #include "geometry/plan.hpp"
 #include "precision/cell_mode.hpp"
+#include "report/report.hpp"
 #include "support/catch.hpp"
 
 using namespace triada;
