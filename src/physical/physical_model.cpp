@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/checked.hpp"
 #include "core/error.hpp"
 
 namespace triada {
@@ -53,6 +52,14 @@ constexpr std::array<std::pair<const char*, Layout>, 2> kLayouts{
     {{"stacked", Layout::stacked}, {"planar", Layout::planar}}};
 
 }  // namespace
+
+// Indexed by the cell mode, like kCellModeTable.
+constexpr bool table_in_order() {
+  for (int i = 0; i < kCellModes; ++i)
+    if (static_cast<int>(kTable[i].mode) != i) return false;
+  return true;
+}
+static_assert(table_in_order());
 
 const std::array<ModePhysical, kCellModes> kModePhysicalTable = kTable;
 
@@ -107,10 +114,6 @@ double line_delay_ps(BusModel m, std::uint64_t n, double mm, const TimingParams&
   }
   return 0;
 }
-
-}  // namespace triada
-
-namespace triada {
 
 namespace {
 
@@ -176,10 +179,6 @@ std::uint64_t stage_busiest(const RunCounters& rc, int stage) {
 }
 
 }  // namespace
-
-}  // namespace triada
-
-namespace triada {
 
 namespace {
 
