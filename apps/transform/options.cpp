@@ -51,6 +51,9 @@ po::options_description transform_options() {
     ("input,i", po::value<std::string>(),
      "input tensor FILE[:/DSET]; default dataset: the file's only rank-3 dataset")
     ("output,o", po::value<std::string>(), "output FILE[:/DSET]; default dataset /y")
+    ("initial", po::value<std::string>(),
+     "initial output Y0 FILE[:/DSET] of the output's shape (default dataset: the file's only "
+     "rank-3 one): computes Y = Y0 + X x1 C1 x2 C2 x3 C3, the last stage accumulating onto Y0")
     ("transform,t", po::value<std::string>(),
      "dft | dct | dht | wht | gemt, or one per axis such as dft,dct,wht")
     ("inverse", po::bool_switch(), "stream the exact inverse matrices (same norm)")
@@ -101,6 +104,8 @@ TransformConfig transform_config(const MeshCommandLine& cl) {
   c.input = named("--input", [&] { return parse_dataset_ref(text(vm, "input")); });
   c.output = named("--output", [&] { return parse_dataset_ref(text(vm, "output")); });
   if (c.output.dataset.empty()) c.output.dataset = "/y";
+  if (vm.count("initial"))
+    c.initial = named("--initial", [&] { return parse_dataset_ref(text(vm, "initial")); });
   c.transform_spec = text(vm, "transform");
   c.kinds = parse_transform_list(c.transform_spec);
   c.inverse = vm["inverse"].as<bool>();

@@ -164,4 +164,12 @@ cplx store(CellMode m, const cplx& w) {
   return {store(m, w.real()), store(m, w.imag())};
 }
 
+double seed_register(CellMode m, double w) {
+  return m == CellMode::fp64 ? w : static_cast<double>(static_cast<float>(w));
+}
+
+cplx seed_register(CellMode m, const cplx& w) {
+  return {seed_register(m, w.real()), seed_register(m, w.imag())};
+}
+
 }  // namespace triada
