@@ -3,8 +3,10 @@
 // loop of a register-blocked kernel. Every W element receives exactly the reference's
 // sequence of W = fma(y, c, W) in streaming order, so the bits are the same:
 //  - zero operands are skipped where that is exact: fma(0, c, W) == W and fma(y, 0, W) == W
-//    for finite y, c, because W starts at +0 and a sum of finite terms that starts at +0 is
-//    never -0; a plane holding Inf or NaN falls back to the exact scalar rule (exact.cpp);
+//    for finite y, c unless W is -0; W starts at +0 and a sum that starts at +0 reaches -0
+//    only by an FMA underflowing (doc/design.md §3.4: a known limitation). A plane holding
+//    Inf or NaN, and an affine last stage whose Y0 holds -0 or NaN, fall back to the exact
+//    scalar rule (exact.cpp);
 //  - counters are derived per step from the bus traffic: nnz(pivot plane) and nnz(row of C)
 //    give macs, receives and waits exactly as the cell rule counts them (step_record);
 //  - a stage that runs as one batch starts the kernels' accumulators at +0 (no zero fill of
