@@ -266,7 +266,9 @@ bool zero_value(double v) {
 bool zero_value(const cplx& v) {
   return v.real() == 0.0 && v.imag() == 0.0;
 }
-double binary32(double v) {
+// Not inlined: GCC 12.2 -O2 drops a pair of binary32 roundings returned together
+// (src/precision/cell_mode.cpp, to_binary32).
+[[gnu::noinline]] double binary32(double v) {
   return static_cast<double>(static_cast<float>(v));
 }
 cplx binary32(const cplx& v) {
