@@ -166,7 +166,7 @@ bool rounds_on_store(CellMode m) {
 }
 
 double store(CellMode m, double w) {
-  return rounds_on_store(m) ? static_cast<double>(static_cast<float>(w)) : w;
+  return rounds_on_store(m) ? to_binary32(w) : w;
 }
 
 cplx store(CellMode m, const cplx& w) {

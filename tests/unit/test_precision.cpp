@@ -125,6 +125,18 @@ TEST_CASE("a W register seeded with Y0 holds it in the mode's format", "[precisi
   }
 }
 
+TEST_CASE("the M3XU modes store a complex W rounded to binary32 per component", "[precision]") {
+  const double v = 1.0 + 0x1p-40;
+  for (CellMode m : {CellMode::m3xu_fp32, CellMode::m3xu_fp32c}) {
+    CAPTURE(to_string(m));
+    const cplx c = store(m, cplx{v, -3 * v});
+    CHECK(c.real() == 1.0);
+    CHECK(c.imag() == -3.0);
+    CHECK(store(m, v) == 1.0);
+  }
+  CHECK(store(CellMode::fp64, cplx{v, v}) == cplx{v, v});
+}
+
 TEST_CASE("tf32, bf16 and fp16 rounding match independent references", "[precision]") {
   std::mt19937 gen(3);
   for (int i = 0; i < 200000; ++i) {
