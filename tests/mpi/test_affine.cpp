@@ -131,6 +131,8 @@ TEST_CASE("the affine form accumulates onto Y0 bit for bit: gemt, non-square, sp
     spec.order = order;
     check_affine<double>(x, shape, spec, y0);
   }
+  spec.mesh = ext3{3, 4, 5};  // a folded mesh: physical cells hold blocks of virtual ones
+  check_affine<double>(x, shape, spec, y0);
 }
 
 TEST_CASE("the affine form with a built-in transform (dct, wht) on odd shapes", "[affine]") {
