@@ -29,6 +29,7 @@ struct ProblemFacts {
   ext3 out_shape{};
   int input_complex = 0;
   int coeffs_complex = 0;
+  int initial_complex = 0;  // --initial's Y0 (its shape is out_shape)
 };
 
 // "dft,dct,wht": the transform of each axis.
@@ -75,9 +76,14 @@ struct TextOutputs {
 // Every output can be written and none is the same file as an input or another output.
 TextOutputs check_outputs(const TransformConfig& cfg) {
   std::vector<RunFile> files = {
-      {cfg.input.file, "--input", false, true}, {cfg.coeffs, "--coeffs", false, true},
-      {cfg.mesh.file, "--mesh", false, false},  {cfg.output.file, "--output", true, true},
-      {cfg.report, "--report", true, false},    {cfg.trace, "--trace", true, false}};
+      {cfg.input.file, "--input", false, true},
+      {cfg.coeffs, "--coeffs", false, true},
+      {cfg.mesh.file, "--mesh", false, false},
+      {cfg.output.file, "--output", true, true},
+      {cfg.report, "--report", true, false},
+      {cfg.trace, "--trace", true, false},
+      // Not marked HDF5: Y0 may not even share a file with the output it seeds.
+      {cfg.initial.file, "--initial", false, false}};
   check_distinct(files);
   check_output_writable(cfg.output, cfg.force);
   TextOutputs t;
@@ -95,7 +101,22 @@ void check_not_input(const TransformConfig& cfg, const TensorInfo& info) {
                       info.dataset);
 }
 
-ProblemFacts validate(const TransformConfig& cfg, TensorInfo& info, TextOutputs& texts) {
+// --initial: Y0 must be a tensor of the output's shape, complex only if the output is.
+TensorInfo check_initial(const TransformConfig& cfg, ProblemFacts& f) {
+  const TensorInfo y0 = inspect_tensor(cfg.initial);
+  const std::string name = cfg.initial.file + ":" + y0.dataset;
+  if (y0.shape != f.out_shape)
+    throw input_error(name + ": --initial has shape " + to_string(y0.shape) +
+                      ", but the output has shape " + to_string(f.out_shape));
+  if (y0.is_complex && !f.input_complex && !f.coeffs_complex)
+    throw input_error(name + ": --initial is complex (" + y0.type_name +
+                      "), but the output of this transform is real");
+  f.initial_complex = y0.is_complex ? 1 : 0;
+  return y0;
+}
+
+ProblemFacts validate(const TransformConfig& cfg, TensorInfo& info, TensorInfo& y0,
+                      TextOutputs& texts) {
   ProblemFacts f;
   texts = check_outputs(cfg);
   info = inspect_tensor(cfg.input);
@@ -107,6 +128,7 @@ ProblemFacts validate(const TransformConfig& cfg, TensorInfo& info, TextOutputs&
     f.out_shape[axis - 1] = c.cols;
     f.coeffs_complex |= c.is_complex ? 1 : 0;
   }
+  if (!cfg.initial.file.empty()) y0 = check_initial(cfg, f);
   return f;
 }
 
@@ -114,11 +136,12 @@ ProblemFacts validate(const TransformConfig& cfg, TensorInfo& info, TextOutputs&
 // the same input.
 template <class T>
 std::array<double, 3> fp64_error(const Topology& topo, const EngineOptions& opt,
-                                 std::vector<T> input, const std::vector<T>& out) {
+                                 std::vector<T> input, const std::vector<T>* initial,
+                                 const std::vector<T>& out) {
   EngineOptions ref_opt = opt;
   ref_opt.cell_mode = CellMode::fp64;
   ref_opt.on_progress = nullptr;
-  const EngineResult<T> ref = run_engine<T>(topo, ref_opt, std::move(input));
+  const EngineResult<T> ref = run_engine<T>(topo, ref_opt, std::move(input), nullptr, initial);
   std::array<double, 3> mine{0, 0, 0};
   for (size_t i = 0; i < ref.out.size(); ++i) {
     const double d = std::abs(out[i] - ref.out[i]);
@@ -137,8 +160,8 @@ std::array<double, 3> fp64_error(const Topology& topo, const EngineOptions& opt,
 
 // This brick's part of the output with its attributes, finished but not yet published.
 template <class T>
-void write_output(const TransformConfig& cfg, const TensorInfo& info, const Plan& plan,
-                  const Topology& topo, const EngineResult<T>& res,
+void write_output(const TransformConfig& cfg, const TensorInfo& info, const TensorInfo& y0,
+                  const Plan& plan, const Topology& topo, const EngineResult<T>& res,
                   std::optional<TensorWriter>& writer) {
   const RunCounters& rc = res.counters;
   TensorWriter& w =
@@ -151,6 +174,7 @@ void write_output(const TransformConfig& cfg, const TensorInfo& info, const Plan
   w.set_attribute("esop", cfg.mesh.mode == Mode::esop ? "on" : "off");
   w.set_attribute("cell_mode", to_string(cfg.mesh.cell_mode));
   w.set_attribute("input", cfg.input.file + ":" + info.dataset);
+  if (!cfg.initial.file.empty()) w.set_attribute("initial", cfg.initial.file + ":" + y0.dataset);
   w.set_attribute("mesh", std::vector<index_t>(plan.mesh.begin(), plan.mesh.end()));
   w.set_attribute("brick_ranks",
                   std::vector<index_t>(plan.ranks.grid.begin(), plan.ranks.grid.end()));
@@ -163,9 +187,9 @@ void write_output(const TransformConfig& cfg, const TensorInfo& info, const Plan
 
 // The report's problem, precision and memory figures (report/report.hpp).
 template <class T>
-ReportContext report_context(const TransformConfig& cfg, const TensorInfo& info, const Plan& plan,
-                             const MemoryModelOptions& mem, const EngineOptions& opt,
-                             const std::array<double, 3>& err,
+ReportContext report_context(const TransformConfig& cfg, const TensorInfo& info,
+                             const TensorInfo& y0, const Plan& plan, const MemoryModelOptions& mem,
+                             const EngineOptions& opt, const std::array<double, 3>& err,
                              const std::vector<std::int64_t>& mem_all) {
   ReportContext ctx;
   ctx.app = "triada-transform";
@@ -179,6 +203,11 @@ ReportContext report_context(const TransformConfig& cfg, const TensorInfo& info,
                  {"element", is_complex_v<T> ? "complex128" : "float64"},
                  {"shuffle_seed", cfg.shuffle_seed}};
   if (!cfg.coeffs.empty()) ctx.problem["coeffs"] = cfg.coeffs;
+  // The affine form's Y0 (null: none, Y = X x1 C1 x2 C2 x3 C3).
+  ctx.problem["initial"] = cfg.initial.file.empty()
+                               ? nlohmann::json(nullptr)
+                               : nlohmann::json(cfg.initial.file + ":" + y0.dataset);
+  if (!cfg.initial.file.empty()) ctx.problem["initial_type"] = y0.type_name;
   ctx.mesh_config = cfg.mesh.file;
   ctx.executor = to_string(opt.executor);
   ctx.precision = {{"cell_mode", to_string(cfg.mesh.cell_mode)},
@@ -205,17 +234,25 @@ ReportContext report_context(const TransformConfig& cfg, const TensorInfo& info,
 }
 
 template <class T>
-void run_typed(const TransformConfig& cfg, const TensorInfo& info, const Plan& plan,
-               const MemoryModelOptions& mem, TextOutputs& texts, MPI_Comm world, std::ostream& out,
-               std::chrono::steady_clock::time_point t0) {
+void run_typed(const TransformConfig& cfg, const TensorInfo& info, const TensorInfo& y0info,
+               const Plan& plan, const MemoryModelOptions& mem, TextOutputs& texts, MPI_Comm world,
+               std::ostream& out, std::chrono::steady_clock::time_point t0) {
   Topology topo(plan, world, sizeof(T));
   const long baseline_rss = current_rss_bytes();
   std::vector<T> in;
   const Brick in_box = topo.cells().intersect(whole(plan.in_shape));
+  const Brick out_box = topo.cells().intersect(whole(plan.out_shape));
   reserve_huge(in, static_cast<std::size_t>(in_box.count()));
   mpi::collectively(topo.world(), [&] {
     if (topo.is_brick()) read_brick(topo.bricks(), cfg.input.file, info, in_box, in);
   });
+  // --initial: each brick reads its part of Y0, the last stage's W box, by hyperslab.
+  std::vector<T> y0;
+  const std::vector<T>* initial = cfg.initial.file.empty() ? nullptr : &y0;
+  if (initial)
+    mpi::collectively(topo.world(), [&] {
+      if (topo.is_brick()) read_brick(topo.bricks(), cfg.initial.file, y0info, out_box, y0);
+    });
 
   EngineOptions opt;
   opt.executor = for_option("--executor", [&] { return parse_executor(cfg.executor); });
@@ -232,10 +269,9 @@ void run_typed(const TransformConfig& cfg, const TensorInfo& info, const Plan& p
   std::vector<T> check_input;
   if (cfg.check) check_input = in;
   const auto ts = std::chrono::steady_clock::now();
-  EngineResult<T> res = run_engine<T>(topo, opt, std::move(in));
+  EngineResult<T> res = run_engine<T>(topo, opt, std::move(in), nullptr, initial);
   progress.finish();
   // Peak memory per rank against what its brick's registers need.
-  const Brick out_box = topo.cells().intersect(whole(plan.out_shape));
   const std::array<std::int64_t, 3> mem_mine{
       peak_rss_bytes(), baseline_rss,
       static_cast<std::int64_t>(std::max(in_box.count(), out_box.count()) *
@@ -248,17 +284,17 @@ void run_typed(const TransformConfig& cfg, const TensorInfo& info, const Plan& p
   const RunCounters& rc = res.counters;
   // Error of the output against an fp64 run of the same input (relative to max |fp64|).
   std::array<double, 3> err{0, 0, 0};  // max |d|, sum |d|, max |ref|
-  if (cfg.check) err = fp64_error(topo, opt, std::move(check_input), res.out);
+  if (cfg.check) err = fp64_error(topo, opt, std::move(check_input), initial, res.out);
   // Every output is finished (written, checked, on disk) before any is published.
   std::optional<TensorWriter> writer;
   mpi::collectively(topo.world(), [&] {
-    if (topo.is_brick()) write_output(cfg, info, plan, topo, res, writer);
+    if (topo.is_brick()) write_output(cfg, info, y0info, plan, topo, res, writer);
   });
 
   std::string summary;  // rank 0's, printed once everything is published
   mpi::collectively(topo.world(), [&] {
     if (topo.world_rank() != 0) return;
-    ReportContext ctx = report_context<T>(cfg, info, plan, mem, opt, err, mem_all);
+    ReportContext ctx = report_context<T>(cfg, info, y0info, plan, mem, opt, err, mem_all);
     ctx.esop = cfg.mesh.mode == Mode::esop;
     ctx.energy = cfg.mesh.energy;
     ctx.physical = physical_model(plan, rc, cfg.mesh.physical, cfg.mesh.energy, cfg.mesh.cell_mode,
@@ -292,6 +328,7 @@ MemoryModelOptions memory_options(const TransformConfig& cfg, bool complex_run, 
     if (k == TransformKind::gemt && cfg.inverse) m.coeff_copies = 3;  // Gauss-Jordan: c, a, inv
   m.one_node = one_node;
   m.binary64_kernels = cfg.mesh.cell_mode == CellMode::fp64;  // other modes read planes in place
+  m.initial = !cfg.initial.file.empty();
   return m;
 }
 
@@ -303,16 +340,20 @@ void run_transform_job(const TransformConfig& cfg, MPI_Comm world, std::ostream&
 
   // 1. Rank 0 checks every input before any rank does work; all ranks agree on the verdict.
   ProblemFacts facts;
-  TensorInfo info;
+  TensorInfo info, y0info;
   TextOutputs texts;  // rank 0's
   mpi::collectively(world, [&] {
-    if (rank == 0) facts = validate(cfg, info, texts);
+    if (rank == 0) facts = validate(cfg, info, y0info, texts);
   });
   mpi::bcast_bytes(world, std::span<ProblemFacts>(&facts, 1), 0);
   info.dataset = mpi::bcast_string(world, info.dataset, 0);
   info.type_name = mpi::bcast_string(world, info.type_name, 0);
   info.shape = facts.in_shape;
   info.is_complex = facts.input_complex != 0;
+  y0info.dataset = mpi::bcast_string(world, y0info.dataset, 0);
+  y0info.type_name = mpi::bcast_string(world, y0info.type_name, 0);
+  y0info.shape = facts.out_shape;
+  y0info.is_complex = facts.initial_complex != 0;
 
   // 2. Plan (plain data, identical on every rank).
   PlanRequest req;
@@ -342,9 +383,9 @@ void run_transform_job(const TransformConfig& cfg, MPI_Comm world, std::ostream&
   // 4. Run in the element type the data needs.
   out_of_memory_is_input_error(what, [&] {
     if (complex_run)
-      run_typed<cplx>(cfg, info, plan, mem, texts, world, out, t0);
+      run_typed<cplx>(cfg, info, y0info, plan, mem, texts, world, out, t0);
     else
-      run_typed<double>(cfg, info, plan, mem, texts, world, out, t0);
+      run_typed<double>(cfg, info, y0info, plan, mem, texts, world, out, t0);
   });
 }
 

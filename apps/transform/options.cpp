@@ -51,6 +51,9 @@ po::options_description transform_options() {
     ("input,i", po::value<std::string>(),
      "input tensor FILE[:/DSET]; default dataset: the file's only rank-3 dataset")
     ("output,o", po::value<std::string>(), "output FILE[:/DSET]; default dataset /y")
+    ("initial", po::value<std::string>(),
+     "initial output Y0 FILE[:/DSET] of the output's shape (default dataset: the file's only "
+     "rank-3 one): computes Y = Y0 + X x1 C1 x2 C2 x3 C3, the last stage accumulating onto Y0")
     ("transform,t", po::value<std::string>(),
      "dft | dct | dht | wht | gemt, or one per axis such as dft,dct,wht")
     ("inverse", po::bool_switch(), "stream the exact inverse matrices (same norm)")
@@ -100,7 +103,7 @@ void mesh_part(const MeshCommandLine& cl, TransformConfig& c) {
 // --model-only N1,N2,N3 replaces the data options, which it refuses by name.
 void model_only_part(const po::variables_map& vm, TransformConfig& c) {
   c.model_shape = parse_ext3(text(vm, "model-only"), "--model-only");
-  for (const char* no : {"input", "output", "trace", "coeffs"})
+  for (const char* no : {"input", "output", "trace", "coeffs", "initial"})
     if (vm.count(no))
       throw config_error(std::string("--model-only reads and writes no data: drop --") + no);
   if (vm["check"].as<bool>()) throw config_error("--model-only runs nothing to --check");
@@ -118,6 +121,8 @@ TransformConfig transform_config(const MeshCommandLine& cl) {
     c.output = named("--output", [&] { return parse_dataset_ref(text(vm, "output")); });
     if (c.output.dataset.empty()) c.output.dataset = "/y";
   }
+  if (vm.count("initial"))
+    c.initial = named("--initial", [&] { return parse_dataset_ref(text(vm, "initial")); });
   c.transform_spec = text(vm, "transform");
   c.kinds = parse_transform_list(c.transform_spec);
   c.inverse = vm["inverse"].as<bool>();

@@ -18,6 +18,9 @@ namespace triada {
 struct TransformConfig {
   DatasetRef input;
   DatasetRef output;
+  // --initial: the affine form's initial output Y0 (Y = Y0 + X x1 C1 x2 C2 x3 C3); an
+  // empty file: none (Y0 = +0).
+  DatasetRef initial;
   std::array<TransformKind, 3> kinds{};  // per axis 1..3
   std::string transform_spec;            // as given, e.g. "dft" or "dft,dct,wht"
   bool inverse = false;

@@ -1,6 +1,7 @@
 #include "engine/engine.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <map>
 #include <optional>
@@ -43,10 +44,15 @@ struct PivotEntry {
 
 // The brick's cells during a stage of the reference executor: planes along the axis by
 // lines, over the union box (a cell holds V or W only where the tensor has that element).
+// W starts at +0, or at Y0 (w0, over the W box) loaded in the cell mode's register format.
 template <class T>
 class CellGrid {
  public:
-  CellGrid(const BrickStage& bs, const std::vector<T>& v_in) : bs_(bs) {
+  CellGrid(const BrickStage& bs, const std::vector<T>& v_in, const std::vector<T>* w0,
+           CellMode mode)
+      : bs_(bs) {
+    if (w0 && static_cast<index_t>(w0->size()) != bs.out_box.count())
+      throw std::logic_error("initial output brick has the wrong size");
     const Brick& u = bs.union_box;
     cells_.resize(static_cast<size_t>(u.count()));
     for (index_t i = u.lo[0]; i < u.hi[0]; ++i)
@@ -57,6 +63,7 @@ class CellGrid {
           c.has_v = g[bs.a] < bs.n;
           c.has_w = g[bs.a] < bs.k;
           if (c.has_v) c.v = v_in[bs.in_box.local_offset(i, j, l)];
+          if (c.has_w && w0) c.w = seed_register(mode, (*w0)[bs.out_box.local_offset(i, j, l)]);
         }
   }
   index_t planes() const { return bs_.union_box.extent(bs_.a); }
@@ -156,9 +163,10 @@ void update_cells(const BrickStage& bs, const EngineOptions& opt, CellGrid<T>& g
 template <class T>
 void reference_stage(const Topology& topo, const EngineOptions& opt, int stage_index,
                      const std::vector<T>& v_in, std::vector<T>& w,
-                     std::vector<StepRecord>& records, RunCounters& rc) {
+                     std::vector<StepRecord>& records, RunCounters& rc,
+                     const StageStart<T>& start) {
   const BrickStage bs = brick_stage<T>(topo, opt, stage_index);
-  CellGrid<T> grid(bs, v_in);
+  CellGrid<T> grid(bs, v_in, start.w0, opt.cell_mode);
   const index_t planes = grid.planes();
   MpiTraffic& y_traffic = rc.mpi_stages[stage_index].y;
   std::vector<std::uint64_t> phys_macs(static_cast<size_t>(bs.n_phys_planes * bs.n_phys_lines));
@@ -351,6 +359,30 @@ namespace {
 index_t register_elements(const Topology& topo) {
   return topo.is_brick() ? register_elements(topo.plan(), topo.coords()) : 0;
 }
+
+// A -0 or a NaN component: adding a zero product to it is not a no-op.
+bool not_inert(double x) {
+  return std::isnan(x) || (x == 0.0 && std::signbit(x));
+}
+bool not_inert(const cplx& x) {
+  return not_inert(x.real()) || not_inert(x.imag());
+}
+
+// The last stage's start from Y0 (collective over the world when `initial` is given): its
+// brick checked, and whether any rank's Y0 needs the exact updates (StageStart::exact).
+template <class T>
+detail::StageStart<T> last_stage_start(const Topology& topo, const std::vector<T>* initial) {
+  detail::StageStart<T> start;
+  if (!initial) return start;
+  const Brick out_box = topo.cells().intersect(whole(topo.plan().out_shape));
+  if (topo.is_brick() && static_cast<index_t>(initial->size()) != out_box.count())
+    throw std::logic_error("initial output brick has the wrong size");
+  const bool mine =
+      std::any_of(initial->begin(), initial->end(), [](const T& x) { return not_inert(x); });
+  start.w0 = initial;
+  start.exact = mpi::max_of(topo.world(), mine ? 1 : 0) != 0;
+  return start;
+}
 }  // namespace
 
 template <class T>
@@ -363,7 +395,7 @@ std::vector<T> spare_register(const Topology& topo) {
 
 template <class T>
 EngineResult<T> run_engine(const Topology& topo, const EngineOptions& opt, std::vector<T> in,
-                           std::vector<T>* spare) {
+                           std::vector<T>* spare, const std::vector<T>* initial) {
   const Plan& plan = topo.plan();
   const int ns = static_cast<int>(plan.stages.size());
   EngineResult<T> res;
@@ -378,7 +410,10 @@ EngineResult<T> run_engine(const Topology& topo, const EngineOptions& opt, std::
       static_cast<index_t>(v.size()) != topo.cells().intersect(whole(plan.in_shape)).count())
     throw std::logic_error("input brick has the wrong size");
   detail::ZeroLines zero_lines;  // handed from one fused stage to the next
+  const detail::StageStart<T> last_start = last_stage_start(topo, initial);
   for (int s = 0; s < ns; ++s) {
+    // W starts at +0, but in the last stage of the affine form at Y0.
+    const detail::StageStart<T> start = s == ns - 1 ? last_start : detail::StageStart<T>{};
     const int axis = plan.stages[s].axis;
     StreamState<T> stream;
     const bool host = topo.hosts_actuator(axis);
@@ -394,9 +429,9 @@ EngineResult<T> run_engine(const Topology& topo, const EngineOptions& opt, std::
     const double t_stage = mpi::wtime();
     if (topo.is_brick()) {
       if (opt.executor == Executor::reference)
-        detail::reference_stage<T>(topo, opt, s, v, w, brick_records, res.counters);
+        detail::reference_stage<T>(topo, opt, s, v, w, brick_records, res.counters, start);
       else
-        detail::fused_stage<T>(topo, opt, s, v, w, brick_records, res.counters, zero_lines);
+        detail::fused_stage<T>(topo, opt, s, v, w, brick_records, res.counters, zero_lines, start);
       if (rounds_on_store(opt.cell_mode))  // wide accumulators store in their format
         for (auto& x : w) x = store(opt.cell_mode, x);
       std::swap(v, w);  // the result is the next stage's input; the old input's storage is reused
@@ -439,9 +474,9 @@ const char* to_string(Executor e) {
 }
 
 template EngineResult<double> run_engine(const Topology&, const EngineOptions&, std::vector<double>,
-                                         std::vector<double>*);
+                                         std::vector<double>*, const std::vector<double>*);
 template EngineResult<cplx> run_engine(const Topology&, const EngineOptions&, std::vector<cplx>,
-                                       std::vector<cplx>*);
+                                       std::vector<cplx>*, const std::vector<cplx>*);
 template std::vector<double> spare_register(const Topology&);
 template std::vector<cplx> spare_register(const Topology&);
 

@@ -54,9 +54,15 @@ struct EngineResult {
 // `spare` (optional): the brick's second register, allocated (and touched) by the caller
 // ahead of time, e.g. by spare_register(); the first stage writes into it, and on return
 // it holds whichever register is not in `out`, ready for the next run.
+// `initial` (optional; given on every rank or on none, empty on actuator ranks): this
+// brick's part of the affine form's initial output Y0 over the output box
+// (topo.cells() ∩ [0, K), C order). The last stage's W registers start from it, in the cell
+// mode's register format (seed_register), instead of +0, and accumulate onto it in
+// streaming order (doc/design.md §3.1); counters are those of the run without it.
 template <class T>
 EngineResult<T> run_engine(const Topology& topo, const EngineOptions& opt, std::vector<T> in,
-                           std::vector<T>* spare = nullptr);
+                           std::vector<T>* spare = nullptr,
+                           const std::vector<T>* initial = nullptr);
 
 // A register large enough for every stage's result of this brick, with its pages mapped
 // (zero filled), so that no page fault of first touch lands inside run_engine.

@@ -22,16 +22,29 @@ BrickStage brick_stage(const Topology& topo, const EngineOptions& opt, int stage
                           opt.plane_batch_bytes);
 }
 
+// Where a stage's W registers start: +0 (w0 == nullptr), or the affine form's Y0 over the
+// stage's W box (the last stage only; its values as given, each executor loads them with
+// seed_register). exact: some rank's Y0 holds a -0 or a NaN, on which adding a zero
+// product is not a no-op (-0 + +0 = +0, a signalling NaN is quieted), so the fused
+// executor must do exactly the cell rule's updates (its kernels skip or compute zero
+// products where that is exact only for other values of W). Agreed by every rank.
+template <class T>
+struct StageStart {
+  const std::vector<T>* w0 = nullptr;
+  bool exact = false;
+};
+
 // Runs stage `stage_index` on this brick: `v_in` is the brick's part of the stage's input
 // (cells ∩ in_shape, C order); `w` receives its part of the output (cells ∩ out_shape),
 // reusing the vector's storage. The fused executor leaves `v_in`'s values as they were
 // (its storage becomes the next stage's W).
 // Appends one record per step taken (this brick's share of its counters) and adds the
-// Y-bus MPI traffic it caused to `rc`.
+// Y-bus MPI traffic it caused to `rc`. `start`: where W starts (above).
 template <class T>
 void reference_stage(const Topology& topo, const EngineOptions& opt, int stage_index,
                      const std::vector<T>& v_in, std::vector<T>& w,
-                     std::vector<StepRecord>& records, RunCounters& rc);
+                     std::vector<StepRecord>& records, RunCounters& rc,
+                     const StageStart<T>& start = {});
 // What a fused stage along axis 3 learnt about its W for the next stage: zero[l1 * e2 + l2]
 // = 1 if line (l1, l2) of the brick (axes 1, 2) had no non-zero pivot under ESOP, so its W
 // is +0 along axis 3 and the next stage need not read it. Valid only right after the
@@ -44,6 +57,6 @@ struct ZeroLines {
 template <class T>
 void fused_stage(const Topology& topo, const EngineOptions& opt, int stage_index,
                  std::vector<T>& v_in, std::vector<T>& w, std::vector<StepRecord>& records,
-                 RunCounters& rc, ZeroLines& zero_lines);
+                 RunCounters& rc, ZeroLines& zero_lines, const StageStart<T>& start = {});
 
 }  // namespace triada::detail

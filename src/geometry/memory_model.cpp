@@ -159,7 +159,9 @@ MemoryPrediction predict_memory(const Plan& plan, int rank, const MemoryModelOpt
   run = s.add(run, s.mul(steps, 256));
   if (rank < plan.ranks.n_bricks) {
     const Brick cells = plan.brick_cells(rank);
-    m.registers = s.mul(register_elements(plan, cells, opt.check, s), opt.element_bytes);
+    u64 elements = register_elements(plan, cells, opt.check, s);
+    if (opt.initial) elements = s.add(elements, count_in(cells, plan.out_shape));
+    m.registers = s.mul(elements, opt.element_bytes);
     run = s.add(run, m.registers);
     u64 scratch = 0;
     for (const StagePlan& sp : plan.stages)

@@ -15,6 +15,7 @@ struct MemoryModelOptions {
   std::size_t cell_bytes = 24;    // sizeof(Cell<T>) (reference executor)
   bool reference = false;         // reference executor (a Cell per cell of the brick)
   bool check = false;             // --check: a copy of the input and a second run
+  bool initial = false;           // the affine form's Y0: one output brick held through the run
   int coeff_copies = 1;           // matrices alive while one is built (gemt --inverse: 3)
   // Every line lives on one node: lines of >= 2 bricks get a shared window. Otherwise
   // both a window and two batch buffers are counted (an upper bound).

@@ -20,6 +20,15 @@ float round_mantissa(float x, int keep) {
   if (rest > half || (rest == half && (u & (1u << drop)))) u += 1u << drop;  // may carry to Inf
   return std::bit_cast<float>(u);
 }
+
+// x rounded to binary32 (nearest even), as a binary64. Never inlined: GCC 12.2 at -O2
+// miscompiles two of these returned together (a std::complex or a struct of two doubles):
+// its SLP vectorizer turns the pair into one vector narrowing and widening and then drops
+// both, returning x unrounded. A call per component keeps them apart (tested in
+// tests/unit/test_precision.cpp).
+[[gnu::noinline]] double to_binary32(double x) {
+  return static_cast<double>(static_cast<float>(x));
+}
 }  // namespace
 
 CellMode parse_cell_mode(const std::string& word) {
@@ -157,11 +166,19 @@ bool rounds_on_store(CellMode m) {
 }
 
 double store(CellMode m, double w) {
-  return rounds_on_store(m) ? static_cast<double>(static_cast<float>(w)) : w;
+  return rounds_on_store(m) ? to_binary32(w) : w;
 }
 
 cplx store(CellMode m, const cplx& w) {
   return {store(m, w.real()), store(m, w.imag())};
+}
+
+double seed_register(CellMode m, double w) {
+  return m == CellMode::fp64 ? w : to_binary32(w);
+}
+
+cplx seed_register(CellMode m, const cplx& w) {
+  return {seed_register(m, w.real()), seed_register(m, w.imag())};
 }
 
 }  // namespace triada

@@ -106,4 +106,11 @@ bool rounds_on_store(CellMode m);
 double store(CellMode m, double w);
 cplx store(CellMode m, const cplx& w);
 
+// What a W register holds when it is loaded with a value instead of starting at +0 (the
+// affine form's initial output Y0, doc/design.md §3.1): the value in the format the
+// mode's cells store, binary64 in fp64 and binary32 (round to nearest even, per
+// component) in every other mode, the format of their accumulators or of their store.
+double seed_register(CellMode m, double w);
+cplx seed_register(CellMode m, const cplx& w);
+
 }  // namespace triada

@@ -207,7 +207,10 @@ void summary_head(std::ostream& o, const Plan& plan, const RunCounters& rc,
   if (p.contains("transform"))
     o << "  " << p["transform"].get<std::string>() << " " << p.value("direction", "")
       << " norm=" << p.value("norm", "");
-  o << "  stage order " << to_string(plan.stage_order) << "\n";
+  o << "  stage order " << to_string(plan.stage_order);
+  if (p.contains("initial") && p["initial"].is_string())  // the affine form's Y0
+    o << "  + initial " << p["initial"].get<std::string>();
+  o << "\n";
   o << "  mesh     " << shape_str(plan.mesh) << " cells";
   if (shape_str(plan.fold) != "1x1x1") o << " (fold " << shape_str(plan.fold) << ")";
   o << ", brick ranks " << shape_str(plan.ranks.grid) << ", actuator ranks "

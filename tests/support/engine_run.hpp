@@ -65,18 +65,28 @@ inline Plan plan_for(MPI_Comm comm, const ext3& shape, const RunSpec& spec) {
   return plan_for_world(comm, req);  // the programs' builder: world size, balanced grid
 }
 
+// The part of a whole tensor of `shape` (C order) inside `box`, in the box's C order.
+template <class T>
+std::vector<T> brick_of(const std::vector<T>& x, const ext3& shape, const Brick& box) {
+  std::vector<T> in(static_cast<size_t>(box.count()));
+  for (index_t i = box.lo[0]; i < box.hi[0]; ++i)
+    for (index_t j = box.lo[1]; j < box.hi[1]; ++j)
+      for (index_t l = box.lo[2]; l < box.hi[2]; ++l)
+        in[box.local_offset(i, j, l)] = x[(i * shape[1] + j) * shape[2] + l];
+  return in;
+}
+
+// y0 (optional): the affine form's initial output, a whole tensor of the output's shape.
 template <class T>
 GlobalRun<T> run_global(MPI_Comm comm, const std::vector<T>& x, const ext3& shape,
-                        const RunSpec& spec) {
+                        const RunSpec& spec, const std::vector<T>* y0 = nullptr) {
   GlobalRun<T> g;
   g.plan = plan_for(comm, shape, spec);
   Topology topo(g.plan, comm, sizeof(T));
-  const Brick in_box = topo.cells().intersect(whole(shape));
-  std::vector<T> in(static_cast<size_t>(in_box.count()));
-  for (index_t i = in_box.lo[0]; i < in_box.hi[0]; ++i)
-    for (index_t j = in_box.lo[1]; j < in_box.hi[1]; ++j)
-      for (index_t l = in_box.lo[2]; l < in_box.hi[2]; ++l)
-        in[in_box.local_offset(i, j, l)] = x[(i * shape[1] + j) * shape[2] + l];
+  std::vector<T> in = brick_of(x, shape, topo.cells().intersect(whole(shape)));
+  std::vector<T> y0_brick;
+  if (y0)
+    y0_brick = brick_of(*y0, g.plan.out_shape, topo.cells().intersect(whole(g.plan.out_shape)));
   EngineOptions opt;
   opt.mode = spec.mode;
   opt.executor = spec.executor;
@@ -85,7 +95,7 @@ GlobalRun<T> run_global(MPI_Comm comm, const std::vector<T>& x, const ext3& shap
   opt.plane_batch_bytes = spec.batch_bytes;
   opt.shuffle_seed = spec.shuffle;
   opt.coefficients = [&](int axis) { return spec.c[axis - 1]; };
-  EngineResult<T> res = run_engine<T>(topo, opt, std::move(in));
+  EngineResult<T> res = run_engine<T>(topo, opt, std::move(in), nullptr, y0 ? &y0_brick : nullptr);
   g.rc = res.counters;
 
   // Gather (box, values) of every rank; boxes are disjoint, so copying keeps every bit.

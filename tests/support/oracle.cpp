@@ -243,6 +243,100 @@ std::vector<cplx> oracle_gemt(const std::vector<cplx>& x, const ext3& shape,
   return y;
 }
 
+namespace {
+
+double streaming_mac(double w, double y, double c, bool fp32) {
+  if (fp32) return std::fmaf(static_cast<float>(y), static_cast<float>(c), static_cast<float>(w));
+  return std::fma(y, c, w);
+}
+cplx streaming_mac(const cplx& w, const cplx& y, const cplx& c, bool) {
+  const double re = std::fma(-y.imag(), c.imag(), std::fma(y.real(), c.real(), w.real()));
+  const double im = std::fma(y.imag(), c.real(), std::fma(y.real(), c.imag(), w.imag()));
+  return {re, im};
+}
+double coefficient_as(double, const cplx& c) {
+  return c.real();
+}
+cplx coefficient_as(const cplx&, const cplx& c) {
+  return c;
+}
+bool zero_value(double v) {
+  return v == 0.0;
+}
+bool zero_value(const cplx& v) {
+  return v.real() == 0.0 && v.imag() == 0.0;
+}
+// Not inlined: GCC 12.2 -O2 drops a pair of binary32 roundings returned together
+// (src/precision/cell_mode.cpp, to_binary32).
+[[gnu::noinline]] double binary32(double v) {
+  return static_cast<double>(static_cast<float>(v));
+}
+cplx binary32(const cplx& v) {
+  return {binary32(v.real()), binary32(v.imag())};
+}
+
+// One stage along axis a (0-based): W[.., k, ..] = start + sum over t in natural order.
+template <class T>
+std::vector<T> streaming_stage(const std::vector<T>& v, const ext3& cur, std::size_t a,
+                               const CoeffMatrix& m, const std::vector<T>& start,
+                               const StreamingOptions& opt) {
+  std::size_t inner = 1, outer = 1;
+  for (std::size_t b = a + 1; b < 3; ++b) inner *= static_cast<std::size_t>(cur[b]);
+  for (std::size_t b = 0; b < a; ++b) outer *= static_cast<std::size_t>(cur[b]);
+  const auto nrows = static_cast<std::size_t>(m.rows), ncols = static_cast<std::size_t>(m.cols);
+  std::vector<T> w = start;
+  for (std::size_t o = 0; o < outer; ++o)
+    for (std::size_t i = 0; i < inner; ++i)
+      for (std::size_t k = 0; k < ncols; ++k) {
+        T& acc = w[(o * ncols + k) * inner + i];
+        for (std::size_t n = 0; n < nrows; ++n) {
+          const T y = v[(o * nrows + n) * inner + i];
+          const T cv = coefficient_as(y, m.data[n * ncols + k]);
+          if (opt.esop && (zero_value(y) || zero_value(cv))) continue;
+          acc = streaming_mac(acc, y, cv, opt.fp32);
+        }
+      }
+  return w;
+}
+
+template <class T>
+std::vector<T> streaming_impl(const std::vector<T>& x, const ext3& shape,
+                              const std::array<const CoeffMatrix*, 3>& c,
+                              const StreamingOptions& opt, const std::vector<T>* y0) {
+  if (x.size() != volume(shape)) throw std::logic_error("oracle_streaming: wrong tensor size");
+  std::vector<T> v = x;
+  ext3 cur = shape;
+  for (int st = 0; st < 3; ++st) {
+    const auto a = static_cast<std::size_t>(opt.order[st] - 1);
+    const CoeffMatrix& m = *c[a];
+    if (m.rows != cur[a]) throw std::logic_error("oracle_streaming: matrix does not fit");
+    ext3 next = cur;
+    next[a] = m.cols;
+    std::vector<T> start(volume(next), T{});
+    if (st == 2 && y0) {
+      if (y0->size() != start.size()) throw std::logic_error("oracle_streaming: wrong y0 size");
+      for (std::size_t i = 0; i < start.size(); ++i)
+        start[i] = opt.fp32 ? binary32((*y0)[i]) : (*y0)[i];
+    }
+    v = streaming_stage(v, cur, a, m, start, opt);
+    cur = next;
+  }
+  return v;
+}
+
+}  // namespace
+
+std::vector<double> oracle_streaming(const std::vector<double>& x, const ext3& shape,
+                                     const std::array<const CoeffMatrix*, 3>& c,
+                                     const StreamingOptions& opt, const std::vector<double>* y0) {
+  return streaming_impl(x, shape, c, opt, y0);
+}
+std::vector<cplx> oracle_streaming(const std::vector<cplx>& x, const ext3& shape,
+                                   const std::array<const CoeffMatrix*, 3>& c,
+                                   const StreamingOptions& opt, const std::vector<cplx>* y0) {
+  return streaming_impl(x, shape, c, opt, y0);
+}
+
 double max_rel_error(const std::vector<cplx>& got, const std::vector<cplx>& ref) {
   if (got.size() != ref.size()) {
     throw std::logic_error("max_rel_error: sizes differ (" + std::to_string(got.size()) + " vs " +

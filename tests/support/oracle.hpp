@@ -25,6 +25,32 @@ std::vector<cplx> oracle_transform(const std::vector<cplx>& x, const ext3& shape
 std::vector<cplx> oracle_gemt(const std::vector<cplx>& x, const ext3& shape,
                               const std::array<const CoeffMatrix*, 3>& c);
 
+// How oracle_streaming evaluates: the stage order, ESOP (skip a product with a zero
+// operand) or dense (every product), binary64 or binary32 (fp32 cells) arithmetic.
+struct StreamingOptions {
+  std::array<int, 3> order{3, 1, 2};
+  bool esop = true;
+  bool fp32 = false;  // real data only
+};
+
+// The affine 3-mode product Y = Y0 + X x1 C1 x2 C2 x3 C3 evaluated directly in streaming
+// (natural row) order, the cell's arithmetic written out here: stage by stage in
+// `order`, every output element starts at +0, in the last stage at Y0 (y0: a whole tensor
+// of the output's shape, or null for +0; binary32-rounded with fp32), and adds for
+// t = 0 .. N_a - 1 the product V[.., t, ..] * C_a[t, k] as one fused multiply-add
+// (fp32: fmaf of the binary32-rounded operands; complex: the real FMAs
+// re = fma(-yi, ci, fma(yr, cr, wr)), im = fma(yi, cr, fma(yr, ci, wi))). Under ESOP a
+// zero y or a zero coefficient adds nothing. This is what the mesh must compute bit for
+// bit (doc/design.md §3.1-3.5), whatever the ranks, executor or transport.
+std::vector<double> oracle_streaming(const std::vector<double>& x, const ext3& shape,
+                                     const std::array<const CoeffMatrix*, 3>& c,
+                                     const StreamingOptions& opt,
+                                     const std::vector<double>* y0 = nullptr);
+std::vector<cplx> oracle_streaming(const std::vector<cplx>& x, const ext3& shape,
+                                   const std::array<const CoeffMatrix*, 3>& c,
+                                   const StreamingOptions& opt,
+                                   const std::vector<cplx>* y0 = nullptr);
+
 // max |got - ref| / max |ref| (ref all zero: max |got|). Throws std::logic_error if
 // the sizes differ.
 double max_rel_error(const std::vector<cplx>& got, const std::vector<cplx>& ref);

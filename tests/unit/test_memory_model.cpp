@@ -61,6 +61,15 @@ TEST_CASE("registers: input and spare brick; --check adds the kept input", "[mem
   CHECK(predict_memory(p, 0, o, "x").registers == 3 * 420 * 16);
 }
 
+TEST_CASE("registers: --initial adds its output brick (Y0), held through the run", "[memory]") {
+  const Plan p = plan_of({7, 12, 5}, {3, 12, 8}, 2, {1, 2, 1});
+  MemoryModelOptions o;
+  const u64 plain = predict_memory(p, 1, o, "x").registers;
+  o.initial = true;
+  CHECK(predict_memory(p, 1, o, "x").registers ==
+        plain + direct_count(p, {0, 1, 0}, {3, 12, 8}) * 8);
+}
+
 TEST_CASE("registers and windows per rank on odd shapes and several rank counts", "[memory]") {
   const ext3 n{13, 7, 10};
   for (auto [world, grid] : {std::pair{2, std::array{2, 1, 1}}, std::pair{3, std::array{1, 1, 3}},

@@ -108,6 +108,35 @@ TEST_CASE("Inf and NaN propagate through every mode as in IEEE", "[precision]") 
   }
 }
 
+TEST_CASE("a W register seeded with Y0 holds it in the mode's format", "[precision]") {
+  const double v = 1.0 + 0x1p-40, tiny = -0x1p-200;
+  for (int i = 0; i < kCellModes; ++i) {
+    const CellMode m = static_cast<CellMode>(i);
+    CAPTURE(to_string(m));
+    const bool wide = m == CellMode::fp64;
+    CHECK(seed_register(m, v) == (wide ? v : 1.0));
+    CHECK(std::signbit(seed_register(m, -0.0)));
+    CHECK(seed_register(m, tiny) == (wide ? tiny : 0.0));  // binary32 underflows, to -0
+    CHECK(std::signbit(seed_register(m, tiny)));
+    CHECK(std::isnan(seed_register(m, std::nan(""))));
+    const cplx c = seed_register(m, cplx{v, -v});
+    CHECK(c.real() == (wide ? v : 1.0));
+    CHECK(c.imag() == (wide ? -v : -1.0));
+  }
+}
+
+TEST_CASE("the M3XU modes store a complex W rounded to binary32 per component", "[precision]") {
+  const double v = 1.0 + 0x1p-40;
+  for (CellMode m : {CellMode::m3xu_fp32, CellMode::m3xu_fp32c}) {
+    CAPTURE(to_string(m));
+    const cplx c = store(m, cplx{v, -3 * v});
+    CHECK(c.real() == 1.0);
+    CHECK(c.imag() == -3.0);
+    CHECK(store(m, v) == 1.0);
+  }
+  CHECK(store(CellMode::fp64, cplx{v, v}) == cplx{v, v});
+}
+
 TEST_CASE("tf32, bf16 and fp16 rounding match independent references", "[precision]") {
   std::mt19937 gen(3);
   for (int i = 0; i < 200000; ++i) {

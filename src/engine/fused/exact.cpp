@@ -7,7 +7,7 @@ namespace triada::detail::fused {
 template <class T>
 void exact_batch(const StageView<T>& s, const std::vector<PlaneRef<T>>& planes, index_t b0,
                  std::vector<T>& w, bool redo) {
-  if (redo) std::fill(w.begin(), w.end(), T{});
+  if (redo) start_w(s, w);
   const bool esop = s.esop;
   const CellMode cell_mode = s.opt.cell_mode;
   const index_t wext = s.wext;

@@ -3,8 +3,10 @@
 // loop of a register-blocked kernel. Every W element receives exactly the reference's
 // sequence of W = fma(y, c, W) in streaming order, so the bits are the same:
 //  - zero operands are skipped where that is exact: fma(0, c, W) == W and fma(y, 0, W) == W
-//    for finite y, c, because W starts at +0 and a sum of finite terms that starts at +0 is
-//    never -0; a plane holding Inf or NaN falls back to the exact scalar rule (exact.cpp);
+//    for finite y, c unless W is -0; W starts at +0 and a sum that starts at +0 reaches -0
+//    only by an FMA underflowing (doc/design.md §3.4: a known limitation). A plane holding
+//    Inf or NaN, and an affine last stage whose Y0 holds -0 or NaN, fall back to the exact
+//    scalar rule (exact.cpp);
 //  - counters are derived per step from the bus traffic: nnz(pivot plane) and nnz(row of C)
 //    give macs, receives and waits exactly as the cell rule counts them (step_record);
 //  - a stage that runs as one batch starts the kernels' accumulators at +0 (no zero fill of
@@ -98,8 +100,10 @@ void compute_batch(const StageView<T>& s, PlaneSource<T>& src, index_t b0, index
     // The kernels compute binary64 FMAs; other cell modes, complex data and non-finite
     // pivots under ESOP take the element-by-element path of the cell rule.
     bool exact = !s.kernel_path || (s.esop && !finite);
+    bool redo = fresh;  // W not started yet, or the kernels already updated it
     if constexpr (!is_complex_v<T>) {
       if (!exact) {
+        redo = true;  // (then this is the stage's only batch: an in-place source)
         std::vector<std::uint64_t> counts(static_cast<size_t>(nb), 0);
         std::uint64_t bad = 0;
         if (s.sp.axis == 3)
@@ -109,7 +113,7 @@ void compute_batch(const StageView<T>& s, PlaneSource<T>& src, index_t b0, index
         exact = src.after_kernels(b0, nb, counts, bad, planes, nnz);
       }
     }
-    if (exact) exact_batch(s, planes, b0, w, fresh);  // fresh: W was not zeroed
+    if (exact) exact_batch(s, planes, b0, w, redo);
   } else if (src.counts_in_kernels() && s.esop) {
     // No W here to update, but the pivots still drive their lines: count them.
     for (index_t i = 0; i < nb; ++i) {
@@ -120,16 +124,17 @@ void compute_batch(const StageView<T>& s, PlaneSource<T>& src, index_t b0, index
 }
 
 // Batches in streaming order. A single batch (one rank per line, or planes read in place)
-// lets the kernels write W from scratch; otherwise W is zeroed and accumulates.
+// lets the kernels write W from +0 without reading it; otherwise W is started (+0, or
+// Y0 in the affine form's last stage) and accumulates.
 template <class T>
 void run_batches(const StageView<T>& s, PlaneSource<T>& src, std::vector<T>& w,
                  const ZeroLines& known, ZeroLines& zero_lines, std::vector<StepRecord>& records) {
   const index_t S = s.S(), B = src.batch_steps();
-  const bool fresh = s.kernel_path && B >= S && S > 0 && s.L > 0 && s.wext > 0;
+  const bool fresh = s.kernel_path && !s.w0 && B >= S && S > 0 && s.L > 0 && s.wext > 0;
   if (fresh)
     w.resize(static_cast<size_t>(s.wb.count()));  // every element is written below
   else
-    w.assign(static_cast<size_t>(s.wb.count()), T{});
+    start_w(s, w);
   BusiestLines busiest(s);
   BatchKernels kern;
   std::vector<PlaneRef<T>> planes;
@@ -161,12 +166,16 @@ void run_batches(const StageView<T>& s, PlaneSource<T>& src, std::vector<T>& w,
 template <class T>
 void fused_stage(const Topology& topo, const EngineOptions& opt, int stage_index, std::vector<T>& v,
                  std::vector<T>& w, std::vector<StepRecord>& records, RunCounters& rc,
-                 ZeroLines& zero_lines) {
+                 ZeroLines& zero_lines, const StageStart<T>& start) {
   // The previous stage's knowledge is for this stage only; this one may leave its own.
   ZeroLines known;
   std::swap(known, zero_lines);
   fused::StageView<T> s = fused::read_stage<T>(topo, opt, stage_index);
   s.y_traffic = &rc.mpi_stages[stage_index].y;
+  s.w0 = start.w0;
+  // A W that may start at -0 or NaN takes the cell rule's exact updates (agreed by every
+  // rank, so the members of a line pick the same transport).
+  if (start.exact) s.kernel_path = false;
   if (w.capacity() < static_cast<size_t>(s.wb.count()))
     reserve_huge(w, static_cast<size_t>(s.wb.count()));
   const std::unique_ptr<fused::PlaneSource<T>> src = fused::make_plane_source<T>(s, v);
@@ -175,8 +184,10 @@ void fused_stage(const Topology& topo, const EngineOptions& opt, int stage_index
 }
 
 template void fused_stage(const Topology&, const EngineOptions&, int, std::vector<double>&,
-                          std::vector<double>&, std::vector<StepRecord>&, RunCounters&, ZeroLines&);
+                          std::vector<double>&, std::vector<StepRecord>&, RunCounters&, ZeroLines&,
+                          const StageStart<double>&);
 template void fused_stage(const Topology&, const EngineOptions&, int, std::vector<cplx>&,
-                          std::vector<cplx>&, std::vector<StepRecord>&, RunCounters&, ZeroLines&);
+                          std::vector<cplx>&, std::vector<StepRecord>&, RunCounters&, ZeroLines&,
+                          const StageStart<cplx>&);
 
 }  // namespace triada::detail

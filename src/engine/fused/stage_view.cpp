@@ -1,6 +1,7 @@
 #include "engine/fused/stage_view.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "actuator/actuator.hpp"
 
@@ -91,6 +92,19 @@ StageView<T> read_stage(const Topology& topo, const EngineOptions& opt, int stag
 }
 
 template <class T>
+void start_w(const StageView<T>& s, std::vector<T>& w) {
+  if (!s.w0) {
+    w.assign(static_cast<size_t>(s.wb.count()), T{});
+    return;
+  }
+  if (static_cast<index_t>(s.w0->size()) != s.wb.count())
+    throw std::logic_error("initial output brick has the wrong size");
+  w.assign(s.w0->begin(), s.w0->end());
+  if (s.opt.cell_mode != CellMode::fp64)
+    for (T& x : w) x = seed_register(s.opt.cell_mode, x);
+}
+
+template <class T>
 std::uint64_t plane_nnz(const StageView<T>& s, const PlaneRef<T>& p, bool& finite) {
   std::uint64_t n = 0;
   for (index_t l1 = 0; l1 < s.le1; ++l1)
@@ -135,6 +149,7 @@ StepRecord step_record(int stage_index, const StepInfo& si, std::uint64_t nnz_p,
 #define TRIADA_FUSED_VIEW(T)                                                               \
   template StageView<T> read_stage(const Topology&, const EngineOptions&, int);            \
   template std::uint64_t plane_nnz(const StageView<T>&, const PlaneRef<T>&, bool&);        \
+  template void start_w(const StageView<T>&, std::vector<T>&);                             \
   template BusiestLines::BusiestLines(const StageView<T>&);                                \
   template std::uint64_t BusiestLines::operator()(const StageView<T>&, const PlaneRef<T>&, \
                                                   std::uint64_t);

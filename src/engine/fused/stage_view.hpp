@@ -40,9 +40,10 @@ struct StageView {
   index_t le1 = 0, le2 = 0, L = 0;  // the brick's lines
   MPI_Comm line = MPI_COMM_NULL;
   int line_rank = 0, line_size = 1;
-  std::vector<StepInfo> steps;      // streaming order
-  std::vector<T> cb;                // S x wext coefficients of the brick's W planes
-  MpiTraffic* y_traffic = nullptr;  // the stage's Y-bus MPI traffic
+  std::vector<StepInfo> steps;         // streaming order
+  std::vector<T> cb;                   // S x wext coefficients of the brick's W planes
+  MpiTraffic* y_traffic = nullptr;     // the stage's Y-bus MPI traffic
+  const std::vector<T>* w0 = nullptr;  // where W starts (StageStart::w0): nullptr, +0
   index_t S() const { return static_cast<index_t>(steps.size()); }
   int owner(index_t t) const { return bs.plane_owner[static_cast<std::size_t>(t)]; }
   // This brick holds plane t itself.
@@ -56,6 +57,10 @@ struct StageView {
 // message per step taken), read to its end.
 template <class T>
 StageView<T> read_stage(const Topology& topo, const EngineOptions& opt, int stage_index);
+
+// W as the stage starts it: +0, or Y0 (s.w0) in the cell mode's register format.
+template <class T>
+void start_w(const StageView<T>& s, std::vector<T>& w);
 
 // Non-zeros of a plane over the brick's lines; clears `finite` at an Inf or NaN.
 template <class T>
