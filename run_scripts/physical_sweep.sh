@@ -193,14 +193,12 @@ for path in sorted(glob.glob(os.path.join(out, "reports", "*.json"))):
         j = json.load(f)
     ph = j["physical"]
     t = ph["parameters"]["timing"]
-    stages = [{"axis": s["axis"], "period_ps": s["period_ps"], "cycles": s["cycles"], "seconds": s["seconds"],
-               "critical_path_ps": s["critical_path_ps"], "fill_cycles": s["fill_cycles"],
-               "x_line_mm": s["x_line"]["mm"], "y_line_mm": s["y_line"]["mm"],
-               "x_line_cells": s["x_line"]["cells"], "y_line_cells": s["y_line"]["cells"]}
-              for s in ph["per_stage"]]
     # The stage whose lines are slowest: where the one-step assumption fails first.
     bus = lambda s: s["critical_path_ps"]["x_bus"] + s["critical_path_ps"]["y_bus"]
-    worst = max(stages, key=bus)
+    worst = max(ph["per_stage"], key=bus)
+    stages = [{"axis": s["axis"], "period_ps": s["period_ps"], "cycles": s["cycles"], "fill_cycles": s["fill_cycles"],
+               "x_bus_ps": s["critical_path_ps"]["x_bus"], "y_bus_ps": s["critical_path_ps"]["y_bus"],
+               "x_line_mm": s["x_line"]["mm"], "y_line_mm": s["y_line"]["mm"]} for s in ph["per_stage"]]
     e = ph["energy_j"]
     records.append({
         "kind": "model",
@@ -263,10 +261,20 @@ doc = {
                  "nodes_nm": sorted({r["node_nm"] for r in records if r["kind"] == "model"}, reverse=True),
                  "bus_models": list(order), "measure_max": measure_max, "bench_reps": reps,
                  "bus_ps": "X + Y bus delay of the stage where it is largest (bus_stage), vs that stage's MAC "
-                           "latency mac_ps: bus_exceeds_mac marks where the one-step assumption fails"},
+                           "latency mac_ps: bus_exceeds_mac marks where the one-step assumption fails",
+                 "precision": "reals rounded to 8 significant digits; reports/*.json hold every digit"},
     "machine": machine,
     "records": records,
 }
+def rounded(v):  # 8 significant digits (the reports keep every digit)
+    if isinstance(v, float):
+        return float(f"{v:.8g}")
+    if isinstance(v, dict):
+        return {k: rounded(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [rounded(x) for x in v]
+    return v
+records = [rounded(r) for r in records]
 # One record per line: the file stays readable and diffs stay small.
 with open(os.path.join(out, "physical_sweep.json"), "w") as f:
     head = json.dumps({k: v for k, v in doc.items() if k != "records"}, indent=1)[:-2]
