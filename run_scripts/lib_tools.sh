@@ -1,5 +1,5 @@
-# Shared by scaling.sh and sweep.sh (sourced, not run). Expects `prog` (the script's name)
-# and, for find_tools, `here` and `bin`.
+# Shared by scaling.sh, sweep.sh and physical_sweep.sh (sourced, not run). Expects `prog`
+# (the script's name) and, for find_tools, `here` and `bin`.
 
 # One "PROG: error: ..." line on stderr, exit code 2.
 die() {
@@ -10,13 +10,17 @@ die() {
 need_val() { [[ $# -ge 2 && -n $2 ]] || die "option $1 needs a value"; }
 posint() { [[ $2 =~ ^[1-9][0-9]*$ ]] || die "$1 must be a positive integer, got '$2'"; }
 
-# Finds the built binaries, a python3 with numpy and matplotlib, and splits the MPI
-# launcher command; sets TRANSFORM, GEN, PYTHON and the array `launcher`.
+# find_tools [BINARY...]: finds the built binaries (the ones named, default triada-transform
+# and triada-gen), a python3 with numpy and matplotlib, and splits the MPI launcher command;
+# sets TRANSFORM, GEN, BENCH, PYTHON and the array `launcher`.
 find_tools() {
   TRANSFORM="$bin/triada-transform"
   GEN="$bin/triada-gen"
-  for exe in "$TRANSFORM" "$GEN"; do
-    [[ -x $exe ]] || die "$exe not found or not executable (build it: cmake -S $here -B $bin && cmake --build $bin --target triada-transform triada-gen)"
+  BENCH="$bin/triada-bench"
+  local names=("$@") name
+  [[ ${#names[@]} -gt 0 ]] || names=(triada-transform triada-gen)
+  for name in "${names[@]}"; do
+    [[ -x $bin/$name ]] || die "$bin/$name not found or not executable (build it: cmake -S $here -B $bin && cmake --build $bin --target ${names[*]})"
   done
   if [[ -z ${PYTHON:-} ]]; then  # the first python3 that has numpy and matplotlib
     for p in python3 /usr/bin/python3; do

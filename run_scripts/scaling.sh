@@ -87,7 +87,7 @@ while [[ $# -gt 0 ]]; do
 done
 [[ -n $weak_size ]] || weak_size=$(( size / 2 > 0 ? size / 2 : 1 ))
 
-find_tools
+find_tools triada-transform triada-gen
 check_launcher
 launcher_kind=$(basename "${launcher[0]}")
 

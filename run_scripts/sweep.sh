@@ -84,7 +84,7 @@ found=0
 for c in "${cases[@]}"; do if [[ $c == "$trace_case" ]]; then found=1; fi; done
 [[ $found -eq 1 ]] || die "--trace-case '$trace_case' is not one of: ${cases[*]}"
 
-find_tools
+find_tools triada-transform triada-gen
 if [[ $np -gt 1 ]]; then
   check_launcher
 fi

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # run_scripts/scaling.sh and run_scripts/sweep.sh work end to end in a tiny configuration
-# (12^3, up to 2 ranks, 1 repetition): exit 0, the JSON files parse and hold the expected
-# records, every promised PNG exists and is non-empty, and bad options fail with a message.
+# (12^3, up to 2 ranks, 1 repetition), and run_scripts/physical_sweep.sh --quick (N 8, 16):
+# exit 0, the JSON files parse and hold the expected records, every promised PNG exists and
+# is non-empty, the physical model's period is the sum its bus model says (recomputed from
+# the reports), and bad options fail with a message (one line, for physical_sweep.sh).
 # No timing is asserted. Run by ctest (label cli).
 set -uo pipefail
 
@@ -23,6 +25,17 @@ pngs_ok() {  # pngs_ok DIR NAME...: each DIR/NAME exists, is non-empty and start
     [[ -s $d/$f ]] || { echo "missing or empty: $d/$f" >&2; return 1; }
     [[ $(head -c 4 "$d/$f" | od -An -c | tr -d ' ') == '211PNG' ]] || { echo "not a PNG: $d/$f" >&2; return 1; }
   done
+}
+fails_one_line() {  # fails_one_line PATTERN CMD...: as fails_with, and stderr is that one line
+  local pat=$1
+  shift
+  local err
+  if err=$("$@" 2>&1 >/dev/null); then
+    echo "expected failure: $*" >&2
+    return 1
+  fi
+  [[ $(wc -l <<<"$err") -eq 1 ]] || { echo "more than one line on stderr: $err" >&2; return 1; }
+  grep -q -- "$pat" <<<"$err" || { echo "stderr lacks '$pat': $err" >&2; return 1; }
 }
 logged() {  # logged LOG CMD...: runs CMD with its output in LOG, shown on failure
   local log=$1
@@ -100,6 +113,67 @@ check "traces of the representative run" bash -c "
   [[ \$(wc -l <'$dir/sw/trace_lines_0.9_esop_off.csv') -eq 37 ]]"
 check "sweep PNGs" pngs_ok "$dir/sw" sweep_macs.png sweep_bus.png sweep_energy.png activity.png
 
+echo "-- physical_sweep.sh --quick: N 8, 16 and 8x4x16 x 5 bus models x 45/7 nm, measured up to 16"
+# Without triada-bench (TRIADA_BUILD_BENCH off) the sweep measures nothing.
+measure=()
+n_measured=4
+if [[ ! -x $TRIADA_BIN/triada-bench ]]; then measure=(--measure-max 0); n_measured=0; fi
+check "physical_sweep.sh --help" bash -c "bash '$SRC/run_scripts/physical_sweep.sh' --help | grep -q -- --measure-max"
+check "physical_sweep.sh --quick exits 0" logged "$dir/physical.log" bash "$SRC/run_scripts/physical_sweep.sh" \
+  --quick "${measure[@]}" --out "$dir/ph" --bin "$TRIADA_BIN"
+check "physical_sweep.json records" "$PYTHON" - "$dir/ph/physical_sweep.json" "$n_measured" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["schema"] == "triada-physical-sweep/1", d.get("schema")
+model = [r for r in d["records"] if r["kind"] == "model"]
+meas = [r for r in d["records"] if r["kind"] == "measured"]
+# 3 shapes x 2 nodes x (5 bus models + planar layout + wire energy)
+assert len(model) == 42 and len(meas) == int(sys.argv[2]), (len(model), len(meas))
+shapes = {(r["family"], r["n"]): r["shape"] for r in model}
+assert shapes == {("cubic", 8): [8, 8, 8], ("cubic", 16): [16, 16, 16], ("noncubic", 8): [8, 4, 16]}, shapes
+got = {(r["family"], r["n"], r["bus_model"], r["node_nm"], r["layout"], r["energy_model"]) for r in model}
+want = {(f, n, b, nm, "stacked", "per_event") for f, n in shapes for nm in (45, 7)
+        for b in ("ideal", "repeated", "rc", "tree", "pipelined")}
+want |= {(f, n, "repeated", nm, lay, en) for f, n in shapes for nm in (45, 7)
+         for lay, en in (("planar", "per_event"), ("stacked", "wire"))}
+assert got == want, sorted(got ^ want)
+for r in model:
+    for k in ("period_ps", "critical_path_ps", "critical_stage", "bus_ps", "mac_ps", "bus_exceeds_mac",
+              "seconds", "energy_j", "power_w", "area_mm2", "cell_pitch_um", "per_stage", "report"):
+        assert k in r, (k, r)
+    for k in ("total", "static", "mac", "x_bus", "y_bus", "cells"):
+        assert r["energy_j"][k] >= 0, (k, r)
+    assert r["seconds"] > 0 and r["area_mm2"]["total"] > 0 and len(r["per_stage"]) == 3, r
+    assert r["bus_exceeds_mac"] == (r["bus_ps"] > r["mac_ps"]), r
+for r in meas:
+    assert r["variant"] in ("fftw-dct", "openblas") and r["n"] in (8, 16) and r["seconds"] > 0, r
+EOF
+check "period = bus + MAC + overhead, recomputed from the reports" "$PYTHON" - "$dir/ph" <<'EOF'
+import glob, json, os, sys
+checked = {"ideal": 0, "repeated": 0}
+for path in glob.glob(os.path.join(sys.argv[1], "reports", "*.json")):
+    p = json.load(open(path))["physical"]
+    t = p["parameters"]["timing"]
+    cp = p["critical_path_ps"]
+    if t["bus_model"] == "ideal":  # the paper's one step per cycle: the MAC and the latch only
+        assert p["period_ps"] == cp["mac"] + cp["overhead"], (path, p["period_ps"], cp)
+    elif t["bus_model"] == "repeated":  # per line a driver (a gate: scaled) and a repeated wire
+        st = next(s for s in p["per_stage"] if s["axis"] == p["critical_stage"])
+        want = (2 * t["driver_ps"] * p["technology"]["factors_from_45nm"]["delay"]
+                + (st["x_line"]["mm"] + st["y_line"]["mm"]) * t["wire_ps_per_mm"])
+        got = p["period_ps"] - cp["mac"] - cp["overhead"]
+        assert abs(got - want) <= 1e-9 * want, (path, got, want)
+    else:
+        continue
+    checked[t["bus_model"]] += 1
+assert checked == {"ideal": 6, "repeated": 18}, checked
+EOF
+check "physical PNGs" pngs_ok "$dir/ph" physical_period.png physical_time.png physical_energy.png \
+  physical_area.png
+check "crossover table written and printed" bash -c "
+  grep -q '^N x N x N  *repeated  *45nm' '$dir/ph/crossover.txt' &&
+  grep -q '^N x N/2 x 2N  *rc  *7nm' '$dir/physical.log'"
+
 echo "-- errors name the problem"
 check "unknown option" fails_with "unknown option '--bogus'" bash "$SRC/run_scripts/scaling.sh" --bogus
 check "bad --size" fails_with "--size must be a positive integer" bash "$SRC/run_scripts/sweep.sh" --size 0
@@ -107,6 +181,17 @@ check "missing binaries" fails_with "triada-transform not found" \
   bash "$SRC/run_scripts/scaling.sh" --bin "$dir/nowhere" --out "$dir/x"
 check "bad --trace-case" fails_with "is not one of" bash "$SRC/run_scripts/sweep.sh" --trace-case lines:0.3 \
   --bin "$TRIADA_BIN" --out "$dir/x"
+check "physical: unknown option" fails_one_line "unknown option '--bogus'" \
+  bash "$SRC/run_scripts/physical_sweep.sh" --bogus
+check "physical: odd N x N/2 x 2N size" fails_one_line "nc-sizes must be even" \
+  bash "$SRC/run_scripts/physical_sweep.sh" --nc-sizes 8,9 --bin "$TRIADA_BIN" --out "$dir/x"
+check "physical: bad node" fails_one_line "22 nm is not one of" \
+  bash "$SRC/run_scripts/physical_sweep.sh" --nodes 45,22 --bin "$TRIADA_BIN" --out "$dir/x"
+check "physical: bad size list" fails_one_line "comma-separated list of positive integers" \
+  bash "$SRC/run_scripts/physical_sweep.sh" --sizes 8,x
+mkdir -p "$dir/nobench" && ln -sf "$TRIADA_BIN/triada-transform" "$dir/nobench/"
+check "physical: missing triada-bench" fails_one_line "triada-bench not found" \
+  bash "$SRC/run_scripts/physical_sweep.sh" --quick --bin "$dir/nobench" --out "$dir/x"
 check "plot of a bad file" fails_with "plot_scaling.py: error" "$PYTHON" "$SRC/run_scripts/plot_scaling.py" \
   "$dir/sw/sweep.json"
 
