@@ -6,9 +6,26 @@
 # portable (no -march=native) ASan+UBSan build. A formatting failure fails the script at
 # the end, after the tests ran, so one CI run reports both.
 # Usage: run_scripts/test.sh [extra ctest args]
+#
+# CI time: a fresh 2-core machine took 23 minutes, half building, half testing; these
+# choices brought it to about 16 (each measured alone, same load; build times in CPU s):
+# - Process start-up. Every app run and test rank is an MPI process, and each spent 0.4 s
+#   starting: probing for psm/psm2 networks (there are none; Open MPI then takes pml ob1)
+#   and, for a program started without mpirun, an orted daemon. The tests' environment
+#   (TRIADA_TEST_MPI_ENV, tests/CMakeLists.txt) names pml ob1 and isolated singletons:
+#   the CLI tests of the first pass took 265 s -> 208 s, those of this one a third less.
+# - Catch2 v2 is one header; its implementation was compiled twice per build (93 CPU s
+#   each under ASan). The unit tests link the package's compiled main, the MPI tests'
+#   own main compiles it at -O0; Catch2's header is precompiled for the test sources; the
+#   test oracles (tests/support) are compiled once (tests/CMakeLists.txt).
+# - ctest runs one test more than there are cores: the tests spend a fifth of their time
+#   waiting (MPI start-up, the file system), and the extra one fills it (both passes
+#   about 12% shorter). The two longest tests have a COST so they start first.
+# - The sanitizer pass: see below (no triada-bench, smaller workloads, tests at -O0).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${BUILD_DIR:-$here/build}"
+JOBS=$(($(nproc) + 1))  # ctest's parallel tests: one more than cores (above)
 
 bash "$here/run_scripts/install_deps.sh"
 format_rc=0
@@ -16,7 +33,7 @@ bash "$here/run_scripts/format_check.sh" || format_rc=$?
 cmake -S "$here" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release
 cmake --build "$BUILD" -j"$(nproc)"
 [ "$(id -u)" -eq 0 ] && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-(cd "$BUILD" && ctest --output-on-failure -j"$(nproc)" --timeout 900 "$@")
+(cd "$BUILD" && ctest --output-on-failure -j"$JOBS" --timeout 900 "$@")
 
 # In CI (or with TRIADA_ASAN=1): everything once more under AddressSanitizer + UBSan, built
 # without -march=native, so the same pass tests the kernels' portable paths (no AVX-512,
@@ -30,18 +47,28 @@ cmake --build "$BUILD" -j"$(nproc)"
 # ASan it would take most of CI's time). The package test (label package) is not in this
 # pass: a sanitized static library needs the sanitizer runtime in every consumer's link, so
 # a plain consumer cannot link it; the first pass tests the package.
+# Run several times slower under the sanitizers, a few CLI cases take a smaller workload
+# in this pass (TRIADA_SANITIZED=1, which tests/CMakeLists.txt sets for a sanitizer build;
+# `sanitized` in tests/cli/lib_check.sh), keeping every code path; the first pass runs them
+# at full size. test_conv.sh: AlexNet's conv1 and conv2 on smaller inputs, and not
+# plot_conv.py (a Python script repeating those runs): 127 s -> 5 s. test_faults.sh: the
+# killed-rank runs on 64^3 and with two of the four signal/victim pairs: 92 s -> 16 s.
+# The tests' own sources compile at -O0 in this build (tests/CMakeLists.txt).
 if [ "${TRIADA_ASAN:-${CI:-}}" = "1" ] || [ "${TRIADA_ASAN:-${CI:-}}" = "true" ]; then
   ASAN_BUILD="${BUILD}-asan"
   # -O1 -g1: a sanitized -O2 -g build of the Catch2 tests took most of CI's 20 minutes;
   # -O1 keeps ASan's reports exact and -g1 their file:line, at a fraction of the time.
+  # No triada-bench (TRIADA_BUILD_BENCH=OFF): a measuring program whose own code
+  # (apps/bench) nothing but its test exercises, 80 CPU s of this build (a twelfth); the
+  # first pass builds and tests it, and tests/cli/test_full_disk.sh skips its case here.
   cmake -S "$here" -B "$ASAN_BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTRIADA_SANITIZE=ON \
-    -DTRIADA_NATIVE=OFF -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
+    -DTRIADA_NATIVE=OFF -DTRIADA_BUILD_BENCH=OFF -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
     -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG"
   cmake --build "$ASAN_BUILD" -j"$(nproc)"
   (cd "$ASAN_BUILD" &&
     ASAN_OPTIONS="detect_leaks=0:exitcode=86${ASAN_OPTIONS:+:$ASAN_OPTIONS}" \
     UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}" \
-    ctest --output-on-failure -j"$(nproc)" --timeout 900 -L 'unit|mpi|cli|asan' \
+    ctest --output-on-failure -j"$JOBS" --timeout 900 -L 'unit|mpi|cli|asan' \
       -E '^cli_test_(memory|io_stress)$')
 fi
 

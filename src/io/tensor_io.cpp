@@ -800,24 +800,32 @@ struct TensorWriter::Impl {
   }
 
   void create(MPI_Comm c) {
-    // Rank 0 creates everything that is metadata; the others learn the temporary name.
-    std::string made;
+    // Rank 0 names the temporary and every rank registers it before rank 0 creates it:
+    // whichever rank a SIGKILL takes, the ranks Open MPI then terminates remove it.
+    std::string named;
     mpi::collectively(c, [&] {
       if (rank != 0) return;
       where = probe_output(target.file, force, false);
-      tmp = temporary_name_for(where.resolved);
-      register_temporary(tmp);
-      made = tmp;
-      try {
-        data_offset = create_serially(target.file, where, tmp, target.dataset, shape, type);
-        reserve_blocks(target.file, tmp, data_offset, data_bytes());
-      } catch (...) {
-        remove_temporary();
-        throw;
-      }
+      named = temporary_name_for(where.resolved);
     });
-    tmp = mpi::bcast_string(c, made, 0);
-    if (rank != 0) register_temporary(tmp);
+    tmp = mpi::bcast_string(c, named, 0);
+    register_temporary(tmp);
+    mpi::barrier(c);  // rank 0 creates the file only once every rank can remove it
+    try {
+      mpi::collectively(c, [&] {
+        if (rank != 0) return;
+        try {
+          data_offset = create_serially(target.file, where, tmp, target.dataset, shape, type);
+          reserve_blocks(target.file, tmp, data_offset, data_bytes());
+        } catch (...) {
+          remove_temporary();
+          throw;
+        }
+      });
+    } catch (...) {
+      unregister_temporary(tmp);
+      throw;
+    }
     state = WriterState::open;  // from here on, failure removes the temporary file
     mpi::collectively(c, [&] {
       h5::PropList fapl = mpio_access(c);

@@ -2,7 +2,7 @@
 # counts and reports the outcome (a script may define its own `check` after sourcing);
 # `pass` and `fail MESSAGE...` count an outcome decided by the script; `summary` prints
 # the closing "N passed, M failed" line and fails the script if anything failed; `run_np`
-# runs an app at a given rank count (below).
+# runs an app at a given rank count (below); `sanitized` is true for a sanitizer build.
 passed=0
 failed=0
 pass() { passed=$((passed + 1)); }
@@ -21,6 +21,10 @@ check() {
     echo "FAIL $name" >&2
   fi
 }
+# sanitized: the apps under test are a sanitizer build (TRIADA_SANITIZED=1, set by
+# tests/CMakeLists.txt), which runs them several times slower. A script may then run a
+# smaller workload of a case whose full size the Release pass runs, keeping the code path.
+sanitized() { [[ ${TRIADA_SANITIZED:-0} == 1 ]]; }
 summary() {
   echo "$passed passed, $failed failed"
   [[ $failed -eq 0 ]]
