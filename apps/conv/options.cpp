@@ -18,8 +18,8 @@ namespace triada {
 // Options
 
 std::optional<ConvConfig> parse_conv_options(int argc, char** argv, std::ostream& help) {
-  std::string network, layer, method, mxu, batch, latency, cell_mode, mesh, report, input, weights,
-      seed, budget, max_layers;
+  std::string network, layer, method, mxu, batch, latency, cell_mode, mesh, report, csv, input,
+      weights, seed, budget, max_layers;
   bool verify = false;
   po::options_description desc("Options");
   // clang-format off
@@ -29,7 +29,10 @@ std::optional<ConvConfig> parse_conv_options(int argc, char** argv, std::ostream
        "network file FILE.csv: one convolution layer a row, header 'Layer name,IFMAP Height,"
        "IFMAP Width,Filter Height,Filter Width,Channels,Num Filter,Strides,Padding[,Dilation"
        "[,Groups]]', '#' comment lines allowed (data/networks/ has alexnet, vgg16, resnet50, "
-       "googlenet, yolov2, densenet121)")
+       "googlenet, yolov2, densenet121); SCALE-Sim's topology files as they are, told apart by "
+       "the header: its convolution format (the first eight columns, IFMAP already padded: "
+       "pad 0) and its GEMM format 'Layer,M,N,K' (each row M x K by K x N, run as a 1x1 "
+       "convolution of an M x 1 IFMap with K channels by N filters)")
       ("layer", po::value(&layer),
        "one layer instead: N,CI,HI,WI,CO,HF,WF,stride,pad[,dil[,groups]] (batch, input "
        "channels, input height and width, filters, filter height and width, stride, zero "
@@ -53,7 +56,10 @@ std::optional<ConvConfig> parse_conv_options(int argc, char** argv, std::ostream
        "meshcfg/default.ini")
       ("report", po::value(&report), "write the JSON report (layers array and total) to this file "
        "(- : standard output)")
-      ("force", "overwrite an existing --report file")
+      ("csv", po::value(&csv), "write a per-layer CSV report to this file (- : standard "
+       "output): one row per layer and method with the MACs, calls, cycles, utilisation, "
+       "SRAM and DRAM traffic, stall cycles and energy (the JSON report's keys; README)")
+      ("force", "overwrite an existing --report or --csv file")
       ("input", po::value(&input),
        "HDF5 input FILE[:/DSET] for --layer: N x C_I x H_I x W_I (NCHW); default dataset: the "
        "file's only rank-4 one; default: random values in [-1, 1) from --seed")
@@ -75,8 +81,9 @@ std::optional<ConvConfig> parse_conv_options(int argc, char** argv, std::ostream
             "[,dil[,groups]])\n"
             "                   [--method explicit|implicit|both] [--mxu S] [--batch N] "
             "[--latency L]\n"
-            "                   [--cell-mode MODE] [--report FILE.json] [--input FILE.h5] "
-            "[--weights FILE.h5]\n"
+            "                   [--cell-mode MODE] [--report FILE.json] [--csv FILE.csv] "
+            "[--force]\n"
+            "                   [--input FILE.h5] [--weights FILE.h5]\n"
             "                   [--seed S] [--verify] [--verify-budget MACS] [--max-layers K] "
             "[--mesh FILE.ini]\n\n"
             "Runs convolution layers on the planar MXU of the TriADA mesh (an S x S slice of "
@@ -120,6 +127,7 @@ std::optional<ConvConfig> parse_conv_options(int argc, char** argv, std::ostream
   c.mesh = mesh;
   if (!c.mesh.empty()) conv_energy_model(c.mesh, c.cell_mode);  // a bad file fails up front
   c.report = report;
+  c.csv = csv;
   c.force = vm.count("force") > 0;
   c.input = input;
   c.weights = weights;
