@@ -17,6 +17,37 @@ namespace triada {
 // ---------------------------------------------------------------------------------------
 // Options
 
+namespace {
+
+void print_help(std::ostream& help, const po::options_description& desc) {
+  help << "Usage: triada-conv (--network FILE.csv | --layer N,CI,HI,WI,CO,HF,WF,stride,pad"
+          "[,dil[,groups]])\n"
+          "                   [--method explicit|implicit|both] [--mxu S] [--batch N] "
+          "[--latency L]\n"
+          "                   [--cell-mode MODE] [--report FILE.json] [--csv FILE.csv] "
+          "[--force]\n"
+          "                   [--input FILE.h5] [--weights FILE.h5]\n"
+          "                   [--seed S] [--verify] [--verify-budget MACS] [--max-layers K] "
+          "[--mesh FILE.ini]\n\n"
+          "Runs convolution layers on the planar MXU of the TriADA mesh (an S x S slice of "
+          "cells) by\nexplicit im2col and by implicit channel-first im2col (Zhou et al., "
+          "\"Characterizing and\nDemystifying the Implicit Convolution Algorithm on Commercial "
+          "Matrix-Multiplication\nAccelerators\"), checks both against the direct convolution "
+          "and reports, per layer and\nin total: IFMap and lowered bytes, extra memory ratio, "
+          "MXU calls, cell steps,\nutilisation, MACs, energy and the implicit method's peak "
+          "working memory.\n\n"
+       << desc
+       << "\nTable columns: MACs of the layer; IFMap and lowered matrix in MB (float64, 10^6 "
+          "bytes);\nratio = lowered / IFMap; util = useful MACs / (sum over calls of r S S); "
+          "eff.util also\ncounts the explicit lowering pass as time; extra MB = peak working "
+          "memory of the method;\ncheck = max |y - y_direct| / max |y_direct| (ok when <= "
+          "1e-12 in fp64).\n"
+          "Exit codes: 0 fine, 1 bad input file, 2 bad option or network file, 3 internal "
+          "error,\n4 a layer failed its check.\n";
+}
+
+}  // namespace
+
 std::optional<ConvConfig> parse_conv_options(int argc, char** argv, std::ostream& help) {
   std::string network, layer, method, mxu, batch, latency, cell_mode, mesh, report, csv, input,
       weights, seed, budget, max_layers;
@@ -68,39 +99,17 @@ std::optional<ConvConfig> parse_conv_options(int argc, char** argv, std::ostream
        "from --seed")
       ("seed", po::value(&seed)->default_value("1"), "seed of the random inputs and weights")
       ("verify", po::bool_switch(&verify),
-       "run the direct convolution (seven nested loops) on every layer; without it only on "
-       "layers whose direct cost is at most --verify-budget MACs (the table says which)")
+       "run the direct convolution (the seven nested loops, blocked) on every layer; without "
+       "it only on layers whose direct cost is at most --verify-budget MACs (the table says "
+       "which)")
       ("verify-budget", po::value(&budget)->default_value("2e9"),
        "direct-convolution MACs up to which a layer is checked without --verify (the direct "
-       "loops run at roughly 1e9 MACs a second, about 3x faster than the simulated unit)")
+       "loops run at a few 1e9 MACs a second on one core)")
       ("max-layers", po::value(&max_layers), "run only the first K layers of the network");
   // clang-format on
   const po::variables_map vm = parse_command_line_strict(argc, argv, desc);
   if (vm.count("help")) {
-    help << "Usage: triada-conv (--network FILE.csv | --layer N,CI,HI,WI,CO,HF,WF,stride,pad"
-            "[,dil[,groups]])\n"
-            "                   [--method explicit|implicit|both] [--mxu S] [--batch N] "
-            "[--latency L]\n"
-            "                   [--cell-mode MODE] [--report FILE.json] [--csv FILE.csv] "
-            "[--force]\n"
-            "                   [--input FILE.h5] [--weights FILE.h5]\n"
-            "                   [--seed S] [--verify] [--verify-budget MACS] [--max-layers K] "
-            "[--mesh FILE.ini]\n\n"
-            "Runs convolution layers on the planar MXU of the TriADA mesh (an S x S slice of "
-            "cells) by\nexplicit im2col and by implicit channel-first im2col (Zhou et al., "
-            "\"Characterizing and\nDemystifying the Implicit Convolution Algorithm on Commercial "
-            "Matrix-Multiplication\nAccelerators\"), checks both against the direct convolution "
-            "and reports, per layer and\nin total: IFMap and lowered bytes, extra memory ratio, "
-            "MXU calls, cell steps,\nutilisation, MACs, energy and the implicit method's peak "
-            "working memory.\n\n"
-         << desc
-         << "\nTable columns: MACs of the layer; IFMap and lowered matrix in MB (float64, 10^6 "
-            "bytes);\nratio = lowered / IFMap; util = useful MACs / (sum over calls of r S S); "
-            "eff.util also\ncounts the explicit lowering pass as time; extra MB = peak working "
-            "memory of the method;\ncheck = max |y - y_direct| / max |y_direct| (ok when <= "
-            "1e-12 in fp64).\n"
-            "Exit codes: 0 fine, 1 bad input file, 2 bad option or network file, 3 internal "
-            "error,\n4 a layer failed its check.\n";
+    print_help(help, desc);
     return std::nullopt;
   }
   ConvConfig c;
