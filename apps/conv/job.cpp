@@ -12,6 +12,7 @@
 #include <ostream>
 #include <sstream>
 
+#include "apps/conv/csv_report.hpp"
 #include "config/options.hpp"
 #include "core/checked.hpp"
 #include "core/error.hpp"
@@ -80,10 +81,10 @@ std::string megabytes(double bytes) {
   return fixed(bytes / 1e6, 2);
 }
 
-// The report target, checked before any work (io/output_files.hpp): not an existing file
-// without --force, not one of the run's inputs.
-TextOutput report_file(const ConvConfig& cfg) {
-  if (cfg.report.empty()) return {};
+// An output (--report or --csv), checked before any work (io/output_files.hpp): not an
+// existing file without --force, not one of the run's inputs nor the other output.
+TextOutput output_file(const ConvConfig& cfg, const std::string& path) {
+  if (path.empty()) return {};
   const auto file_of = [](const std::string& spec) {
     return spec.empty() ? spec : parse_dataset_ref(spec).file;
   };
@@ -91,8 +92,9 @@ TextOutput report_file(const ConvConfig& cfg) {
                   {file_of(cfg.input), "--input", false},
                   {file_of(cfg.weights), "--weights", false},
                   {cfg.mesh, "--mesh", false},
-                  {cfg.report, "--report", true}});
-  return TextOutput(cfg.report, cfg.force);
+                  {cfg.report, "--report", true},
+                  {cfg.csv, "--csv", true}});
+  return TextOutput(path, cfg.force);
 }
 
 nlohmann::json stats_json(const ConvStats& s, const ConvEnergy& e) {
@@ -251,6 +253,8 @@ nlohmann::json run_conv_layer(const ConvLayer& l, const std::vector<double>& inp
                               const ConvEnergy& energy) {
   nlohmann::json L;
   L["name"] = l.name;
+  L["kind"] = l.kind();  // "gemm": a SCALE-Sim GEMM row, run as a 1x1 convolution
+  if (l.gemm) L["gemm"] = {{"M", l.gemm->M}, {"N", l.gemm->N}, {"K", l.gemm->K}};
   L["shape"] = l.shape_string();
   for (const auto& [k, v] : {std::pair<const char*, index_t>{"N", l.N},
                              {"C_I", l.C_I},
@@ -489,7 +493,7 @@ void print_totals(const ConvConfig& cfg, const ConvTotals& c, const nlohmann::js
 }  // namespace
 
 int run_conv_job(const ConvConfig& cfg, std::ostream& out) {
-  TextOutput report_out = report_file(cfg);
+  TextOutput report_out = output_file(cfg, cfg.report), csv_out = output_file(cfg, cfg.csv);
   std::string source;
   size_t listed = 0;
   const std::vector<ConvLayer> layers = configured_layers(cfg, source, listed);
@@ -522,12 +526,14 @@ int run_conv_job(const ConvConfig& cfg, std::ostream& out) {
   nlohmann::json total = c.json(layers.size(), wall, cfg.mxu);
   print_totals(cfg, c, total, layers.size(), wall, out);
 
+  // Both outputs are staged before either is published (io/output_files.hpp).
+  if (csv_out.active()) csv_out.stage(conv_csv(all));
   report["layers"] = std::move(all);
   report["total"] = std::move(total);
-  if (report_out.active()) {
+  if (report_out.active())
     report_out.stage(report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
-    report_out.publish();
-  }
+  if (report_out.active()) report_out.publish();
+  if (csv_out.active()) csv_out.publish();
   return c.failed > 0 ? 4 : 0;
 }
 

@@ -21,7 +21,8 @@ struct ConvConfig {
   CellMode cell_mode = CellMode::fp64;
   std::string mesh;            // INI with the [energy] keys ("" = built-in defaults)
   std::string report;          // JSON report ("" = none)
-  bool force = false;          // --force: replace an existing report
+  std::string csv;             // per-layer CSV report ("" = none)
+  bool force = false;          // --force: replace an existing report or CSV
   std::string input, weights;  // HDF5 FILE[:/DSET] ("" = random), --layer only
   std::uint64_t seed = 1;
   bool verify = false;         // direct convolution on every layer

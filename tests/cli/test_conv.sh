@@ -214,7 +214,7 @@ expect_error 2 "--cell-mode: cell mode: unknown '\\\\x1b\[31m'" "${L[@]}" --cell
 echo "-- --help documents every option"
 if "$APP" --help >help.txt 2>err.txt; then pass; else fail "--help exited non-zero"; fi
 missing=""
-for opt in --network --layer --method --mxu --batch --latency --cell-mode --mesh --report \
+for opt in --network --layer --method --mxu --batch --latency --cell-mode --mesh --report --csv \
   --input --weights --seed --verify --verify-budget --max-layers; do
   grep -q -- "$opt" help.txt || missing="$missing $opt"
 done
