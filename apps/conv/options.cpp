@@ -18,6 +18,20 @@ namespace triada {
 // ---------------------------------------------------------------------------------------
 // Options
 
+namespace {
+
+// The --mesh file's [energy] keys checked (a bad file fails up front) and its [mxu] keys,
+// checked against the unit's side: the buffer must hold the staging and one right tile.
+MxuMemoryParams mesh_sections(const ConvConfig& c, const std::string& mxu) {
+  if (!c.mesh.empty()) conv_energy_model(c.mesh, c.cell_mode);
+  const MxuMemoryParams memory = parse_mesh_file(c.mesh).mxu;
+  named(c.mesh.empty() ? "--mxu " + mxu : c.mesh + " with --mxu " + mxu,
+        [&] { MemorySide probe(memory, c.mxu); });
+  return memory;
+}
+
+}  // namespace
+
 std::optional<ConvConfig> parse_conv_options(int argc, char** argv, std::ostream& help) {
   std::string network, layer, method, mxu, batch, latency, cell_mode, mesh, report, input, weights,
       seed, budget, max_layers;
@@ -120,10 +134,7 @@ std::optional<ConvConfig> parse_conv_options(int argc, char** argv, std::ostream
   named("--m", [&] { TensorUnit probe(c.mxu * c.mxu, c.latency); });  // the unit's own checks
   c.cell_mode = named("--cell-mode", [&] { return parse_cell_mode(cell_mode); });
   c.mesh = mesh;
-  if (!c.mesh.empty()) conv_energy_model(c.mesh, c.cell_mode);  // a bad file fails up front
-  c.memory = parse_mesh_file(c.mesh).mxu;
-  named(c.mesh.empty() ? "--mxu " + mxu : c.mesh + " with --mxu " + mxu,
-        [&] { MemorySide probe(c.memory, c.mxu); });  // the buffer must hold the staging
+  c.memory = mesh_sections(c, mxu);
   c.report = report;
   c.force = vm.count("force") > 0;
   c.input = input;
