@@ -21,6 +21,7 @@
 #include "io/matrix_reader.hpp"
 #include "io/output_files.hpp"
 #include "io/tensor_io.hpp"
+#include "mxu/memory_side.hpp"
 #include "mxu/tensor_unit.hpp"
 #include "report/report.hpp"
 
@@ -117,6 +118,24 @@ nlohmann::json stats_json(const ConvStats& s, const ConvEnergy& e) {
           {"packed_taps", s.packed_taps}};
 }
 
+// The memory side's counters (mxu/memory_side.hpp), in the report's order.
+constexpr const char* kMemoryKeys[] = {"sram_reads",       "sram_writes", "dram_read_bytes",
+                                       "dram_write_bytes", "tile_loads",  "tile_hits",
+                                       "dram_cycles",      "stall_cycles"};
+
+void add_memory_json(nlohmann::json& m, const MemoryCost& c) {
+  const std::uint64_t values[] = {c.sram_reads,       c.sram_writes, c.dram_read_bytes,
+                                  c.dram_write_bytes, c.tile_loads,  c.tile_hits,
+                                  c.dram_cycles,      c.stall_cycles};
+  for (size_t i = 0; i < std::size(kMemoryKeys); ++i) m[kMemoryKeys[i]] = values[i];
+}
+
+// Stall cycles over the unit's time (its cycles plus the stalls); 0 without either.
+double stall_fraction(const nlohmann::json& m) {
+  const double stall = m["stall_cycles"].get<double>(), busy = m["cycles"].get<double>();
+  return stall + busy > 0 ? stall / (stall + busy) : 0.0;
+}
+
 const char* const kDefinitions[][2] = {
     {"macs", "the layer's multiply-adds N H_O W_O C_O H_F W_F C_I / groups"},
     {"ifmap_bytes", "N C_I H_I W_I x 8 (float64)"},
@@ -140,7 +159,28 @@ const char* const kDefinitions[][2] = {
     {"peak_extra_bytes",
      "most working memory alive at once besides IFMap, weights and output (measured)"},
     {"packed_taps", "filter taps per call (implicit multi-tile: min(S / C_I, W_F))"},
-    {"max_rel_error", "max |y - y_direct| / max |y_direct|"}};
+    {"max_rel_error", "max |y - y_direct| / max |y_direct|"},
+    {"sram_reads",
+     "words read from the MXU buffer: per call the left rows (r S), the right tile (S^2), the "
+     "results drained (r S) and, accumulating, the partial sums (r S)"},
+    {"sram_writes",
+     "words written into the MXU buffer: per call the left rows (r S), the results (r S), the "
+     "right tile when loaded (S^2) and, accumulating, the partial sums (r S)"},
+    {"dram_read_bytes",
+     "bytes from host memory: per call the left rows, the right tile unless resident and, "
+     "accumulating, the partial sums; explicit also the lowering pass's IFMap read"},
+    {"dram_write_bytes",
+     "bytes to host memory: per call the results; explicit also the lowered matrix written by "
+     "the lowering pass"},
+    {"tile_loads", "right tiles loaded into the buffer (no resident tile equal word for word)"},
+    {"tile_hits",
+     "calls whose right tile was resident (LRU over the buffer beyond 4 S^2 "
+     "staging words)"},
+    {"dram_cycles", "ceil(DRAM bytes / (dram_gbps / clock_ghz)) per call and per lowering pass"},
+    {"stall_cycles",
+     "cycles the unit waits for DRAM: per call max(0, DRAM cycles - the call's cycles) "
+     "(transfers overlap compute, double-buffered); explicit also the whole lowering pass"},
+    {"stall_fraction", "stall_cycles / (cycles + stall_cycles)"}};
 
 // ---------------------------------------------------------------------------------------
 // The table
@@ -151,7 +191,8 @@ void print_header(std::ostream& out) {
       << "lowered MB" << std::setw(7) << "ratio"
       << "  " << std::left << std::setw(9) << "method" << std::right << std::setw(9) << "calls"
       << std::setw(11) << "cell steps" << std::setw(7) << "util" << std::setw(9) << "eff.util"
-      << std::setw(11) << "energy uJ" << std::setw(10) << "extra MB"
+      << std::setw(11) << "energy uJ" << std::setw(10) << "extra MB" << std::setw(10) << "DRAM MB"
+      << std::setw(8) << "stall %"
       << "  " << std::left << "check" << std::right << "\n";
 }
 
@@ -161,7 +202,9 @@ void print_method_row(std::ostream& out, const nlohmann::json& m, const std::str
       << std::setw(7) << fixed(m["utilisation"].get<double>(), 3) << std::setw(9)
       << fixed(m["effective_utilisation"].get<double>(), 3) << std::setw(11)
       << fixed(m["energy_pj"].get<double>() / 1e6, 1) << std::setw(10)
-      << fixed(m["peak_extra_bytes"].get<double>() / 1e6, 3);
+      << fixed(m["peak_extra_bytes"].get<double>() / 1e6, 3) << std::setw(10)
+      << megabytes(m["dram_read_bytes"].get<double>() + m["dram_write_bytes"].get<double>())
+      << std::setw(8) << fixed(100.0 * stall_fraction(m), 1);
 }
 
 std::string check_text(const nlohmann::json& m) {
@@ -198,6 +241,7 @@ struct MethodTotal {
   std::uint64_t calls = 0, rows = 0, cell_steps = 0, cycles = 0, tensor_time = 0, lowering_time = 0,
                 macs = 0, macs_dense = 0, useful_macs = 0, padding_bytes = 0, peak_extra_bytes = 0;
   double energy_pj = 0;
+  nlohmann::json memory = nlohmann::json::object();  // kMemoryKeys summed
   bool any = false;
   void add(const nlohmann::json& m) {
     any = true;
@@ -213,10 +257,12 @@ struct MethodTotal {
     padding_bytes += m["padding_bytes"].get<std::uint64_t>();
     peak_extra_bytes = std::max(peak_extra_bytes, m["peak_extra_bytes"].get<std::uint64_t>());
     energy_pj += m["energy_pj"].get<double>();
+    for (const char* k : kMemoryKeys)
+      memory[k] = memory.value(k, std::uint64_t{0}) + m[k].get<std::uint64_t>();
   }
   nlohmann::json json(index_t side) const {
     const double model = static_cast<double>(tensor_time + lowering_time);
-    return {
+    nlohmann::json t = {
         {"calls", calls},
         {"rows", rows},
         {"cell_steps", cell_steps},
@@ -232,6 +278,9 @@ struct MethodTotal {
         {"energy_pj", energy_pj},
         {"padding_bytes", padding_bytes},
         {"peak_extra_bytes", peak_extra_bytes}};
+    t.update(memory);
+    t["stall_fraction"] = stall_fraction(t);
+    return t;
   }
 };
 
@@ -293,10 +342,16 @@ nlohmann::json run_conv_layer(const ConvLayer& l, const std::vector<double>& inp
   for (const bool is_explicit : {true, false}) {
     if (is_explicit ? !cfg.run_explicit : !cfg.run_implicit) continue;
     TensorUnit unit(cfg.mxu * cfg.mxu, cfg.latency, false, Mode::esop, cfg.cell_mode);
+    MemorySide memory(cfg.memory, cfg.mxu);  // cold at each layer and method
+    unit.set_memory(&memory);
     const auto t0 = std::chrono::steady_clock::now();
     const ConvResult r = is_explicit ? explicit_conv(l, input, weights, unit)
                                      : implicit_conv(l, input, weights, unit);
     nlohmann::json m = stats_json(r.stats, energy);
+    if (is_explicit)  // the lowering pass reads the IFMap and writes the lowered matrix
+      memory.on_host_pass(l.ifmap_elements(), l.lowered_bytes() / 8);
+    add_memory_json(m, memory.cost());
+    m["stall_fraction"] = stall_fraction(m);
     m["wall_seconds"] =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     m["max_rel_error"] = nullptr;
@@ -406,6 +461,12 @@ nlohmann::json report_head(const ConvConfig& cfg, const ConvEnergy& energy,
                        {{"mac_pj", energy.mac_pj},
                         {"static_pj_per_cell_step", energy.static_pj_per_cell_step},
                         {"mesh", cfg.mesh}}},
+                      {"memory",
+                       {{"sram_kib", cfg.memory.sram_kib},
+                        {"word_bits", cfg.memory.word_bits},
+                        {"dram_gbps", cfg.memory.dram_gbps.value()},
+                        {"clock_ghz", cfg.memory.clock_ghz.value()},
+                        {"right_tiles_resident", MemorySide(cfg.memory, S).tile_capacity()}}},
                       {"layers_listed", listed}};
   if (cfg.run_explicit) report["config"]["methods"].push_back("explicit");
   if (cfg.run_implicit) report["config"]["methods"].push_back("implicit");
@@ -464,7 +525,8 @@ struct ConvTotals {
 void print_totals(const ConvConfig& cfg, const ConvTotals& c, const nlohmann::json& total,
                   size_t layers, double wall, std::ostream& out) {
   const index_t S = cfg.mxu;
-  out << std::string(4 + 24 + 32 + 8 + 10 + 12 + 7 + 2 + 9 + 9 + 11 + 7 + 9 + 11 + 10 + 8, '-')
+  out << std::string(4 + 24 + 32 + 8 + 10 + 12 + 7 + 2 + 9 + 9 + 11 + 7 + 9 + 11 + 10 + 10 + 8 + 8,
+                     '-')
       << "\n";
   bool first = true;
   for (const auto& [name, t] :

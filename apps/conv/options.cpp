@@ -8,6 +8,7 @@
 #include "config/options.hpp"
 #include "conv/conv_layer.hpp"
 #include "core/error.hpp"
+#include "mxu/memory_side.hpp"
 #include "mxu/tensor_unit.hpp"
 
 namespace po = boost::program_options;
@@ -41,9 +42,20 @@ void print_help(std::ostream& help, const po::options_description& desc) {
           "bytes);\nratio = lowered / IFMap; util = useful MACs / (sum over calls of r S S); "
           "eff.util also\ncounts the explicit lowering pass as time; extra MB = peak working "
           "memory of the method;\ncheck = max |y - y_direct| / max |y_direct| (ok when <= "
-          "1e-12 in fp64).\n"
+          "1e-12 in fp64);\nDRAM MB = bytes between host memory and the unit's buffer, read + "
+          "written ([mxu] of --mesh);\nstall % = stall cycles / (cycles + stall cycles).\n"
           "Exit codes: 0 fine, 1 bad input file, 2 bad option or network file, 3 internal "
           "error,\n4 a layer failed its check.\n";
+}
+
+// The --mesh file's [energy] keys checked (a bad file fails up front) and its [mxu] keys,
+// checked against the unit's side: the buffer must hold the staging and one right tile.
+MxuMemoryParams mesh_sections(const ConvConfig& c, const std::string& mxu) {
+  if (!c.mesh.empty()) conv_energy_model(c.mesh, c.cell_mode);
+  const MxuMemoryParams memory = parse_mesh_file(c.mesh).mxu;
+  named(c.mesh.empty() ? "--mxu " + mxu : c.mesh + " with --mxu " + mxu,
+        [&] { MemorySide probe(memory, c.mxu); });
+  return memory;
 }
 
 }  // namespace
@@ -83,8 +95,8 @@ std::optional<ConvConfig> parse_conv_options(int argc, char** argv, std::ostream
            .c_str())
       ("mesh", po::value(&mesh),
        "mesh config INI whose [energy] keys give the energies (mac_pj for fp64, mac_pj_<mode> "
-       "otherwise, static_pj_per_cell_step); default: the built-in values of "
-       "meshcfg/default.ini")
+       "otherwise, static_pj_per_cell_step) and whose [mxu] keys the memory side (sram_kib, "
+       "word_bits, dram_gbps, clock_ghz); default: the built-in values of meshcfg/default.ini")
       ("report", po::value(&report), "write the JSON report (layers array and total) to this file "
        "(- : standard output)")
       ("csv", po::value(&csv), "write a per-layer CSV report to this file (- : standard "
@@ -134,7 +146,7 @@ std::optional<ConvConfig> parse_conv_options(int argc, char** argv, std::ostream
   named("--m", [&] { TensorUnit probe(c.mxu * c.mxu, c.latency); });  // the unit's own checks
   c.cell_mode = named("--cell-mode", [&] { return parse_cell_mode(cell_mode); });
   c.mesh = mesh;
-  if (!c.mesh.empty()) conv_energy_model(c.mesh, c.cell_mode);  // a bad file fails up front
+  c.memory = mesh_sections(c, mxu);
   c.report = report;
   c.csv = csv;
   c.force = vm.count("force") > 0;

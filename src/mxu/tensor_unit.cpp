@@ -34,6 +34,9 @@ void TensorUnit::multiply(index_t r, const double* A, index_t lda, const double*
   cost_.rows += static_cast<std::uint64_t>(r);
   cost_.tensor_time += static_cast<std::uint64_t>(r * s_ + l_);
   cost_.macs_dense += static_cast<std::uint64_t>(r * s_ * s_);
+  if (memory_)  // the call's cycles: ceil(r / s) chunks of s steps of the mode's sub-steps
+    memory_->on_call(r, B, ldb, accumulate,
+                     static_cast<std::uint64_t>((r + s_ - 1) / s_ * s_ * substeps(cell_mode_)));
 
   // The slice: s x s cells; row i of the chunk lies on row line i, column j on plane j.
   std::vector<Cell<double>> cells(static_cast<size_t>(s_ * s_));

@@ -14,6 +14,7 @@
 
 #include "cell/cell_rule.hpp"
 #include "core/types.hpp"
+#include "mxu/memory_side.hpp"
 #include "precision/cell_mode.hpp"
 
 namespace triada {
@@ -56,6 +57,14 @@ class TensorUnit {
   const TcuCost& cost() const { return cost_; }
   void reset() { cost_ = {}; }
 
+  // The memory side (not owned; nullptr = none): every call reports its traffic to it.
+  void set_memory(MemorySide* memory) { memory_ = memory; }
+  MemorySide* memory() const { return memory_; }
+  // A work unit starts: the memory side's buffer is emptied (cold).
+  void start_work_unit() {
+    if (memory_) memory_->start_work_unit();
+  }
+
  private:
   std::int64_t m_, l_;
   index_t s_;
@@ -63,6 +72,7 @@ class TensorUnit {
   Mode mode_;
   CellMode cell_mode_;
   TcuCost cost_;
+  MemorySide* memory_ = nullptr;
 };
 
 }  // namespace triada
