@@ -19,7 +19,7 @@ namespace triada {
 
 std::optional<ConvConfig> parse_conv_options(int argc, char** argv, std::ostream& help) {
   std::string network, layer, method, mxu, batch, latency, cell_mode, mesh, report, input, weights,
-      seed, budget, max_layers;
+      seed, budget, max_layers, executor;
   bool verify = false;
   po::options_description desc("Options");
   // clang-format off
@@ -47,6 +47,9 @@ std::optional<ConvConfig> parse_conv_options(int argc, char** argv, std::ostream
        ("cell arithmetic: " + cell_mode_names(", ") +
         " (not fp64: the error against the direct convolution is reported, not checked)")
            .c_str())
+      ("executor", po::value(&executor)->default_value("fused"),
+       "how the MXU runs its calls: fused (register-blocked kernels) or reference (the "
+       "cell-by-cell loop of the cell rule, slow); bitwise the same outputs and counters")
       ("mesh", po::value(&mesh),
        "mesh config INI whose [energy] keys give the energies (mac_pj for fp64, mac_pj_<mode> "
        "otherwise, static_pj_per_cell_step); default: the built-in values of "
@@ -117,6 +120,7 @@ std::optional<ConvConfig> parse_conv_options(int argc, char** argv, std::ostream
     throw config_error("--latency: expected an integer >= 0, got '" + printable(latency) + "'");
   named("--m", [&] { TensorUnit probe(c.mxu * c.mxu, c.latency); });  // the unit's own checks
   c.cell_mode = named("--cell-mode", [&] { return parse_cell_mode(cell_mode); });
+  c.executor = named("--executor", [&] { return parse_mxu_executor(executor); });
   c.mesh = mesh;
   if (!c.mesh.empty()) conv_energy_model(c.mesh, c.cell_mode);  // a bad file fails up front
   c.report = report;

@@ -116,8 +116,9 @@ double fit_loglog_slope(const std::vector<double>& x, const std::vector<double>&
 }
 
 nlohmann::json run_tcu_once(const TcuAlgorithm& algo, const TcuProblem& problem, std::int64_t m,
-                            std::int64_t latency, bool weak, CellMode cell_mode) {
-  TensorUnit unit(m, latency, weak, Mode::esop, cell_mode);
+                            std::int64_t latency, bool weak, CellMode cell_mode,
+                            MxuExecutor executor) {
+  TensorUnit unit(m, latency, weak, Mode::esop, cell_mode, executor);
   const auto t0 = std::chrono::steady_clock::now();
   const std::string what =
       problem.input.empty() ? "--size " + std::to_string(problem.size) + " --m " + std::to_string(m)
@@ -141,6 +142,7 @@ nlohmann::json run_tcu_once(const TcuAlgorithm& algo, const TcuProblem& problem,
   j["m"] = m;
   j["latency"] = latency;
   j["weak"] = weak;
+  j["executor"] = to_string(executor);
   j["seed"] = problem.seed;
   j["input"] = problem.input;
   j["verified"] = run.verified;
@@ -269,7 +271,8 @@ int run_sweep(const TcuConfig& cfg, const TcuAlgorithm& algo, TextOutput& report
     std::vector<double> ns, times, bounds;
     for (const std::int64_t size : sizes) {
       const TcuProblem p{size, cfg.seed, "", "--size", "--input"};
-      const nlohmann::json r = run_tcu_once(algo, p, m, cfg.latency, cfg.weak, cfg.cell_mode);
+      const nlohmann::json r =
+          run_tcu_once(algo, p, m, cfg.latency, cfg.weak, cfg.cell_mode, cfg.executor);
       const auto& t = r["tcu"];
       nlohmann::json row = {{"m", m},
                             {"size", r["size"]},
@@ -330,6 +333,7 @@ int run_sweep(const TcuConfig& cfg, const TcuAlgorithm& algo, TextOutput& report
                              {"size_meaning", algo.size_meaning},
                              {"latency", cfg.latency},
                              {"weak", cfg.weak},
+                             {"executor", to_string(cfg.executor)},
                              {"cell_mode", to_string(cfg.cell_mode)},
                              {"substeps", substeps(cfg.cell_mode)},
                              {"seed", cfg.seed},
@@ -350,7 +354,8 @@ int run_tcu_job(const TcuConfig& cfg, std::ostream& out) {
   TextOutput report_out = report_file(cfg);
   if (!cfg.sweep) {
     const TcuProblem p{cfg.size, cfg.seed, cfg.input, "--size", "--input"};
-    const nlohmann::json r = run_tcu_once(algo, p, cfg.m, cfg.latency, cfg.weak, cfg.cell_mode);
+    const nlohmann::json r =
+        run_tcu_once(algo, p, cfg.m, cfg.latency, cfg.weak, cfg.cell_mode, cfg.executor);
     print_single(r, out);
     if (!cfg.report.empty()) write_report(report_out, r);
     return r["verified"].get<bool>() || cfg.cell_mode != CellMode::fp64 ? 0 : 4;

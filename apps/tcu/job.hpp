@@ -20,7 +20,8 @@ namespace triada {
 // cell_mode, substeps and cycles, and `precision`: the mode and the error the algorithm
 // reports against its reference, as `max_rel_error` when that error is relative).
 nlohmann::json run_tcu_once(const TcuAlgorithm& algo, const TcuProblem& problem, std::int64_t m,
-                            std::int64_t latency, bool weak, CellMode cell_mode = CellMode::fp64);
+                            std::int64_t latency, bool weak, CellMode cell_mode = CellMode::fp64,
+                            MxuExecutor executor = MxuExecutor::fused);
 
 // The theorem's n for a run: details.theorem_n when the algorithm reports it (matmul:
 // side^2), else the natural size.
