@@ -72,11 +72,25 @@ class Fp64Call {
 
   std::uint64_t run() {
     prepare();
-    for (index_t base = 0; base < c_.r; base += kMR) block(base, std::min(kMR, c_.r - base));
+    for (index_t base = 0; base < c_.r; base += kMR) {
+      if (s_ <= kPrefetchSide) prefetch(base + kAhead * kMR);
+      block(base, std::min(kMR, c_.r - base));
+    }
     return esop_ ? macs_ : static_cast<std::uint64_t>(c_.r * s_ * s_);
   }
 
  private:
+  // The rows of A and C a few blocks ahead. A call's rows are often far apart (a strip of
+  // a wide matrix: a page each), and a short row gives the hardware little to go on.
+  static constexpr index_t kAhead = 4, kPrefetchSide = 32;
+  void prefetch(index_t row0) const {
+    for (index_t i = row0; i < std::min(row0 + kMR, c_.r); ++i)
+      for (index_t k = 0; k < s_; k += 8) {
+        __builtin_prefetch(c_.A + i * c_.lda + k);
+        __builtin_prefetch(c_.C + i * c_.ldc + k, 1);
+      }
+  }
+
   // B's rows in place; ESOP: their non-zeros (one vector scan per row).
   void prepare() {
     x_.brow.resize(static_cast<size_t>(s_));
@@ -88,10 +102,16 @@ class Fp64Call {
     x_.list.resize(static_cast<size_t>(s_));
     if (esop_) {
       x_.nnz_b.resize(static_cast<size_t>(s_));
-      x_.nnz_a.resize(static_cast<size_t>(s_));
       for (index_t t = 0; t < s_; ++t) x_.nnz_b[t] = count_nonzero(x_.brow[t], s_);
     }
     if (c_.accumulate) x_.w.resize(static_cast<size_t>(kMR * s_));
+  }
+
+  // s doubles, inline (a library call per short row costs more than the copy).
+  void copy_row(const double* from, double* to) const {
+    index_t k = 0;
+    for (; k + simd::kLanes <= s_; k += simd::kLanes) simd::store(to + k, simd::load(from + k));
+    for (; k < s_; ++k) to[k] = from[k];
   }
 
   void block(index_t base, index_t rows) {
@@ -100,7 +120,7 @@ class Fp64Call {
     for (index_t m = 0; m < rows; ++m) {
       arow[m] = c_.A + (base + m) * c_.lda;
       w[m] = c_.C + (base + m) * c_.ldc;
-      if (c_.accumulate) std::copy(w[m], w[m] + s_, x_.w.data() + m * s_);  // W0, for fix()
+      if (c_.accumulate) copy_row(w[m], x_.w.data() + m * s_);  // W0, for fix()
     }
     const std::int32_t* list = x_.all.data();
     index_t nl = s_;
@@ -120,33 +140,46 @@ class Fp64Call {
   }
 
   // ESOP: the block's steps with a non-zero A[i][t] and a non-zero row t of B, and the cell
-  // updates they do: sum_t nnz(A block column t) nnz(B row t).
+  // updates they do: sum_t nnz(A block column t) nnz(B row t). Eight steps at a time, the
+  // rows inner, so the counts stay in registers.
   index_t esop_steps(const double* const* arow, index_t rows) {
-    std::uint64_t* na = x_.nnz_a.data();
-    std::fill(na, na + s_, 0);
-    for (index_t m = 0; m < rows; ++m) {
-      const double* a = arow[m];
-      for (index_t t = 0; t < s_; ++t) na[t] += a[t] != 0.0 ? 1 : 0;
-    }
     index_t nl = 0;
-    for (index_t t = 0; t < s_; ++t) {
-      const std::uint64_t nb = x_.nnz_b[t];
-      if (na[t] == 0 || nb == 0) continue;
-      macs_ += na[t] * nb;
-      x_.list[nl++] = static_cast<std::int32_t>(t);
+    for (index_t t0 = 0; t0 < s_; t0 += 8) {
+      std::int64_t na[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+      if (t0 + 8 <= s_) {
+        for (index_t m = 0; m < rows; ++m)
+          for (int j = 0; j < 8; ++j) na[j] += arow[m][t0 + j] != 0.0 ? 1 : 0;
+      } else {
+        for (index_t m = 0; m < rows; ++m)
+          for (index_t j = 0; t0 + j < s_; ++j) na[j] += arow[m][t0 + j] != 0.0 ? 1 : 0;
+      }
+      for (index_t j = 0; j < 8 && t0 + j < s_; ++j) {
+        const std::uint64_t nb = x_.nnz_b[t0 + j];
+        if (na[j] == 0 || nb == 0) continue;
+        macs_ += static_cast<std::uint64_t>(na[j]) * nb;
+        x_.list[nl++] = static_cast<std::int32_t>(t0 + j);
+      }
     }
     return nl;
   }
 
-  // Outputs the kernel may have wrong (the file's comment): NaN, and under ESOP +-0.
-  bool suspect(double v) const { return esop_ ? !(std::fabs(v) > 0.0) : std::isnan(v); }
+  // Outputs the kernel may have wrong (the file's comment): NaN, and under ESOP +-0. Inf
+  // is redone too (the vector test cannot tell it from NaN cheaply); the redo is exact.
+  bool suspect(double v) const { return !std::isfinite(v) || (esop_ && v == 0.0); }
+  bool any_suspect(const double* o) const {
+    for (index_t k = 0; k < s_; k += 8) {
+      const index_t len = std::min<index_t>(8, s_ - k);
+      unsigned inf_nan = 0;
+      const unsigned nz = simd::nonzero8(o + k, len, inf_nan);
+      if (inf_nan != 0 || (esop_ && nz != (1u << len) - 1)) return true;
+    }
+    return false;
+  }
 
   void fix(const double* const* arow, double* const* w, index_t rows) {
     for (index_t m = 0; m < rows; ++m) {
       double* o = w[m];
-      bool any = false;
-      for (index_t k = 0; k < s_; ++k) any |= suspect(o[k]);
-      if (!any) continue;
+      if (!any_suspect(o)) continue;
       for (index_t k = 0; k < s_; ++k)
         if (suspect(o[k]))
           o[k] = exact_output(c_.accumulate ? x_.w[m * s_ + k] : 0.0, arow[m], c_.B + k, c_.ldb, s_,

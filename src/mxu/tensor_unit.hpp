@@ -41,10 +41,10 @@ std::string to_string(MxuExecutor e);
 
 // The fused executor's scratch, kept in the unit so calls allocate nothing once warm.
 struct MxuScratch {
-  std::vector<double> apack;                // a row block of A packed step-major
-  std::vector<const double*> brow;          // row t of B
-  std::vector<std::int32_t> all, list;      // every step; the steps a row block runs
-  std::vector<std::uint64_t> nnz_a, nnz_b;  // ESOP: non-zeros of column / row t
+  std::vector<double> apack;            // a row block of A packed step-major
+  std::vector<const double*> brow;      // row t of B
+  std::vector<std::int32_t> all, list;  // every step; the steps a row block runs
+  std::vector<std::uint64_t> nnz_b;     // ESOP: non-zeros of row t of B
   std::vector<double> w;  // W0 of an accumulating row block; the scalar path's W registers
 };
 
