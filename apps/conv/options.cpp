@@ -17,6 +17,18 @@ namespace triada {
 // ---------------------------------------------------------------------------------------
 // Options
 
+namespace {
+void set_method(ConvConfig& c, const std::string& method) {
+  if (method == "explicit")
+    c.run_implicit = false;
+  else if (method == "implicit")
+    c.run_explicit = false;
+  else if (method != "both")
+    throw config_error("--method: expected explicit, implicit or both, got '" + printable(method) +
+                       "'");
+}
+}  // namespace
+
 std::optional<ConvConfig> parse_conv_options(int argc, char** argv, std::ostream& help) {
   std::string network, layer, method, mxu, batch, latency, cell_mode, mesh, report, input, weights,
       seed, budget, max_layers, executor;
@@ -106,13 +118,7 @@ std::optional<ConvConfig> parse_conv_options(int argc, char** argv, std::ostream
                                        : "--network and --layer exclude each other");
   c.network = network;
   c.layer_spec = layer;
-  if (method == "explicit")
-    c.run_implicit = false;
-  else if (method == "implicit")
-    c.run_explicit = false;
-  else if (method != "both")
-    throw config_error("--method: expected explicit, implicit or both, got '" + printable(method) +
-                       "'");
+  set_method(c, method);
   c.mxu = parse_positive("--mxu", mxu);
   if (c.mxu > 4096) throw config_error("--mxu: at most 4096, got " + printable(mxu));
   if (vm.count("batch")) c.batch = parse_positive("--batch", batch);
