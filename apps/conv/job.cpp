@@ -341,7 +341,7 @@ nlohmann::json run_conv_layer(const ConvLayer& l, const std::vector<double>& inp
   nlohmann::json verified = nullptr;
   for (const bool is_explicit : {true, false}) {
     if (is_explicit ? !cfg.run_explicit : !cfg.run_implicit) continue;
-    TensorUnit unit(cfg.mxu * cfg.mxu, cfg.latency, false, Mode::esop, cfg.cell_mode);
+    TensorUnit unit(cfg.mxu * cfg.mxu, cfg.latency, false, Mode::esop, cfg.cell_mode, cfg.executor);
     MemorySide memory(cfg.memory, cfg.mxu);  // cold at each layer and method
     unit.set_memory(&memory);
     const auto t0 = std::chrono::steady_clock::now();
@@ -451,6 +451,7 @@ nlohmann::json report_head(const ConvConfig& cfg, const ConvEnergy& energy,
                       {"latency", cfg.latency},
                       {"cell_mode", to_string(cfg.cell_mode)},
                       {"substeps", substeps(cfg.cell_mode)},
+                      {"executor", to_string(cfg.executor)},
                       {"seed", cfg.seed},
                       {"input", cfg.input},
                       {"weights", cfg.weights},

@@ -58,11 +58,21 @@ MxuMemoryParams mesh_sections(const ConvConfig& c, const std::string& mxu) {
   return memory;
 }
 
+void set_method(ConvConfig& c, const std::string& method) {
+  if (method == "explicit")
+    c.run_implicit = false;
+  else if (method == "implicit")
+    c.run_explicit = false;
+  else if (method != "both")
+    throw config_error("--method: expected explicit, implicit or both, got '" + printable(method) +
+                       "'");
+}
+
 }  // namespace
 
 std::optional<ConvConfig> parse_conv_options(int argc, char** argv, std::ostream& help) {
   std::string network, layer, method, mxu, batch, latency, cell_mode, mesh, report, csv, input,
-      weights, seed, budget, max_layers;
+      weights, seed, budget, max_layers, executor;
   bool verify = false;
   po::options_description desc("Options");
   // clang-format off
@@ -93,6 +103,9 @@ std::optional<ConvConfig> parse_conv_options(int argc, char** argv, std::ostream
        ("cell arithmetic: " + cell_mode_names(", ") +
         " (not fp64: the error against the direct convolution is reported, not checked)")
            .c_str())
+      ("executor", po::value(&executor)->default_value("fused"),
+       "how the MXU runs its calls: fused (register-blocked kernels) or reference (the "
+       "cell-by-cell loop of the cell rule, slow); bitwise the same outputs and counters")
       ("mesh", po::value(&mesh),
        "mesh config INI whose [energy] keys give the energies (mac_pj for fp64, mac_pj_<mode> "
        "otherwise, static_pj_per_cell_step) and whose [mxu] keys the memory side (sram_kib, "
@@ -131,13 +144,7 @@ std::optional<ConvConfig> parse_conv_options(int argc, char** argv, std::ostream
                                        : "--network and --layer exclude each other");
   c.network = network;
   c.layer_spec = layer;
-  if (method == "explicit")
-    c.run_implicit = false;
-  else if (method == "implicit")
-    c.run_explicit = false;
-  else if (method != "both")
-    throw config_error("--method: expected explicit, implicit or both, got '" + printable(method) +
-                       "'");
+  set_method(c, method);
   c.mxu = parse_positive("--mxu", mxu);
   if (c.mxu > 4096) throw config_error("--mxu: at most 4096, got " + printable(mxu));
   if (vm.count("batch")) c.batch = parse_positive("--batch", batch);
@@ -145,6 +152,7 @@ std::optional<ConvConfig> parse_conv_options(int argc, char** argv, std::ostream
     throw config_error("--latency: expected an integer >= 0, got '" + printable(latency) + "'");
   named("--m", [&] { TensorUnit probe(c.mxu * c.mxu, c.latency); });  // the unit's own checks
   c.cell_mode = named("--cell-mode", [&] { return parse_cell_mode(cell_mode); });
+  c.executor = named("--executor", [&] { return parse_mxu_executor(executor); });
   c.mesh = mesh;
   c.memory = mesh_sections(c, mxu);
   c.report = report;

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/types.hpp"
+#include "mxu/tensor_unit.hpp"
 #include "physical/mxu_memory.hpp"
 #include "precision/cell_mode.hpp"
 
@@ -20,6 +21,7 @@ struct ConvConfig {
   std::optional<index_t> batch;  // --batch: overrides N of every layer
   std::int64_t latency = 0;      // l of the TCU model, per call
   CellMode cell_mode = CellMode::fp64;
+  MxuExecutor executor = MxuExecutor::fused;  // --executor
   std::string mesh;            // INI with the [energy] and [mxu] keys ("" = built-in defaults)
   MxuMemoryParams memory;      // [mxu] of --mesh: the unit's buffer and DRAM
   std::string report;          // JSON report ("" = none)

@@ -154,8 +154,8 @@ nlohmann::json io_bound_json(const std::string& algo, std::int64_t size, std::in
 
 nlohmann::json run_tcu_once(const TcuAlgorithm& algo, const TcuProblem& problem, std::int64_t m,
                             std::int64_t latency, bool weak, CellMode cell_mode,
-                            const MxuMemoryParams& memory_params) {
-  TensorUnit unit(m, latency, weak, Mode::esop, cell_mode);
+                            const MxuMemoryParams& memory_params, MxuExecutor executor) {
+  TensorUnit unit(m, latency, weak, Mode::esop, cell_mode, executor);
   MemorySide memory(memory_params, unit.side());  // one work unit: the run, cold
   unit.set_memory(&memory);
   const auto t0 = std::chrono::steady_clock::now();
@@ -181,6 +181,7 @@ nlohmann::json run_tcu_once(const TcuAlgorithm& algo, const TcuProblem& problem,
   j["m"] = m;
   j["latency"] = latency;
   j["weak"] = weak;
+  j["executor"] = to_string(executor);
   j["seed"] = problem.seed;
   j["input"] = problem.input;
   j["verified"] = run.verified;
@@ -328,7 +329,7 @@ int run_sweep(const TcuConfig& cfg, const TcuAlgorithm& algo, TextOutput& report
     for (const std::int64_t size : sizes) {
       const TcuProblem p{size, cfg.seed, "", "--size", "--input"};
       const nlohmann::json r =
-          run_tcu_once(algo, p, m, cfg.latency, cfg.weak, cfg.cell_mode, cfg.memory);
+          run_tcu_once(algo, p, m, cfg.latency, cfg.weak, cfg.cell_mode, cfg.memory, cfg.executor);
       const auto& t = r["tcu"];
       nlohmann::json row = {{"m", m},
                             {"size", r["size"]},
@@ -391,6 +392,7 @@ int run_sweep(const TcuConfig& cfg, const TcuAlgorithm& algo, TextOutput& report
                              {"size_meaning", algo.size_meaning},
                              {"latency", cfg.latency},
                              {"weak", cfg.weak},
+                             {"executor", to_string(cfg.executor)},
                              {"cell_mode", to_string(cfg.cell_mode)},
                              {"substeps", substeps(cfg.cell_mode)},
                              {"seed", cfg.seed},
@@ -411,8 +413,8 @@ int run_tcu_job(const TcuConfig& cfg, std::ostream& out) {
   TextOutput report_out = report_file(cfg);
   if (!cfg.sweep) {
     const TcuProblem p{cfg.size, cfg.seed, cfg.input, "--size", "--input"};
-    const nlohmann::json r =
-        run_tcu_once(algo, p, cfg.m, cfg.latency, cfg.weak, cfg.cell_mode, cfg.memory);
+    const nlohmann::json r = run_tcu_once(algo, p, cfg.m, cfg.latency, cfg.weak, cfg.cell_mode,
+                                          cfg.memory, cfg.executor);
     print_single(r, out);
     if (!cfg.report.empty()) write_report(report_out, r);
     return r["verified"].get<bool>() || cfg.cell_mode != CellMode::fp64 ? 0 : 4;

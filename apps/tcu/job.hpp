@@ -24,7 +24,8 @@ namespace triada {
 // `io_lower_bound`: Theorem 12's external-memory bound where one is known (else a reason).
 nlohmann::json run_tcu_once(const TcuAlgorithm& algo, const TcuProblem& problem, std::int64_t m,
                             std::int64_t latency, bool weak, CellMode cell_mode = CellMode::fp64,
-                            const MxuMemoryParams& memory = {});
+                            const MxuMemoryParams& memory = {},
+                            MxuExecutor executor = MxuExecutor::fused);
 
 // The theorem's n for a run: details.theorem_n when the algorithm reports it (matmul:
 // side^2), else the natural size.

@@ -47,7 +47,7 @@ void check_m(std::int64_t m, std::int64_t latency, const TcuConfig& c) {
 
 std::optional<TcuConfig> parse_tcu_options(int argc, char** argv, std::ostream& help) {
   std::string algo, size, m, latency, seed = "1", input, report, sizes, ms, cell_mode = "fp64",
-                                      mesh;
+                                      mesh, executor = "fused";
   bool weak = false, sweep = false;
   std::string names;
   for (const auto& a : tcu_algorithms()) names += (names.empty() ? "" : ", ") + std::string(a.name);
@@ -88,7 +88,10 @@ std::optional<TcuConfig> parse_tcu_options(int argc, char** argv, std::ostream& 
         " (doc/precision.md); each time step takes the mode's sub-steps (tcu.cycles). "
         "Outside fp64 a result may legitimately fail the algorithm's fp64 check: it is then "
         "reported as not verified, with its error, and does not change the exit code")
-           .c_str());
+           .c_str())  //
+      ("executor", po::value(&executor)->default_value("fused"),
+       "how the unit runs its calls: fused (register-blocked kernels) or reference (the "
+       "cell-by-cell loop of the cell rule, slow); bitwise the same results and counters");
   const po::variables_map vm = parse_command_line_strict(argc, argv, desc);
   if (vm.count("help")) {
     help << "Usage: triada-tcu --algo NAME --size N --m M --latency L [--seed S] [--input "
@@ -129,6 +132,7 @@ std::optional<TcuConfig> parse_tcu_options(int argc, char** argv, std::ostream& 
   c.force = vm.count("force") > 0;
   c.sweep = sweep;
   c.cell_mode = named("--cell-mode", [&] { return parse_cell_mode(cell_mode); });
+  c.executor = named("--executor", [&] { return parse_mxu_executor(executor); });
   if (vm.count("sizes")) c.sizes = parse_list("--sizes", sizes);
   if (vm.count("ms")) {
     c.ms = parse_list("--ms", ms);
