@@ -250,18 +250,16 @@ ConvResult explicit_conv(const ConvLayer& l, const std::vector<double>& x,
         F[(gi * Kgp + k) * COgp + o] = w[static_cast<size_t>((gi * COg + o) * Kg + k)];
 
   // 3. GEMM on the unit: per group, C_O tile of S columns and depth chunk of S, one call of
-  // Mp rows, accumulating over the depth chunks. The result lands in the output directly
-  // when its tiles are whole, else in a padded block that is copied out.
+  // Mp rows, accumulating over the depth chunks (one chain of calls per tile). The result lands in
+  // the output directly when its tiles are whole, else in a padded block that is copied out.
   const bool direct_out = COg % S == 0 && M >= S;
   const index_t ldC = direct_out ? l.C_O : g * COgp;
   ScratchBuffer Cpad(meter, direct_out ? 0 : Mp * ldC);
   double* C = direct_out ? res.output.data() : Cpad.data();
   for (index_t gi = 0; gi < g; ++gi)
     for (index_t ot = 0; ot < COgp / S; ++ot)
-      for (index_t kc = 0; kc < Kgp / S; ++kc)
-        unit.multiply(Mp, L.data() + gi * Kgp + kc * S, ldL,
-                      F.data() + (gi * Kgp + kc * S) * COgp + ot * S, COgp,
-                      C + (direct_out ? gi * COg : gi * COgp) + ot * S, ldC, kc > 0);
+      unit.multiply_chain(Mp, L.data() + gi * Kgp, ldL, F.data() + gi * Kgp * COgp + ot * S, COgp,
+                          C + (direct_out ? gi * COg : gi * COgp) + ot * S, ldC, Kgp / S);
   if (!direct_out)
     for (index_t m = 0; m < M; ++m)
       for (index_t gi = 0; gi < g; ++gi)

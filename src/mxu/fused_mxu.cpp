@@ -1,12 +1,13 @@
 // The planar MXU's fused executor. fp64 cells run the engine's register-blocked kernels
-// (kernels/micro_kernel.hpp) with A read in place and B's rows read in place; other cell
-// modes run the cell rule's updates as a plain loop through the mode's mac()/store().
+// (kernels/micro_kernel.hpp) with A read in place and B's rows read in place (a chain packs
+// B); other cell modes run the cell rule's updates as a plain loop through the mode's
+// mac()/store().
 //
 // Why the fp64 kernels give the reference's bits. Output (i, k) of the reference is W from
-// W0 (C, or +0), then for t = 0..s-1 in order W = fma(A[i][t], B[t][k], W), in dense mode
-// every t, under ESOP only the t with A[i][t] != 0 and B[t][k] != 0 (is_zero: -0 is zero).
-// The kernel does the same fma's in the same order with the same single rounding, in dense
-// mode all of them; under ESOP it also does some skipped ones (it drops a step only for a
+// W0 (C, or +0), then for t = 0..d-1 (d = s) in order W = fma(A[i][t], B[t][k], W), in
+// dense mode every t, under ESOP only the t with A[i][t] != 0 and B[t][k] != 0 (is_zero:
+// -0 is zero). The kernel does the same fma's in the same order with the same single rounding, in
+// dense mode all of them; under ESOP it also does some skipped ones (it drops a step only for a
 // whole row block, where every A[i][t] of the block or every B[t][k] is zero).
 //  1. A NaN is absorbing: once an operand or W is NaN, every later W is NaN. So if the
 //     kernel's final W is not NaN, no NaN ever entered its chain, and every fma it did had
@@ -24,6 +25,9 @@
 //     is +-0 after the kernel is recomputed by the exact path.
 // The exact path is the reference's loop for one output, through the same mac() (so NaN
 // payloads match too); it needs W0, so an accumulating call keeps a copy of C's rows.
+// A chain (TensorUnit::multiply_chain, d = links s) is the same: link q's W starts from
+// the C link q - 1 stored, and store() is the identity in fp64, so each output's updates
+// are one fma chain over t = 0..d-1 with the same skip rule; its redo replays every link.
 // Requires round to nearest without flush-to-zero (the default floating-point environment).
 #include "mxu/fused_mxu.hpp"
 
@@ -52,11 +56,11 @@ std::uint64_t count_nonzero(const double* x, index_t len) {
   return n;
 }
 
-// The reference's updates of one output in order: W from w, t = 0..s-1, skipping zero
+// The reference's updates of one output in order: W from w, t = 0..d-1, skipping zero
 // operands under ESOP, through the cell mode's mac(); then what the cell stores.
-double exact_output(double w, const double* arow, const double* bcol, index_t ldb, index_t s,
+double exact_output(double w, const double* arow, const double* bcol, index_t ldb, index_t d,
                     Mode mode, CellMode cm) {
-  for (index_t t = 0; t < s; ++t) {
+  for (index_t t = 0; t < d; ++t) {
     const double a = arow[t], b = bcol[t * ldb];
     if (mode == Mode::esop && (is_zero(a) || is_zero(b))) continue;
     w = mac(cm, w, a, b);
@@ -64,22 +68,43 @@ double exact_output(double w, const double* arow, const double* bcol, index_t ld
   return store(cm, w);
 }
 
-// One fp64 call on the kernels, row block by row block (kMR rows).
+// One fp64 call (or chain, depth d = links s) on the kernels: depth chunks outer (a chain
+// packs its chunk of B into kNR-wide panels that stay in L2), row blocks (kMR rows) inner.
+// W lives in registers within a chunk and in C between chunks: storing and reloading an
+// fp64 W is the identity, so each output still gets its fma's over t in order.
 class Fp64Call {
  public:
   Fp64Call(const MxuCall& c, Mode mode, MxuScratch& x)
-      : c_(c), s_(c.s), esop_(mode == Mode::esop), mode_(mode), x_(x) {}
+      : c_(c),
+        s_(c.s),
+        d_(c.depth > 0 ? c.depth : c.s),
+        esop_(mode == Mode::esop),
+        mode_(mode),
+        x_(x),
+        pack_(d_ > s_),
+        kc_(pack_ ? std::min(d_, chunk_steps(c.s)) : d_),
+        panels_((s_ + kNR - 1) / kNR) {}
 
   std::uint64_t run() {
     prepare();
-    for (index_t base = 0; base < c_.r; base += kMR) {
-      if (s_ <= kPrefetchSide) prefetch(base + kAhead * kMR);
-      block(base, std::min(kMR, c_.r - base));
+    for (index_t d0 = 0; d0 < d_; d0 += kc_) {
+      const index_t kc = std::min(kc_, d_ - d0);
+      if (pack_) pack_b(d0, kc);
+      for (index_t base = 0; base < c_.r; base += kMR) {
+        if (!pack_ && s_ <= kPrefetchSide) prefetch(base + kAhead * kMR);
+        block(base, std::min(kMR, c_.r - base), d0, kc);
+      }
     }
-    return esop_ ? macs_ : static_cast<std::uint64_t>(c_.r * s_ * s_);
+    return esop_ ? macs_ : static_cast<std::uint64_t>(c_.r * s_ * d_);
   }
 
  private:
+  // Steps per chunk: the packed panels of a chunk take about 192 KiB (half of L2).
+  static index_t chunk_steps(index_t s) {
+    const index_t width = (s + kNR - 1) / kNR * kNR;
+    return std::max<index_t>(8, (192 * 1024 / 8) / width);
+  }
+
   // The rows of A and C a few blocks ahead. A call's rows are often far apart (a strip of
   // a wide matrix: a page each), and a short row gives the hardware little to go on.
   static constexpr index_t kAhead = 4, kPrefetchSide = 32;
@@ -91,20 +116,41 @@ class Fp64Call {
       }
   }
 
-  // B's rows in place; ESOP: their non-zeros (one vector scan per row).
+  // B's rows (in place, or the panels' rows of a chain); ESOP: their non-zeros.
   void prepare() {
-    x_.brow.resize(static_cast<size_t>(s_));
-    for (index_t t = 0; t < s_; ++t) x_.brow[t] = c_.B + t * c_.ldb;
-    if (static_cast<index_t>(x_.all.size()) != s_) {
-      x_.all.resize(static_cast<size_t>(s_));
+    x_.brow.resize(static_cast<size_t>(pack_ ? panels_ * kc_ : s_));
+    if (pack_) {
+      x_.bpack.resize(static_cast<size_t>(panels_ * kc_ * kNR));
+      for (index_t i = 0; i < panels_ * kc_; ++i) x_.brow[i] = x_.bpack.data() + i * kNR;
+      x_.ran.assign(static_cast<size_t>((c_.r + kMR - 1) / kMR), 0);
+    } else {
+      for (index_t t = 0; t < s_; ++t) x_.brow[t] = c_.B + t * c_.ldb;
+    }
+    if (static_cast<index_t>(x_.all.size()) < kc_) {
+      x_.all.resize(static_cast<size_t>(kc_));
       std::iota(x_.all.begin(), x_.all.end(), 0);
     }
-    x_.list.resize(static_cast<size_t>(s_));
+    x_.list.resize(static_cast<size_t>(kc_));
     if (esop_) {
-      x_.nnz_b.resize(static_cast<size_t>(s_));
-      for (index_t t = 0; t < s_; ++t) x_.nnz_b[t] = count_nonzero(x_.brow[t], s_);
+      x_.nnz_b.resize(static_cast<size_t>(d_));
+      for (index_t t = 0; t < d_; ++t) x_.nnz_b[t] = count_nonzero(c_.B + t * c_.ldb, s_);
     }
-    if (c_.accumulate) x_.w.resize(static_cast<size_t>(kMR * s_));
+    if (c_.accumulate) x_.w.resize(static_cast<size_t>((pack_ ? c_.r : kMR) * s_));
+  }
+
+  // Rows d0 .. d0 + kc of B into the panels: row t of panel j at bpack[(j kc_ + t) kNR],
+  // zero-padded to kNR columns (the kernel masks them).
+  void pack_b(index_t d0, index_t kc) {
+    for (index_t j = 0; j < panels_; ++j) {
+      const index_t n0 = j * kNR, nv = std::min(kNR, s_ - n0);
+      for (index_t t = 0; t < kc; ++t) {
+        const double* from = c_.B + (d0 + t) * c_.ldb + n0;
+        double* to = x_.bpack.data() + (j * kc_ + t) * kNR;
+        index_t k = 0;
+        for (; k < nv; ++k) to[k] = from[k];
+        for (; k < kNR; ++k) to[k] = 0.0;
+      }
+    }
   }
 
   // s doubles, inline (a library call per short row costs more than the copy).
@@ -114,47 +160,56 @@ class Fp64Call {
     for (; k < s_; ++k) to[k] = from[k];
   }
 
-  void block(index_t base, index_t rows) {
+  // W0 of an accumulating block (for fix()): a call keeps its block, a chain every row.
+  double* w0(index_t base, index_t m) { return x_.w.data() + ((pack_ ? base : 0) + m) * s_; }
+
+  void block(index_t base, index_t rows, index_t d0, index_t kc) {
     const double* arow[kMR];
     double* w[kMR];
+    const bool fresh = d0 == 0 && !c_.accumulate;
     for (index_t m = 0; m < rows; ++m) {
-      arow[m] = c_.A + (base + m) * c_.lda;
+      arow[m] = c_.A + (base + m) * c_.lda + d0;
       w[m] = c_.C + (base + m) * c_.ldc;
-      if (c_.accumulate) copy_row(w[m], x_.w.data() + m * s_);  // W0, for fix()
+      if (d0 == 0 && c_.accumulate) copy_row(w[m], w0(base, m));
     }
     const std::int32_t* list = x_.all.data();
-    index_t nl = s_;
+    index_t nl = kc;
     if (esop_) {
-      nl = esop_steps(arow, rows);
+      nl = esop_steps(arow, rows, d0, kc);
       list = x_.list.data();
-      if (nl == 0) {  // every update skipped: each W keeps W0 (+0 when fresh), exactly
-        if (!c_.accumulate)
-          for (index_t m = 0; m < rows; ++m) std::fill(w[m], w[m] + s_, 0.0);
-        return;
-      }
     }
-    const kernels::InPlaceKernel kernel = kernels::kInPlaceKernel[static_cast<size_t>(rows - 1)];
-    for (index_t n0 = 0; n0 < s_; n0 += kNR)
-      kernel(list, nl, arow, x_.brow.data(), n0, std::min(kNR, s_ - n0), w, n0, !c_.accumulate);
-    fix(arow, w, rows);
+    if (nl > 0) {
+      if (pack_) x_.ran[base / kMR] = 1;
+      const kernels::InPlaceKernel kernel = kernels::kInPlaceKernel[static_cast<size_t>(rows - 1)];
+      for (index_t j = 0; j < panels_; ++j) {
+        const index_t n0 = j * kNR;
+        kernel(list, nl, arow, x_.brow.data() + (pack_ ? j * kc_ : 0), pack_ ? 0 : n0,
+               std::min(kNR, s_ - n0), w, n0, fresh);
+      }
+    } else if (fresh) {  // every update skipped so far: W is +0, exactly
+      for (index_t m = 0; m < rows; ++m) std::fill(w[m], w[m] + s_, 0.0);
+    }
+    // Without any update (ESOP) every W kept W0 (or +0), exactly: nothing to fix.
+    const bool updated = pack_ ? x_.ran[base / kMR] != 0 : nl > 0;
+    if (d0 + kc == d_ && updated) fix(base, w, rows);
   }
 
-  // ESOP: the block's steps with a non-zero A[i][t] and a non-zero row t of B, and the cell
-  // updates they do: sum_t nnz(A block column t) nnz(B row t). Eight steps at a time, the
-  // rows inner, so the counts stay in registers.
-  index_t esop_steps(const double* const* arow, index_t rows) {
+  // ESOP: the block's steps in [d0, d0 + kc) with a non-zero A[i][t] and a non-zero row t
+  // of B (listed relative to d0), and the cell updates they do: sum_t nnz(A block column t)
+  // nnz(B row t). Eight steps at a time, the rows inner, so the counts stay in registers.
+  index_t esop_steps(const double* const* arow, index_t rows, index_t d0, index_t kc) {
     index_t nl = 0;
-    for (index_t t0 = 0; t0 < s_; t0 += 8) {
+    for (index_t t0 = 0; t0 < kc; t0 += 8) {
       std::int64_t na[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-      if (t0 + 8 <= s_) {
+      if (t0 + 8 <= kc) {
         for (index_t m = 0; m < rows; ++m)
           for (int j = 0; j < 8; ++j) na[j] += arow[m][t0 + j] != 0.0 ? 1 : 0;
       } else {
         for (index_t m = 0; m < rows; ++m)
-          for (index_t j = 0; t0 + j < s_; ++j) na[j] += arow[m][t0 + j] != 0.0 ? 1 : 0;
+          for (index_t j = 0; t0 + j < kc; ++j) na[j] += arow[m][t0 + j] != 0.0 ? 1 : 0;
       }
-      for (index_t j = 0; j < 8 && t0 + j < s_; ++j) {
-        const std::uint64_t nb = x_.nnz_b[t0 + j];
+      for (index_t j = 0; j < 8 && t0 + j < kc; ++j) {
+        const std::uint64_t nb = x_.nnz_b[d0 + t0 + j];
         if (na[j] == 0 || nb == 0) continue;
         macs_ += static_cast<std::uint64_t>(na[j]) * nb;
         x_.list[nl++] = static_cast<std::int32_t>(t0 + j);
@@ -176,22 +231,27 @@ class Fp64Call {
     return false;
   }
 
-  void fix(const double* const* arow, double* const* w, index_t rows) {
+  // The redo runs the whole depth from W0 (a chain: every link in order, no rounding
+  // between links in fp64), with A and B read in place.
+  void fix(index_t base, double* const* w, index_t rows) {
     for (index_t m = 0; m < rows; ++m) {
       double* o = w[m];
       if (!any_suspect(o)) continue;
+      const double* arow = c_.A + (base + m) * c_.lda;
       for (index_t k = 0; k < s_; ++k)
         if (suspect(o[k]))
-          o[k] = exact_output(c_.accumulate ? x_.w[m * s_ + k] : 0.0, arow[m], c_.B + k, c_.ldb, s_,
+          o[k] = exact_output(c_.accumulate ? w0(base, m)[k] : 0.0, arow, c_.B + k, c_.ldb, d_,
                               mode_, CellMode::fp64);
     }
   }
 
   const MxuCall& c_;
-  index_t s_;
+  index_t s_, d_;
   bool esop_;
   Mode mode_;
   MxuScratch& x_;
+  bool pack_;
+  index_t kc_, panels_;
   std::uint64_t macs_ = 0;
 };
 

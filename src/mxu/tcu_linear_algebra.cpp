@@ -138,14 +138,17 @@ void strip_call(TensorUnit& u, index_t r, const double* A, index_t lda, const do
 // Theorem 2: C (R x N) (+)= A (R x K) * B (K x N). A is cut into K/s vertical strips A_t
 // (R x s), B into s x s blocks B_tj; each call C_j += A_t B_tj streams the whole strip
 // through the unit with B_tj resident, accumulating in the cells (accumulate = true after
-// the first strip), so no CPU additions are needed. Needs R >= s and K, N multiples of s
-// (R a multiple of s on a weak unit).
+// the first strip), so no CPU additions are needed. Column block j outer, t inner: the
+// calls of one C_j form a chain (TensorUnit::multiply_chain). Needs R >= s and K, N
+// multiples of s (R a multiple of s on a weak unit: a chain per chunk of s rows).
 void unit_gemm(TensorUnit& u, index_t R, index_t K, index_t N, const double* A, index_t lda,
                const double* B, index_t ldb, double* C, index_t ldc, bool accumulate) {
   const index_t s = u.side();
-  for (index_t t = 0; t < K; t += s)
-    for (index_t j = 0; j < N; j += s)
-      strip_call(u, R, A + t, lda, B + t * ldb + j, ldb, C + j, ldc, accumulate || t > 0);
+  const index_t rows = u.weak() ? s : R;
+  for (index_t j = 0; j < N; j += s)
+    for (index_t base = 0; base < R; base += rows)
+      u.multiply_chain(rows, A + base * lda, lda, B + j, ldb, C + base * ldc + j, ldc, K / s,
+                       accumulate);
 }
 
 // C = A (R x K) * B (K x N), any sizes >= 1: zero padding (free) to R >= s (a multiple of s

@@ -43,10 +43,12 @@ TensorUnit::TensorUnit(std::int64_t m, std::int64_t latency, bool weak, Mode mod
     throw config_error("the tensor unit latency must be >= 0, got " + std::to_string(latency));
 }
 
-void TensorUnit::multiply(index_t r, const double* A, index_t lda, const double* B, index_t ldb,
-                          double* C, index_t ldc, bool accumulate) {
+void TensorUnit::check_rows(index_t r) const {
   if (r < s_) throw std::invalid_argument("tensor unit call with r < sqrt(m)");
   if (weak_ && r != s_) throw std::invalid_argument("weak tensor unit call with r != sqrt(m)");
+}
+
+void TensorUnit::account(index_t r, const double* B, index_t ldb, bool accumulate) {
   // Closed forms: ceil(r / s) chunks of s rows, each one stage of s time steps.
   const auto steps = static_cast<std::uint64_t>((r + s_ - 1) / s_ * s_);
   ++cost_.calls;
@@ -58,10 +60,36 @@ void TensorUnit::multiply(index_t r, const double* A, index_t lda, const double*
   if (memory_)  // the call's loads and stores, before the executor
     memory_->on_call(r, B, ldb, accumulate,
                      steps * static_cast<std::uint64_t>(substeps(cell_mode_)));
+}
 
+void TensorUnit::multiply(index_t r, const double* A, index_t lda, const double* B, index_t ldb,
+                          double* C, index_t ldc, bool accumulate) {
+  check_rows(r);
+  account(r, B, ldb, accumulate);
   cost_.macs += executor_ == MxuExecutor::reference
                     ? multiply_reference(r, A, lda, B, ldb, C, ldc, accumulate)
                     : multiply_fused(r, A, lda, B, ldb, C, ldc, accumulate);
+}
+
+// Only the fp64 fused executor runs a chain at once: store() is the identity there and
+// each link's W starts from the C the previous link stored, so every output's updates are
+// one chain of fma's over t = 0 .. links s - 1 in order (ESOP skipping as in each call),
+// from W0 = C (accumulate_first) or +0: one call of depth links s. The counters and the
+// memory side see each link as its own call, in order, all before the product (the hook
+// reads only B, which the product does not write). Everything else runs the loop.
+void TensorUnit::multiply_chain(index_t r, const double* A, index_t lda, const double* B,
+                                index_t ldb, double* C, index_t ldc, index_t links,
+                                bool accumulate_first) {
+  if (executor_ != MxuExecutor::fused || cell_mode_ != CellMode::fp64 || links <= 1) {
+    for (index_t q = 0; q < links; ++q)
+      multiply(r, A + q * s_, lda, B + q * s_ * ldb, ldb, C, ldc, q > 0 || accumulate_first);
+    return;
+  }
+  check_rows(r);
+  for (index_t q = 0; q < links; ++q) account(r, B + q * s_ * ldb, ldb, q > 0 || accumulate_first);
+  MxuCall call{r, s_, A, lda, B, ldb, C, ldc, accumulate_first};
+  call.depth = links * s_;
+  cost_.macs += fused_mxu_fp64(call, mode_, scratch_);
 }
 
 std::uint64_t TensorUnit::multiply_fused(index_t r, const double* A, index_t lda, const double* B,

@@ -43,7 +43,9 @@ std::string to_string(MxuExecutor e);
 // The fused executor's scratch, kept in the unit so calls allocate nothing once warm.
 struct MxuScratch {
   std::vector<double> apack;            // a row block of A packed step-major
-  std::vector<const double*> brow;      // row t of B
+  std::vector<const double*> brow;      // row t of B (in place, or of a packed panel)
+  std::vector<double> bpack;            // a chain's B, a depth chunk in kNR-wide panels
+  std::vector<char> ran;                // a chain: row blocks the kernel updated
   std::vector<std::int32_t> all, list;  // every step; the steps a row block runs
   std::vector<std::uint64_t> nnz_b;     // ESOP: non-zeros of row t of B
   std::vector<double> w;  // W0 of an accumulating row block; the scalar path's W registers
@@ -71,6 +73,15 @@ class TensorUnit {
   void multiply(index_t r, const double* A, index_t lda, const double* B, index_t ldb, double* C,
                 index_t ldc, bool accumulate = false);
 
+  // A chain of accumulating calls in one pass; by definition exactly
+  //   for q in 0..links-1: multiply(r, A + q s, lda, B + q s ldb, ldb, C, ldc,
+  //                                 q > 0 || accumulate_first)
+  // (C (r x s) (+)= A (r x links s) B (links s x s), the depth split in chunks of s): the
+  // same C bits, counters and memory-side calls, in the same order. A and B must not
+  // overlap C. The fp64 fused executor runs it as one kernel pass (doc/design.md §8.4).
+  void multiply_chain(index_t r, const double* A, index_t lda, const double* B, index_t ldb,
+                      double* C, index_t ldc, index_t links, bool accumulate_first = false);
+
   // Scalar work an algorithm does outside the unit (additions, comparisons, ...).
   void cpu(std::uint64_t ops) { cost_.cpu_time += ops; }
 
@@ -86,6 +97,10 @@ class TensorUnit {
   }
 
  private:
+  // Validates a call of r rows (throws as multiply() documents).
+  void check_rows(index_t r) const;
+  // The closed-form counters of one call and its memory-side report.
+  void account(index_t r, const double* B, index_t ldb, bool accumulate);
   // Each returns the cell updates it did (TcuCost::macs).
   std::uint64_t multiply_reference(index_t r, const double* A, index_t lda, const double* B,
                                    index_t ldb, double* C, index_t ldc, bool accumulate);

@@ -14,6 +14,7 @@
 #include "conv/conv.hpp"
 #include "conv/conv_layer.hpp"
 #include "core/error.hpp"
+#include "mxu/memory_side.hpp"
 #include "mxu/tcu_algorithms.hpp"
 #include "mxu/tcu_linear_algebra.hpp"
 #include "mxu/tensor_unit.hpp"
@@ -284,6 +285,151 @@ TEST_CASE("fused: explicit and implicit convolution agree with the reference exe
           check_same_cost(ref.cost(), fus.cost());
         }
       }
+}
+
+namespace {
+
+// A chain: C (r x s) (+)= A (r x links s) B (links s x s), leading dimensions padded.
+struct ChainCase {
+  index_t s = 4, r = 4, links = 2, pad = 0;
+  bool weak = false, accumulate_first = false;
+  Mode mode = Mode::esop;
+  CellMode cell = CellMode::fp64;
+};
+
+// One unit with its memory side; `chain` runs multiply_chain, else the loop that defines it.
+struct ChainRun {
+  MemorySide mem;
+  TensorUnit unit;
+  ChainRun(const ChainCase& k, MxuExecutor e)
+      : mem(chain_memory(), k.s), unit(k.s * k.s, 2, k.weak, k.mode, k.cell, e) {
+    unit.set_memory(&mem);
+  }
+  static MxuMemoryParams chain_memory() {
+    MxuMemoryParams p;
+    p.sram_kib = 16;  // s = 16: 2048 words, a few resident tiles, so tiles get evicted
+    return p;
+  }
+  void run(const ChainCase& k, const std::vector<double>& A, const std::vector<double>& B,
+           std::vector<double>& C, bool chain) {
+    const index_t s = k.s, lda = k.links * s + k.pad, ld = s + k.pad;
+    if (chain) {
+      unit.multiply_chain(k.r, A.data(), lda, B.data(), ld, C.data(), ld, k.links,
+                          k.accumulate_first);
+      return;
+    }
+    for (index_t q = 0; q < k.links; ++q)
+      unit.multiply(k.r, A.data() + q * s, lda, B.data() + q * s * ld, ld, C.data(), ld,
+                    q > 0 || k.accumulate_first);
+  }
+};
+
+// The chain against its loop of calls on a reference and a fused unit (four runs: loop and
+// chain on each): C bit for bit, every TcuCost field, the memory side's counters.
+void compare_chain(const ChainCase& k, ValueGen& va, ValueGen& vb, ValueGen& vc) {
+  const index_t s = k.s, lda = k.links * s + k.pad, ld = s + k.pad;
+  ChainRun oracle(k, MxuExecutor::reference), ref_chain(k, MxuExecutor::reference);
+  ChainRun fus_loop(k, MxuExecutor::fused), fus_chain(k, MxuExecutor::fused);
+  for (int rep = 0; rep < 2; ++rep) {  // scratch reuse; the memory side carries over
+    std::vector<double> A(static_cast<size_t>(k.r * lda)), B(static_cast<size_t>(k.links * s * ld)),
+        C(static_cast<size_t>(k.r * ld));
+    for (auto& v : A) v = va();
+    for (auto& v : B) v = vb();
+    for (auto& v : C) v = vc();
+    std::vector<double> C1 = C, C2 = C, C3 = C;
+    oracle.run(k, A, B, C, false);
+    ref_chain.run(k, A, B, C1, true);
+    fus_loop.run(k, A, B, C2, false);
+    fus_chain.run(k, A, B, C3, true);
+    INFO("s " << s << " r " << k.r << " links " << k.links << " cell " << to_string(k.cell)
+              << " esop " << (k.mode == Mode::esop) << " acc " << k.accumulate_first << " weak "
+              << k.weak << " rep " << rep);
+    CHECK(bits(C1) == bits(C));
+    CHECK(bits(C2) == bits(C));
+    CHECK(bits(C3) == bits(C));
+  }
+  for (const ChainRun* u : {&ref_chain, &fus_loop, &fus_chain}) {
+    check_same_cost(u->unit.cost(), oracle.unit.cost());
+    CHECK(u->mem.cost() == oracle.mem.cost());
+  }
+}
+
+}  // namespace
+
+TEST_CASE("multiply_chain is its loop of accumulating calls: bits, counters, memory side",
+          "[mxu][fused][chain]") {
+  std::mt19937_64 gen(21);
+  const index_t sides[] = {1, 2, 4, 16};
+  const double sparsity[] = {0.0, 0.5, 0.9, 1.0};
+  const Values kinds[] = {Values::uniform, Values::integers, Values::adversarial,
+                          Values::nonfinite};
+  for (int rep = 0; rep < 120; ++rep) {
+    ChainCase k;
+    k.s = sides[gen() % 4];
+    k.weak = gen() % 6 == 0;
+    const index_t rs[] = {k.s, k.s + 1, 2 * k.s + 3, 3 * k.s};
+    k.r = k.weak ? k.s : rs[gen() % 4];
+    k.links = 1 + static_cast<index_t>(gen() % 5);
+    k.pad = gen() % 3 == 0 ? static_cast<index_t>(gen() % 4) : 0;
+    k.accumulate_first = gen() % 2 == 0;
+    k.mode = gen() % 3 == 0 ? Mode::dense : Mode::esop;
+    // fp64 most often (the chain kernel); every other mode now and then (they loop).
+    k.cell = gen() % 3 ? CellMode::fp64 : static_cast<CellMode>(gen() % kCellModes);
+    const Values kind = kinds[gen() % 4];
+    ValueGen va{std::mt19937_64(gen()), sparsity[gen() % 4], kind};
+    ValueGen vb{std::mt19937_64(gen()), sparsity[gen() % 4], kind};
+    ValueGen vc{std::mt19937_64(gen()), 0.3,
+                kind == Values::nonfinite ? kind : Values::adversarial};
+    compare_chain(k, va, vb, vc);
+  }
+}
+
+TEST_CASE("multiply_chain: every cell mode, and a depth of several kernel chunks",
+          "[mxu][fused][chain]") {
+  for (int cm = 0; cm < kCellModes; ++cm)
+    for (const Mode mode : {Mode::dense, Mode::esop}) {
+      ChainCase k;
+      k.s = 4, k.r = 9, k.links = 3, k.cell = static_cast<CellMode>(cm), k.mode = mode;
+      k.accumulate_first = cm % 2 == 0;
+      ValueGen va{std::mt19937_64(cm + 1), 0.3, Values::adversarial},
+          vb{std::mt19937_64(cm + 2), 0.3, Values::adversarial},
+          vc{std::mt19937_64(cm + 3), 0.3, Values::adversarial};
+      compare_chain(k, va, vb, vc);
+    }
+  // 1600 steps: more than one depth chunk of the packed B (C goes through memory between).
+  for (const index_t s : {1, 4})
+    for (const Mode mode : {Mode::dense, Mode::esop})
+      for (const Values kind : {Values::adversarial, Values::nonfinite}) {
+        ChainCase k;
+        k.s = s, k.r = 2 * s + 1, k.links = 1600 / s, k.mode = mode, k.accumulate_first = true;
+        ValueGen va{std::mt19937_64(s), 0.5, kind}, vb{std::mt19937_64(s + 7), 0.5, kind},
+            vc{std::mt19937_64(s + 9), 0.3, kind};
+        compare_chain(k, va, vb, vc);
+      }
+}
+
+TEST_CASE("multiply_chain validates as its first call would, and zero links do nothing",
+          "[mxu][fused][chain]") {
+  const std::vector<double> A(64, 1.0), B(64, 1.0);
+  for (const MxuExecutor e : {MxuExecutor::reference, MxuExecutor::fused}) {
+    std::vector<double> C(16, 5.0);
+    TensorUnit weak(16, 0, true, Mode::esop, CellMode::fp64, e),
+        u(16, 0, false, Mode::esop, CellMode::fp64, e);
+    CHECK_THROWS_AS(weak.multiply_chain(5, A.data(), 8, B.data(), 4, C.data(), 4, 2),
+                    std::invalid_argument);
+    CHECK_THROWS_AS(u.multiply_chain(3, A.data(), 8, B.data(), 4, C.data(), 4, 2),
+                    std::invalid_argument);
+    CHECK(weak.cost().calls == 0);
+    CHECK(u.cost().calls == 0);
+    u.multiply_chain(4, A.data(), 8, B.data(), 4, C.data(), 4, 0);
+    CHECK(u.cost().calls == 0);
+    CHECK(C == std::vector<double>(16, 5.0));
+    // Two links of all-ones 4 x 4: every output is 8 (+ nothing: the first link is fresh).
+    u.multiply_chain(4, A.data(), 8, B.data(), 4, C.data(), 4, 2);
+    CHECK(C == std::vector<double>(16, 8.0));
+    CHECK(u.cost().calls == 2);
+    CHECK(u.cost().macs == 2 * 64);
+  }
 }
 
 TEST_CASE("the executor is chosen by the constructor or set_executor and parsed by name",
