@@ -95,7 +95,8 @@ class Fp64Call {
         x_(x),
         pack_(d_ > s_),
         kc_(pack_ ? std::min(d_, chunk_steps(c.s)) : d_),
-        panels_((s_ + kNR - 1) / kNR) {}
+        panels_((s_ + kNR - 1) / kNR),
+        ahead_(kChainAhead * kMR * c.lda) {}
 
   std::uint64_t run() {
     prepare();
@@ -119,7 +120,7 @@ class Fp64Call {
 
   // The rows of A and C a few blocks ahead. A call's rows are often far apart (a strip of
   // a wide matrix: a page each), and a short row gives the hardware little to go on.
-  static constexpr index_t kAhead = 4, kPrefetchSide = 32;
+  static constexpr index_t kAhead = 4, kPrefetchSide = 32, kChainAhead = 2;
   void prefetch(index_t row0) const {
     for (index_t i = row0; i < std::min(row0 + kMR, c_.r); ++i)
       for (index_t k = 0; k < s_; k += 8) {
@@ -218,6 +219,7 @@ class Fp64Call {
       for (index_t m = 0; m < rows; ++m) {
         unsigned inf_nan = 0;
         counts += kSpread[simd::nonzero8(arow[m] + t0, len, inf_nan)];
+        if (pack_) __builtin_prefetch(arow[m] + t0 + ahead_);
       }
       for (index_t j = 0; counts != 0; ++j, counts >>= 8) {
         const std::uint64_t na = counts & 0xff, nb = x_.nnz_b[d0 + t0 + j];
@@ -263,6 +265,7 @@ class Fp64Call {
   MxuScratch& x_;
   bool pack_;
   index_t kc_, panels_;
+  index_t ahead_;  // a chain: the same steps of A kChainAhead row blocks on
   std::uint64_t macs_ = 0;
 };
 
