@@ -67,6 +67,11 @@ inline unsigned nonzero8(const double* x, index_t len, unsigned& inf_nan) {
 }
 // W = +0 over n elements by non-temporal stores where aligned (no read for ownership of
 // lines nothing reads soon); store_fence() orders them before W is read.
+// c[0] lane j += 1 where x[j] != 0 (NaN counts, -0 does not), j < 8: non-zero counts.
+inline void count_nonzero8(const double* x, Vec* c) {
+  const __mmask8 nz = _mm512_cmp_pd_mask(load(x), zero(), _CMP_NEQ_UQ);
+  c[0] = _mm512_mask_add_pd(c[0], nz, c[0], _mm512_set1_pd(1.0));
+}
 inline void zero_fill(double* p, index_t n) {
   index_t i = 0;
   for (; i < n && (reinterpret_cast<std::uintptr_t>(p + i) & 63) != 0; ++i) p[i] = 0.0;
@@ -166,6 +171,11 @@ inline unsigned nonzero_lanes(Vec v, Mask k, unsigned& inf_nan) {
                       _mm256_movemask_pd(_mm256_cmp_pd(v, _mm256_setzero_pd(), _CMP_NEQ_UQ)));
 }
 
+inline void count_nonzero4(const double* x, Vec& c) {
+  const __m256d nz = _mm256_cmp_pd(load(x), _mm256_setzero_pd(), _CMP_NEQ_UQ);
+  c = _mm256_add_pd(c, _mm256_and_pd(nz, _mm256_set1_pd(1.0)));
+}
+
 #else  // portable: four lanes of std::fma (the compiler may vectorize them)
 
 inline constexpr index_t kLanes = 4;
@@ -215,6 +225,10 @@ inline unsigned nonzero_lanes(Vec v, Mask k, unsigned& inf_nan) {
   return nz;
 }
 
+inline void count_nonzero4(const double* x, Vec& c) {
+  for (int i = 0; i < 4; ++i) c.v[i] += x[i] != 0.0 ? 1.0 : 0.0;
+}
+
 #endif
 
 #if !defined(__AVX512F__)  // the 4-lane sets share what AVX-512 does in one vector
@@ -226,6 +240,11 @@ inline unsigned nonzero8(const double* x, index_t len, unsigned& inf_nan) {
       len > 4 ? nonzero_lanes(len >= 8 ? load(x + 4) : load(k1, x + 4), k1, in_hi) : 0u;
   inf_nan = in_lo | in_hi << 4;
   return lo | hi << 4;
+}
+// c[h] lane j += 1 where x[4 h + j] != 0 (NaN counts, -0 does not): non-zero counts.
+inline void count_nonzero8(const double* x, Vec* c) {
+  count_nonzero4(x, c[0]);
+  count_nonzero4(x + 4, c[1]);
 }
 inline void zero_fill(double* p, index_t n) {
   std::fill(p, p + n, 0.0);

@@ -32,7 +32,6 @@
 #include "mxu/fused_mxu.hpp"
 
 #include <algorithm>
-#include <array>
 #include <bit>
 #include <cmath>
 #include <numeric>
@@ -45,7 +44,6 @@ namespace {
 
 using kernels::kMR;
 using kernels::kNR;
-static_assert(kMR < 256, "esop_steps counts a block's rows in one byte per step");
 
 // Non-zeros of x[0, len) (v != 0: -0 is zero, NaN is not, as is_zero).
 std::uint64_t count_nonzero(const double* x, index_t len) {
@@ -57,16 +55,6 @@ std::uint64_t count_nonzero(const double* x, index_t len) {
   }
   return n;
 }
-
-// kSpread[b]: bit j of b moved to the low bit of byte j.
-constexpr std::array<std::uint64_t, 256> spread_table() {
-  std::array<std::uint64_t, 256> t{};
-  for (unsigned b = 0; b < 256; ++b)
-    for (unsigned j = 0; j < 8; ++j)
-      if ((b >> j) & 1u) t[b] |= std::uint64_t{1} << (8 * j);
-  return t;
-}
-constexpr std::array<std::uint64_t, 256> kSpread = spread_table();
 
 // The reference's updates of one output in order: W from w, t = 0..d-1, skipping zero
 // operands under ESOP, through the cell mode's mac(); then what the cell stores.
@@ -207,24 +195,38 @@ class Fp64Call {
     if (d0 + kc == d_ && updated) fix(base, w, rows);
   }
 
+  // na[j]: the non-zeros of A[., t0 + j] over the block's rows, j < len (<= 8), counted
+  // in vector registers (doubles, exact); a chain prefetches A blocks ahead meanwhile.
+  void count_block(const double* const* arow, index_t rows, index_t t0, index_t len,
+                   double* na) const {
+    if (len < 8) {
+      std::fill(na, na + 8, 0.0);
+      for (index_t m = 0; m < rows; ++m)
+        for (index_t j = 0; j < len; ++j) na[j] += arow[m][t0 + j] != 0.0 ? 1.0 : 0.0;
+      return;
+    }
+    simd::Vec c[8 / simd::kLanes];
+    for (simd::Vec& v : c) v = simd::zero();
+    for (index_t m = 0; m < rows; ++m) {
+      simd::count_nonzero8(arow[m] + t0, c);
+      if (pack_) __builtin_prefetch(arow[m] + t0 + ahead_);
+    }
+    for (index_t k = 0; k < 8 / simd::kLanes; ++k) simd::store(na + k * simd::kLanes, c[k]);
+  }
+
   // ESOP: the block's steps in [d0, d0 + kc) with a non-zero A[i][t] and a non-zero row t
   // of B (listed relative to d0), and the cell updates they do: sum_t nnz(A block column t)
-  // nnz(B row t). Eight steps at a time: each row's non-zero mask (one vector test) is
-  // spread to one byte per step and added, so the eight counts (< 256 rows) sit in a word.
+  // nnz(B row t). Eight steps at a time.
   index_t esop_steps(const double* const* arow, index_t rows, index_t d0, index_t kc) {
     index_t nl = 0;
     for (index_t t0 = 0; t0 < kc; t0 += 8) {
       const index_t len = std::min<index_t>(8, kc - t0);
-      std::uint64_t counts = 0;
-      for (index_t m = 0; m < rows; ++m) {
-        unsigned inf_nan = 0;
-        counts += kSpread[simd::nonzero8(arow[m] + t0, len, inf_nan)];
-        if (pack_) __builtin_prefetch(arow[m] + t0 + ahead_);
-      }
-      for (index_t j = 0; counts != 0; ++j, counts >>= 8) {
-        const std::uint64_t na = counts & 0xff, nb = x_.nnz_b[d0 + t0 + j];
-        if (na == 0 || nb == 0) continue;
-        macs_ += na * nb;
+      double na[8];
+      count_block(arow, rows, t0, len, na);
+      for (index_t j = 0; j < len; ++j) {
+        const std::uint64_t nb = x_.nnz_b[d0 + t0 + j];
+        if (na[j] == 0.0 || nb == 0) continue;
+        macs_ += static_cast<std::uint64_t>(na[j]) * nb;
         x_.list[nl++] = static_cast<std::int32_t>(t0 + j);
       }
     }
