@@ -103,7 +103,7 @@ class Fp64Call {
   // Steps per chunk: the packed panels of a chunk take about 192 KiB (half of L2).
   static index_t chunk_steps(index_t s) {
     const index_t width = (s + kNR - 1) / kNR * kNR;
-    return std::max<index_t>(8, (192 * 1024 / 8) / width);
+    return std::max<index_t>(8, (64 * 1024 / 8) / width);
   }
 
   // The rows of A and C a few blocks ahead. A call's rows are often far apart (a strip of

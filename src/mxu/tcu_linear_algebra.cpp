@@ -444,15 +444,20 @@ std::vector<double> tcu_matmul_dense(TensorUnit& u, const std::vector<double>& A
   const index_t s = u.side(), S = round_up(side, s);
   // Padding: sides that are not a multiple of s = sqrt(m) are padded with zero rows and
   // columns to S = ceil(side / s) s; the model time is then that of the S x S product.
-  const Mat Ap = pad_square(A, side, S), Bp = pad_square(B, side, S);
   Mat Cp(sz(S * S), 0.0);
-  unit_gemm(u, S, S, S, Ap.data(), S, Bp.data(), S, Cp.data(), S, false);
+  if (S == side) {  // no padding: the inputs as they are (no copies)
+    unit_gemm(u, S, S, S, A.data(), S, B.data(), S, Cp.data(), S, false);
+  } else {
+    const Mat Ap = pad_square(A, side, S), Bp = pad_square(B, side, S);
+    unit_gemm(u, S, S, S, Ap.data(), S, Bp.data(), S, Cp.data(), S, false);
+  }
   if (details) {
     (*details)["padded_side"] = S;
     (*details)["padding"] = S == side ? "none" : "zero rows/columns up to a multiple of sqrt(m)";
     (*details)["strips"] = S / s;
     (*details)["blocks_of_B"] = (S / s) * (S / s);
   }
+  if (S == side) return Cp;
   return unpad_square(Cp, S, side);
 }
 
