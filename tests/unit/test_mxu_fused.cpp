@@ -396,12 +396,13 @@ TEST_CASE("multiply_chain: every cell mode, and a depth of several kernel chunks
           vc{std::mt19937_64(cm + 3), 0.3, Values::adversarial};
       compare_chain(k, va, vb, vc);
     }
-  // 1600 steps: more than one depth chunk of the packed B (C goes through memory between).
+  // 6400 steps: more than one depth chunk of the packed B (at most 6144 steps of a side
+  // of 1 or 4 on any instruction set), so C goes through memory between chunks.
   for (const index_t s : {1, 4})
     for (const Mode mode : {Mode::dense, Mode::esop})
       for (const Values kind : {Values::adversarial, Values::nonfinite}) {
         ChainCase k;
-        k.s = s, k.r = 2 * s + 1, k.links = 1600 / s, k.mode = mode, k.accumulate_first = true;
+        k.s = s, k.r = 2 * s + 1, k.links = 6400 / s, k.mode = mode, k.accumulate_first = true;
         ValueGen va{std::mt19937_64(s), 0.5, kind}, vb{std::mt19937_64(s + 7), 0.5, kind},
             vc{std::mt19937_64(s + 9), 0.3, kind};
         compare_chain(k, va, vb, vc);
