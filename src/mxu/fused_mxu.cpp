@@ -134,8 +134,9 @@ class Fp64Call {
     }
     x_.list.resize(static_cast<size_t>(kc_));
     if (esop_) {
-      x_.nnz_b.resize(static_cast<size_t>(d_));
-      for (index_t t = 0; t < d_; ++t) x_.nnz_b[t] = count_nonzero(c_.B + t * c_.ldb, s_);
+      x_.nnz_bd.resize(static_cast<size_t>(d_));
+      for (index_t t = 0; t < d_; ++t)
+        x_.nnz_bd[t] = static_cast<double>(count_nonzero(c_.B + t * c_.ldb, s_));
     }
     if (c_.accumulate) x_.w.resize(static_cast<size_t>((pack_ ? c_.r : kMR) * s_));
   }
@@ -196,40 +197,55 @@ class Fp64Call {
     if (d0 + kc == d_ && updated) fix(base, w, rows);
   }
 
-  // na[j]: the non-zeros of A[., t0 + j] over the block's rows, j < len (<= 8), counted
-  // in vector registers (doubles, exact); a chain prefetches A blocks ahead meanwhile.
-  void count_block(const double* const* arow, index_t rows, index_t t0, index_t len,
-                   double* na) const {
-    if (len < 8) {
-      std::fill(na, na + 8, 0.0);
-      for (index_t m = 0; m < rows; ++m)
-        for (index_t j = 0; j < len; ++j) na[j] += arow[m][t0 + j] != 0.0 ? 1.0 : 0.0;
-      return;
-    }
-    simd::Vec c[8 / simd::kLanes];
-    for (simd::Vec& v : c) v = simd::zero();
+  static constexpr index_t kV = 8 / simd::kLanes;  // vectors of eight steps
+
+  // c: the non-zeros of A[., t0 .. t0 + 7] over the block's rows, in vector registers
+  // (doubles, exact); a chain prefetches A blocks ahead meanwhile.
+  void count_rows(const double* const* arow, index_t rows, index_t t0, simd::Vec* c) const {
+    for (index_t k = 0; k < kV; ++k) c[k] = simd::zero();
     for (index_t m = 0; m < rows; ++m) {
       simd::count_nonzero8(arow[m] + t0, c);
       if (pack_) __builtin_prefetch(arow[m] + t0 + ahead_);
     }
-    for (index_t k = 0; k < 8 / simd::kLanes; ++k) simd::store(na + k * simd::kLanes, c[k]);
   }
 
   // ESOP: the block's steps in [d0, d0 + kc) with a non-zero A[i][t] and a non-zero row t
   // of B (listed relative to d0), and the cell updates they do: sum_t nnz(A block column t)
-  // nnz(B row t). Eight steps at a time.
+  // nnz(B row t). Eight steps at a time in vectors: the products of the counts (small
+  // integers, exact in doubles) give both the MACs and the steps that run.
   index_t esop_steps(const double* const* arow, index_t rows, index_t d0, index_t kc) {
-    index_t nl = 0;
-    for (index_t t0 = 0; t0 < kc; t0 += 8) {
-      const index_t len = std::min<index_t>(8, kc - t0);
-      double na[8];
-      count_block(arow, rows, t0, len, na);
-      for (index_t j = 0; j < len; ++j) {
-        const std::uint64_t nb = x_.nnz_b[d0 + t0 + j];
-        if (na[j] == 0.0 || nb == 0) continue;
-        macs_ += static_cast<std::uint64_t>(na[j]) * nb;
-        x_.list[nl++] = static_cast<std::int32_t>(t0 + j);
+    const double* nbd = x_.nnz_bd.data() + d0;
+    simd::Vec macc[kV], c[kV];
+    for (simd::Vec& v : macc) v = simd::zero();
+    index_t nl = 0, t0 = 0;
+    for (; t0 + 8 <= kc; t0 += 8) {
+      count_rows(arow, rows, t0, c);
+      double prod[8];
+      for (index_t k = 0; k < kV; ++k) {
+        const simd::Vec nb = simd::load(nbd + t0 + k * simd::kLanes);
+        simd::store(prod + k * simd::kLanes, simd::fma(c[k], nb, simd::zero()));
+        macc[k] = simd::fma(c[k], nb, macc[k]);
       }
+      unsigned inf_nan = 0;
+      unsigned live = simd::nonzero8(prod, 8, inf_nan);
+      if (live == 0xffu) {
+        for (int j = 0; j < 8; ++j) x_.list[nl + j] = static_cast<std::int32_t>(t0 + j);
+        nl += 8;
+      } else {
+        for (; live != 0; live &= live - 1)
+          x_.list[nl++] = static_cast<std::int32_t>(t0 + std::countr_zero(live));
+      }
+    }
+    double sum[8];
+    for (index_t k = 0; k < kV; ++k) simd::store(sum + k * simd::kLanes, macc[k]);
+    for (const double v : sum) macs_ += static_cast<std::uint64_t>(v);
+    for (; t0 < kc; ++t0) {  // the last few steps one at a time
+      std::uint64_t na = 0;
+      for (index_t m = 0; m < rows; ++m) na += arow[m][t0] != 0.0 ? 1 : 0;
+      const auto nb = static_cast<std::uint64_t>(nbd[t0]);
+      if (na == 0 || nb == 0) continue;
+      macs_ += na * nb;
+      x_.list[nl++] = static_cast<std::int32_t>(t0);
     }
     return nl;
   }

@@ -48,6 +48,7 @@ struct MxuScratch {
   std::vector<char> ran;                // a chain: row blocks the kernel updated
   std::vector<std::int32_t> all, list;  // every step; the steps a row block runs
   std::vector<std::uint64_t> nnz_b;     // ESOP: non-zeros of row t of B
+  std::vector<double> nnz_bd;           // the same as doubles (the fp64 path's vector counts)
   std::vector<double> w;  // W0 of an accumulating row block; the scalar path's W registers
 };
 
