@@ -55,6 +55,7 @@ class TensorUnit {
 
   const TcuCost& cost() const { return cost_; }
   void reset() { cost_ = {}; }
+  void start_work_unit() {}  // a work unit begins (conv: a group's C_O tile)
 
  private:
   std::int64_t m_, l_;
