@@ -306,9 +306,10 @@ std::vector<nlohmann::json> run_sweep_points(const TcuConfig& cfg, const TcuAlgo
     if (failure && first == first_failure) std::rethrow_exception(failure);
   });
   std::vector<nlohmann::json> results(rank == 0 ? points.size() : 0);
-  for (const std::string& part : mpi::gather_strings(comm, mine.dump(), 0))
-    for (auto& [k, r] : nlohmann::json::parse(part).items())
-      results[static_cast<size_t>(std::stoull(k))] = std::move(r);
+  for (const std::string& part : mpi::gather_strings(comm, mine.dump(), 0)) {
+    nlohmann::json theirs = nlohmann::json::parse(part);
+    for (auto& [k, r] : theirs.items()) results[static_cast<size_t>(std::stoull(k))] = std::move(r);
+  }
   return results;
 }
 
