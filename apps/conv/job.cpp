@@ -137,7 +137,8 @@ const char* const kDefinitions[][2] = {
     {"energy_pj", "macs x mac_pj + cell_steps x S^2 x static_pj_per_cell_step"},
     {"padding_bytes", "explicit: zeros added to the lowered, filter and output matrices"},
     {"peak_extra_bytes",
-     "most working memory alive at once besides IFMap, weights and output (measured)"},
+     "most working memory alive at once besides IFMap, weights and output (measured; the "
+     "implicit method's per-unit packed right tiles are its weights in tap order)"},
     {"packed_taps", "filter taps per call (implicit multi-tile: min(S / C_I, W_F))"},
     {"max_rel_error", "max |y - y_direct| / max |y_direct|"}};
 

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "apps/conv/distributed.hpp"
 #include "conv/conv.hpp"
 #include "conv/conv_layer.hpp"
 #include "support/catch.hpp"
@@ -17,7 +18,6 @@ namespace {
 ConvLayer make(index_t N, index_t CI, index_t HI, index_t WI, index_t CO, index_t HF, index_t WF,
                index_t stride, index_t pad, index_t dil = 1, index_t groups = 1) {
   ConvLayer l;
-  l.name = "t";
   l.N = N, l.C_I = CI, l.H_I = HI, l.W_I = WI, l.C_O = CO, l.H_F = HF, l.W_F = WF;
   l.stride = stride, l.pad = pad, l.dilation = dil, l.groups = groups;
   validate_layer(l, "test");
@@ -228,4 +228,50 @@ TEST_CASE("work units: columns, block placement and range checks", "[conv][units
   CHECK_THROWS_AS(explicit_conv_units(l, x, w, unit, 3, 2), std::invalid_argument);
   CHECK(implicit_conv_units(l, x, w, unit, 2, 2).output.empty());
   CHECK(unit.cost().calls == 0);
+}
+
+TEST_CASE("the split over ranks: contiguous, every unit once, shares within one unit's cost",
+          "[conv][units]") {
+  const std::vector<ConvLayer> layers = {make(1, 3, 32, 32, 64, 3, 3, 1, 1),
+                                         make(1, 64, 16, 16, 128, 3, 3, 1, 1, 1, 2),
+                                         make(2, 16, 8, 8, 8, 1, 1, 1, 0)};
+  const index_t S = 16;
+  for (const int K : {1, 2, 3, 5, 40}) {
+    INFO(K << " ranks");
+    const auto split = split_conv_work(layers, S, true, true, K);
+    REQUIRE(split.size() == static_cast<size_t>(K));
+    // Concatenated in rank order, the parts walk the items in order without a gap.
+    size_t layer = 0;
+    bool is_explicit = true;
+    index_t next = 0;
+    std::vector<std::uint64_t> cost(static_cast<size_t>(K), 0);
+    std::uint64_t total = 0, largest = 0;
+    for (int r = 0; r < K; ++r)
+      for (const ConvPart& p : split[static_cast<size_t>(r)]) {
+        if (next == conv_work_units(layers[layer], S)) {  // the previous item is complete
+          if (is_explicit) {
+            is_explicit = false;
+          } else {
+            is_explicit = true;
+            ++layer;
+          }
+          next = 0;
+        }
+        CHECK(p.layer == layer);
+        CHECK(p.is_explicit == is_explicit);
+        CHECK(p.u0 == next);
+        CHECK(p.u1 > p.u0);
+        next = p.u1;
+        const std::uint64_t c = conv_unit_dense_macs(layers[p.layer], S, p.is_explicit);
+        cost[static_cast<size_t>(r)] += c * static_cast<std::uint64_t>(p.u1 - p.u0);
+        largest = std::max(largest, c);
+      }
+    CHECK(layer == layers.size() - 1);
+    CHECK(!is_explicit);
+    CHECK(next == conv_work_units(layers.back(), S));
+    for (const std::uint64_t c : cost) total += c;
+    for (const std::uint64_t c : cost)
+      if (K <= 5)
+        CHECK(c * static_cast<std::uint64_t>(K) <= total + static_cast<std::uint64_t>(K) * largest);
+  }
 }
