@@ -2,9 +2,10 @@
 # triada-conv and triada-tcu under mpirun: the same report at 1, 2, 3 and 5 ranks (every
 # key but the wall times and config.ranks, compared exactly by Python), for a multi-layer
 # network with groups, batch 2, a layer with fewer work units than ranks, both methods and
-# the direct check; a tcu sweep and a single tcu run. Errors agreed by the ranks: a bad
-# --input, a layer too big for memory and a failing sweep point each give one
-# "<app>: error:" line and the serial exit code, and no rank hangs (run_np's timeout).
+# the direct check, HDF5 operands read by every rank; a tcu sweep and a single tcu run.
+# Errors agreed by the ranks: a bad --input, a layer too big for memory and a failing
+# sweep point each give one "<app>: error:" line and the serial exit code, and no rank
+# hangs (run_np's timeout).
 # Run by ctest (label cli); ends with "N passed, M failed".
 set -euo pipefail
 
@@ -85,6 +86,25 @@ check "single-unit layer np 1 exits 0" test "$rc" -eq 0
 run_np 3 "$CONV" --layer 2,5,7,6,6,3,2,2,1 --mxu 8 --report s3.json
 check "single-unit layer np 3 exits 0" test "$rc" -eq 0
 check "single-unit layer: same report at np 1 and 3" "$PYTHON" same.py s1.json s3.json
+
+echo "-- triada-conv: HDF5 --input and --weights read by every rank, np 1 and 3"
+"$PYTHON" - <<'EOF'
+import h5py, numpy as np
+rng = np.random.default_rng(5)
+with h5py.File('in.h5', 'w') as f:
+    f['x'] = rng.standard_normal((2, 24, 6, 7))
+with h5py.File('w.h5', 'w') as f:
+    f['w'] = rng.standard_normal((36, 12, 3, 3))
+EOF
+for np in 1 3; do
+  run_np "$np" "$CONV" --layer 2,24,6,7,36,3,3,1,1,1,2 --mxu 4 --input in.h5 --weights w.h5 \
+    --report "h$np.json"
+  check "hdf5 operands np $np exits 0" test "$rc" -eq 0
+done
+check "hdf5 operands: same report at np 1 and 3, verified" "$PYTHON" -c "
+import json, subprocess, sys
+assert json.load(open('h3.json'))['layers'][0]['verified'] is True
+sys.exit(subprocess.call([sys.executable, 'same.py', 'h1.json', 'h3.json']))"
 
 echo "-- triada-tcu: a sweep at 1 2 3 5 ranks, a single run at 1 and 3"
 reports=()
