@@ -12,8 +12,8 @@
 # - Process start-up. Every app run and test rank is an MPI process, and each spent 0.4 s
 #   starting: probing for psm/psm2 networks (there are none; Open MPI then takes pml ob1)
 #   and, for a program started without mpirun, an orted daemon. The tests' environment
-#   (TRIADA_TEST_MPI_ENV, tests/CMakeLists.txt) names pml ob1 and isolated singletons:
-#   the CLI tests of the first pass took 265 s -> 208 s, those of this one a third less.
+#   (TRIADA_TEST_MPI_ENV, tests/CMakeLists.txt) names pml ob1 (isolated singletons would
+#   save the daemon too, but they share a session directory and collide under ctest -j).
 # - Catch2 v2 is one header; its implementation was compiled twice per build (93 CPU s
 #   each under ASan). The unit tests link the package's compiled main, the MPI tests'
 #   own main compiles it at -O0; Catch2's header is precompiled for the test sources; the

@@ -50,6 +50,8 @@ struct BenchConfig {
   // fp64 run of the same inputs (doc/precision.md).
   bool accuracy = false;
   std::string mesh;  // --mesh: INI whose [energy] keys give the per-mode MAC energies
+  // --mxu: instead, time the planar MXU's fused executor against dgemm (mxu.cpp).
+  bool mxu = false;
 };
 
 // Parses the command line. Returns nothing after writing --help to `help`; throws
@@ -181,6 +183,8 @@ void write_json(const std::string& path, const json& j, bool force);
 
 // accuracy.cpp: --accuracy, collective over `world`.
 int run_accuracy(const BenchConfig& cfg, MPI_Comm world);
+// mxu.cpp: --mxu, collective over `world` (rank 0 times).
+int run_mxu(const BenchConfig& cfg, MPI_Comm world);
 
 }  // namespace bench
 }  // namespace triada

@@ -347,6 +347,7 @@ int run_bench(int argc, char** argv) {
     if (rank == 0) prepare_json_path(cfg.json, cfg.force);
   });
   if (cfg.accuracy) return run_accuracy(cfg, world);
+  if (cfg.mxu) return run_mxu(cfg, world);
   TimingRun t(cfg, world);
   t.rank = rank;
   t.size = size;

@@ -126,6 +126,12 @@ std::optional<BenchConfig> parse_bench_options(int argc, char** argv, std::ostre
      "run of the same inputs, cycles and MAC energy per mode (size 32 unless --sizes; "
      "--sparsity, --variants, --reps, --transform are not used; JSON default "
      "bench/results/accuracy-<host>-<date>-np<ranks>.json)").c_str())
+    ("mxu", "instead of the 3-mode product: time the planar MXU's fused executor (fp64, "
+     "ESOP on, rank 0, one thread) against OpenBLAS dgemm on the same matrices: the GEMM of "
+     "the 1x256x56x56 -> 256 3x3 pad 1 layer as the explicit method issues it (3136x2304 by "
+     "2304x256) at S = 16 and 128, and the TCU matmul of side 2048 on m = 256; with --quick "
+     "a 1x32x10x10 -> 32 layer at S = 4 and 16 and side 128 (JSON default "
+     "bench/results/mxu-<host>-<date>.json)")
     ("mesh", po::value(&mesh)->value_name("FILE"),
      "--accuracy: mesh config whose [energy] mac_pj / mac_pj_<mode> keys give the MAC "
      "energies (default: the built-in defaults, which meshcfg/default.ini writes out)");
@@ -145,6 +151,8 @@ std::optional<BenchConfig> parse_bench_options(int argc, char** argv, std::ostre
   BenchConfig c;
   c.quick = vm.count("quick") > 0;
   c.accuracy = vm.count("accuracy") > 0;
+  c.mxu = vm.count("mxu") > 0;
+  if (c.mxu && c.accuracy) throw config_error("--mxu and --accuracy: choose one");
   c.mesh = mesh;
   if (vm.count("mesh") && mesh.empty()) throw config_error("--mesh: empty file name");
   if (!mesh.empty()) parse_mesh_file(mesh);  // a bad file fails up front, naming itself
@@ -178,6 +186,8 @@ std::optional<BenchConfig> parse_bench_options(int argc, char** argv, std::ostre
   if (c.accuracy && !vm.count("json"))
     c.json = "bench/results/accuracy-" + host_name() + "-" + today() + "-np" +
              std::to_string(world_size) + ".json";
+  if (c.mxu && !vm.count("json"))
+    c.json = "bench/results/mxu-" + host_name() + "-" + today() + ".json";
   if (c.json.empty()) throw config_error("--json: empty file name");
   c.force = vm.count("force") > 0;
   return c;

@@ -35,6 +35,8 @@ int checking_rank(const std::vector<std::vector<ConvPart>>& split, std::size_t l
   return 0;
 }
 
+constexpr std::size_t kMemoryCounters = 8;  // MemoryCost's fields, in declaration order
+
 int block_tag(std::size_t layer, bool is_explicit) {
   return static_cast<int>((2 * layer + (is_explicit ? 0 : 1)) % 32768);  // MPI_TAG_UB >= 32767
 }
@@ -82,15 +84,20 @@ std::vector<double> run_part(RankRun& run, const ConvPart& p, const std::vector<
                              const std::vector<double>& w) {
   const ConvLayer& l = run.layers[p.layer];
   const ConvConfig& cfg = run.cfg;
-  TensorUnit unit(cfg.mxu * cfg.mxu, cfg.latency, false, Mode::esop, cfg.cell_mode);
+  TensorUnit unit(cfg.mxu * cfg.mxu, cfg.latency, false, Mode::esop, cfg.cell_mode, cfg.executor);
+  MemorySide memory(cfg.memory, cfg.mxu);
+  unit.set_memory(&memory);
   const auto t0 = std::chrono::steady_clock::now();
   // Out of memory is the user's layer being too large (one rank alone: the run aborts).
   ConvResult r = out_of_memory_is_input_error(l.name + " (" + l.shape_string() + ")", [&] {
     return p.is_explicit ? explicit_conv_units(l, x, w, unit, p.u0, p.u1)
                          : implicit_conv_units(l, x, w, unit, p.u0, p.u1);
   });
+  // The lowering pass reads the IFMap and writes the lowered matrix, once per layer.
+  if (p.is_explicit && p.u0 == 0) memory.on_host_pass(l.ifmap_elements(), l.lowered_bytes() / 8);
   MethodOutcome& m = p.is_explicit ? run.out[p.layer].ex : run.out[p.layer].im;
   m.stats = r.stats;
+  m.memory = memory.cost();
   m.wall_seconds = seconds_since(t0);
   return std::move(r.output);
 }
@@ -170,6 +177,9 @@ void reduce_outcomes(std::vector<LayerOutcome>& out, const ConvConfig& cfg, MPI_
     for (MethodOutcome* m : {&o.ex, &o.im}) {
       const std::vector<u64> c = summed_counters(m->stats);
       sums.insert(sums.end(), c.begin(), c.end());
+      const MemoryCost& d = m->memory;
+      sums.insert(sums.end(), {d.sram_reads, d.sram_writes, d.dram_read_bytes, d.dram_write_bytes,
+                               d.tile_loads, d.tile_hits, d.dram_cycles, d.stall_cycles});
       peaks.push_back(m->stats.peak_extra_bytes);
       maxima.push_back(m->wall_seconds);
       maxima.push_back(m->max_rel_error ? *m->max_rel_error : -1.0);
@@ -178,13 +188,15 @@ void reduce_outcomes(std::vector<LayerOutcome>& out, const ConvConfig& cfg, MPI_
   mpi::allreduce_in_place(comm, std::span<u64>(sums), mpi::Op::sum);
   mpi::allreduce_in_place(comm, std::span<u64>(peaks), mpi::Op::max);
   mpi::allreduce_in_place(comm, std::span<double>(maxima), mpi::Op::max);
-  const std::size_t n = summed_counters(ConvStats{}).size();
+  const std::size_t n = summed_counters(ConvStats{}).size() + kMemoryCounters;
   for (std::size_t k = 0; k < 2 * out.size(); ++k) {
     LayerOutcome& o = out[k / 2];
     MethodOutcome& m = k % 2 == 0 ? o.ex : o.im;
     m.ran = k % 2 == 0 ? cfg.run_explicit : cfg.run_implicit;
-    set_summed_counters(m.stats, std::vector<u64>(sums.begin() + static_cast<long>(k * n),
-                                                  sums.begin() + static_cast<long>((k + 1) * n)));
+    const u64* first = sums.data() + k * n;
+    const u64* d = first + (n - kMemoryCounters);
+    set_summed_counters(m.stats, std::vector<u64>(first, d));
+    m.memory = {d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7]};
     m.stats.peak_extra_bytes = peaks[k];
     m.wall_seconds = maxima[2 * k];
     m.max_rel_error.reset();

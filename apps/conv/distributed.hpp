@@ -17,6 +17,7 @@
 #include "apps/conv/options.hpp"
 #include "conv/conv.hpp"
 #include "conv/conv_layer.hpp"
+#include "mxu/memory_side.hpp"
 
 namespace triada {
 
@@ -38,6 +39,7 @@ std::vector<std::vector<ConvPart>> split_conv_work(const std::vector<ConvLayer>&
 struct MethodOutcome {
   bool ran = false;
   ConvStats stats;
+  MemoryCost memory;                    // the memory side's counters, cold at each work unit
   double wall_seconds = 0;              // the slowest rank's time on its units
   std::optional<double> max_rel_error;  // when the layer was checked
 };

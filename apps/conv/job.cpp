@@ -12,6 +12,7 @@
 #include <ostream>
 #include <sstream>
 
+#include "apps/conv/csv_report.hpp"
 #include "config/options.hpp"
 #include "core/checked.hpp"
 #include "core/error.hpp"
@@ -21,6 +22,7 @@
 #include "io/output_files.hpp"
 #include "io/tensor_io.hpp"
 #include "mesh/mpi.hpp"
+#include "mxu/memory_side.hpp"
 #include "mxu/tensor_unit.hpp"
 #include "report/report.hpp"
 
@@ -81,10 +83,10 @@ std::string megabytes(double bytes) {
   return fixed(bytes / 1e6, 2);
 }
 
-// The report target, checked before any work (io/output_files.hpp): not an existing file
-// without --force, not one of the run's inputs.
-TextOutput report_file(const ConvConfig& cfg) {
-  if (cfg.report.empty()) return {};
+// An output (--report or --csv), checked before any work (io/output_files.hpp): not an
+// existing file without --force, not one of the run's inputs nor the other output.
+TextOutput output_file(const ConvConfig& cfg, const std::string& path) {
+  if (path.empty()) return {};
   const auto file_of = [](const std::string& spec) {
     return spec.empty() ? spec : parse_dataset_ref(spec).file;
   };
@@ -92,8 +94,9 @@ TextOutput report_file(const ConvConfig& cfg) {
                   {file_of(cfg.input), "--input", false},
                   {file_of(cfg.weights), "--weights", false},
                   {cfg.mesh, "--mesh", false},
-                  {cfg.report, "--report", true}});
-  return TextOutput(cfg.report, cfg.force);
+                  {cfg.report, "--report", true},
+                  {cfg.csv, "--csv", true}});
+  return TextOutput(path, cfg.force);
 }
 
 nlohmann::json stats_json(const ConvStats& s, const ConvEnergy& e) {
@@ -114,6 +117,24 @@ nlohmann::json stats_json(const ConvStats& s, const ConvEnergy& e) {
           {"padding_bytes", s.padding_bytes},
           {"peak_extra_bytes", s.peak_extra_bytes},
           {"packed_taps", s.packed_taps}};
+}
+
+// The memory side's counters (mxu/memory_side.hpp), in the report's order.
+constexpr const char* kMemoryKeys[] = {"sram_reads",       "sram_writes", "dram_read_bytes",
+                                       "dram_write_bytes", "tile_loads",  "tile_hits",
+                                       "dram_cycles",      "stall_cycles"};
+
+void add_memory_json(nlohmann::json& m, const MemoryCost& c) {
+  const std::uint64_t values[] = {c.sram_reads,       c.sram_writes, c.dram_read_bytes,
+                                  c.dram_write_bytes, c.tile_loads,  c.tile_hits,
+                                  c.dram_cycles,      c.stall_cycles};
+  for (size_t i = 0; i < std::size(kMemoryKeys); ++i) m[kMemoryKeys[i]] = values[i];
+}
+
+// Stall cycles over the unit's time (its cycles plus the stalls); 0 without either.
+double stall_fraction(const nlohmann::json& m) {
+  const double stall = m["stall_cycles"].get<double>(), busy = m["cycles"].get<double>();
+  return stall + busy > 0 ? stall / (stall + busy) : 0.0;
 }
 
 const char* const kDefinitions[][2] = {
@@ -140,7 +161,28 @@ const char* const kDefinitions[][2] = {
      "most working memory alive at once besides IFMap, weights and output (measured; the "
      "implicit method's per-unit packed right tiles are its weights in tap order)"},
     {"packed_taps", "filter taps per call (implicit multi-tile: min(S / C_I, W_F))"},
-    {"max_rel_error", "max |y - y_direct| / max |y_direct|"}};
+    {"max_rel_error", "max |y - y_direct| / max |y_direct|"},
+    {"sram_reads",
+     "words read from the MXU buffer: per call the left rows (r S), the right tile (S^2), the "
+     "results drained (r S) and, accumulating, the partial sums (r S)"},
+    {"sram_writes",
+     "words written into the MXU buffer: per call the left rows (r S), the results (r S), the "
+     "right tile when loaded (S^2) and, accumulating, the partial sums (r S)"},
+    {"dram_read_bytes",
+     "bytes from host memory: per call the left rows, the right tile unless resident and, "
+     "accumulating, the partial sums; explicit also the lowering pass's IFMap read"},
+    {"dram_write_bytes",
+     "bytes to host memory: per call the results; explicit also the lowered matrix written by "
+     "the lowering pass"},
+    {"tile_loads", "right tiles loaded into the buffer (no resident tile equal word for word)"},
+    {"tile_hits",
+     "calls whose right tile was resident (LRU over the buffer beyond 4 S^2 "
+     "staging words)"},
+    {"dram_cycles", "ceil(DRAM bytes / (dram_gbps / clock_ghz)) per call and per lowering pass"},
+    {"stall_cycles",
+     "cycles the unit waits for DRAM: per call max(0, DRAM cycles - the call's cycles) "
+     "(transfers overlap compute, double-buffered); explicit also the whole lowering pass"},
+    {"stall_fraction", "stall_cycles / (cycles + stall_cycles)"}};
 
 // ---------------------------------------------------------------------------------------
 // The table
@@ -151,7 +193,8 @@ void print_header(std::ostream& out) {
       << "lowered MB" << std::setw(7) << "ratio"
       << "  " << std::left << std::setw(9) << "method" << std::right << std::setw(9) << "calls"
       << std::setw(11) << "cell steps" << std::setw(7) << "util" << std::setw(9) << "eff.util"
-      << std::setw(11) << "energy uJ" << std::setw(10) << "extra MB"
+      << std::setw(11) << "energy uJ" << std::setw(10) << "extra MB" << std::setw(10) << "DRAM MB"
+      << std::setw(8) << "stall %"
       << "  " << std::left << "check" << std::right << "\n";
 }
 
@@ -161,7 +204,9 @@ void print_method_row(std::ostream& out, const nlohmann::json& m, const std::str
       << std::setw(7) << fixed(m["utilisation"].get<double>(), 3) << std::setw(9)
       << fixed(m["effective_utilisation"].get<double>(), 3) << std::setw(11)
       << fixed(m["energy_pj"].get<double>() / 1e6, 1) << std::setw(10)
-      << fixed(m["peak_extra_bytes"].get<double>() / 1e6, 3);
+      << fixed(m["peak_extra_bytes"].get<double>() / 1e6, 3) << std::setw(10)
+      << megabytes(m["dram_read_bytes"].get<double>() + m["dram_write_bytes"].get<double>())
+      << std::setw(8) << fixed(100.0 * stall_fraction(m), 1);
 }
 
 std::string check_text(const nlohmann::json& m) {
@@ -198,6 +243,7 @@ struct MethodTotal {
   std::uint64_t calls = 0, rows = 0, cell_steps = 0, cycles = 0, tensor_time = 0, lowering_time = 0,
                 macs = 0, macs_dense = 0, useful_macs = 0, padding_bytes = 0, peak_extra_bytes = 0;
   double energy_pj = 0;
+  nlohmann::json memory = nlohmann::json::object();  // kMemoryKeys summed
   bool any = false;
   void add(const nlohmann::json& m) {
     any = true;
@@ -213,10 +259,12 @@ struct MethodTotal {
     padding_bytes += m["padding_bytes"].get<std::uint64_t>();
     peak_extra_bytes = std::max(peak_extra_bytes, m["peak_extra_bytes"].get<std::uint64_t>());
     energy_pj += m["energy_pj"].get<double>();
+    for (const char* k : kMemoryKeys)
+      memory[k] = memory.value(k, std::uint64_t{0}) + m[k].get<std::uint64_t>();
   }
   nlohmann::json json(index_t side) const {
     const double model = static_cast<double>(tensor_time + lowering_time);
-    return {
+    nlohmann::json t = {
         {"calls", calls},
         {"rows", rows},
         {"cell_steps", cell_steps},
@@ -232,6 +280,9 @@ struct MethodTotal {
         {"energy_pj", energy_pj},
         {"padding_bytes", padding_bytes},
         {"peak_extra_bytes", peak_extra_bytes}};
+    t.update(memory);
+    t["stall_fraction"] = stall_fraction(t);
+    return t;
   }
 };
 
@@ -253,6 +304,8 @@ nlohmann::json conv_layer_json(const ConvLayer& l, const LayerOutcome& o, const 
                                const ConvEnergy& energy) {
   nlohmann::json L;
   L["name"] = l.name;
+  L["kind"] = l.kind();  // "gemm": a SCALE-Sim GEMM row, run as a 1x1 convolution
+  if (l.gemm) L["gemm"] = {{"M", l.gemm->M}, {"N", l.gemm->N}, {"K", l.gemm->K}};
   L["shape"] = l.shape_string();
   for (const auto& [k, v] : {std::pair<const char*, index_t>{"N", l.N},
                              {"C_I", l.C_I},
@@ -282,6 +335,8 @@ nlohmann::json conv_layer_json(const ConvLayer& l, const LayerOutcome& o, const 
   for (const MethodOutcome* mo : {&o.ex, &o.im}) {
     if (!mo->ran) continue;
     nlohmann::json m = stats_json(mo->stats, energy);
+    add_memory_json(m, mo->memory);
+    m["stall_fraction"] = stall_fraction(m);
     m["wall_seconds"] = mo->wall_seconds;
     m["max_rel_error"] = nullptr;
     m["verified"] = nullptr;
@@ -380,6 +435,7 @@ nlohmann::json report_head(const ConvConfig& cfg, const ConvEnergy& energy,
                       {"latency", cfg.latency},
                       {"cell_mode", to_string(cfg.cell_mode)},
                       {"substeps", substeps(cfg.cell_mode)},
+                      {"executor", to_string(cfg.executor)},
                       {"seed", cfg.seed},
                       {"input", cfg.input},
                       {"weights", cfg.weights},
@@ -390,6 +446,12 @@ nlohmann::json report_head(const ConvConfig& cfg, const ConvEnergy& energy,
                        {{"mac_pj", energy.mac_pj},
                         {"static_pj_per_cell_step", energy.static_pj_per_cell_step},
                         {"mesh", cfg.mesh}}},
+                      {"memory",
+                       {{"sram_kib", cfg.memory.sram_kib},
+                        {"word_bits", cfg.memory.word_bits},
+                        {"dram_gbps", cfg.memory.dram_gbps.value()},
+                        {"clock_ghz", cfg.memory.clock_ghz.value()},
+                        {"right_tiles_resident", MemorySide(cfg.memory, S).tile_capacity()}}},
                       {"layers_listed", listed}};
   if (cfg.run_explicit) report["config"]["methods"].push_back("explicit");
   if (cfg.run_implicit) report["config"]["methods"].push_back("implicit");
@@ -448,7 +510,8 @@ struct ConvTotals {
 void print_totals(const ConvConfig& cfg, const ConvTotals& c, const nlohmann::json& total,
                   size_t layers, double wall, std::ostream& out) {
   const index_t S = cfg.mxu;
-  out << std::string(4 + 24 + 32 + 8 + 10 + 12 + 7 + 2 + 9 + 9 + 11 + 7 + 9 + 11 + 10 + 8, '-')
+  out << std::string(4 + 24 + 32 + 8 + 10 + 12 + 7 + 2 + 9 + 9 + 11 + 7 + 9 + 11 + 10 + 10 + 8 + 8,
+                     '-')
       << "\n";
   bool first = true;
   for (const auto& [name, t] :
@@ -478,14 +541,17 @@ void print_totals(const ConvConfig& cfg, const ConvTotals& c, const nlohmann::js
 
 int run_conv_job(const ConvConfig& cfg, MPI_Comm comm, std::ostream& out) {
   const bool root = mpi::rank(comm) == 0;
-  TextOutput report_out;
+  TextOutput report_out, csv_out;
   std::string source;
   size_t listed = 0;
   std::vector<ConvLayer> layers;
   ConvEnergy energy;
   std::vector<double> file_input, file_weights;
   mpi::collectively(comm, [&] {  // every check before any work, agreed by the ranks
-    if (root) report_out = report_file(cfg);
+    if (root) {                  // rank 0 alone writes the outputs
+      report_out = output_file(cfg, cfg.report);
+      csv_out = output_file(cfg, cfg.csv);
+    }
     layers = configured_layers(cfg, source, listed);
     energy = conv_energy_model(cfg.mesh, cfg.cell_mode);
     if (!layers.empty()) file_operands(cfg, layers[0], file_input, file_weights);
@@ -511,12 +577,14 @@ int run_conv_job(const ConvConfig& cfg, MPI_Comm comm, std::ostream& out) {
   nlohmann::json total = c.json(layers.size(), wall, cfg.mxu);
   print_totals(cfg, c, total, layers.size(), wall, out);
 
+  // Both outputs are staged before either is published (io/output_files.hpp).
+  if (csv_out.active()) csv_out.stage(conv_csv(all));
   report["layers"] = std::move(all);
   report["total"] = std::move(total);
-  if (root && report_out.active()) {
+  if (report_out.active())
     report_out.stage(report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
-    report_out.publish();
-  }
+  if (report_out.active()) report_out.publish();
+  if (csv_out.active()) csv_out.publish();
   return c.failed > 0 ? 4 : 0;
 }
 

@@ -8,6 +8,7 @@
 #include "config/options.hpp"
 #include "conv/conv_layer.hpp"
 #include "core/error.hpp"
+#include "mxu/memory_side.hpp"
 #include "mxu/tensor_unit.hpp"
 
 namespace po = boost::program_options;
@@ -17,9 +18,61 @@ namespace triada {
 // ---------------------------------------------------------------------------------------
 // Options
 
+namespace {
+
+void print_help(std::ostream& help, const po::options_description& desc) {
+  help << "Usage: triada-conv (--network FILE.csv | --layer N,CI,HI,WI,CO,HF,WF,stride,pad"
+          "[,dil[,groups]])\n"
+          "                   [--method explicit|implicit|both] [--mxu S] [--batch N] "
+          "[--latency L]\n"
+          "                   [--cell-mode MODE] [--report FILE.json] [--csv FILE.csv] "
+          "[--force]\n"
+          "                   [--input FILE.h5] [--weights FILE.h5]\n"
+          "                   [--seed S] [--verify] [--verify-budget MACS] [--max-layers K] "
+          "[--mesh FILE.ini]\n\n"
+          "Runs convolution layers on the planar MXU of the TriADA mesh (an S x S slice of "
+          "cells) by\nexplicit im2col and by implicit channel-first im2col (Zhou et al., "
+          "\"Characterizing and\nDemystifying the Implicit Convolution Algorithm on Commercial "
+          "Matrix-Multiplication\nAccelerators\"), checks both against the direct convolution "
+          "and reports, per layer and\nin total: IFMap and lowered bytes, extra memory ratio, "
+          "MXU calls, cell steps,\nutilisation, MACs, energy and the implicit method's peak "
+          "working memory.\n\n"
+       << desc
+       << "\nTable columns: MACs of the layer; IFMap and lowered matrix in MB (float64, 10^6 "
+          "bytes);\nratio = lowered / IFMap; util = useful MACs / (sum over calls of r S S); "
+          "eff.util also\ncounts the explicit lowering pass as time; extra MB = peak working "
+          "memory of the method;\ncheck = max |y - y_direct| / max |y_direct| (ok when <= "
+          "1e-12 in fp64);\nDRAM MB = bytes between host memory and the unit's buffer, read + "
+          "written ([mxu] of --mesh);\nstall % = stall cycles / (cycles + stall cycles).\n"
+          "Exit codes: 0 fine, 1 bad input file, 2 bad option or network file, 3 internal "
+          "error,\n4 a layer failed its check.\n";
+}
+
+// The --mesh file's [energy] keys checked (a bad file fails up front) and its [mxu] keys,
+// checked against the unit's side: the buffer must hold the staging and one right tile.
+MxuMemoryParams mesh_sections(const ConvConfig& c, const std::string& mxu) {
+  if (!c.mesh.empty()) conv_energy_model(c.mesh, c.cell_mode);
+  const MxuMemoryParams memory = parse_mesh_file(c.mesh).mxu;
+  named(c.mesh.empty() ? "--mxu " + mxu : c.mesh + " with --mxu " + mxu,
+        [&] { MemorySide probe(memory, c.mxu); });
+  return memory;
+}
+
+void set_method(ConvConfig& c, const std::string& method) {
+  if (method == "explicit")
+    c.run_implicit = false;
+  else if (method == "implicit")
+    c.run_explicit = false;
+  else if (method != "both")
+    throw config_error("--method: expected explicit, implicit or both, got '" + printable(method) +
+                       "'");
+}
+
+}  // namespace
+
 std::optional<ConvConfig> parse_conv_options(int argc, char** argv, std::ostream& help) {
-  std::string network, layer, method, mxu, batch, latency, cell_mode, mesh, report, input, weights,
-      seed, budget, max_layers;
+  std::string network, layer, method, mxu, batch, latency, cell_mode, mesh, report, csv, input,
+      weights, seed, budget, max_layers, executor;
   bool verify = false;
   po::options_description desc("Options");
   // clang-format off
@@ -29,7 +82,10 @@ std::optional<ConvConfig> parse_conv_options(int argc, char** argv, std::ostream
        "network file FILE.csv: one convolution layer a row, header 'Layer name,IFMAP Height,"
        "IFMAP Width,Filter Height,Filter Width,Channels,Num Filter,Strides,Padding[,Dilation"
        "[,Groups]]', '#' comment lines allowed (data/networks/ has alexnet, vgg16, resnet50, "
-       "googlenet, yolov2, densenet121)")
+       "googlenet, yolov2, densenet121); SCALE-Sim's topology files as they are, told apart by "
+       "the header: its convolution format (the first eight columns, IFMAP already padded: "
+       "pad 0) and its GEMM format 'Layer,M,N,K' (each row M x K by K x N, run as a 1x1 "
+       "convolution of an M x 1 IFMap with K channels by N filters)")
       ("layer", po::value(&layer),
        "one layer instead: N,CI,HI,WI,CO,HF,WF,stride,pad[,dil[,groups]] (batch, input "
        "channels, input height and width, filters, filter height and width, stride, zero "
@@ -47,13 +103,19 @@ std::optional<ConvConfig> parse_conv_options(int argc, char** argv, std::ostream
        ("cell arithmetic: " + cell_mode_names(", ") +
         " (not fp64: the error against the direct convolution is reported, not checked)")
            .c_str())
+      ("executor", po::value(&executor)->default_value("fused"),
+       "how the MXU runs its calls: fused (register-blocked kernels) or reference (the "
+       "cell-by-cell loop of the cell rule, slow); bitwise the same outputs and counters")
       ("mesh", po::value(&mesh),
        "mesh config INI whose [energy] keys give the energies (mac_pj for fp64, mac_pj_<mode> "
-       "otherwise, static_pj_per_cell_step); default: the built-in values of "
-       "meshcfg/default.ini")
+       "otherwise, static_pj_per_cell_step) and whose [mxu] keys the memory side (sram_kib, "
+       "word_bits, dram_gbps, clock_ghz); default: the built-in values of meshcfg/default.ini")
       ("report", po::value(&report), "write the JSON report (layers array and total) to this file "
        "(- : standard output)")
-      ("force", "overwrite an existing --report file")
+      ("csv", po::value(&csv), "write a per-layer CSV report to this file (- : standard "
+       "output): one row per layer and method with the MACs, calls, cycles, utilisation, "
+       "SRAM and DRAM traffic, stall cycles and energy (the JSON report's keys; README)")
+      ("force", "overwrite an existing --report or --csv file")
       ("input", po::value(&input),
        "HDF5 input FILE[:/DSET] for --layer: N x C_I x H_I x W_I (NCHW); default dataset: the "
        "file's only rank-4 one; default: random values in [-1, 1) from --seed")
@@ -62,38 +124,17 @@ std::optional<ConvConfig> parse_conv_options(int argc, char** argv, std::ostream
        "from --seed")
       ("seed", po::value(&seed)->default_value("1"), "seed of the random inputs and weights")
       ("verify", po::bool_switch(&verify),
-       "run the direct convolution (seven nested loops) on every layer; without it only on "
-       "layers whose direct cost is at most --verify-budget MACs (the table says which)")
+       "run the direct convolution (the seven nested loops, blocked) on every layer; without "
+       "it only on layers whose direct cost is at most --verify-budget MACs (the table says "
+       "which)")
       ("verify-budget", po::value(&budget)->default_value("2e9"),
        "direct-convolution MACs up to which a layer is checked without --verify (the direct "
-       "loops run at roughly 1e9 MACs a second, about 3x faster than the simulated unit)")
+       "loops run at a few 1e9 MACs a second on one core)")
       ("max-layers", po::value(&max_layers), "run only the first K layers of the network");
   // clang-format on
   const po::variables_map vm = parse_command_line_strict(argc, argv, desc);
   if (vm.count("help")) {
-    help << "Usage: triada-conv (--network FILE.csv | --layer N,CI,HI,WI,CO,HF,WF,stride,pad"
-            "[,dil[,groups]])\n"
-            "                   [--method explicit|implicit|both] [--mxu S] [--batch N] "
-            "[--latency L]\n"
-            "                   [--cell-mode MODE] [--report FILE.json] [--input FILE.h5] "
-            "[--weights FILE.h5]\n"
-            "                   [--seed S] [--verify] [--verify-budget MACS] [--max-layers K] "
-            "[--mesh FILE.ini]\n\n"
-            "Runs convolution layers on the planar MXU of the TriADA mesh (an S x S slice of "
-            "cells) by\nexplicit im2col and by implicit channel-first im2col (Zhou et al., "
-            "\"Characterizing and\nDemystifying the Implicit Convolution Algorithm on Commercial "
-            "Matrix-Multiplication\nAccelerators\"), checks both against the direct convolution "
-            "and reports, per layer and\nin total: IFMap and lowered bytes, extra memory ratio, "
-            "MXU calls, cell steps,\nutilisation, MACs, energy and the implicit method's peak "
-            "working memory.\n\n"
-         << desc
-         << "\nTable columns: MACs of the layer; IFMap and lowered matrix in MB (float64, 10^6 "
-            "bytes);\nratio = lowered / IFMap; util = useful MACs / (sum over calls of r S S); "
-            "eff.util also\ncounts the explicit lowering pass as time; extra MB = peak working "
-            "memory of the method;\ncheck = max |y - y_direct| / max |y_direct| (ok when <= "
-            "1e-12 in fp64).\n"
-            "Exit codes: 0 fine, 1 bad input file, 2 bad option or network file, 3 internal "
-            "error,\n4 a layer failed its check.\n";
+    print_help(help, desc);
     return std::nullopt;
   }
   ConvConfig c;
@@ -103,13 +144,7 @@ std::optional<ConvConfig> parse_conv_options(int argc, char** argv, std::ostream
                                        : "--network and --layer exclude each other");
   c.network = network;
   c.layer_spec = layer;
-  if (method == "explicit")
-    c.run_implicit = false;
-  else if (method == "implicit")
-    c.run_explicit = false;
-  else if (method != "both")
-    throw config_error("--method: expected explicit, implicit or both, got '" + printable(method) +
-                       "'");
+  set_method(c, method);
   c.mxu = parse_positive("--mxu", mxu);
   if (c.mxu > 4096) throw config_error("--mxu: at most 4096, got " + printable(mxu));
   if (vm.count("batch")) c.batch = parse_positive("--batch", batch);
@@ -117,9 +152,11 @@ std::optional<ConvConfig> parse_conv_options(int argc, char** argv, std::ostream
     throw config_error("--latency: expected an integer >= 0, got '" + printable(latency) + "'");
   named("--m", [&] { TensorUnit probe(c.mxu * c.mxu, c.latency); });  // the unit's own checks
   c.cell_mode = named("--cell-mode", [&] { return parse_cell_mode(cell_mode); });
+  c.executor = named("--executor", [&] { return parse_mxu_executor(executor); });
   c.mesh = mesh;
-  if (!c.mesh.empty()) conv_energy_model(c.mesh, c.cell_mode);  // a bad file fails up front
+  c.memory = mesh_sections(c, mxu);
   c.report = report;
+  c.csv = csv;
   c.force = vm.count("force") > 0;
   c.input = input;
   c.weights = weights;

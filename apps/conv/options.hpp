@@ -7,6 +7,8 @@
 #include <string>
 
 #include "core/types.hpp"
+#include "mxu/tensor_unit.hpp"
+#include "physical/mxu_memory.hpp"
 #include "precision/cell_mode.hpp"
 
 namespace triada {
@@ -19,9 +21,12 @@ struct ConvConfig {
   std::optional<index_t> batch;  // --batch: overrides N of every layer
   std::int64_t latency = 0;      // l of the TCU model, per call
   CellMode cell_mode = CellMode::fp64;
-  std::string mesh;            // INI with the [energy] keys ("" = built-in defaults)
+  MxuExecutor executor = MxuExecutor::fused;  // --executor
+  std::string mesh;            // INI with the [energy] and [mxu] keys ("" = built-in defaults)
+  MxuMemoryParams memory;      // [mxu] of --mesh: the unit's buffer and DRAM
   std::string report;          // JSON report ("" = none)
-  bool force = false;          // --force: replace an existing report
+  std::string csv;             // per-layer CSV report ("" = none)
+  bool force = false;          // --force: replace an existing report or CSV
   std::string input, weights;  // HDF5 FILE[:/DSET] ("" = random), --layer only
   std::uint64_t seed = 1;
   bool verify = false;         // direct convolution on every layer

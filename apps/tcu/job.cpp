@@ -20,6 +20,8 @@
 #include "core/error.hpp"
 #include "io/output_files.hpp"
 #include "mesh/mpi.hpp"
+#include "mxu/memory_side.hpp"
+#include "mxu/tcu_io_bound.hpp"
 #include "mxu/tensor_unit.hpp"
 #include "report/report.hpp"
 
@@ -120,9 +122,47 @@ double fit_loglog_slope(const std::vector<double>& x, const std::vector<double>&
   return (k * sxy - sx * sy) / den;
 }
 
+namespace {
+
+// The memory side's counters and its configuration, for a report.
+nlohmann::json memory_json(const MemorySide& memory, std::uint64_t cycles) {
+  const MemoryCost& c = memory.cost();
+  const MxuMemoryParams& p = memory.params();
+  const double busy = static_cast<double>(cycles + c.stall_cycles);
+  return {{"sram_reads", c.sram_reads},
+          {"sram_writes", c.sram_writes},
+          {"dram_read_bytes", c.dram_read_bytes},
+          {"dram_write_bytes", c.dram_write_bytes},
+          {"tile_loads", c.tile_loads},
+          {"tile_hits", c.tile_hits},
+          {"dram_cycles", c.dram_cycles},
+          {"stall_cycles", c.stall_cycles},
+          {"stall_fraction", busy > 0 ? static_cast<double>(c.stall_cycles) / busy : 0.0},
+          {"sram_kib", p.sram_kib},
+          {"word_bits", p.word_bits},
+          {"dram_gbps", p.dram_gbps.value()},
+          {"clock_ghz", p.clock_ghz.value()},
+          {"right_tiles_resident", memory.tile_capacity()}};
+}
+
+nlohmann::json io_bound_json(const std::string& algo, std::int64_t size, std::int64_t m) {
+  const IoLowerBound b = tcu_io_lower_bound(algo, static_cast<double>(size), m);
+  return {{"value", b.value ? nlohmann::json(*b.value) : nlohmann::json(nullptr)},
+          {"M", 3 * m},
+          {"B", 1},
+          {"formula", b.formula},
+          {"source", b.source},
+          {"reason", b.value ? nlohmann::json(nullptr) : nlohmann::json(b.reason)}};
+}
+
+}  // namespace
+
 nlohmann::json run_tcu_once(const TcuAlgorithm& algo, const TcuProblem& problem, std::int64_t m,
-                            std::int64_t latency, bool weak, CellMode cell_mode) {
-  TensorUnit unit(m, latency, weak, Mode::esop, cell_mode);
+                            std::int64_t latency, bool weak, CellMode cell_mode,
+                            const MxuMemoryParams& memory_params, MxuExecutor executor) {
+  TensorUnit unit(m, latency, weak, Mode::esop, cell_mode, executor);
+  MemorySide memory(memory_params, unit.side());  // one work unit: the run, cold
+  unit.set_memory(&memory);
   const auto t0 = std::chrono::steady_clock::now();
   const std::string what =
       problem.input.empty() ? "--size " + std::to_string(problem.size) + " --m " + std::to_string(m)
@@ -146,6 +186,7 @@ nlohmann::json run_tcu_once(const TcuAlgorithm& algo, const TcuProblem& problem,
   j["m"] = m;
   j["latency"] = latency;
   j["weak"] = weak;
+  j["executor"] = to_string(executor);
   j["seed"] = problem.seed;
   j["input"] = problem.input;
   j["verified"] = run.verified;
@@ -166,6 +207,8 @@ nlohmann::json run_tcu_once(const TcuAlgorithm& algo, const TcuProblem& problem,
       {"substeps", substeps(cell_mode)},
       {"cycles", c.cycles}};
   j["precision"] = precision_of(run, cell_mode);
+  j["memory"] = memory_json(memory, c.cycles);
+  j["io_lower_bound"] = io_bound_json(algo.name, size, m);
   j["wall_seconds"] = wall;
   return j;
 }
@@ -225,6 +268,22 @@ void print_single(const nlohmann::json& r, std::ostream& out) {
   out << "  MACs        " << t["macs"].get<std::uint64_t>() << " of "
       << t["macs_dense"].get<std::uint64_t>() << " dense"
       << (dense > 0 ? " (" + fixed(100.0 * macs / dense, 1) + "%)" : "") << "\n";
+  const auto& mem = r["memory"];
+  out << "  memory      DRAM " << mem["dram_read_bytes"].get<std::uint64_t>() << " B read, "
+      << mem["dram_write_bytes"].get<std::uint64_t>() << " B written; SRAM "
+      << mem["sram_reads"].get<std::uint64_t>() << " words read, "
+      << mem["sram_writes"].get<std::uint64_t>() << " written; right tiles "
+      << mem["tile_loads"].get<std::uint64_t>() << " loaded, "
+      << mem["tile_hits"].get<std::uint64_t>() << " reused; stall "
+      << mem["stall_cycles"].get<std::uint64_t>() << " cycles ("
+      << fixed(100.0 * mem["stall_fraction"].get<double>(), 1) << "%)\n";
+  const auto& io = r["io_lower_bound"];
+  if (io["value"].is_number())
+    out << "  I/O bound   " << num(io["value"].get<double>())
+        << " words at M = 3m = " << io["M"].get<std::int64_t>() << ", B = 1  ["
+        << io["formula"].get<std::string>() << "] (Theorem 12: Omega of it bounds weak-TCU time)\n";
+  else
+    out << "  I/O bound   n/a (" << io["reason"].get<std::string>() << ")\n";
   std::string facts;
   for (const auto& [k, v] : r["details"].items())
     if (v.is_primitive() && k != "input")
@@ -293,8 +352,8 @@ std::vector<nlohmann::json> run_sweep_points(const TcuConfig& cfg, const TcuAlgo
     if (owner[k] != rank) continue;
     try {
       const TcuProblem p{points[k].size, cfg.seed, "", "--size", "--input"};
-      mine[std::to_string(k)] =
-          run_tcu_once(algo, p, points[k].m, cfg.latency, cfg.weak, cfg.cell_mode);
+      mine[std::to_string(k)] = run_tcu_once(algo, p, points[k].m, cfg.latency, cfg.weak,
+                                             cfg.cell_mode, cfg.memory, cfg.executor);
     } catch (...) {
       failure = std::current_exception();
       first_failure = static_cast<long long>(k);
@@ -353,6 +412,8 @@ int run_sweep(const TcuConfig& cfg, const TcuAlgorithm& algo, TextOutput& report
                             {"macs", t["macs"]},
                             {"macs_dense", t["macs_dense"]},
                             {"cycles", t["cycles"]},
+                            {"memory", r["memory"]},
+                            {"io_lower_bound", r["io_lower_bound"]["value"]},
                             {"max_rel_error", r["precision"]["max_rel_error"]},
                             {"verified", r["verified"]},
                             {"wall_seconds", r["wall_seconds"]}};
@@ -400,6 +461,7 @@ int run_sweep(const TcuConfig& cfg, const TcuAlgorithm& algo, TextOutput& report
                              {"size_meaning", algo.size_meaning},
                              {"latency", cfg.latency},
                              {"weak", cfg.weak},
+                             {"executor", to_string(cfg.executor)},
                              {"cell_mode", to_string(cfg.cell_mode)},
                              {"substeps", substeps(cfg.cell_mode)},
                              {"seed", cfg.seed},
@@ -428,7 +490,8 @@ int run_tcu_job(const TcuConfig& cfg, MPI_Comm comm, std::ostream& out) {
   } else {  // one run: its calls depend on each other, rank 0 runs it alone
     on_rank0(comm, [&] {
       const TcuProblem p{cfg.size, cfg.seed, cfg.input, "--size", "--input"};
-      const nlohmann::json r = run_tcu_once(*algo, p, cfg.m, cfg.latency, cfg.weak, cfg.cell_mode);
+      const nlohmann::json r = run_tcu_once(*algo, p, cfg.m, cfg.latency, cfg.weak, cfg.cell_mode,
+                                            cfg.memory, cfg.executor);
       print_single(r, out);
       if (!cfg.report.empty()) write_report(report_out, r);
       code = r["verified"].get<bool>() || cfg.cell_mode != CellMode::fp64 ? 0 : 4;

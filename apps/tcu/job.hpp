@@ -13,6 +13,7 @@
 
 #include "apps/tcu/options.hpp"
 #include "mxu/tcu_algorithms.hpp"
+#include "physical/mxu_memory.hpp"
 #include "precision/cell_mode.hpp"
 
 namespace triada {
@@ -20,9 +21,13 @@ namespace triada {
 // One run of `algo` on an (m, l)-TCU whose cells compute in `cell_mode`: the report object
 // (algo, size, m, latency, weak, verified, reference, details, the `tcu` cost object with
 // cell_mode, substeps and cycles, and `precision`: the mode and the error the algorithm
-// reports against its reference, as `max_rel_error` when that error is relative).
+// reports against its reference, as `max_rel_error` when that error is relative), `memory`:
+// the memory side's counters (one work unit, cold buffer, mxu/memory_side.hpp) and
+// `io_lower_bound`: Theorem 12's external-memory bound where one is known (else a reason).
 nlohmann::json run_tcu_once(const TcuAlgorithm& algo, const TcuProblem& problem, std::int64_t m,
-                            std::int64_t latency, bool weak, CellMode cell_mode = CellMode::fp64);
+                            std::int64_t latency, bool weak, CellMode cell_mode = CellMode::fp64,
+                            const MxuMemoryParams& memory = {},
+                            MxuExecutor executor = MxuExecutor::fused);
 
 // The theorem's n for a run: details.theorem_n when the algorithm reports it (matmul:
 // side^2), else the natural size.

@@ -8,6 +8,7 @@
 #include "apps/common/option_error.hpp"
 #include "config/options.hpp"
 #include "core/error.hpp"
+#include "mxu/memory_side.hpp"
 #include "mxu/tcu_algorithms.hpp"
 #include "mxu/tensor_unit.hpp"
 
@@ -34,15 +35,19 @@ std::vector<std::int64_t> parse_list(const std::string& option, const std::strin
   return out;
 }
 
-// --m is checked by building a unit (one rule, in TensorUnit's constructor).
-void check_m(std::int64_t m, std::int64_t latency) {
-  named("--m", [&] { TensorUnit probe(m, latency); });
+// --m is checked by building a unit (one rule, in TensorUnit's constructor), and against
+// the memory side's buffer (which must hold the staging and one right tile).
+void check_m(std::int64_t m, std::int64_t latency, const TcuConfig& c) {
+  const TensorUnit probe = named("--m", [&] { return TensorUnit(m, latency); });
+  named((c.mesh.empty() ? std::string("--m ") : c.mesh + " with --m ") + std::to_string(m),
+        [&] { MemorySide memory(c.memory, probe.side()); });
 }
 
 }  // namespace
 
 std::optional<TcuConfig> parse_tcu_options(int argc, char** argv, std::ostream& help) {
-  std::string algo, size, m, latency, seed = "1", input, report, sizes, ms, cell_mode = "fp64";
+  std::string algo, size, m, latency, seed = "1", input, report, sizes, ms, cell_mode = "fp64",
+                                      mesh, executor = "fused";
   bool weak = false, sweep = false;
   std::string names;
   for (const auto& a : tcu_algorithms()) names += (names.empty() ? "" : ", ") + std::string(a.name);
@@ -67,6 +72,9 @@ std::optional<TcuConfig> parse_tcu_options(int argc, char** argv, std::ostream& 
        "sqrt(m) (r = sqrt(m)), so tall products take more calls")                               //
       ("report", po::value(&report), "write a JSON report to this file (- : standard output)")  //
       ("force", "overwrite an existing --report file")                                          //
+      ("mesh", po::value(&mesh),
+       "mesh config INI whose [mxu] keys give the memory side (sram_kib, word_bits, dram_gbps, "
+       "clock_ghz); default: the built-in values of meshcfg/default.ini")  //
       ("sweep", po::bool_switch(&sweep),
        "run a size series for each m of an m series, fit the growth exponent of the model "
        "time in the theorem's n and print it next to the theorem's exponent")  //
@@ -80,12 +88,16 @@ std::optional<TcuConfig> parse_tcu_options(int argc, char** argv, std::ostream& 
         " (doc/precision.md); each time step takes the mode's sub-steps (tcu.cycles). "
         "Outside fp64 a result may legitimately fail the algorithm's fp64 check: it is then "
         "reported as not verified, with its error, and does not change the exit code")
-           .c_str());
+           .c_str())  //
+      ("executor", po::value(&executor)->default_value("fused"),
+       "how the unit runs its calls: fused (register-blocked kernels) or reference (the "
+       "cell-by-cell loop of the cell rule, slow); bitwise the same results and counters");
   const po::variables_map vm = parse_command_line_strict(argc, argv, desc);
   if (vm.count("help")) {
     help << "Usage: triada-tcu --algo NAME --size N --m M --latency L [--seed S] [--input "
             "FILE.h5]\n"
-            "                  [--weak] [--cell-mode MODE] [--report FILE.json]\n"
+            "                  [--weak] [--cell-mode MODE] [--mesh FILE.ini] [--report "
+            "FILE.json]\n"
             "       triada-tcu --algo NAME --sweep --latency L [--sizes a,b,c] [--ms 4,16,64] "
             "[--cell-mode MODE] [--report FILE.json]\n\n"
             "Runs a Tensor-Core-Unit algorithm (Chowdhury, Silvestri, Vella) on the planar MXU of "
@@ -107,9 +119,12 @@ std::optional<TcuConfig> parse_tcu_options(int argc, char** argv, std::ostream& 
     throw config_error("--seed: expected an integer in [0, 2^63), got '" + printable(seed) + "'");
   c.seed = static_cast<std::uint64_t>(sd);
   if (vm.count("size")) c.size = parse_positive("--size", size);
+  if (vm.count("mesh") && mesh.empty()) throw config_error("--mesh: empty file name");
+  c.mesh = mesh;
+  c.memory = parse_mesh_file(c.mesh).mxu;
   if (vm.count("m")) {
     c.m = parse_positive("--m", m);
-    check_m(c.m, c.latency);
+    check_m(c.m, c.latency, c);
   }
   c.input = input;
   c.weak = weak;
@@ -117,10 +132,11 @@ std::optional<TcuConfig> parse_tcu_options(int argc, char** argv, std::ostream& 
   c.force = vm.count("force") > 0;
   c.sweep = sweep;
   c.cell_mode = named("--cell-mode", [&] { return parse_cell_mode(cell_mode); });
+  c.executor = named("--executor", [&] { return parse_mxu_executor(executor); });
   if (vm.count("sizes")) c.sizes = parse_list("--sizes", sizes);
   if (vm.count("ms")) {
     c.ms = parse_list("--ms", ms);
-    for (auto v : c.ms) check_m(v, c.latency);
+    for (auto v : c.ms) check_m(v, c.latency, c);
   }
   if (c.sweep) {
     if (!c.input.empty()) throw config_error("--sweep generates its inputs; drop --input");

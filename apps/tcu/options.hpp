@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "mxu/tensor_unit.hpp"
+#include "physical/mxu_memory.hpp"
 #include "precision/cell_mode.hpp"
 
 namespace triada {
@@ -22,9 +24,12 @@ struct TcuConfig {
   std::string report;  // JSON report path ("" = none)
   bool force = false;  // --force: replace an existing report
   bool sweep = false;
-  std::vector<std::int64_t> sizes;      // --sizes (sweep), empty = the algorithm's default
-  std::vector<std::int64_t> ms;         // --ms (sweep), empty = --m or the default series
-  CellMode cell_mode = CellMode::fp64;  // --cell-mode: the unit's cell arithmetic
+  std::vector<std::int64_t> sizes;            // --sizes (sweep), empty = the algorithm's default
+  std::vector<std::int64_t> ms;               // --ms (sweep), empty = --m or the default series
+  CellMode cell_mode = CellMode::fp64;        // --cell-mode: the unit's cell arithmetic
+  std::string mesh;                           // --mesh: INI whose [mxu] keys give the memory side
+  MxuMemoryParams memory;                     // [mxu] of --mesh (built-in defaults without it)
+  MxuExecutor executor = MxuExecutor::fused;  // --executor
 };
 
 // Parses and validates the command line. Returns nothing for --help (text in `help`).

@@ -13,6 +13,7 @@
 #include <sstream>
 #include <vector>
 
+#include "config/mxu_keys.hpp"
 #include "config/physical_keys.hpp"
 #include "core/error.hpp"
 
@@ -139,6 +140,7 @@ po::options_description mesh_options() {
   // clang-format on
   add_energy_options(d);
   add_physical_options(d);
+  add_mxu_options(d);
   return d;
 }
 
@@ -211,6 +213,7 @@ MeshConfig mesh_from(const po::variables_map& vm, const KeySources& src) {
   m.energy.static_pj_per_cell_step =
       energy_value(vm, src, std::string("energy.") + kStaticEnergy.key);
   m.physical = physical_from(vm, [&](const std::string& key) { return src(key); });
+  m.mxu = mxu_memory_from(vm, [&](const std::string& key) { return src(key); });
   return m;
 }
 

@@ -16,13 +16,14 @@
 #include "core/error.hpp"
 #include "counters/counters.hpp"
 #include "geometry/plan.hpp"
+#include "physical/mxu_memory.hpp"
 #include "physical/physical_model.hpp"
 #include "precision/cell_mode.hpp"
 
 namespace triada {
 
-// Keys of the mesh config ([mesh], [ranks], [cell], [esop], [energy], and the physical
-// model's [technology], [timing], [area]); each is also a
+// Keys of the mesh config ([mesh], [ranks], [cell], [esop], [energy], the physical
+// model's [technology], [timing], [area], and the MXU memory side's [mxu]); each is also a
 // command-line option --section.key.
 struct MeshConfig {
   std::string file;                                            // the INI file read, empty if none
@@ -34,6 +35,7 @@ struct MeshConfig {
   EnergyModel energy;                                          // [energy] *_pj, mac_pj of cell_mode
   std::array<double, kCellModes> mode_mac_pj{};  // [energy] MAC energy of every cell mode
   PhysicalParams physical;  // [technology], [timing], [area], wire keys of [energy]
+  MxuMemoryParams mxu;      // [mxu]: the planar MXU's buffer and DRAM (mxu/memory_side.hpp)
   // Runs the cells in `m`: energy's MAC term follows (it is derived, never set alone).
   void use_cell_mode(CellMode m) {
     cell_mode = m;

@@ -61,8 +61,9 @@ struct ConvResult {
   ConvStats stats;
 };
 
-// The reference: seven nested loops (n, o, h_o, w_o, c, h_f, w_f), binary64, each
-// multiply and add rounded (no FMA contraction).
+// The reference, independent of the MXU code: the seven nested loops (n, o, h_o, w_o, c,
+// h_f, w_f), binary64, each multiply and add rounded (no FMA contraction), blocked for
+// speed with every output element's summation order kept, so bitwise the plain loops.
 std::vector<double> direct_conv(const ConvLayer& layer, const std::vector<double>& input,
                                 const std::vector<double>& weights);
 

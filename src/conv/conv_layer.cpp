@@ -6,6 +6,7 @@
 #include <fstream>
 #include <initializer_list>
 #include <istream>
+#include <optional>
 #include <sstream>
 
 #include "core/checked.hpp"
@@ -64,11 +65,108 @@ index_t parse_field(const std::string& text, const std::string& where, const std
   return v;
 }
 
-// The columns of a network file, in order; the last two are optional.
+// The columns of a network file, in order; the last two are optional. SCALE-Sim's
+// convolution topologies have the first eight (kScaleSimConvColumns).
 const char* const kColumns[] = {"Layer name",   "IFMAP Height", "IFMAP Width", "Filter Height",
                                 "Filter Width", "Channels",     "Num Filter",  "Strides",
                                 "Padding",      "Dilation",     "Groups"};
-constexpr size_t kMinColumns = 9, kMaxColumns = 11;
+constexpr size_t kMinColumns = 9, kMaxColumns = 11, kScaleSimConvColumns = 8;
+// SCALE-Sim's GEMM topologies: "Layer, M, N, K" (some write "Layer Name").
+const char* const kGemmColumns[] = {"Layer", "M", "N", "K"};
+constexpr size_t kGemmColumnCount = 4;
+
+enum class NetworkFormat { ours, scalesim_conv, scalesim_gemm };
+
+struct NetworkHeader {
+  NetworkFormat format = NetworkFormat::ours;
+  size_t columns = 0;  // ours: every row's count; SCALE-Sim: the columns read (more ignored)
+};
+
+const char* format_name(NetworkFormat f) {
+  return f == NetworkFormat::scalesim_conv ? "SCALE-Sim convolution" : "SCALE-Sim GEMM";
+}
+
+void check_column(const std::vector<std::string>& f, size_t i, const char* want,
+                  const std::string& where) {
+  if (lower(f[i]) != lower(want))
+    throw config_error(where + ": header: column " + std::to_string(i + 1) + " must be '" + want +
+                       "', got '" + f[i] + "'");
+}
+
+NetworkHeader gemm_header(const std::vector<std::string>& f, const std::string& where) {
+  if (f.size() < kGemmColumnCount)
+    throw config_error(where +
+                       ": header: SCALE-Sim's GEMM format needs the columns 'Layer, M, "
+                       "N, K', got " +
+                       std::to_string(f.size()) + " columns");
+  if (lower(f[0]) != "layer" && lower(f[0]) != "layer name")
+    throw config_error(where + ": header: column 1 must be 'Layer' or 'Layer name', got '" + f[0] +
+                       "'");
+  for (size_t i = 1; i < kGemmColumnCount; ++i) check_column(f, i, kGemmColumns[i], where);
+  return {NetworkFormat::scalesim_gemm, kGemmColumnCount};
+}
+
+// The format from the header row: M in the second column is SCALE-Sim's GEMM format;
+// Padding in the ninth is ours; the first eight convolution columns alone are SCALE-Sim's.
+NetworkHeader parse_header(const std::vector<std::string>& f, const std::string& where) {
+  if (f.size() >= 2 && lower(f[1]) == "m") return gemm_header(f, where);
+  const bool ours = f.size() >= kMinColumns && lower(f[kMinColumns - 1]) == "padding";
+  if (f.size() < kScaleSimConvColumns || (ours && f.size() > kMaxColumns))
+    throw config_error(where + ": header: unknown format (" + std::to_string(f.size()) +
+                       " columns): expected 'Layer name,IFMAP Height,IFMAP Width,Filter Height,"
+                       "Filter Width,Channels,Num Filter,Strides' (SCALE-Sim's convolution "
+                       "format; ours adds Padding[,Dilation[,Groups]]) or 'Layer,M,N,K' "
+                       "(SCALE-Sim's GEMM format)");
+  const size_t n = ours ? f.size() : kScaleSimConvColumns;
+  for (size_t i = 0; i < n; ++i) check_column(f, i, kColumns[i], where);
+  return {ours ? NetworkFormat::ours : NetworkFormat::scalesim_conv, n};
+}
+
+// A row of a convolution format (ours, or SCALE-Sim's with pad 0: its IFMAP is padded).
+ConvLayer conv_row(const std::vector<std::string>& f, size_t columns, const std::string& where) {
+  index_t v[kMaxColumns] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1};
+  for (size_t i = 1; i < columns; ++i)
+    v[i] = parse_field(f[i], where, std::string("column '") + kColumns[i] + "'", i == 8 ? 0 : 1);
+  ConvLayer l;
+  l.name = f[0];
+  l.H_I = v[1], l.W_I = v[2], l.H_F = v[3], l.W_F = v[4], l.C_I = v[5], l.C_O = v[6];
+  l.stride = v[7], l.pad = v[8], l.dilation = v[9], l.groups = v[10];
+  return l;
+}
+
+// A GEMM row: M x K by K x N as the 1x1 convolution of an M x 1 IFMap of K channels by N
+// filters; its lowered matrix is the M x K operand itself.
+ConvLayer gemm_row(const std::vector<std::string>& f, const std::string& where) {
+  index_t v[kGemmColumnCount] = {};
+  for (size_t i = 1; i < kGemmColumnCount; ++i)
+    v[i] = parse_field(f[i], where, std::string("column '") + kGemmColumns[i] + "'", 1);
+  ConvLayer l;
+  l.name = f[0];
+  l.gemm = GemmShape{v[1], v[2], v[3]};
+  l.H_I = v[1], l.W_I = 1, l.C_I = v[3], l.C_O = v[2];
+  return l;
+}
+
+ConvLayer parse_row(const std::vector<std::string>& f, const NetworkHeader& h,
+                    const std::string& where) {
+  const bool ours = h.format == NetworkFormat::ours;
+  if (ours ? f.size() != h.columns : f.size() < h.columns)
+    throw config_error(
+        where + ": expected " + (ours ? "" : "at least ") + std::to_string(h.columns) +
+        " columns (" +
+        (ours ? std::string("as the header") : format_name(h.format) + std::string(" format")) +
+        "), got " + std::to_string(f.size()));
+  if (f[0].empty()) throw config_error(where + ": empty layer name");
+  ConvLayer l =
+      h.format == NetworkFormat::scalesim_gemm ? gemm_row(f, where) : conv_row(f, h.columns, where);
+  l.N = 1;
+  validate_layer(l, where + " (" + l.name + ")");
+  return l;
+}
+
+bool all_empty(const std::vector<std::string>& f) {
+  return std::all_of(f.begin(), f.end(), [](const std::string& x) { return x.empty(); });
+}
 
 }  // namespace
 
@@ -178,46 +276,23 @@ ConvLayer parse_layer_spec(const std::string& spec, const std::string& where) {
 std::vector<ConvLayer> parse_network_csv(std::istream& in, const std::string& source) {
   std::vector<ConvLayer> layers;
   std::string line;
-  size_t columns = 0;  // 0 until the header is read
+  std::optional<NetworkHeader> header;
   int lineno = 0;
   while (std::getline(in, line)) {
     ++lineno;
     if (!line.empty() && line.back() == '\r') line.pop_back();
     const std::string t = trim(line);
     if (t.empty() || t[0] == '#') continue;
-    const std::string where = source + ":" + std::to_string(lineno);
     auto f = split(t, ',');
+    if (all_empty(f)) continue;  // SCALE-Sim's files have rows of commas only
     if (f.size() > 1 && f.back().empty()) f.pop_back();  // SCALE-Sim's trailing comma
-    if (columns == 0) {
-      if (f.size() < kMinColumns || f.size() > kMaxColumns)
-        throw config_error(where +
-                           ": header: expected the 9 to 11 columns 'Layer name,IFMAP "
-                           "Height,IFMAP Width,Filter Height,Filter Width,Channels,Num Filter,"
-                           "Strides,Padding[,Dilation[,Groups]]', got " +
-                           std::to_string(f.size()) + " columns");
-      for (size_t i = 0; i < f.size(); ++i)
-        if (lower(f[i]) != lower(kColumns[i]))
-          throw config_error(where + ": header: column " + std::to_string(i + 1) + " must be '" +
-                             kColumns[i] + "', got '" + f[i] + "'");
-      columns = f.size();
-      continue;
-    }
-    if (f.size() != columns)
-      throw config_error(where + ": expected " + std::to_string(columns) +
-                         " columns (as the header), got " + std::to_string(f.size()));
-    if (f[0].empty()) throw config_error(where + ": empty layer name");
-    index_t v[kMaxColumns] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1};
-    for (size_t i = 1; i < columns; ++i)
-      v[i] = parse_field(f[i], where, std::string("column '") + kColumns[i] + "'", i == 8 ? 0 : 1);
-    ConvLayer l;
-    l.name = f[0];
-    l.N = 1;
-    l.H_I = v[1], l.W_I = v[2], l.H_F = v[3], l.W_F = v[4], l.C_I = v[5], l.C_O = v[6];
-    l.stride = v[7], l.pad = v[8], l.dilation = v[9], l.groups = v[10];
-    validate_layer(l, where + " (" + l.name + ")");
-    layers.push_back(std::move(l));
+    const std::string where = source + ":" + std::to_string(lineno);
+    if (!header)
+      header = parse_header(f, where);
+    else
+      layers.push_back(parse_row(f, *header, where));
   }
-  if (columns == 0) throw config_error(source + ": no header line (and no layers)");
+  if (!header) throw config_error(source + ": no header line (and no layers)");
   if (layers.empty()) throw config_error(source + ": no layers after the header");
   return layers;
 }

@@ -9,6 +9,7 @@
 // convolutions of C_I / groups -> C_O / groups channels, as AlexNet's two-GPU layers).
 #include <cstdint>
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,8 +17,16 @@
 
 namespace triada {
 
+// A SCALE-Sim GEMM row's sizes: an M x K by K x N product (its topology's "Layer, M, N, K").
+struct GemmShape {
+  index_t M = 0, N = 0, K = 0;
+};
+
 struct ConvLayer {
   std::string name;
+  // Set when the layer came from a SCALE-Sim GEMM row, run as the 1x1 convolution
+  // N = 1, H_I = M, W_I = 1, C_I = K, C_O = N (so both methods and every counter apply).
+  std::optional<GemmShape> gemm;
   index_t N = 1;    // batch
   index_t C_I = 1;  // input channels
   index_t H_I = 1, W_I = 1;
@@ -52,6 +61,8 @@ struct ConvLayer {
   std::uint64_t memory_bytes(index_t side) const;
   // "1x3x227x227 -> 96 11x11 s4 p0" (d and g only when not 1).
   std::string shape_string() const;
+  // "gemm" for a SCALE-Sim GEMM row, else "conv".
+  const char* kind() const { return gemm ? "gemm" : "conv"; }
 };
 
 // Checks a layer; throws config_error "<where>: <problem>" (non-positive size, negative
@@ -62,12 +73,20 @@ void validate_layer(const ConvLayer& layer, const std::string& where);
 // (triada-conv passes its option, --layer).
 ConvLayer parse_layer_spec(const std::string& spec, const std::string& where = "layer");
 
-// A network file: '#' comment lines and blank lines anywhere; the first other line is the
-// header "Layer name,IFMAP Height,IFMAP Width,Filter Height,Filter Width,Channels,
-// Num Filter,Strides,Padding[,Dilation[,Groups]]" (SCALE-Sim's columns plus ours); then one
-// layer a row with the header's column count. A trailing comma (as SCALE-Sim writes) is
-// allowed. IFMAP Height/Width are the unpadded input. Every layer gets N = 1. Throws
-// config_error "<source>:<line>: <problem>".
+// A network file in one of three formats, told apart by its header row (the first line
+// that is neither blank, nor a '#' comment, nor only commas; such lines are skipped
+// anywhere). Header names are compared trimmed and case-insensitively.
+//  ours            "Layer name,IFMAP Height,IFMAP Width,Filter Height,Filter Width,Channels,
+//                  Num Filter,Strides,Padding[,Dilation[,Groups]]": every row has the header's
+//                  column count; IFMAP Height/Width are the unpadded input.
+//  SCALE-Sim conv  the same first eight columns, without Padding (its topologies/conv_nets):
+//                  the IFMAP is already padded, so pad 0, dilation 1, groups 1; columns past
+//                  the eighth are ignored.
+//  SCALE-Sim GEMM  "Layer, M, N, K" (or "Layer name, ..."; its topologies/GEMM_mnk): each row
+//                  an M x K by K x N product, run as a 1x1 convolution (ConvLayer::gemm);
+//                  columns past the fourth are ignored.
+// A trailing comma (as SCALE-Sim writes) is allowed. Every layer gets N = 1. Throws
+// config_error "<source>:<line>: <problem>" naming the field.
 std::vector<ConvLayer> parse_network_csv(std::istream& in, const std::string& source);
 std::vector<ConvLayer> read_network_csv(const std::string& path);
 

@@ -36,11 +36,24 @@ struct PanelLanes {
   }
 };
 
+// Where the kernel reads A(m, s): packed s-major (ap[s * AS + m]), or in place in the rows
+// of a row-major matrix (arow[m][s]; the planar MXU's calls, which would pay as much to
+// pack A as to multiply it when s is small).
+template <int AS>
+struct PackedA {
+  const double* ap;
+  const double* at(index_t s, int m) const { return ap + s * AS + m; }
+};
+struct RowsA {
+  const double* const* arow;
+  const double* at(index_t s, int m) const { return arow[m] + s; }
+};
+
 // W[m][n0 + n] = fma(A(m, s), B(s, n), W) for s in `list` order, m < MR, n < nvalid.
-// A is packed s-major: ap[s * AS + m]; B row s starts at brow[s] + b0ofs. fresh: W starts
-// from +0 here (its first contribution), so it is not read.
-template <int MR, int AS, bool Full>
-inline void micro_kernel_impl(const std::int32_t* list, index_t nl, const double* ap,
+// A is read through `a` (PackedA or RowsA); B row s starts at brow[s] + b0ofs. fresh: W
+// starts from +0 here (its first contribution), so it is not read.
+template <int MR, class ARead, bool Full>
+inline void micro_kernel_impl(const std::int32_t* list, index_t nl, ARead a,
                               const double* const* brow, index_t b0ofs, index_t nvalid,
                               double* const* w, index_t n0, bool fresh) {
   const PanelLanes<Full> lanes(nvalid);
@@ -54,10 +67,9 @@ inline void micro_kernel_impl(const std::int32_t* list, index_t nl, const double
     const std::int32_t s = list[i];
     const double* b = brow[s] + b0ofs;
     const simd::Vec b0 = lanes.load(b, 0), b1 = lanes.load(b, 1);
-    const double* a = ap + static_cast<index_t>(s) * AS;
 #pragma GCC unroll 16
     for (int m = 0; m < MR; ++m) {
-      const simd::Vec am = simd::broadcast(a + m);
+      const simd::Vec am = simd::broadcast(a.at(s, m));
       c[m][0] = simd::fma(am, b0, c[m][0]);
       c[m][1] = simd::fma(am, b1, c[m][1]);
     }
@@ -73,9 +85,20 @@ template <int MR, int AS = MR>
 void micro_kernel(const std::int32_t* list, index_t nl, const double* ap, const double* const* brow,
                   index_t b0ofs, index_t nvalid, double* const* w, index_t n0, bool fresh) {
   if (nvalid == kNR)
-    micro_kernel_impl<MR, AS, true>(list, nl, ap, brow, b0ofs, nvalid, w, n0, fresh);
+    micro_kernel_impl<MR, PackedA<AS>, true>(list, nl, {ap}, brow, b0ofs, nvalid, w, n0, fresh);
   else
-    micro_kernel_impl<MR, AS, false>(list, nl, ap, brow, b0ofs, nvalid, w, n0, fresh);
+    micro_kernel_impl<MR, PackedA<AS>, false>(list, nl, {ap}, brow, b0ofs, nvalid, w, n0, fresh);
+}
+
+// The same with A in place: row m of the block at arow[m] (RowsA).
+template <int MR>
+void micro_kernel_rows(const std::int32_t* list, index_t nl, const double* const* arow,
+                       const double* const* brow, index_t b0ofs, index_t nvalid, double* const* w,
+                       index_t n0, bool fresh) {
+  if (nvalid == kNR)
+    micro_kernel_impl<MR, RowsA, true>(list, nl, {arow}, brow, b0ofs, nvalid, w, n0, fresh);
+  else
+    micro_kernel_impl<MR, RowsA, false>(list, nl, {arow}, brow, b0ofs, nvalid, w, n0, fresh);
 }
 
 // The kernel for a block of `rows` (1..kMR) rows of A packed with the kMR stride: a short
@@ -87,6 +110,16 @@ constexpr std::array<RowsKernel, sizeof...(R)> rows_kernels(std::index_sequence<
   return {&micro_kernel<static_cast<int>(R) + 1, kMR>...};
 }
 inline constexpr auto kRowsKernel = rows_kernels(std::make_index_sequence<kMR>{});
+
+using InPlaceKernel = void (*)(const std::int32_t*, index_t, const double* const*,
+                               const double* const*, index_t, index_t, double* const*, index_t,
+                               bool);
+template <std::size_t... R>
+constexpr std::array<InPlaceKernel, sizeof...(R)> in_place_kernels(std::index_sequence<R...>) {
+  return {&micro_kernel_rows<static_cast<int>(R) + 1>...};
+}
+// kInPlaceKernel[rows - 1]: a block of 1..kMR rows of A read in place (RowsA).
+inline constexpr auto kInPlaceKernel = in_place_kernels(std::make_index_sequence<kMR>{});
 
 inline void kernel_rows(index_t rows, const std::int32_t* list, index_t nl, const double* ap,
                         const double* const* brow, index_t nvalid, double* const* w, index_t n0,

@@ -7,12 +7,29 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "mxu/fused_mxu.hpp"
 
 namespace triada {
 
+MxuExecutor parse_mxu_executor(const std::string& word) {
+  if (word == "reference") return MxuExecutor::reference;
+  if (word == "fused") return MxuExecutor::fused;
+  throw config_error("MXU executor: unknown '" + word + "' (expected reference or fused)");
+}
+
+std::string to_string(MxuExecutor e) {
+  return e == MxuExecutor::reference ? "reference" : "fused";
+}
+
 TensorUnit::TensorUnit(std::int64_t m, std::int64_t latency, bool weak, Mode mode,
-                       CellMode cell_mode)
-    : m_(m), l_(latency), s_(0), weak_(weak), mode_(mode), cell_mode_(cell_mode) {
+                       CellMode cell_mode, MxuExecutor executor)
+    : m_(m),
+      l_(latency),
+      s_(0),
+      weak_(weak),
+      mode_(mode),
+      cell_mode_(cell_mode),
+      executor_(executor) {
   if (m < 1)
     throw config_error("the tensor unit size must be a positive square, got " + std::to_string(m));
   s_ = static_cast<index_t>(std::llround(std::sqrt(static_cast<double>(m))));
@@ -30,11 +47,35 @@ void TensorUnit::multiply(index_t r, const double* A, index_t lda, const double*
                           double* C, index_t ldc, bool accumulate) {
   if (r < s_) throw std::invalid_argument("tensor unit call with r < sqrt(m)");
   if (weak_ && r != s_) throw std::invalid_argument("weak tensor unit call with r != sqrt(m)");
+  // Closed forms: ceil(r / s) chunks of s rows, each one stage of s time steps.
+  const auto steps = static_cast<std::uint64_t>((r + s_ - 1) / s_ * s_);
   ++cost_.calls;
   cost_.rows += static_cast<std::uint64_t>(r);
   cost_.tensor_time += static_cast<std::uint64_t>(r * s_ + l_);
   cost_.macs_dense += static_cast<std::uint64_t>(r * s_ * s_);
+  cost_.cell_steps += steps;
+  cost_.cycles += steps * static_cast<std::uint64_t>(substeps(cell_mode_));
+  if (memory_)  // the call's loads and stores, before the executor
+    memory_->on_call(r, B, ldb, accumulate,
+                     steps * static_cast<std::uint64_t>(substeps(cell_mode_)));
 
+  cost_.macs += executor_ == MxuExecutor::reference
+                    ? multiply_reference(r, A, lda, B, ldb, C, ldc, accumulate)
+                    : multiply_fused(r, A, lda, B, ldb, C, ldc, accumulate);
+}
+
+std::uint64_t TensorUnit::multiply_fused(index_t r, const double* A, index_t lda, const double* B,
+                                         index_t ldb, double* C, index_t ldc, bool accumulate) {
+  const MxuCall call{r, s_, A, lda, B, ldb, C, ldc, accumulate};
+  return cell_mode_ == CellMode::fp64 ? fused_mxu_fp64(call, mode_, scratch_)
+                                      : fused_mxu_scalar(call, mode_, cell_mode_, scratch_);
+}
+
+// The spec: the slice of cells, built and stepped by the cell rule.
+std::uint64_t TensorUnit::multiply_reference(index_t r, const double* A, index_t lda,
+                                             const double* B, index_t ldb, double* C, index_t ldc,
+                                             bool accumulate) {
+  std::uint64_t macs = 0;
   // The slice: s x s cells; row i of the chunk lies on row line i, column j on plane j.
   std::vector<Cell<double>> cells(static_cast<size_t>(s_ * s_));
   std::vector<XElement<double>> x(static_cast<size_t>(s_));
@@ -48,8 +89,6 @@ void TensorUnit::multiply(index_t r, const double* A, index_t lda, const double*
                                                     accumulate ? C[(base + i) * ldc + j] : 0.0}
                                      : Cell<double>{};
     for (index_t t = 0; t < s_; ++t) {  // the actuator streams row t of B, tag at t
-      ++cost_.cell_steps;
-      cost_.cycles += static_cast<std::uint64_t>(substeps(cell_mode_));
       for (index_t k = 0; k < s_; ++k) x[k] = XElement<double>{B[t * ldb + k], k == t};
       for (index_t i = 0; i < s_; ++i) y[i] = pivot_output(cells[i * s_ + t], &x[t], mode_);
       for (index_t i = 0; i < s_; ++i)
@@ -60,13 +99,14 @@ void TensorUnit::multiply(index_t r, const double* A, index_t lda, const double*
           const Outcome o = cell_update(
               cells[i * s_ + k], &x[k], y[i] ? &*y[i] : nullptr, mode_,
               [this](double w, double yv, double c) { return mac(cell_mode_, w, yv, c); });
-          if (o == Outcome::update_own || o == Outcome::update_received) ++cost_.macs;
+          if (o == Outcome::update_own || o == Outcome::update_received) ++macs;
         }
     }
     for (index_t i = 0; i < rows; ++i)
       for (index_t k = 0; k < s_; ++k)
         C[(base + i) * ldc + k] = store(cell_mode_, cells[i * s_ + k].w);
   }
+  return macs;
 }
 
 }  // namespace triada

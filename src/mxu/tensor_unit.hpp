@@ -11,9 +11,11 @@
 // store, and each time step takes the mode's sub-steps (TcuCost::cycles).
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "cell/cell_rule.hpp"
 #include "core/types.hpp"
+#include "mxu/memory_side.hpp"
 #include "precision/cell_mode.hpp"
 
 namespace triada {
@@ -30,23 +32,42 @@ struct TcuCost {
   std::uint64_t model_time() const { return tensor_time + cpu_time; }
 };
 
+// How a call is executed; both give bitwise the same C and exactly the same counters.
+//   reference  the cell-by-cell loop of the cell rule (the spec and the test oracle)
+//   fused      register-blocked kernels (src/kernels) in fp64, an exact scalar loop of the
+//              mode's mac()/store() otherwise (mxu/fused_mxu.hpp; doc/design.md)
+enum class MxuExecutor { reference, fused };
+MxuExecutor parse_mxu_executor(const std::string& word);  // throws config_error
+std::string to_string(MxuExecutor e);
+
+// The fused executor's scratch, kept in the unit so calls allocate nothing once warm.
+struct MxuScratch {
+  std::vector<double> apack;            // a row block of A packed step-major
+  std::vector<const double*> brow;      // row t of B
+  std::vector<std::int32_t> all, list;  // every step; the steps a row block runs
+  std::vector<std::uint64_t> nnz_b;     // ESOP: non-zeros of row t of B
+  std::vector<double> w;  // W0 of an accumulating row block; the scalar path's W registers
+};
+
 class TensorUnit {
  public:
   // m must be a perfect square >= 1; weak = true restricts calls to r == sqrt(m)
   // (the weak TCU model of Theorem 12). Throws config_error on a bad m or latency.
   TensorUnit(std::int64_t m, std::int64_t latency, bool weak = false, Mode mode = Mode::esop,
-             CellMode cell_mode = CellMode::fp64);
+             CellMode cell_mode = CellMode::fp64, MxuExecutor executor = MxuExecutor::fused);
 
   index_t side() const { return s_; }
   std::int64_t m() const { return m_; }
   std::int64_t latency() const { return l_; }
   bool weak() const { return weak_; }
   CellMode cell_mode() const { return cell_mode_; }
+  MxuExecutor executor() const { return executor_; }
+  void set_executor(MxuExecutor e) { executor_ = e; }
 
   // C[i][k] = sum_t A[i][t] * B[t][k] for i < r, k < s, row-major with leading dimensions.
   // With accumulate = true the cells' W registers start from C (the paper's affine
   // "+=", free in the model); otherwise from zero. Throws std::invalid_argument if r < s, or
-  // r != s on a weak unit.
+  // r != s on a weak unit. Counters in closed form here, then the executor runs the call.
   void multiply(index_t r, const double* A, index_t lda, const double* B, index_t ldb, double* C,
                 index_t ldc, bool accumulate = false);
 
@@ -55,15 +76,31 @@ class TensorUnit {
 
   const TcuCost& cost() const { return cost_; }
   void reset() { cost_ = {}; }
-  void start_work_unit() {}  // a work unit begins (conv: a group's C_O tile)
+
+  // The memory side (not owned; nullptr = none): every call reports its traffic to it.
+  void set_memory(MemorySide* memory) { memory_ = memory; }
+  MemorySide* memory() const { return memory_; }
+  // A work unit starts: the memory side's buffer is emptied (cold).
+  void start_work_unit() {
+    if (memory_) memory_->start_work_unit();
+  }
 
  private:
+  // Each returns the cell updates it did (TcuCost::macs).
+  std::uint64_t multiply_reference(index_t r, const double* A, index_t lda, const double* B,
+                                   index_t ldb, double* C, index_t ldc, bool accumulate);
+  std::uint64_t multiply_fused(index_t r, const double* A, index_t lda, const double* B,
+                               index_t ldb, double* C, index_t ldc, bool accumulate);
+
   std::int64_t m_, l_;
   index_t s_;
   bool weak_;
   Mode mode_;
   CellMode cell_mode_;
+  MxuExecutor executor_;
   TcuCost cost_;
+  MemorySide* memory_ = nullptr;
+  MxuScratch scratch_;
 };
 
 }  // namespace triada

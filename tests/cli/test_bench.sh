@@ -182,4 +182,32 @@ check "--accuracy --mesh FILE takes the MAC energies from the file" \
   bash -c '[[ $0 -eq 0 ]]' "$rc"
 check "--accuracy --mesh FILE: mac_pj_bf16 from the file" mesh_energy_ok "$dir/acc3.json"
 
+
+# --mxu --quick: the fused MXU against dgemm (no timing asserted): rows for both unit sides
+# and the TCU matmul, with ratios and results that agree with dgemm.
+mxu_ok() {  # mxu_ok FILE
+  "$PYTHON" - "$1" <<'EOF'
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["schema"] == "triada-bench-mxu/1" and j["config"]["executor"] == "fused", j["config"]
+rows = j["rows"]
+assert [(r["workload"], r["side"]) for r in rows] == [("conv-gemm", 4), ("conv-gemm", 16),
+                                                      ("tcu-matmul", 16)], rows
+for r in rows:
+    assert r["mxu_seconds"] > 0 and r["dgemm_seconds"] > 0 and r["ratio"] > 0, r
+    assert abs(r["ratio"] - r["dgemm_seconds"] / r["mxu_seconds"]) <= 1e-9 * r["ratio"], r
+    assert r["max_rel_diff"] < 1e-12, r
+    assert r["macs"] in (100 * 288 * 32, 128 ** 3), r
+assert rows[0]["explicit_conv_seconds"] > 0 and rows[0]["implicit_conv_seconds"] > 0
+EOF
+}
+rc=0
+"$BENCH" --mxu --quick --json "$dir/mxu.json" >"$dir/mxu.txt" 2>"$dir/mxuerr.txt" || rc=$?
+[[ $rc -eq 0 ]] || cat "$dir/mxu.txt" "$dir/mxuerr.txt" >&2
+check "--mxu --quick exits 0" test "$rc" -eq 0
+check "--mxu JSON: conv GEMM at S = 4 and 16, TCU matmul, ratios, agreement with dgemm" \
+  mxu_ok "$dir/mxu.json"
+check "--mxu table has the ratio column" grep -q "ratio = dgemm seconds / MXU seconds" "$dir/mxu.txt"
+check "--mxu with --accuracy is refused" refused --mxu --accuracy "--mxu and --accuracy"
+
 summary

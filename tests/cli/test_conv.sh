@@ -212,10 +212,24 @@ expect_error 2 "negative.ini: \[energy\] mac_pj: expected an energy" "${L[@]}" -
 expect_error 2 "--cell-mode: cell mode: unknown '\\\\x1b\[31m'" "${L[@]}" --cell-mode $'\e[31m'
 
 echo "-- --help documents every option"
+echo "-- --executor reference and fused: the same per-method counters, recorded in config"
+if for e in reference fused; do
+  "$APP" --layer 2,6,7,7,8,3,3,2,1,1,2 --method both --mxu 4 --latency 2 --executor $e \
+    --report "e-$e.json" >/dev/null 2>err.txt || exit 1
+done && "$PYTHON" -c "
+import json
+a, b = (json.load(open('e-%s.json' % e)) for e in ('reference', 'fused'))
+assert a['config']['executor'] == 'reference' and b['config']['executor'] == 'fused'
+for m in ('explicit', 'implicit'):  # every figure but the wall time
+    x, y = ({k: v for k, v in r['layers'][0][m].items() if k != 'wall_seconds'} for r in (a, b))
+    assert x == y and x['macs'] > 0 and x['verified'] is True, (m, x, y)
+"; then pass; else fail "--executor reference vs fused: $(cat err.txt)"; fi
+expect_error 2 "executor" --layer 1,3,8,8,4,3,3,1,1 --executor fast
+
 if "$APP" --help >help.txt 2>err.txt; then pass; else fail "--help exited non-zero"; fi
 missing=""
-for opt in --network --layer --method --mxu --batch --latency --cell-mode --mesh --report \
-  --input --weights --seed --verify --verify-budget --max-layers; do
+for opt in --network --layer --method --mxu --batch --latency --cell-mode --mesh --report --csv \
+  --input --weights --seed --verify --verify-budget --max-layers --executor; do
   grep -q -- "$opt" help.txt || missing="$missing $opt"
 done
 if [ -z "$missing" ]; then pass; else fail "--help lacks:$missing"; fi

@@ -238,4 +238,19 @@ assert e['bf16'] > e['tf32'] > e['m3xu-fp32'] > 0, e
 "; then pass; else fail "dft error ordering over cell modes"; fi
 bad --algo matmul --size 8 --m 16 --latency 1 --cell-mode fp8
 
+echo "-- --executor reference and fused: the same report counters and details"
+if for e in reference fused; do
+  "$APP" --algo matmul --size 20 --m 16 --latency 3 --executor $e --report "x-$e.json" \
+    >/dev/null 2>&1 || exit 1
+  "$APP" --algo ge --size 12 --m 4 --latency 3 --weak --executor $e --report "g-$e.json" \
+    >/dev/null 2>&1 || exit 1
+done && "$PYTHON" -c "
+import json
+for n in ('x', 'g'):
+    a, b = (json.load(open('%s-%s.json' % (n, e))) for e in ('reference', 'fused'))
+    assert a['executor'] == 'reference' and b['executor'] == 'fused', (a['executor'], b['executor'])
+    assert a['tcu'] == b['tcu'] and a['details'] == b['details'] and a['verified'] and b['verified']
+"; then pass; else fail "--executor reference vs fused differ"; fi
+bad --algo matmul --size 8 --m 16 --latency 1 --executor fast
+
 summary

@@ -1,6 +1,7 @@
 // Convolution on the planar MXU (conv/conv.hpp): explicit and implicit channel-first im2col
 // against the direct convolution, their memory and call counts, and the network files.
 #include <cmath>
+#include <cstring>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -44,6 +45,32 @@ std::string parse_error(const std::string& text) {
     return e.what();
   }
   return "(no error)";
+}
+
+// The direct convolution as seven plain loops (n, o, h_o, w_o, c, h_f, w_f): the oracle of
+// the blocked direct_conv, which must sum every element in this order.
+std::vector<double> plain_direct(const ConvLayer& l, const std::vector<double>& x,
+                                 const std::vector<double>& w) {
+  const index_t HO = l.H_O(), WO = l.W_O(), Cg = l.C_I_group(), COg = l.C_O_group();
+  std::vector<double> y(static_cast<size_t>(l.ofmap_elements()), 0.0);
+  for (index_t n = 0; n < l.N; ++n)
+    for (index_t o = 0; o < l.C_O; ++o)
+      for (index_t ho = 0; ho < HO; ++ho)
+        for (index_t wo = 0; wo < WO; ++wo) {
+          double acc = 0.0;
+          for (index_t c = 0; c < Cg; ++c)
+            for (index_t fh = 0; fh < l.H_F; ++fh)
+              for (index_t fw = 0; fw < l.W_F; ++fw) {
+                const index_t h = ho * l.stride - l.pad + fh * l.dilation;
+                const index_t wi = wo * l.stride - l.pad + fw * l.dilation;
+                if (h < 0 || h >= l.H_I || wi < 0 || wi >= l.W_I) continue;
+                acc += x[static_cast<size_t>(((n * l.H_I + h) * l.W_I + wi) * l.C_I + o / COg * Cg +
+                                             c)] *
+                       w[static_cast<size_t>(((o * Cg + c) * l.H_F + fh) * l.W_F + fw)];
+              }
+          y[static_cast<size_t>(((n * HO + ho) * WO + wo) * l.C_O + o)] = acc;
+        }
+  return y;
 }
 
 const char* const kHeader =
@@ -112,6 +139,31 @@ TEST_CASE("the direct convolution matches a hand-computed 1x1-channel example", 
   TensorUnit u(4, 0);
   CHECK(explicit_conv(l, x, w, u).output == std::vector<double>{12, 16, 24, 28});
   CHECK(implicit_conv(l, x, w, u).output == std::vector<double>{12, 16, 24, 28});
+}
+
+TEST_CASE("the blocked direct convolution is bitwise the seven plain loops", "[conv]") {
+  const ConvLayer layers[] = {
+      make(1, 3, 12, 12, 8, 3, 3, 1, 1),         // padding: border pixels and tiles
+      make(1, 5, 11, 13, 20, 3, 3, 2, 1),        // stride 2, C_O not a multiple of the lanes
+      make(1, 6, 15, 15, 10, 3, 3, 1, 2, 2),     // dilation 2
+      make(1, 4, 17, 12, 6, 3, 2, 2, 1, 2),      // dilation and stride, non-square filter
+      make(3, 5, 7, 9, 7, 3, 3, 1, 1),           // batch 3
+      make(2, 8, 8, 8, 12, 3, 3, 1, 1, 1, 2),    // groups 2
+      make(1, 12, 9, 10, 12, 3, 3, 1, 0, 1, 3),  // groups 3, no padding
+      make(1, 16, 10, 10, 24, 1, 1, 2, 0),       // 1x1 stride 2
+      make(1, 2, 16, 16, 3, 2, 2, 4, 0),         // stride larger than the filter
+      make(1, 3, 23, 23, 16, 5, 5, 4, 2),        // 5x5 stride 4
+      make(1, 4, 3, 3, 5, 3, 3, 1, 0),           // one output pixel
+      make(1, 3, 5, 30, 7, 1, 7, 1, 3),          // wide rows: many interior tiles and a tail
+  };
+  for (const ConvLayer& l : layers) {
+    CAPTURE(l.shape_string());
+    const Operands op = operands(l, 11);
+    const std::vector<double> blocked = direct_conv(l, op.x, op.w),
+                              plain = plain_direct(l, op.x, op.w);
+    REQUIRE(blocked.size() == plain.size());
+    CHECK(std::memcmp(blocked.data(), plain.data(), plain.size() * sizeof(double)) == 0);
+  }
 }
 
 TEST_CASE("explicit im2col materializes exactly N H_O W_O H_F W_F C_I doubles", "[conv]") {
@@ -256,6 +308,91 @@ TEST_CASE("network files accept comments, blank lines, a trailing comma and opti
   CHECK(layers[1].C_I == 96);
   CHECK(layers[1].pad == 2);
   CHECK(layers[1].N == 1);
+}
+
+// SCALE-Sim's topology headers, as its files write them (spaces after the commas, a
+// trailing comma).
+const char* const kScaleSimConv =
+    "Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, Num Filter, "
+    "Strides,\n";
+const char* const kScaleSimGemm = "Layer, M, N, K,\n";
+
+std::vector<ConvLayer> parse_text(const std::string& text) {
+  std::istringstream in(text);
+  return parse_network_csv(in, "net.csv");
+}
+
+TEST_CASE("SCALE-Sim convolution topologies read with the IFMAP as padded: pad 0, N 1",
+          "[conv][csv]") {
+  // An extra trailing column (its sparsity files), a blank line and a row of commas only.
+  const auto layers = parse_text(
+      "Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, Num "
+      "Filter, Strides, Sparsity,\n"
+      "Conv1 ,224 ,224 ,7 ,7 ,3 ,64 ,2 ,2:4,\n\n,,,,,,,,,\nCB2a_2, 58, 58, 3, 3, 64, 64, 1,\n");
+  REQUIRE(layers.size() == 2);
+  const ConvLayer& a = layers[0];
+  CHECK(a.name == "Conv1");
+  CHECK((a.N == 1 && a.H_I == 224 && a.W_I == 224 && a.H_F == 7 && a.W_F == 7));
+  CHECK((a.C_I == 3 && a.C_O == 64 && a.stride == 2));
+  CHECK((a.pad == 0 && a.dilation == 1 && a.groups == 1));
+  CHECK(a.H_O() == 109);  // (224 - 7) / 2 + 1: the IFMAP is already padded
+  CHECK(std::string(a.kind()) == "conv");
+  CHECK(!a.gemm);
+  CHECK(layers[1].H_O() == 56);
+  // The same layer in our format with the padded size and Padding 0 is the same layer.
+  const auto ours = parse_text(std::string(kHeader) + "CB2a_2,58,58,3,3,64,64,1,0\n");
+  CHECK(ours[0].shape_string() == layers[1].shape_string());
+  CHECK(ours[0].macs() == layers[1].macs());
+  // Header names are compared trimmed and without case.
+  CHECK(parse_text("LAYER NAME,ifmap height ,IFMAP WIDTH,filter height,Filter Width,channels,"
+                   "NUM FILTER,strides\nc,8,8,3,3,2,2,1\n")
+            .size() == 1);
+}
+
+TEST_CASE("SCALE-Sim GEMM rows run as 1x1 convolutions of an M x 1 IFMap of K channels",
+          "[conv][csv]") {
+  const auto layers =
+      parse_text(std::string(kScaleSimGemm) + "L0, 196, 192, 384,\n\nL1,3,5,16,extra\n,,,,\n");
+  REQUIRE(layers.size() == 2);
+  const ConvLayer& g = layers[0];
+  REQUIRE(g.gemm);
+  CHECK((g.gemm->M == 196 && g.gemm->N == 192 && g.gemm->K == 384));
+  CHECK(std::string(g.kind()) == "gemm");
+  CHECK((g.N == 1 && g.H_I == 196 && g.W_I == 1 && g.C_I == 384 && g.C_O == 192));
+  CHECK((g.H_F == 1 && g.W_F == 1 && g.stride == 1 && g.pad == 0 && g.groups == 1));
+  CHECK(g.M() == 196);        // the lowered matrix's rows: M
+  CHECK(g.K_group() == 384);  // its depth: K
+  CHECK(g.macs() == 196ull * 192 * 384);
+  CHECK(g.lowered_bytes() == 196ull * 384 * 8);                  // the M x K operand itself
+  CHECK(parse_text("Layer Name,M,N,K\nx,1,2,3\n")[0].C_O == 2);  // its other spelling
+}
+
+TEST_CASE("SCALE-Sim topologies reject malformed rows naming file:line and the field",
+          "[conv][csv]") {
+  const std::string c = kScaleSimConv, g = kScaleSimGemm;
+  CHECK_THAT(parse_error(c + "c1,8,8,3,3,4,4,\n"),
+             Catch::Contains("net.csv:2: expected at least 8 columns (SCALE-Sim convolution "
+                             "format), got 7"));
+  CHECK_THAT(parse_error(c + "c1,8,8,3,3,4,4,1\nc2,8,8,3,3,4.5,4,1\n"),
+             Catch::Contains("net.csv:3") && Catch::Contains("column 'Channels'") &&
+                 Catch::Contains("not an integer"));
+  CHECK_THAT(parse_error(c + "c1,8,8,3,3,4,4,0,\n"),
+             Catch::Contains("net.csv:2") && Catch::Contains("column 'Strides': must be positive"));
+  CHECK_THAT(parse_error(c + "c1,4,4,5,5,4,4,1,\n"),
+             Catch::Contains("net.csv:2 (c1): filter 5x5 is larger than the padded input 4x4"));
+  CHECK_THAT(parse_error(g + "g1,4,0,4,\n"),
+             Catch::Contains("net.csv:2") && Catch::Contains("column 'N': must be positive"));
+  CHECK_THAT(parse_error(g + "g1,4,x,4,\n"),
+             Catch::Contains("column 'N'") && Catch::Contains("not an integer"));
+  CHECK_THAT(parse_error(g + "g1,4,4\n"),
+             Catch::Contains("net.csv:2: expected at least 4 columns (SCALE-Sim GEMM format)"));
+  CHECK_THAT(parse_error("Layer, M, K, N,\ng,1,2,3\n"),
+             Catch::Contains("net.csv:1: header: column 3 must be 'N', got 'K'"));
+  CHECK_THAT(parse_error("Layer, IFMAP Height, IFMAP Width\nc,1,1\n"),
+             Catch::Contains("net.csv:1: header: unknown format (3 columns)"));
+  CHECK_THAT(parse_error("Name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, "
+                         "Channels, Num Filter, Strides,\n"),
+             Catch::Contains("net.csv:1: header: column 1 must be 'Layer name', got 'Name'"));
 }
 
 TEST_CASE("layer specs of the --layer option are parsed and checked", "[conv][csv]") {

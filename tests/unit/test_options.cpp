@@ -42,6 +42,7 @@ TEST_CASE("meshcfg/default.ini equals the built-in defaults", "[options]") {
   CHECK(file.energy[Counter::y_bus_receives] == builtin.energy[Counter::y_bus_receives]);
   CHECK(file.energy[Counter::waits] == builtin.energy[Counter::waits]);
   CHECK(file.energy.static_pj_per_cell_step == builtin.energy.static_pj_per_cell_step);
+  CHECK(file.mxu == builtin.mxu);
   // Every mode's MAC energy is in the file with the built-in value.
   for (const char* mode : {"fp32", "tf32", "bf16", "fp16", "m3xu-fp32", "m3xu-fp32c", "3xtf32"}) {
     CAPTURE(mode);

@@ -1,0 +1,158 @@
+#include "mxu/memory_side.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "core/error.hpp"
+
+namespace triada {
+
+namespace {
+
+using u64 = std::uint64_t;
+__extension__ using u128 = unsigned __int128;
+
+// Double-buffered left and result tiles of s x s words (the model's staging).
+constexpr u64 kStagingTiles = 4;
+
+u64 bits_of(double v) {
+  u64 b = 0;
+  std::memcpy(&b, &v, sizeof b);
+  return b;
+}
+
+// FNV-1a over the words' bit patterns, then a splitmix64 finish.
+u64 tile_hash(const std::vector<u64>& words) {
+  u64 h = 0xcbf29ce484222325ull;
+  for (const u64 w : words) h = (h ^ w) * 0x100000001b3ull;
+  h = (h ^ (h >> 30)) * 0xBF58476D1CE4E5B9ull;
+  return h ^ (h >> 31);
+}
+
+void check_params(const MxuMemoryParams& p) {
+  if (p.word_bits < 8 || p.word_bits > 128 || p.word_bits % 8 != 0)
+    throw config_error("[mxu] word_bits: expected a multiple of 8 in [8, 128], got " +
+                       std::to_string(p.word_bits));
+  if (p.dram_gbps.num == 0 || p.dram_gbps.den == 0)
+    throw config_error("[mxu] dram_gbps: expected a positive bandwidth");
+  if (p.clock_ghz.num == 0 || p.clock_ghz.den == 0)
+    throw config_error("[mxu] clock_ghz: expected a positive clock");
+}
+
+}  // namespace
+
+MemoryCost& MemoryCost::operator+=(const MemoryCost& o) {
+  sram_reads += o.sram_reads;
+  sram_writes += o.sram_writes;
+  dram_read_bytes += o.dram_read_bytes;
+  dram_write_bytes += o.dram_write_bytes;
+  tile_loads += o.tile_loads;
+  tile_hits += o.tile_hits;
+  dram_cycles += o.dram_cycles;
+  stall_cycles += o.stall_cycles;
+  return *this;
+}
+
+MemoryCost operator-(MemoryCost a, const MemoryCost& b) {
+  a.sram_reads -= b.sram_reads;
+  a.sram_writes -= b.sram_writes;
+  a.dram_read_bytes -= b.dram_read_bytes;
+  a.dram_write_bytes -= b.dram_write_bytes;
+  a.tile_loads -= b.tile_loads;
+  a.tile_hits -= b.tile_hits;
+  a.dram_cycles -= b.dram_cycles;
+  a.stall_cycles -= b.stall_cycles;
+  return a;
+}
+
+MemorySide::MemorySide(const MxuMemoryParams& params, index_t side)
+    : params_(params), s_(side), capacity_(0) {
+  check_params(params_);
+  if (side < 1) throw config_error("memory side: the unit's side must be >= 1");
+  const u64 tile = static_cast<u64>(side) * static_cast<u64>(side);
+  const u64 words = params_.sram_words();
+  if (words / tile < kStagingTiles + 1)
+    throw config_error("[mxu] sram_kib: " + std::to_string(params_.sram_kib) + " KiB holds " +
+                       std::to_string(words) + " words of " + std::to_string(params_.word_bits) +
+                       " bits; an MXU of side " + std::to_string(side) +
+                       " needs at least 5 s^2 = " + std::to_string((kStagingTiles + 1) * tile) +
+                       " (double-buffered left and result tiles and one right tile)");
+  capacity_ = words / tile - kStagingTiles;
+  scratch_.resize(static_cast<size_t>(tile));
+}
+
+u64 MemorySide::transfer_cycles(u64 bytes) const {
+  // bytes / (G num/den / (C num/den)) = bytes G.den C.num / (G.num C.den), rounded up.
+  const Decimal &g = params_.dram_gbps, &c = params_.clock_ghz;
+  const u128 top = u128{bytes} * g.den * c.num, bottom = u128{g.num} * c.den;
+  return static_cast<u64>((top + bottom - 1) / bottom);
+}
+
+bool MemorySide::touch_tile(const double* B, index_t ldb) {
+  for (index_t i = 0; i < s_; ++i)
+    for (index_t k = 0; k < s_; ++k)
+      scratch_[static_cast<size_t>(i * s_ + k)] = bits_of(B[i * ldb + k]);
+  const u64 h = tile_hash(scratch_);
+  const auto [first, last] = index_.equal_range(h);
+  for (auto it = first; it != last; ++it)
+    if (it->second->bits == scratch_) {
+      lru_.splice(lru_.begin(), lru_, it->second);  // now the most recent
+      return true;
+    }
+  if (lru_.size() == capacity_) {  // evict the least recently used
+    const auto victim = std::prev(lru_.end());
+    const auto [vf, vl] = index_.equal_range(victim->hash);
+    for (auto it = vf; it != vl; ++it)
+      if (it->second == victim) {
+        index_.erase(it);
+        break;
+      }
+    lru_.erase(victim);
+  }
+  lru_.push_front(Tile{h, scratch_});
+  index_.emplace(h, lru_.begin());
+  return false;
+}
+
+void MemorySide::on_call(index_t r, const double* B, index_t ldb, bool accumulate,
+                         u64 compute_cycles) {
+  const u64 wb = params_.word_bytes(), rs = static_cast<u64>(r) * static_cast<u64>(s_),
+            tile = static_cast<u64>(s_) * static_cast<u64>(s_);
+  u64 dram_read = rs, dram_write = rs;  // words: left in, result out
+  cost_.sram_writes += rs + rs;         // left staged, result written by the unit
+  cost_.sram_reads += rs + tile + rs;   // left and right read by the unit, result drained
+  if (touch_tile(B, ldb)) {
+    ++cost_.tile_hits;
+  } else {
+    ++cost_.tile_loads;
+    dram_read += tile;
+    cost_.sram_writes += tile;
+  }
+  if (accumulate) {  // partial sums come back from DRAM and are read into the unit
+    dram_read += rs;
+    cost_.sram_writes += rs;
+    cost_.sram_reads += rs;
+  }
+  cost_.dram_read_bytes += dram_read * wb;
+  cost_.dram_write_bytes += dram_write * wb;
+  const u64 transfer = transfer_cycles((dram_read + dram_write) * wb);
+  cost_.dram_cycles += transfer;
+  cost_.stall_cycles += transfer > compute_cycles ? transfer - compute_cycles : 0;
+}
+
+void MemorySide::on_host_pass(u64 read_words, u64 write_words) {
+  const u64 wb = params_.word_bytes();
+  cost_.dram_read_bytes += read_words * wb;
+  cost_.dram_write_bytes += write_words * wb;
+  const u64 transfer = transfer_cycles((read_words + write_words) * wb);
+  cost_.dram_cycles += transfer;
+  cost_.stall_cycles += transfer;  // no call overlaps a host pass
+}
+
+void MemorySide::start_work_unit() {
+  lru_.clear();
+  index_.clear();
+}
+
+}  // namespace triada

@@ -1,0 +1,90 @@
+#pragma once
+// The memory side of the planar MXU (doc/design.md §3.11): an on-chip buffer (SRAM) of
+// [mxu] sram_kib between host memory (DRAM) and the unit, fed over a link of dram_gbps,
+// in the manner of SCALE-Sim (Samajdar et al.: SRAM buffers between DRAM and the array,
+// DRAM bandwidth, stall cycles) and of the TCU paper's Sec. 5 (Theorem 12: a call is
+// simulated by loading its operands into an internal memory and writing its result back).
+//
+// The model, per tensor-unit call C (r x s) [+]= A (r x s) B (s x s), s = sqrt(m), words of
+// word_bits bits:
+//  - left:    A's r s words come from DRAM into the buffer and are read by the unit:
+//             DRAM read r s words, SRAM write r s, SRAM read r s.
+//  - right:   B's s^2 words are read by the unit from the buffer (SRAM read s^2). They are
+//             loaded from DRAM (DRAM read s^2, SRAM write s^2, a tile load) unless a tile
+//             equal to B word for word (bit patterns) is resident (a tile hit). Resident
+//             right tiles are kept least-recently-used, as many as fit beside the streaming
+//             staging: double-buffered left and result tiles of s x s words, 4 s^2 words,
+//             so capacity = floor((sram words - 4 s^2) / s^2) >= 1.
+//  - result:  the unit writes r s words into the buffer, which drains them to DRAM
+//             (SRAM write r s, SRAM read r s, DRAM write r s words). With accumulate the
+//             partial sums come back first (DRAM read r s, SRAM write r s, SRAM read r s).
+//  - time:    the call's DRAM bytes take ceil(bytes / (dram_gbps / clock_ghz)) cycles; the
+//             buffer is double-buffered, so the transfer overlaps the call's compute cycles
+//             and the unit stalls for max(0, transfer cycles - compute cycles).
+// A host pass (the explicit convolution's lowering) moves DRAM bytes with no call to
+// overlap: all of its transfer cycles are stall cycles. start_work_unit() empties the
+// buffer (cold), so counts are sums over work units whichever rank runs them.
+#include <cstdint>
+#include <list>
+#include <unordered_map>
+#include <vector>
+
+#include "core/types.hpp"
+#include "physical/mxu_memory.hpp"
+
+namespace triada {
+
+// Exact counters of the memory side; words for SRAM, bytes for DRAM.
+struct MemoryCost {
+  std::uint64_t sram_reads = 0, sram_writes = 0;            // words
+  std::uint64_t dram_read_bytes = 0, dram_write_bytes = 0;  // bytes
+  std::uint64_t tile_loads = 0, tile_hits = 0;              // right tiles loaded / reused
+  std::uint64_t dram_cycles = 0;   // sum of the transfer cycles (calls and host passes)
+  std::uint64_t stall_cycles = 0;  // cycles the unit waits for DRAM
+  MemoryCost& operator+=(const MemoryCost& o);
+  bool operator==(const MemoryCost&) const = default;
+};
+MemoryCost operator-(MemoryCost a, const MemoryCost& b);
+
+class MemorySide {
+ public:
+  // Throws config_error naming [mxu] sram_kib when not even one right tile fits beside the
+  // staging (sram words < 5 s^2), or a bad parameter ([mxu] word_bits, dram_gbps, clock_ghz).
+  MemorySide(const MxuMemoryParams& params, index_t side);
+
+  // One call of r rows: B with leading dimension ldb; compute_cycles = the call's cycles
+  // (ceil(r / s) s sub-steps).
+  void on_call(index_t r, const double* B, index_t ldb, bool accumulate,
+               std::uint64_t compute_cycles);
+  // A host pass reading and writing DRAM words while the unit waits (explicit lowering).
+  void on_host_pass(std::uint64_t read_words, std::uint64_t write_words);
+  // A new work unit starts with an empty buffer.
+  void start_work_unit();
+
+  const MemoryCost& cost() const { return cost_; }
+  void reset() { cost_ = {}; }
+  const MxuMemoryParams& params() const { return params_; }
+  index_t side() const { return s_; }
+  std::uint64_t tile_capacity() const { return capacity_; }
+  // ceil(bytes clock_ghz / dram_gbps), exactly.
+  std::uint64_t transfer_cycles(std::uint64_t bytes) const;
+
+ private:
+  struct Tile {
+    std::uint64_t hash;
+    std::vector<std::uint64_t> bits;  // the s^2 words' bit patterns, row-major
+  };
+  // True if B is resident (and now most recent); otherwise loads it, evicting the least
+  // recently used tile when full.
+  bool touch_tile(const double* B, index_t ldb);
+
+  MxuMemoryParams params_;
+  index_t s_;
+  std::uint64_t capacity_;
+  MemoryCost cost_;
+  std::list<Tile> lru_;  // most recent first
+  std::unordered_multimap<std::uint64_t, std::list<Tile>::iterator> index_;
+  std::vector<std::uint64_t> scratch_;
+};
+
+}  // namespace triada

@@ -1,0 +1,225 @@
+// The MXU's memory side (mxu/memory_side.hpp): every counter against closed forms written
+// out here from the model's definition (doc/design.md §13), on calls small enough to count
+// by hand.
+#include <cmath>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "config/mxu_keys.hpp"
+#include "config/options.hpp"
+#include "core/error.hpp"
+#include "mxu/memory_side.hpp"
+#include "mxu/tcu_io_bound.hpp"
+#include "mxu/tensor_unit.hpp"
+#include "support/catch.hpp"
+
+using namespace triada;
+
+namespace {
+
+using u64 = std::uint64_t;
+
+// s = 4 (m = 16), 8-byte words; 1 KiB = 128 words = 8 tiles of 16: 4 staging, 4 resident.
+// 8 GB/s at 1 GHz: 8 bytes, one word, per cycle.
+MxuMemoryParams small_params(const std::string& gbps = "8", const std::string& ghz = "1") {
+  MxuMemoryParams p;
+  p.sram_kib = 1;
+  p.word_bits = 64;
+  REQUIRE(parse_decimal(gbps, p.dram_gbps));
+  REQUIRE(parse_decimal(ghz, p.clock_ghz));
+  return p;
+}
+
+// A right tile whose words all differ from another id's.
+std::vector<double> tile(int id, index_t s = 4) {
+  std::vector<double> b(static_cast<size_t>(s * s));
+  for (size_t i = 0; i < b.size(); ++i) b[i] = id * 1000.0 + static_cast<double>(i);
+  return b;
+}
+
+}  // namespace
+
+TEST_CASE("one cold call loads its left rows, its right tile and stores its results",
+          "[mxu][memory]") {
+  MemorySide mem(small_params(), 4);
+  REQUIRE(mem.tile_capacity() == 4);  // (128 - 4 * 16) / 16
+  const u64 r = 12, s = 4;
+  const std::vector<double> b = tile(1);
+  mem.on_call(12, b.data(), 4, false, 12);
+  const MemoryCost& c = mem.cost();
+  CHECK(c.sram_writes == r * s + s * s + r * s);  // left staged, right loaded, results
+  CHECK(c.sram_reads == r * s + s * s + r * s);   // unit reads left and right, drain
+  CHECK(c.dram_read_bytes == (r * s + s * s) * 8);
+  CHECK(c.dram_write_bytes == r * s * 8);
+  CHECK(c.tile_loads == 1);
+  CHECK(c.tile_hits == 0);
+  // 48 + 16 + 48 words at one word per cycle against 12 compute cycles.
+  CHECK(c.dram_cycles == 112);
+  CHECK(c.stall_cycles == 112 - 12);
+}
+
+TEST_CASE("a right tile equal word for word to a resident one is not loaded again",
+          "[mxu][memory]") {
+  MemorySide mem(small_params(), 4);
+  const std::vector<double> b = tile(7), copy = tile(7);  // another buffer, same words
+  std::vector<double> wide(4 * 9, -1.0);                  // the same tile inside ldb = 9
+  for (int i = 0; i < 4; ++i)
+    for (int k = 0; k < 4; ++k)
+      wide[static_cast<size_t>(i * 9 + 2 + k)] = b[static_cast<size_t>(i * 4 + k)];
+  mem.on_call(4, b.data(), 4, false, 4);
+  const MemoryCost first = mem.cost();
+  mem.on_call(4, copy.data(), 4, false, 4);
+  mem.on_call(4, wide.data() + 2, 9, false, 4);
+  const MemoryCost later = mem.cost() - first;
+  CHECK(mem.cost().tile_loads == 1);
+  CHECK(mem.cost().tile_hits == 2);
+  CHECK(later.dram_read_bytes == 2 * 16 * 8);  // left rows only
+  CHECK(later.sram_writes == 2 * (16 + 16));   // no tile written
+  CHECK(later.sram_reads == 2 * (16 + 16 + 16));
+  // A tile differing in one word (or only in the sign of a zero) is another tile.
+  std::vector<double> other = tile(7);
+  other[5] = -other[5];
+  mem.on_call(4, other.data(), 4, false, 4);
+  std::vector<double> zeros(16, 0.0), negzero(16, 0.0);
+  negzero[0] = -0.0;
+  mem.on_call(4, zeros.data(), 4, false, 4);
+  mem.on_call(4, negzero.data(), 4, false, 4);
+  CHECK(mem.cost().tile_loads == 4);
+}
+
+TEST_CASE("the least recently used tile is evicted when the buffer is full and reloaded later",
+          "[mxu][memory]") {
+  MemorySide mem(small_params(), 4);  // 4 resident tiles
+  std::vector<std::vector<double>> t;
+  for (int id = 0; id < 6; ++id) t.push_back(tile(id));
+  const auto call = [&](int id) { mem.on_call(4, t[static_cast<size_t>(id)].data(), 4, false, 4); };
+  for (int id : {0, 1, 2, 3}) call(id);  // 4 loads, full
+  call(0);                               // hit: 0 is now the most recent, 1 the least
+  call(4);                               // load, evicts 1
+  CHECK(mem.cost().tile_loads == 5);
+  CHECK(mem.cost().tile_hits == 1);
+  call(0);  // still resident
+  call(2);  // still resident
+  CHECK(mem.cost().tile_hits == 3);
+  call(1);  // evicted: reloaded (evicts 3, the least recent now)
+  CHECK(mem.cost().tile_loads == 6);
+  call(3);  // evicted by the reload of 1
+  CHECK(mem.cost().tile_loads == 7);
+  const u64 calls = 10;
+  CHECK(mem.cost().dram_read_bytes == (calls * 16 + 7 * 16) * 8);
+}
+
+TEST_CASE("a new work unit starts with an empty buffer", "[mxu][memory]") {
+  MemorySide mem(small_params(), 4);
+  const std::vector<double> b = tile(3);
+  mem.on_call(4, b.data(), 4, false, 4);
+  mem.on_call(4, b.data(), 4, false, 4);
+  mem.start_work_unit();
+  mem.on_call(4, b.data(), 4, false, 4);
+  CHECK(mem.cost().tile_loads == 2);
+  CHECK(mem.cost().tile_hits == 1);
+}
+
+TEST_CASE("an accumulating call reads its partial sums back from DRAM", "[mxu][memory]") {
+  MemorySide plain(small_params(), 4), acc(small_params(), 4);
+  const std::vector<double> b = tile(2);
+  const u64 r = 8, s = 4;
+  plain.on_call(8, b.data(), 4, false, 8);
+  acc.on_call(8, b.data(), 4, true, 8);
+  const MemoryCost d = acc.cost() - plain.cost();
+  CHECK(d.dram_read_bytes == r * s * 8);
+  CHECK(d.dram_write_bytes == 0);
+  CHECK(d.sram_writes == r * s);
+  CHECK(d.sram_reads == r * s);
+  CHECK(d.stall_cycles == r * s);  // one word per cycle, compute already covered
+}
+
+TEST_CASE("the unit stalls only when DRAM cannot deliver a call's words in its cycles",
+          "[mxu][memory]") {
+  const std::vector<double> b = tile(4);
+  const u64 r = 16, s = 4, bytes = (r * s + s * s + r * s) * 8;  // 1152
+  // Short: 8 GB/s at 1 GHz = 8 bytes per cycle: 144 transfer cycles against 16.
+  MemorySide short_bw(small_params("8", "1"), 4);
+  short_bw.on_call(16, b.data(), 4, false, 16);
+  CHECK(short_bw.cost().stall_cycles == bytes / 8 - 16);
+  // Ample: 100 GB/s at 0.5 GHz = 200 bytes per cycle: ceil(1152 / 200) = 6 <= 16.
+  MemorySide ample(small_params("100", "0.5"), 4);
+  ample.on_call(16, b.data(), 4, false, 16);
+  CHECK(ample.cost().dram_cycles == 6);
+  CHECK(ample.cost().stall_cycles == 0);
+  // Bytes per cycle is exact: 34 GB/s at 0.7 GHz moves 340 bytes in exactly 7 cycles.
+  MemorySide tpu(MxuMemoryParams{}, 4);
+  CHECK(tpu.transfer_cycles(340) == 7);
+  CHECK(tpu.transfer_cycles(341) == 8);
+  CHECK(tpu.transfer_cycles(0) == 0);
+  // A host pass has no call to overlap: all of its transfer is stall.
+  MemorySide host(small_params("8", "1"), 4);
+  host.on_host_pass(10, 6);
+  CHECK(host.cost().dram_read_bytes == 80);
+  CHECK(host.cost().dram_write_bytes == 48);
+  CHECK(host.cost().stall_cycles == 16);
+}
+
+TEST_CASE("the tensor unit reports each call with its cycles to the memory side", "[mxu][memory]") {
+  TensorUnit unit(16, 3);
+  MemorySide mem(small_params(), 4);
+  unit.set_memory(&mem);
+  const index_t r = 9;  // ceil(9 / 4) = 3 chunks of 4 steps: 12 compute cycles
+  std::vector<double> A(static_cast<size_t>(r * 4), 1.0), C(static_cast<size_t>(r * 4), 0.0);
+  const std::vector<double> b = tile(5);
+  unit.multiply(r, A.data(), 4, b.data(), 4, C.data(), 4, false);
+  unit.multiply(r, A.data(), 4, b.data(), 4, C.data(), 4, true);
+  const u64 rs = 36;
+  CHECK(mem.cost().tile_loads == 1);
+  CHECK(mem.cost().tile_hits == 1);
+  CHECK(mem.cost().dram_read_bytes == (rs + 16 + rs + rs) * 8);
+  CHECK(mem.cost().dram_write_bytes == 2 * rs * 8);
+  CHECK(mem.cost().stall_cycles == (rs + 16 + rs - 12) + (rs + rs + rs - 12));
+  unit.start_work_unit();
+  unit.multiply(r, A.data(), 4, b.data(), 4, C.data(), 4, false);
+  CHECK(mem.cost().tile_loads == 2);
+}
+
+TEST_CASE("a buffer too small for the staging and one right tile is refused by its key",
+          "[mxu][memory]") {
+  MxuMemoryParams p = small_params();  // 128 words: side 5 needs 5 x 25 = 125, side 6 180
+  CHECK(MemorySide(p, 5).tile_capacity() == 1);
+  CHECK_THROWS_AS(MemorySide(p, 6), config_error);
+  CHECK_THROWS_WITH(MemorySide(p, 6), Catch::Contains("[mxu] sram_kib"));
+  const std::string ini = "/tmp/triada_unit_mxu_keys.ini";
+  std::ofstream(ini) << "[mxu]\nsram_kib = 2\nword_bits = 16\ndram_gbps = 12.8\nclock_ghz = 1.5\n";
+  const MeshConfig m = parse_mesh_file(ini);
+  CHECK(m.mxu.sram_kib == 2);
+  CHECK(m.mxu.sram_words() == 1024);
+  CHECK(m.mxu.dram_gbps.num == 128);
+  CHECK(m.mxu.dram_gbps.den == 10);
+  CHECK(m.mxu.clock_ghz.num == 15);
+  for (const char* bad : {"sram_kib = 0", "word_bits = 12", "dram_gbps = 0", "dram_gbps = 1e3",
+                          "clock_ghz = -1", "clock_ghz = .5", "dram_gbps = 1.2345678"}) {
+    CAPTURE(bad);
+    std::ofstream(ini) << "[mxu]\n" << bad << "\n";
+    const std::string key = std::string(bad).substr(0, std::string(bad).find(' '));
+    CHECK_THROWS_WITH(parse_mesh_file(ini), Catch::Contains("[mxu] " + key));
+  }
+}
+
+TEST_CASE("the matrix product's I/O lower bound at M = 3m has the hand-computed value",
+          "[mxu][memory]") {
+  // side 64, m = 16: M = 48, 64^3 / (2 sqrt(2) sqrt(48)) = 262144 / (8 sqrt(6)) =
+  // 32768 / sqrt(6) = 13377.48..., minus M.
+  const IoLowerBound b = tcu_io_lower_bound("matmul", 64, 16);
+  REQUIRE(b.value);
+  CHECK(*b.value == Approx(32768.0 / std::sqrt(6.0) - 48.0).epsilon(1e-12));
+  CHECK(*b.value == Approx(13329.48).margin(0.01));
+  CHECK_THAT(b.source, Catch::Contains("Irony"));
+  // Below the memory's own size the bound says nothing: 512 / sqrt(384) < 48.
+  CHECK(*tcu_io_lower_bound("matmul", 8, 16).value == 0.0);
+  // No value where no bound for the problem is known, with the reason.
+  for (const char* algo : {"dft", "strassen", "ge", "polyeval"}) {
+    CAPTURE(algo);
+    const IoLowerBound u = tcu_io_lower_bound(algo, 64, 16);
+    CHECK_FALSE(u.value);
+    CHECK_FALSE(u.reason.empty());
+  }
+}

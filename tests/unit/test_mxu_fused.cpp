@@ -1,0 +1,299 @@
+// The planar MXU's fused executor against the reference (the cell-by-cell spec): bitwise the
+// same C and exactly the same counters over a randomized matrix of calls (unit size, rows,
+// leading dimensions, latency, weak model, cell mode, dense / ESOP, sparsity, accumulate,
+// adversarial values: signed zeros, underflowing products, Inf, NaN), then whole TCU
+// algorithms and convolutions run with both executors.
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "conv/conv.hpp"
+#include "conv/conv_layer.hpp"
+#include "core/error.hpp"
+#include "mxu/tcu_algorithms.hpp"
+#include "mxu/tcu_linear_algebra.hpp"
+#include "mxu/tensor_unit.hpp"
+#include "support/catch.hpp"
+
+using namespace triada;
+
+namespace {
+
+// Bit patterns, so that -0 != +0 and NaN payloads count.
+std::vector<std::uint64_t> bits(const std::vector<double>& v) {
+  std::vector<std::uint64_t> b(v.size());
+  for (size_t i = 0; i < v.size(); ++i) b[i] = std::bit_cast<std::uint64_t>(v[i]);
+  return b;
+}
+
+void check_same_cost(const TcuCost& a, const TcuCost& b) {
+  CHECK(a.calls == b.calls);
+  CHECK(a.tensor_time == b.tensor_time);
+  CHECK(a.cpu_time == b.cpu_time);
+  CHECK(a.rows == b.rows);
+  CHECK(a.cell_steps == b.cell_steps);
+  CHECK(a.macs == b.macs);
+  CHECK(a.macs_dense == b.macs_dense);
+  CHECK(a.cycles == b.cycles);
+}
+
+enum class Values { uniform, integers, adversarial, nonfinite };
+
+// A value: zero (either sign) with probability `zeros`, else one of the flavour's values.
+struct ValueGen {
+  std::mt19937_64 gen;
+  double zeros;
+  Values kind;
+  double operator()() {
+    std::uniform_real_distribution<double> u(-1.0, 1.0);
+    std::uniform_int_distribution<int> pick(0, 15);
+    if (std::uniform_real_distribution<double>(0, 1)(gen) < zeros)
+      return pick(gen) % 2 ? 0.0 : -0.0;
+    const double inf = std::numeric_limits<double>::infinity();
+    const double tiny = std::ldexp(1.0, -540);  // tiny * tiny underflows to +-0 in an fma
+    switch (kind) {
+      case Values::uniform:
+        return u(gen);
+      case Values::integers:
+        return static_cast<double>(pick(gen) - 7);
+      case Values::adversarial: {
+        const double v[] = {tiny,   -tiny,  3 * tiny,
+                            -0.0,   0.0,    1.0,
+                            -1.0,   0.5,    std::numeric_limits<double>::denorm_min(),
+                            -2.0,   1e300,  -1e300,
+                            u(gen), u(gen), tiny * 0.75,
+                            -0.0};
+        return v[pick(gen)];
+      }
+      case Values::nonfinite: {
+        const int p = pick(gen);
+        if (p == 0) return inf;
+        if (p == 1) return -inf;
+        if (p == 2) return std::numeric_limits<double>::quiet_NaN();
+        if (p == 3) return -std::numeric_limits<double>::quiet_NaN();
+        return p < 8 ? 0.0 : u(gen);
+      }
+    }
+    return 0.0;
+  }
+};
+
+struct CallCase {
+  std::int64_t m = 16, latency = 0;
+  bool weak = false;
+  Mode mode = Mode::esop;
+  CellMode cell = CellMode::fp64;
+  index_t r = 4, lda_pad = 0, ldc_pad = 0;
+  int calls = 2;  // several calls on one unit: counters add up, scratch is reused
+  bool accumulate = false;
+};
+
+// Runs the same calls on a reference and a fused unit; C (padding columns included) must
+// agree bit for bit, every counter exactly.
+void compare_call(const CallCase& k, ValueGen& va, ValueGen& vb, ValueGen& vc) {
+  TensorUnit ref(k.m, k.latency, k.weak, k.mode, k.cell, MxuExecutor::reference);
+  TensorUnit fus(k.m, k.latency, k.weak, k.mode, k.cell);
+  REQUIRE(fus.executor() == MxuExecutor::fused);
+  const index_t s = ref.side(), lda = s + k.lda_pad, ldb = s + k.lda_pad, ldc = s + k.ldc_pad;
+  for (int call = 0; call < k.calls; ++call) {
+    std::vector<double> A(static_cast<size_t>(k.r * lda)), B(static_cast<size_t>(s * ldb)),
+        C(static_cast<size_t>(k.r * ldc));
+    for (auto& v : A) v = va();
+    for (auto& v : B) v = vb();
+    for (auto& v : C) v = vc();
+    std::vector<double> Cf = C;
+    ref.multiply(k.r, A.data(), lda, B.data(), ldb, C.data(), ldc, k.accumulate);
+    fus.multiply(k.r, A.data(), lda, B.data(), ldb, Cf.data(), ldc, k.accumulate);
+    INFO("m " << k.m << " r " << k.r << " cell " << to_string(k.cell) << " esop "
+              << (k.mode == Mode::esop) << " acc " << k.accumulate << " call " << call);
+    CHECK(bits(Cf) == bits(C));
+  }
+  check_same_cost(fus.cost(), ref.cost());
+}
+
+}  // namespace
+
+TEST_CASE("the fused MXU executor gives the reference's bits and counters", "[mxu][fused]") {
+  std::mt19937_64 gen(12);
+  const std::int64_t sizes[] = {1, 4, 9, 16, 25, 64, 256};
+  const double sparsity[] = {0.0, 0.5, 0.9, 1.0};
+  const Values kinds[] = {Values::uniform, Values::integers, Values::adversarial,
+                          Values::nonfinite};
+  int cases = 0;
+  for (const std::int64_t m : sizes)
+    for (int rep = 0; rep < (m >= 256 ? 14 : 40); ++rep) {
+      CallCase k;
+      k.m = m;
+      const auto s = static_cast<index_t>(std::llround(std::sqrt(static_cast<double>(m))));
+      k.weak = gen() % 5 == 0;
+      const index_t rs[] = {s, s + 1, 2 * s + s / 2, 3 * s, 4 * s - 1, 7 * s + 3};
+      k.r = k.weak ? s : rs[gen() % (m >= 256 ? 3 : 6)];
+      k.latency = static_cast<std::int64_t>(gen() % 3) * 5;
+      k.mode = gen() % 3 == 0 ? Mode::dense : Mode::esop;
+      // fp64 most often (the kernels); every other mode now and then (the scalar loop).
+      k.cell = gen() % 2 ? CellMode::fp64 : static_cast<CellMode>(gen() % kCellModes);
+      k.accumulate = gen() % 2 == 0;
+      k.lda_pad = gen() % 3 == 0 ? static_cast<index_t>(gen() % 5) : 0;
+      k.ldc_pad = gen() % 3 == 0 ? static_cast<index_t>(gen() % 5) : 0;
+      const Values kind = kinds[gen() % 4];
+      ValueGen va{std::mt19937_64(gen()), sparsity[gen() % 4], kind};
+      ValueGen vb{std::mt19937_64(gen()), sparsity[gen() % 4], kind};
+      ValueGen vc{std::mt19937_64(gen()), 0.3,
+                  kind == Values::nonfinite ? kind : Values::adversarial};
+      compare_call(k, va, vb, vc);
+      ++cases;
+    }
+  CHECK(cases > 200);
+}
+
+TEST_CASE("fused: every cell mode, dense and ESOP, with and without accumulation", "[mxu][fused]") {
+  for (int cm = 0; cm < kCellModes; ++cm)
+    for (const Mode mode : {Mode::dense, Mode::esop})
+      for (const bool acc : {false, true})
+        for (const Values kind : {Values::uniform, Values::adversarial}) {
+          CallCase k;
+          k.m = 16;
+          k.r = 13;
+          k.cell = static_cast<CellMode>(cm);
+          k.mode = mode;
+          k.accumulate = acc;
+          ValueGen va{std::mt19937_64(cm * 4 + 1), 0.3, kind},
+              vb{std::mt19937_64(cm * 4 + 2), 0.3, kind};
+          ValueGen vc{std::mt19937_64(cm * 4 + 3), 0.3, Values::adversarial};
+          compare_call(k, va, vb, vc);
+        }
+}
+
+TEST_CASE("fused: the signed-zero cases where ESOP and dense differ", "[mxu][fused]") {
+  // Hand-computed: W0 = -0 (accumulate), A = [1 0; 0 -t], B = [0 0; 0 t], t = 2^-540.
+  // ESOP skips every product with a zero operand, so -0 stays; dense adds +0 products and
+  // -0 + +0 = +0. The one real update, -t * t, underflows to -0.
+  const double tiny = std::ldexp(1.0, -540);
+  const std::vector<double> A{1.0, 0.0, 0.0, -tiny}, B{0.0, 0.0, 0.0, tiny};
+  for (const MxuExecutor e : {MxuExecutor::reference, MxuExecutor::fused}) {
+    TensorUnit esop(4, 0, false, Mode::esop, CellMode::fp64, e);
+    TensorUnit dense(4, 0, false, Mode::dense, CellMode::fp64, e);
+    std::vector<double> Ce{-0.0, -0.0, -0.0, -0.0}, Cd = Ce;
+    esop.multiply(2, A.data(), 2, B.data(), 2, Ce.data(), 2, true);
+    dense.multiply(2, A.data(), 2, B.data(), 2, Cd.data(), 2, true);
+    INFO("executor " << to_string(e));
+    // Row 0 and C[1][0]: every product has a zero operand.
+    CHECK(bits(Ce) == bits(std::vector<double>{-0.0, -0.0, -0.0, -0.0}));
+    CHECK(!std::signbit(Cd[0]));
+    CHECK(!std::signbit(Cd[1]));
+    CHECK(!std::signbit(Cd[2]));
+    // C[1][1]: -t * t underflows to -0 (a real update under ESOP too).
+    CHECK(Ce[3] == 0.0);
+    CHECK(std::signbit(Ce[3]));
+    CHECK(esop.cost().macs == 1);
+    CHECK(dense.cost().macs == 8);
+  }
+  // Fresh W: +0 + (-t * t) rounds to -0; the rest stay +0.
+  std::vector<double> C(4, 7.0);
+  TensorUnit u(4, 0);
+  u.multiply(2, A.data(), 2, B.data(), 2, C.data(), 2, false);
+  CHECK(bits(C) == bits(std::vector<double>{0.0, 0.0, 0.0, -0.0}));
+}
+
+TEST_CASE("fused: Inf and NaN follow the cell rule (Inf * 0 only where dense updates)",
+          "[mxu][fused]") {
+  const double inf = std::numeric_limits<double>::infinity();
+  const std::vector<double> A{inf, 1.0, 2.0, 3.0}, B{0.0, 1.0, 1.0, 0.0};
+  TensorUnit esop(4, 0), dense(4, 0, false, Mode::dense);
+  std::vector<double> Ce(4), Cd(4);
+  esop.multiply(2, A.data(), 2, B.data(), 2, Ce.data(), 2);
+  dense.multiply(2, A.data(), 2, B.data(), 2, Cd.data(), 2);
+  // ESOP: C[0][0] = inf * 0 skipped + 1 * 1 = 1; dense: inf * 0 = NaN.
+  CHECK(Ce[0] == 1.0);
+  CHECK(Ce[1] == inf);
+  CHECK(std::isnan(Cd[0]));
+  CHECK(Cd[1] == inf);
+  CHECK(Ce[2] == 3.0);
+  CHECK(Ce[3] == 2.0);
+}
+
+TEST_CASE("fused: TCU algorithms give the same results and counters with both executors",
+          "[mxu][fused][tcu]") {
+  for (const char* name : {"matmul", "strassen", "ge", "dft", "intmul", "stencil"})
+    for (const std::int64_t m : {4, 16}) {
+      TensorUnit ref(m, 3, false, Mode::esop, CellMode::fp64, MxuExecutor::reference);
+      TensorUnit fus(m, 3);
+      const std::string n = name;
+      const TcuProblem p{n == "intmul" ? 512 : n == "dft" ? 16 : 24, 5, ""};
+      const TcuRun a = find_tcu_algorithm(name).run(ref, p);
+      const TcuRun b = find_tcu_algorithm(name).run(fus, p);
+      INFO(name << " m " << m);
+      CHECK(a.verified == b.verified);
+      CHECK(a.details == b.details);
+      check_same_cost(ref.cost(), fus.cost());
+    }
+  // The products themselves, bit for bit, on a weak unit and with a ragged side.
+  std::mt19937_64 gen(3);
+  std::uniform_real_distribution<double> d(-1, 1);
+  for (const bool weak : {false, true}) {
+    const index_t side = 37;
+    std::vector<double> A(side * side), B(side * side);
+    for (auto& v : A) v = gen() % 4 == 0 ? 0.0 : d(gen);
+    for (auto& v : B) v = gen() % 4 == 0 ? -0.0 : d(gen);
+    TensorUnit ref(16, 2, weak, Mode::esop, CellMode::fp64, MxuExecutor::reference);
+    TensorUnit fus(16, 2, weak);
+    CHECK(bits(tcu_matmul_dense(ref, A, B, side)) == bits(tcu_matmul_dense(fus, A, B, side)));
+    CHECK(bits(tcu_strassen_dense(ref, A, B, side)) == bits(tcu_strassen_dense(fus, A, B, side)));
+    check_same_cost(ref.cost(), fus.cost());
+  }
+}
+
+TEST_CASE("fused: explicit and implicit convolution agree with the reference executor",
+          "[mxu][fused][conv]") {
+  struct Shape {
+    index_t N, CI, HI, WI, CO, HF, WF, stride, pad, dil, groups;
+  };
+  const Shape shapes[] = {{1, 3, 9, 8, 5, 3, 3, 1, 1, 1, 1},
+                          {2, 8, 7, 7, 12, 3, 2, 2, 1, 1, 2},
+                          {1, 20, 6, 6, 18, 3, 3, 1, 2, 2, 1},
+                          {1, 4, 5, 5, 4, 1, 1, 1, 0, 1, 4}};
+  for (const Shape& sh : shapes)
+    for (const std::int64_t m : {4, 16, 64})
+      for (const CellMode cm : {CellMode::fp64, CellMode::bf16}) {
+        ConvLayer l;
+        l.name = "t";
+        l.N = sh.N, l.C_I = sh.CI, l.H_I = sh.HI, l.W_I = sh.WI, l.C_O = sh.CO;
+        l.H_F = sh.HF, l.W_F = sh.WF, l.stride = sh.stride, l.pad = sh.pad;
+        l.dilation = sh.dil, l.groups = sh.groups;
+        validate_layer(l, "test");
+        std::vector<double> x = random_tensor(l.ifmap_elements(), 9, 0);
+        const std::vector<double> w = random_tensor(l.weight_elements(), 9, 1);
+        for (size_t i = 0; i < x.size(); i += 3) x[i] = 0.0;  // ReLU-like zeros for ESOP
+        for (const bool implicit : {false, true}) {
+          TensorUnit ref(m, 1, false, Mode::esop, cm, MxuExecutor::reference);
+          TensorUnit fus(m, 1, false, Mode::esop, cm);
+          const ConvResult a = implicit ? implicit_conv(l, x, w, ref) : explicit_conv(l, x, w, ref);
+          const ConvResult b = implicit ? implicit_conv(l, x, w, fus) : explicit_conv(l, x, w, fus);
+          INFO(l.shape_string() << " m " << m << " implicit " << implicit);
+          CHECK(bits(a.output) == bits(b.output));
+          CHECK(a.stats.macs == b.stats.macs);
+          CHECK(a.stats.calls == b.stats.calls);
+          CHECK(a.stats.cycles == b.stats.cycles);
+          CHECK(a.stats.cell_steps == b.stats.cell_steps);
+          CHECK(a.stats.tensor_time == b.stats.tensor_time);
+          CHECK(a.stats.macs_dense == b.stats.macs_dense);
+          check_same_cost(ref.cost(), fus.cost());
+        }
+      }
+}
+
+TEST_CASE("the executor is chosen by the constructor or set_executor and parsed by name",
+          "[mxu][fused]") {
+  TensorUnit u(16, 0);
+  CHECK(u.executor() == MxuExecutor::fused);
+  u.set_executor(MxuExecutor::reference);
+  CHECK(u.executor() == MxuExecutor::reference);
+  CHECK(parse_mxu_executor("reference") == MxuExecutor::reference);
+  CHECK(parse_mxu_executor("fused") == MxuExecutor::fused);
+  CHECK(to_string(MxuExecutor::fused) == "fused");
+  CHECK_THROWS_AS(parse_mxu_executor("fast"), config_error);
+}
