@@ -1,8 +1,12 @@
 #pragma once
-// The main of a serial program (triada-tcu, triada-conv): every rank parses the options
-// (so a bad option or input file ends all ranks together), rank 0 alone runs the job.
+// The main of the MXU programs (triada-tcu, triada-conv): every rank parses the options (so
+// a bad option or input file ends all ranks together), then every rank runs the job over
+// MPI_COMM_WORLD; the job splits its work over the ranks (or leaves it to rank 0) and rank 0
+// alone prints and writes the report.
+#include <exception>
 #include <iostream>
 #include <optional>
+#include <ostream>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -12,8 +16,25 @@
 
 namespace triada {
 
+// Runs `body` on rank 0 of `comm` while the others wait asleep; an error of rank 0 is
+// then thrown by every rank (mpi::collectively). For work not worth splitting.
+template <class F>
+void on_rank0(MPI_Comm comm, F&& body) {
+  mpi::collectively(comm, [&] {
+    std::exception_ptr failure;
+    if (mpi::rank(comm) == 0) try {
+        body();
+      } catch (...) {
+        failure = std::current_exception();
+      }
+    mpi::sleepy_barrier(comm);
+    if (failure) std::rethrow_exception(failure);
+  });
+}
+
 // parse(argc, argv, help) -> std::optional<Config> (nothing for --help);
-// job(config, out) -> exit code.
+// job(config, comm, out) -> exit code, collective, the same on every rank; `out` is
+// std::cout on rank 0 and a discarding stream elsewhere.
 template <class Parse, class Job>
 int serial_main(const std::string& app, int argc, char** argv, Parse parse, Job job) {
   return run_main(app, argc, argv, [&](int ac, char** av) {
@@ -22,12 +43,9 @@ int serial_main(const std::string& app, int argc, char** argv, Parse parse, Job 
     std::ostringstream help;
     mpi::collectively(MPI_COMM_WORLD, [&] { cfg = parse(ac, av, help); });
     if (rank == 0) std::cout << help.str();
-    if (!cfg) return 0;  // --help
-    int code = 0;
-    mpi::collectively(MPI_COMM_WORLD, [&] {
-      if (rank == 0) code = job(*cfg, std::cout);
-    });
-    return code;
+    if (!cfg) return 0;             // --help
+    std::ostream discard(nullptr);  // no buffer: writes are dropped
+    return job(*cfg, MPI_COMM_WORLD, rank == 0 ? std::cout : discard);
   });
 }
 

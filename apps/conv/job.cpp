@@ -21,6 +21,7 @@
 #include "io/matrix_reader.hpp"
 #include "io/output_files.hpp"
 #include "io/tensor_io.hpp"
+#include "mesh/mpi.hpp"
 #include "mxu/memory_side.hpp"
 #include "mxu/tensor_unit.hpp"
 #include "report/report.hpp"
@@ -157,7 +158,8 @@ const char* const kDefinitions[][2] = {
     {"energy_pj", "macs x mac_pj + cell_steps x S^2 x static_pj_per_cell_step"},
     {"padding_bytes", "explicit: zeros added to the lowered, filter and output matrices"},
     {"peak_extra_bytes",
-     "most working memory alive at once besides IFMap, weights and output (measured)"},
+     "most working memory alive at once besides IFMap, weights and output (measured; the "
+     "implicit method's per-unit packed right tiles are its weights in tap order)"},
     {"packed_taps", "filter taps per call (implicit multi-tile: min(S / C_I, W_F))"},
     {"max_rel_error", "max |y - y_direct| / max |y_direct|"},
     {"sram_reads",
@@ -297,9 +299,9 @@ ConvEnergy conv_energy_model(const std::string& mesh_path, CellMode mode) {
 // ---------------------------------------------------------------------------------------
 // Running
 
-nlohmann::json run_conv_layer(const ConvLayer& l, const std::vector<double>& input,
-                              const std::vector<double>& weights, const ConvConfig& cfg,
-                              const ConvEnergy& energy) {
+// The report's object of one layer (without "index") from its outcome over the ranks.
+nlohmann::json conv_layer_json(const ConvLayer& l, const LayerOutcome& o, const ConvConfig& cfg,
+                               const ConvEnergy& energy) {
   nlohmann::json L;
   L["name"] = l.name;
   L["kind"] = l.kind();  // "gemm": a SCALE-Sim GEMM row, run as a 1x1 convolution
@@ -323,48 +325,30 @@ nlohmann::json run_conv_layer(const ConvLayer& l, const std::vector<double>& inp
   L["ifmap_bytes"] = l.ifmap_bytes();
   L["lowered_bytes"] = l.lowered_bytes();
   L["extra_memory_ratio"] = double(l.lowered_bytes()) / double(l.ifmap_bytes());
-
-  const bool check = cfg.verify || double(l.macs()) <= cfg.verify_budget;
-  std::vector<double> ref;
-  double direct_seconds = 0;
-  if (check) {
-    const auto t0 = std::chrono::steady_clock::now();
-    ref = direct_conv(l, input, weights);
-    direct_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  }
-  L["check"] = check ? (cfg.verify ? "direct (--verify)" : "direct (within the budget)")
-                     : "skipped: direct convolution costs " + count(double(l.macs())) +
-                           " MACs, above --verify-budget " + count(cfg.verify_budget) +
-                           " (--verify runs it)";
-  L["direct_seconds"] = direct_seconds;
+  L["check"] = o.checked ? (cfg.verify ? "direct (--verify)" : "direct (within the budget)")
+                         : "skipped: direct convolution costs " + count(double(l.macs())) +
+                               " MACs, above --verify-budget " + count(cfg.verify_budget) +
+                               " (--verify runs it)";
+  L["direct_seconds"] = o.direct_seconds;
   const bool fp64 = cfg.cell_mode == CellMode::fp64;
   nlohmann::json verified = nullptr;
-  for (const bool is_explicit : {true, false}) {
-    if (is_explicit ? !cfg.run_explicit : !cfg.run_implicit) continue;
-    TensorUnit unit(cfg.mxu * cfg.mxu, cfg.latency, false, Mode::esop, cfg.cell_mode, cfg.executor);
-    MemorySide memory(cfg.memory, cfg.mxu);  // cold at each layer and method
-    unit.set_memory(&memory);
-    const auto t0 = std::chrono::steady_clock::now();
-    const ConvResult r = is_explicit ? explicit_conv(l, input, weights, unit)
-                                     : implicit_conv(l, input, weights, unit);
-    nlohmann::json m = stats_json(r.stats, energy);
-    if (is_explicit)  // the lowering pass reads the IFMap and writes the lowered matrix
-      memory.on_host_pass(l.ifmap_elements(), l.lowered_bytes() / 8);
-    add_memory_json(m, memory.cost());
+  for (const MethodOutcome* mo : {&o.ex, &o.im}) {
+    if (!mo->ran) continue;
+    nlohmann::json m = stats_json(mo->stats, energy);
+    add_memory_json(m, mo->memory);
     m["stall_fraction"] = stall_fraction(m);
-    m["wall_seconds"] =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    m["wall_seconds"] = mo->wall_seconds;
     m["max_rel_error"] = nullptr;
     m["verified"] = nullptr;
-    if (check) {
-      const double err = max_relative_error(r.output, ref);
+    if (mo->max_rel_error) {
+      const double err = *mo->max_rel_error;
       m["max_rel_error"] = err;
       if (fp64) {
         m["verified"] = err <= kTolerance;
         verified = (verified.is_null() || verified.get<bool>()) && err <= kTolerance;
       }
     }
-    L[is_explicit ? "explicit" : "implicit"] = m;
+    L[mo->stats.method] = m;
   }
   L["verified"] = verified;  // null: not checked, or not fp64 (errors are reported)
   return L;
@@ -555,34 +539,38 @@ void print_totals(const ConvConfig& cfg, const ConvTotals& c, const nlohmann::js
 
 }  // namespace
 
-int run_conv_job(const ConvConfig& cfg, std::ostream& out) {
-  TextOutput report_out = output_file(cfg, cfg.report), csv_out = output_file(cfg, cfg.csv);
+int run_conv_job(const ConvConfig& cfg, MPI_Comm comm, std::ostream& out) {
+  const bool root = mpi::rank(comm) == 0;
+  TextOutput report_out, csv_out;
   std::string source;
   size_t listed = 0;
-  const std::vector<ConvLayer> layers = configured_layers(cfg, source, listed);
-  const ConvEnergy energy = conv_energy_model(cfg.mesh, cfg.cell_mode);
+  std::vector<ConvLayer> layers;
+  ConvEnergy energy;
   std::vector<double> file_input, file_weights;
-  if (!layers.empty()) file_operands(cfg, layers[0], file_input, file_weights);
+  mpi::collectively(comm, [&] {  // every check before any work, agreed by the ranks
+    if (root) {                  // rank 0 alone writes the outputs
+      report_out = output_file(cfg, cfg.report);
+      csv_out = output_file(cfg, cfg.csv);
+    }
+    layers = configured_layers(cfg, source, listed);
+    energy = conv_energy_model(cfg.mesh, cfg.cell_mode);
+    if (!layers.empty()) file_operands(cfg, layers[0], file_input, file_weights);
+  });
   print_intro(cfg, energy, source, layers.size(), listed, out);
   print_header(out);
   nlohmann::json report = report_head(cfg, energy, source, listed);
+  report["config"]["ranks"] = mpi::size(comm);
 
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::vector<LayerOutcome> outcomes =
+      run_conv_distributed(layers, cfg, file_input, file_weights, comm);
   nlohmann::json all = nlohmann::json::array();
   ConvTotals c;
-  const auto t0 = std::chrono::steady_clock::now();
   for (size_t i = 0; i < layers.size(); ++i) {
-    const ConvLayer& l = layers[i];
-    const std::vector<double> x =
-        file_input.empty() ? random_tensor(l.ifmap_elements(), cfg.seed, 2 * i) : file_input;
-    const std::vector<double> w = file_weights.empty()
-                                      ? random_tensor(l.weight_elements(), cfg.seed, 2 * i + 1)
-                                      : file_weights;
-    nlohmann::json L = out_of_memory_is_input_error(l.name + " (" + l.shape_string() + ")", [&] {
-      return run_conv_layer(l, x, w, cfg, energy);
-    });
+    nlohmann::json L = conv_layer_json(layers[i], outcomes[i], cfg, energy);
     L["index"] = static_cast<int>(i + 1);
     print_layer(out, L);
-    c.add(l, L);
+    c.add(layers[i], L);
     all.push_back(std::move(L));
   }
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

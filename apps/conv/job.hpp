@@ -2,12 +2,15 @@
 // triada-conv: convolution layers (one, or a network's from data/networks/*.csv) on the
 // planar MXU by explicit and implicit channel-first im2col (conv/conv.hpp), checked
 // against the direct convolution, with a per-layer table and a JSON report.
+#include <mpi.h>
+
 #include <cstdint>
 #include <iosfwd>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 
+#include "apps/conv/distributed.hpp"
 #include "apps/conv/options.hpp"
 #include "conv/conv.hpp"
 #include "conv/conv_layer.hpp"
@@ -24,13 +27,14 @@ struct ConvEnergy {
 };
 ConvEnergy conv_energy_model(const std::string& mesh_path, CellMode mode);
 
-// Runs the configured layers, prints the table to `out` as layers finish, writes the
-// report. Returns the exit code: 0, or 4 if a checked layer failed (fp64 cells only).
-int run_conv_job(const ConvConfig& cfg, std::ostream& out);
+// Runs the configured layers over the ranks of `comm` (apps/conv/distributed.hpp), prints
+// the table to `out` (rank 0 passes std::cout, the others a discarding stream), rank 0
+// writes the report. Collective. Returns the exit code, the same on every rank: 0, or 4 if
+// a checked layer failed (fp64 cells only).
+int run_conv_job(const ConvConfig& cfg, MPI_Comm comm, std::ostream& out);
 
-// One layer, both methods as configured: the report's layer object (without "index").
-nlohmann::json run_conv_layer(const ConvLayer& layer, const std::vector<double>& input,
-                              const std::vector<double>& weights, const ConvConfig& cfg,
-                              const ConvEnergy& energy);
+// The report's object of one layer (without "index") from its outcome over the ranks.
+nlohmann::json conv_layer_json(const ConvLayer& layer, const LayerOutcome& outcome,
+                               const ConvConfig& cfg, const ConvEnergy& energy);
 
 }  // namespace triada

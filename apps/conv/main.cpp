@@ -1,5 +1,6 @@
-// triada-conv: thin main; the work is in job.cpp. Serial: every rank parses the options (so a
-// bad option or network file ends all ranks together), rank 0 alone runs the layers.
+// triada-conv: thin main; the work is in job.cpp. Every rank parses the options (so a bad
+// option or network file ends all ranks together); the layers' work units are split over
+// the ranks (apps/conv/distributed.hpp) and rank 0 writes the one report.
 #include "apps/common/serial_main.hpp"
 #include "apps/conv/job.hpp"
 

@@ -1,20 +1,25 @@
 #include "apps/tcu/job.hpp"
 
+#include <algorithm>
 #include <boost/program_options.hpp>
 #include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
+#include <limits>
 #include <ostream>
 #include <sstream>
 
+#include "apps/common/serial_main.hpp"
 #include "config/options.hpp"
 #include "core/checked.hpp"
 #include "core/error.hpp"
 #include "io/output_files.hpp"
+#include "mesh/mpi.hpp"
 #include "mxu/memory_side.hpp"
 #include "mxu/tcu_io_bound.hpp"
 #include "mxu/tensor_unit.hpp"
@@ -305,9 +310,71 @@ void print_single(const nlohmann::json& r, std::ostream& out) {
 
 namespace {
 
+// One point of a sweep: a unit size and a problem size.
+struct SweepPoint {
+  std::int64_t m = 0, size = 0;
+};
+
+// The sweep's points in report order: unit sizes outer, problem sizes inner.
+std::vector<SweepPoint> sweep_points(const TcuConfig& cfg, const std::vector<std::int64_t>& ms) {
+  std::vector<SweepPoint> points;
+  for (const std::int64_t m : ms)
+    for (const std::int64_t size : cfg.sizes.empty() ? tcu_default_sizes(cfg.algo, m) : cfg.sizes)
+      points.push_back({m, size});
+  return points;
+}
+
+// The rank that runs each point: the points by decreasing problem size (then increasing m,
+// the slower unit), dealt round-robin, so the largest ones spread over the ranks.
+std::vector<int> sweep_owners(const std::vector<SweepPoint>& points, int ranks) {
+  std::vector<size_t> order(points.size());
+  for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return points[a].size != points[b].size ? points[a].size > points[b].size
+                                            : points[a].m < points[b].m;
+  });
+  std::vector<int> owner(points.size());
+  for (size_t k = 0; k < order.size(); ++k) owner[order[k]] = static_cast<int>(k) % ranks;
+  return owner;
+}
+
+// Every point's report object, on rank 0 (empty elsewhere): each rank runs its points, rank
+// 0 gathers them. An error is the one of the first failing point in report order, thrown
+// by every rank, as a serial run would meet it first.
+std::vector<nlohmann::json> run_sweep_points(const TcuConfig& cfg, const TcuAlgorithm& algo,
+                                             const std::vector<SweepPoint>& points, MPI_Comm comm) {
+  const int rank = mpi::rank(comm);
+  const std::vector<int> owner = sweep_owners(points, mpi::size(comm));
+  nlohmann::json mine = nlohmann::json::object();
+  std::exception_ptr failure;
+  long long first_failure = std::numeric_limits<long long>::max();
+  for (size_t k = 0; k < points.size() && !failure; ++k) {
+    if (owner[k] != rank) continue;
+    try {
+      const TcuProblem p{points[k].size, cfg.seed, "", "--size", "--input"};
+      mine[std::to_string(k)] = run_tcu_once(algo, p, points[k].m, cfg.latency, cfg.weak,
+                                             cfg.cell_mode, cfg.memory, cfg.executor);
+    } catch (...) {
+      failure = std::current_exception();
+      first_failure = static_cast<long long>(k);
+    }
+  }
+  mpi::sleepy_barrier(comm);
+  const long long first = mpi::min_of(comm, first_failure);
+  mpi::collectively(comm, [&] {
+    if (failure && first == first_failure) std::rethrow_exception(failure);
+  });
+  std::vector<nlohmann::json> results(rank == 0 ? points.size() : 0);
+  for (const std::string& part : mpi::gather_strings(comm, mine.dump(), 0)) {
+    nlohmann::json theirs = nlohmann::json::parse(part);
+    for (auto& [k, r] : theirs.items()) results[static_cast<size_t>(std::stoull(k))] = std::move(r);
+  }
+  return results;
+}
+
 // --sweep: a size series for each unit size, its table, the fitted growth exponents and the
-// report. Returns the exit code.
-int run_sweep(const TcuConfig& cfg, const TcuAlgorithm& algo, TextOutput& report_out,
+// report (rank 0). Returns the exit code (on rank 0; 0 elsewhere).
+int run_sweep(const TcuConfig& cfg, const TcuAlgorithm& algo, TextOutput& report_out, MPI_Comm comm,
               std::ostream& out) {
   std::vector<std::int64_t> ms = cfg.ms;
   if (ms.empty()) ms = cfg.m > 0 ? std::vector<std::int64_t>{cfg.m} : tcu_default_ms(cfg.algo);
@@ -322,14 +389,16 @@ int run_sweep(const TcuConfig& cfg, const TcuAlgorithm& algo, TextOutput& report
   nlohmann::json rows = nlohmann::json::array(), fits = nlohmann::json::array();
   bool all_ok = true;
   const bool lower = cfg.cell_mode != CellMode::fp64;
+  const std::vector<SweepPoint> points = sweep_points(cfg, ms);
+  const std::vector<nlohmann::json> results = run_sweep_points(cfg, algo, points, comm);
+  if (mpi::rank(comm) != 0) return 0;  // rank 0 reports; the code is broadcast after
+  size_t next = 0;
   for (const std::int64_t m : ms) {
     const std::vector<std::int64_t> sizes =
         cfg.sizes.empty() ? tcu_default_sizes(cfg.algo, m) : cfg.sizes;
     std::vector<double> ns, times, bounds;
     for (const std::int64_t size : sizes) {
-      const TcuProblem p{size, cfg.seed, "", "--size", "--input"};
-      const nlohmann::json r =
-          run_tcu_once(algo, p, m, cfg.latency, cfg.weak, cfg.cell_mode, cfg.memory, cfg.executor);
+      const nlohmann::json& r = results[next++];
       const auto& t = r["tcu"];
       nlohmann::json row = {{"m", m},
                             {"size", r["size"]},
@@ -408,18 +477,28 @@ int run_sweep(const TcuConfig& cfg, const TcuAlgorithm& algo, TextOutput& report
 
 }  // namespace
 
-int run_tcu_job(const TcuConfig& cfg, std::ostream& out) {
-  const TcuAlgorithm& algo = find_tcu_algorithm(cfg.algo);
-  TextOutput report_out = report_file(cfg);
-  if (!cfg.sweep) {
-    const TcuProblem p{cfg.size, cfg.seed, cfg.input, "--size", "--input"};
-    const nlohmann::json r = run_tcu_once(algo, p, cfg.m, cfg.latency, cfg.weak, cfg.cell_mode,
-                                          cfg.memory, cfg.executor);
-    print_single(r, out);
-    if (!cfg.report.empty()) write_report(report_out, r);
-    return r["verified"].get<bool>() || cfg.cell_mode != CellMode::fp64 ? 0 : 4;
+int run_tcu_job(const TcuConfig& cfg, MPI_Comm comm, std::ostream& out) {
+  const TcuAlgorithm* algo = nullptr;
+  TextOutput report_out;
+  mpi::collectively(comm, [&] {
+    algo = &find_tcu_algorithm(cfg.algo);
+    if (mpi::rank(comm) == 0) report_out = report_file(cfg);
+  });
+  int code = 0;
+  if (cfg.sweep) {
+    code = run_sweep(cfg, *algo, report_out, comm, out);
+  } else {  // one run: its calls depend on each other, rank 0 runs it alone
+    on_rank0(comm, [&] {
+      const TcuProblem p{cfg.size, cfg.seed, cfg.input, "--size", "--input"};
+      const nlohmann::json r = run_tcu_once(*algo, p, cfg.m, cfg.latency, cfg.weak, cfg.cell_mode,
+                                            cfg.memory, cfg.executor);
+      print_single(r, out);
+      if (!cfg.report.empty()) write_report(report_out, r);
+      code = r["verified"].get<bool>() || cfg.cell_mode != CellMode::fp64 ? 0 : 4;
+    });
   }
-  return run_sweep(cfg, algo, report_out, out);
+  mpi::bcast(comm, std::span<int>(&code, 1), 0);
+  return code;
 }
 
 }  // namespace triada

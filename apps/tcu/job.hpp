@@ -2,6 +2,8 @@
 // triada-tcu: runs one algorithm of "A Computational Model for Tensor Core Units" on the
 // planar MXU (or a size x m sweep of it), prints the model cost next to the theorem's bound
 // and writes a JSON report.
+#include <mpi.h>
+
 #include <cstdint>
 #include <iosfwd>
 #include <nlohmann/json.hpp>
@@ -43,6 +45,9 @@ std::vector<std::int64_t> tcu_default_ms(const std::string& algo);
 // lower-precision cell mode a failed check is expected: `verified` stays false in the
 // report, the summary says "not verified (cell mode X computes in lower precision)" and the
 // exit code is 0 (doc/precision.md).
-int run_tcu_job(const TcuConfig& cfg, std::ostream& out);
+// Collective over `comm`: a sweep's points are split over the ranks (round-robin by
+// decreasing size), a single run is rank 0's; rank 0 prints to `out` and writes the report;
+// the exit code is the same on every rank.
+int run_tcu_job(const TcuConfig& cfg, MPI_Comm comm, std::ostream& out);
 
 }  // namespace triada

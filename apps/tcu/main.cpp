@@ -1,5 +1,6 @@
-// triada-tcu: thin main; the work is in job.cpp. Serial: every rank parses the options (so a
-// bad option ends all ranks together), rank 0 alone runs the algorithm.
+// triada-tcu: thin main; the work is in job.cpp. Every rank parses the options (so a bad
+// option ends all ranks together); a sweep's points are split over the ranks, a single run
+// is rank 0's, and rank 0 writes the one report.
 #include "apps/common/serial_main.hpp"
 #include "apps/tcu/job.hpp"
 

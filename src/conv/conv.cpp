@@ -201,31 +201,69 @@ std::vector<double> direct_conv(const ConvLayer& l, const std::vector<double>& x
   return y;
 }
 
-// Explicit im2col (Sec. II-A, Fig. 1). The lowered row of output pixel m = (n, h_o, w_o)
-// holds its receptive field; within a group the columns run (c, h_f, w_f), w_f fastest
-// (the classical channel-last order, Fig. 6 left), so the filter matrix is the OIHW weights
-// transposed. Both are padded with zero columns/rows to multiples of S where the unit needs
-// whole tiles; that padding is counted apart from the lowered bytes.
-ConvResult explicit_conv(const ConvLayer& l, const std::vector<double>& x,
-                         const std::vector<double>& w, TensorUnit& unit) {
-  check_operands(l, x, w);
-  const index_t S = unit.side(), g = l.groups, Cg = l.C_I_group(), COg = l.C_O_group();
-  const index_t HO = l.H_O(), WO = l.W_O(), M = l.M(), Kg = l.K_group();
-  const index_t Mp = std::max(M, S);  // a call streams r >= S rows
-  const index_t Kgp = round_up(Kg, S), COgp = round_up(COg, S);
-  const TcuCost before = unit.cost();
-  ScratchMeter meter;
-  ConvResult res;
-  res.output.assign(static_cast<size_t>(l.ofmap_elements()), 0.0);
+// ---------------------------------------------------------------------------------------
+// Work units
 
-  // 1. Materialize the lowered matrix, Mp x (g Kgp), zero where padding or past the input.
-  const index_t ldL = g * Kgp;
-  ScratchBuffer L(meter, Mp * ldL);
+index_t conv_work_units(const ConvLayer& l, index_t side) {
+  return l.groups * ceil_div(l.C_O_group(), side);
+}
+
+ConvUnitColumns conv_unit_columns(const ConvLayer& l, index_t side, index_t unit) {
+  const index_t tiles = ceil_div(l.C_O_group(), side), COg = l.C_O_group();
+  const index_t gi = unit / tiles, o0 = unit % tiles * side;
+  return {gi, gi * COg + o0, std::min(side, COg - o0)};
+}
+
+std::uint64_t conv_unit_output_elements(const ConvLayer& l, index_t side, index_t u0, index_t u1) {
+  std::uint64_t n = 0;
+  for (index_t v = u0; v < u1; ++v) n += u(l.M()) * u(conv_unit_columns(l, side, v).count);
+  return n;
+}
+
+std::uint64_t conv_unit_dense_macs(const ConvLayer& l, index_t side, bool is_explicit) {
+  const u64 S = u(side), tile = S * S;
+  if (is_explicit)  // Kgp / S calls of max(M, S) rows
+    return u(round_up(l.K_group(), side)) / S * u(std::max(l.M(), side)) * tile;
+  const index_t P = implicit_packed_taps(l, side);
+  const index_t chunks = P > 1 ? 1 : ceil_div(l.C_I_group(), side);
+  // a call of S rows per (row block, filter row, tap group, channel chunk)
+  return u(ceil_div(l.M(), side)) * u(l.H_F) * u(ceil_div(l.W_F, P)) * u(chunks) * S * tile;
+}
+
+void place_unit_blocks(const ConvLayer& l, index_t side, index_t u0, index_t u1,
+                       const std::vector<double>& blocks, std::vector<double>& nhwc) {
+  if (blocks.size() != conv_unit_output_elements(l, side, u0, u1) ||
+      nhwc.size() != l.ofmap_elements())
+    throw std::invalid_argument("place_unit_blocks: sizes do not match the units");
+  const double* b = blocks.data();
+  for (index_t v = u0; v < u1; ++v) {
+    const ConvUnitColumns c = conv_unit_columns(l, side, v);
+    for (index_t m = 0; m < l.M(); ++m, b += c.count)
+      std::copy(b, b + c.count, nhwc.data() + m * l.C_O + c.first);
+  }
+}
+
+namespace {
+
+constexpr size_t kSummedCounters = 11;
+
+void check_unit_range(const ConvLayer& l, index_t side, index_t u0, index_t u1) {
+  if (u0 < 0 || u0 > u1 || u1 > conv_work_units(l, side))
+    throw std::invalid_argument("convolution: work units [" + std::to_string(u0) + ", " +
+                                std::to_string(u1) + ") outside the layer's " +
+                                std::to_string(conv_work_units(l, side)));
+}
+
+// Rows of the lowered matrix for groups [g0, g1): row m = (n, h_o, w_o) holds its receptive
+// field, columns (c, h_f, w_f) within a group, w_f fastest (Fig. 6 left).
+void lower_groups(const ConvLayer& l, const std::vector<double>& x, index_t g0, index_t g1,
+                  index_t Kgp, ScratchBuffer& L) {
+  const index_t HO = l.H_O(), WO = l.W_O(), Cg = l.C_I_group(), ldL = l.groups * Kgp;
   for (index_t n = 0; n < l.N; ++n)
     for (index_t ho = 0; ho < HO; ++ho)
       for (index_t wo = 0; wo < WO; ++wo) {
         const index_t m = (n * HO + ho) * WO + wo;
-        for (index_t gi = 0; gi < g; ++gi)
+        for (index_t gi = g0; gi < g1; ++gi)
           for (index_t c = 0; c < Cg; ++c)
             for (index_t fh = 0; fh < l.H_F; ++fh) {
               const index_t h = ho * l.stride - l.pad + fh * l.dilation;
@@ -238,43 +276,76 @@ ConvResult explicit_conv(const ConvLayer& l, const std::vector<double>& x,
               }
             }
       }
-  // The lowering pass in the model: it reads the IFMap once and writes every lowered
-  // element, one unit each (the TCU model's CPU unit, TensorUnit::cpu).
-  unit.cpu(l.ifmap_elements() + u(M) * u(g) * u(Kg));
+}
 
-  // 2. The filter matrix per group, Kgp x COgp: F[(c, fh, fw)][o] = w[o][c][fh][fw].
-  ScratchBuffer F(meter, g * Kgp * COgp);
-  for (index_t gi = 0; gi < g; ++gi)
+// The filter matrix of groups [g0, g1), Kgp x COgp each: F[(c, fh, fw)][o] = w[o][c][fh][fw].
+void filter_groups(const ConvLayer& l, const std::vector<double>& w, index_t g0, index_t g1,
+                   index_t Kgp, index_t COgp, ScratchBuffer& F) {
+  const index_t COg = l.C_O_group(), Kg = l.K_group();
+  for (index_t gi = g0; gi < g1; ++gi)
     for (index_t o = 0; o < COg; ++o)
       for (index_t k = 0; k < Kg; ++k)
         F[(gi * Kgp + k) * COgp + o] = w[static_cast<size_t>((gi * COg + o) * Kg + k)];
+}
 
-  // 3. GEMM on the unit: per group, C_O tile of S columns and depth chunk of S, one call of
-  // Mp rows, accumulating over the depth chunks (one chain of calls per tile). The result lands in
-  // the output directly when its tiles are whole, else in a padded block that is copied out.
+}  // namespace
+
+// Explicit im2col (Sec. II-A, Fig. 1): the lowered matrix Mp x (g Kgp) and the filter matrix
+// per group Kgp x COgp, zero-padded to multiples of S where the unit needs whole tiles (that
+// padding is counted apart from the lowered bytes). The lowering is per layer (every range
+// lowers the groups it needs; the model charges it once, to the range holding unit 0);
+// the GEMM is per unit: its depth chunks of S, one call of Mp rows each, accumulating.
+ConvResult explicit_conv_units(const ConvLayer& l, const std::vector<double>& x,
+                               const std::vector<double>& w, TensorUnit& unit, index_t u0,
+                               index_t u1) {
+  check_operands(l, x, w);
+  const index_t S = unit.side();
+  check_unit_range(l, S, u0, u1);
+  const index_t g = l.groups, COg = l.C_O_group(), M = l.M(), Kg = l.K_group();
+  const index_t Mp = std::max(M, S);  // a call streams r >= S rows
+  const index_t Kgp = round_up(Kg, S), COgp = round_up(COg, S), ldL = g * Kgp;
+  const TcuCost before = unit.cost();
+  ScratchMeter meter;
+  ConvResult res;
+  res.output.assign(conv_unit_output_elements(l, S, u0, u1), 0.0);
+  const index_t tiles = COgp / S, g0 = u0 / tiles, g1 = u1 > u0 ? (u1 - 1) / tiles + 1 : g0;
+  const bool whole = u0 == 0 && u1 > 0;  // this range carries the per-layer terms
+
+  ScratchBuffer L(meter, u1 > u0 ? Mp * ldL : 0);
+  lower_groups(l, x, g0, g1, Kgp, L);
+  // The lowering pass in the model: the IFMap read once, every lowered element written.
+  if (whole) unit.cpu(l.ifmap_elements() + u(M) * u(g) * u(Kg));
+  ScratchBuffer F(meter, u1 > u0 ? g * Kgp * COgp : 0);
+  filter_groups(l, w, g0, g1, Kgp, COgp, F);
+
+  // A unit's result lands in its output block directly when the block is whole tiles,
+  // else in a padded block that is copied out.
   const bool direct_out = COg % S == 0 && M >= S;
-  const index_t ldC = direct_out ? l.C_O : g * COgp;
-  ScratchBuffer Cpad(meter, direct_out ? 0 : Mp * ldC);
-  double* C = direct_out ? res.output.data() : Cpad.data();
-  for (index_t gi = 0; gi < g; ++gi)
-    for (index_t ot = 0; ot < COgp / S; ++ot)
-      unit.multiply_chain(Mp, L.data() + gi * Kgp, ldL, F.data() + gi * Kgp * COgp + ot * S, COgp,
-                          C + (direct_out ? gi * COg : gi * COgp) + ot * S, ldC, Kgp / S);
-  if (!direct_out)
-    for (index_t m = 0; m < M; ++m)
-      for (index_t gi = 0; gi < g; ++gi)
-        for (index_t o = 0; o < COg; ++o)
-          res.output[static_cast<size_t>(m * l.C_O + gi * COg + o)] = Cpad[m * ldC + gi * COgp + o];
+  ScratchBuffer Cpad(meter, direct_out || u1 == u0 ? 0 : Mp * S);
+  double* out = res.output.data();
+  for (index_t v = u0; v < u1; ++v) {
+    unit.start_work_unit();
+    const index_t gi = v / tiles, ot = v % tiles, cols = std::min(S, COg - ot * S);
+    double* C = direct_out ? out : Cpad.data();
+    // the depth chunks' calls, accumulating: one chain (TensorUnit::multiply_chain)
+    unit.multiply_chain(Mp, L.data() + gi * Kgp, ldL, F.data() + gi * Kgp * COgp + ot * S, COgp, C,
+                        S, Kgp / S);
+    if (!direct_out)
+      for (index_t m = 0; m < M; ++m) std::copy(C + m * S, C + m * S + cols, out + m * cols);
+    out += M * cols;
+  }
 
   ConvStats& s = res.stats;
   s.method = "explicit";
   s.side = S;
   take_unit_cost(s, before, unit.cost());
-  s.useful_macs = l.macs();
-  s.lowered_bytes = l.lowered_bytes();
-  s.padding_bytes = (u(Mp * ldL) - u(M) * u(g) * u(Kg)) * 8 +
-                    (u(g * Kgp * COgp) - l.weight_elements()) * 8 +
-                    (direct_out ? 0 : (u(Mp * ldC) - l.ofmap_elements()) * 8);
+  s.useful_macs = conv_unit_output_elements(l, S, u0, u1) * u(Kg);
+  if (whole) {
+    s.lowered_bytes = l.lowered_bytes();
+    s.padding_bytes = (u(Mp * ldL) - u(M) * u(g) * u(Kg)) * 8 +
+                      (u(g * Kgp * COgp) - l.weight_elements()) * 8 +
+                      (direct_out ? 0 : (u(Mp) * u(g * COgp) - l.ofmap_elements()) * 8);
+  }
   s.peak_extra_bytes = meter.peak();
   return res;
 }
@@ -288,88 +359,194 @@ std::uint64_t implicit_extra_bound_bytes(index_t side) {
   return 3 * u(side) * u(side) * 8;
 }
 
-// Implicit channel-first im2col. For each output block (S rows of N H_O W_O, S columns of
-// C_O: the block-level form of Sec. V / Fig. 12, so every block is finished before the next
-// and no partial sums leave the unit's output tile), iterate over the decomposed 1x1 filters
-// (h_f, w_f) (Sec. III-B) and over chunks of S input channels: the address generator reads,
-// for each row of the block, the input pixel (n, h_o s - p + h_f d, w_o s - p + w_f d) as
-// one channel word of the HWC(N) IFMap (Sec. III-A: a deterministic cell per channel, no
-// crossbar) into the A staging tile; B is the C_I x C_O slice of tap (h_f, w_f); the call
-// accumulates into the output tile. Stride and dilation only change the addresses
-// (Sec. III-B, Fig. 8). With C_I < S, P = min(S / C_I, W_F) taps of one filter row share a
-// call (multi-tile, Sec. IV-B, Fig. 11): the staged row holds P channel words side by side,
-// B stacks the P slices.
-ConvResult implicit_conv(const ConvLayer& l, const std::vector<double>& x,
-                         const std::vector<double>& w, TensorUnit& unit) {
-  check_operands(l, x, w);
-  const index_t S = unit.side(), g = l.groups, Cg = l.C_I_group(), COg = l.C_O_group();
-  const index_t HO = l.H_O(), WO = l.W_O(), M = l.M();
+namespace {
+
+// The implicit method's blocking of one layer on an S x S unit.
+struct ImplicitPlan {
+  index_t S, P, chunks, calls_per_block;  // calls per row block: H_F ceil(W_F / P) chunks
+};
+
+ImplicitPlan implicit_plan(const ConvLayer& l, index_t S) {
   const index_t P = implicit_packed_taps(l, S);
-  const index_t chunks = P > 1 ? 1 : ceil_div(Cg, S);
+  const index_t chunks = P > 1 ? 1 : ceil_div(l.C_I_group(), S);
+  return {S, P, chunks, l.H_F * ceil_div(l.W_F, P) * chunks};
+}
+
+// The right tiles of unit (gi, o0, cols), one S x S tile per call of a row block in call
+// order (h_f, tap group, channel chunk): the B operand of Sec. III-B's 1x1 convolutions,
+// P taps stacked when they share a call (Fig. 11). Packed once per unit: the unit's slice
+// of the weights in tap order, what stays resident while its row blocks stream.
+void pack_right_tiles(const ConvLayer& l, const std::vector<double>& w, const ImplicitPlan& p,
+                      const ConvUnitColumns& u, std::vector<double>& B) {
+  const index_t S = p.S, Cg = l.C_I_group();
+  B.assign(static_cast<size_t>(p.calls_per_block * S * S), 0.0);
+  double* tile = B.data();
+  for (index_t fh = 0; fh < l.H_F; ++fh)
+    for (index_t fw0 = 0; fw0 < l.W_F; fw0 += p.P)
+      for (index_t cc = 0; cc < p.chunks; ++cc, tile += S * S) {
+        const index_t taps = std::min(p.P, l.W_F - fw0), c0 = cc * S, cw = std::min(S, Cg - c0);
+        for (index_t j = 0; j < taps; ++j)
+          for (index_t c = 0; c < cw; ++c)
+            for (index_t k = 0; k < u.count; ++k)
+              tile[(j * cw + c) * S + k] = w[static_cast<size_t>(
+                  (((u.first + k) * Cg + c0 + c) * l.H_F + fh) * l.W_F + fw0 + j)];
+      }
+}
+
+// The address generator's state of one row block: per row, (n, h_o s - p, w_o s - p).
+struct RowBlock {
+  index_t m0 = 0, rows = 0;
+  std::vector<index_t> n, h, w;
+};
+
+void start_row_block(const ConvLayer& l, index_t S, index_t m0, RowBlock& b) {
+  const index_t HO = l.H_O(), WO = l.W_O();
+  b.m0 = m0;
+  b.rows = std::min(S, l.M() - m0);
+  for (index_t i = 0; i < b.rows; ++i) {
+    const index_t m = m0 + i, wo = m % WO, ho = m / WO % HO, n = m / (WO * HO);
+    b.n[static_cast<size_t>(i)] = n;
+    b.h[static_cast<size_t>(i)] = ho * l.stride - l.pad;
+    b.w[static_cast<size_t>(i)] = wo * l.stride - l.pad;
+  }
+}
+
+// The A staging tile of one call: for each row, `taps` runs of cw channel words of the
+// HWC(N) IFMap side by side (Sec. III-A: a pixel's channels are one contiguous word);
+// zeros where the tap falls in the padding and past the block's rows.
+void stage_left_tile(const ConvLayer& l, const std::vector<double>& x, const RowBlock& b, index_t S,
+                     index_t fh, index_t fw0, index_t taps, index_t first_channel, index_t cw,
+                     double* A) {
+  std::fill(A, A + S * S, 0.0);
+  for (index_t i = 0; i < b.rows; ++i) {
+    const index_t h = b.h[static_cast<size_t>(i)] + fh * l.dilation;
+    if (h < 0 || h >= l.H_I) continue;
+    const double* pixel_row = x.data() + (b.n[static_cast<size_t>(i)] * l.H_I + h) * l.W_I * l.C_I;
+    for (index_t j = 0; j < taps; ++j) {
+      const index_t wi = b.w[static_cast<size_t>(i)] + (fw0 + j) * l.dilation;
+      if (wi < 0 || wi >= l.W_I) continue;
+      const double* word = pixel_row + wi * l.C_I + first_channel;
+      std::copy(word, word + cw, A + i * S + j * cw);
+    }
+  }
+}
+
+// One row block of a unit: every call of its (h_f, tap group, chunk) order accumulating in
+// the output tile Ct, then the block's rows copied to the unit's output block.
+void implicit_row_block(const ConvLayer& l, const std::vector<double>& x, const ImplicitPlan& p,
+                        const ConvUnitColumns& u, const RowBlock& b, const std::vector<double>& B,
+                        TensorUnit& unit, double* A, double* Ct, double* out) {
+  const index_t S = p.S, Cg = l.C_I_group();
+  const double* tile = B.data();
+  bool first = true;
+  for (index_t fh = 0; fh < l.H_F; ++fh)
+    for (index_t fw0 = 0; fw0 < l.W_F; fw0 += p.P)
+      for (index_t cc = 0; cc < p.chunks; ++cc, tile += S * S) {
+        const index_t taps = std::min(p.P, l.W_F - fw0), cw = std::min(S, Cg - cc * S);
+        stage_left_tile(l, x, b, S, fh, fw0, taps, u.group * Cg + cc * S, cw, A);
+        unit.multiply(S, A, S, tile, S, Ct, S, !first);
+        first = false;
+      }
+  for (index_t i = 0; i < b.rows; ++i)
+    std::copy(Ct + i * S, Ct + i * S + u.count, out + (b.m0 + i) * u.count);
+}
+
+}  // namespace
+
+// Implicit channel-first im2col. A work unit is one C_O tile of S columns of one group; its
+// right tiles are packed once and its row blocks (S rows of N H_O W_O) stream through them
+// (weight-stationary). Each output block is the block-level form of Sec. V / Fig. 12: it is
+// finished before the next, no partial sums leave the unit's output tile. For each block
+// the decomposed 1x1 filters (h_f, w_f) (Sec. III-B) and chunks of S input channels give
+// one call each: the address generator reads, per row, the input pixel
+// (n, h_o s - p + h_f d, w_o s - p + w_f d) as one channel word (Sec. III-A) into the A
+// staging tile; the call accumulates into the output tile. Stride and dilation only change
+// the addresses (Fig. 8). With C_I < S, P = min(S / C_I, W_F) taps of one filter row share a
+// call (multi-tile, Sec. IV-B, Fig. 11).
+ConvResult implicit_conv_units(const ConvLayer& l, const std::vector<double>& x,
+                               const std::vector<double>& w, TensorUnit& unit, index_t u0,
+                               index_t u1) {
+  check_operands(l, x, w);
+  const index_t S = unit.side();
+  check_unit_range(l, S, u0, u1);
+  const ImplicitPlan p = implicit_plan(l, S);
   const TcuCost before = unit.cost();
   ScratchMeter meter;
   ConvResult res;
-  res.output.assign(static_cast<size_t>(l.ofmap_elements()), 0.0);
+  res.output.assign(conv_unit_output_elements(l, S, u0, u1), 0.0);
 
-  ScratchBuffer A(meter, S * S), B(meter, S * S), Ct(meter, S * S);
-  std::vector<index_t> row_n(static_cast<size_t>(S)), row_h(static_cast<size_t>(S)),
-      row_w(static_cast<size_t>(S));  // address generator state: (n, h_o s - p, w_o s - p)
-  for (index_t gi = 0; gi < g; ++gi)
-    for (index_t m0 = 0; m0 < M; m0 += S) {
-      const index_t rows = std::min(S, M - m0);
-      for (index_t i = 0; i < rows; ++i) {
-        const index_t m = m0 + i, wo = m % WO, ho = m / WO % HO, n = m / (WO * HO);
-        row_n[static_cast<size_t>(i)] = n;
-        row_h[static_cast<size_t>(i)] = ho * l.stride - l.pad;
-        row_w[static_cast<size_t>(i)] = wo * l.stride - l.pad;
-      }
-      for (index_t o0 = 0; o0 < COg; o0 += S) {
-        const index_t cols = std::min(S, COg - o0);
-        bool first = true;
-        for (index_t fh = 0; fh < l.H_F; ++fh)
-          for (index_t fw0 = 0; fw0 < l.W_F; fw0 += P) {
-            const index_t taps = std::min(P, l.W_F - fw0);
-            for (index_t cc = 0; cc < chunks; ++cc) {
-              const index_t c0 = cc * S, cw = std::min(S, Cg - c0);
-              A.zero();
-              for (index_t i = 0; i < rows; ++i) {
-                const index_t h = row_h[static_cast<size_t>(i)] + fh * l.dilation;
-                if (h < 0 || h >= l.H_I) continue;
-                const index_t n = row_n[static_cast<size_t>(i)];
-                for (index_t j = 0; j < taps; ++j) {
-                  const index_t wi = row_w[static_cast<size_t>(i)] + (fw0 + j) * l.dilation;
-                  if (wi < 0 || wi >= l.W_I) continue;
-                  const double* word =
-                      x.data() + ((n * l.H_I + h) * l.W_I + wi) * l.C_I + gi * Cg + c0;
-                  std::copy(word, word + cw, A.data() + i * S + j * cw);
-                }
-              }
-              B.zero();
-              for (index_t j = 0; j < taps; ++j)
-                for (index_t c = 0; c < cw; ++c)
-                  for (index_t k = 0; k < cols; ++k)
-                    B[(j * cw + c) * S + k] = w[static_cast<size_t>(
-                        (((gi * COg + o0 + k) * Cg + c0 + c) * l.H_F + fh) * l.W_F + fw0 + j)];
-              unit.multiply(S, A.data(), S, B.data(), S, Ct.data(), S, !first);
-              first = false;
-            }
-          }
-        for (index_t i = 0; i < rows; ++i)
-          for (index_t k = 0; k < cols; ++k)
-            res.output[static_cast<size_t>((m0 + i) * l.C_O + gi * COg + o0 + k)] = Ct[i * S + k];
-      }
+  ScratchBuffer A(meter, u1 > u0 ? S * S : 0), Ct(meter, u1 > u0 ? S * S : 0);
+  std::vector<double> B;  // the unit's right tiles: its weights in tap order
+  RowBlock b{0, 0, std::vector<index_t>(static_cast<size_t>(S)),
+             std::vector<index_t>(static_cast<size_t>(S)),
+             std::vector<index_t>(static_cast<size_t>(S))};
+  double* out = res.output.data();
+  for (index_t v = u0; v < u1; ++v) {
+    unit.start_work_unit();
+    const ConvUnitColumns uc = conv_unit_columns(l, S, v);
+    pack_right_tiles(l, w, p, uc, B);
+    for (index_t m0 = 0; m0 < l.M(); m0 += S) {
+      start_row_block(l, S, m0, b);
+      implicit_row_block(l, x, p, uc, b, B, unit, A.data(), Ct.data(), out);
     }
+    out += l.M() * uc.count;
+  }
 
   ConvStats& s = res.stats;
   s.method = "implicit";
   s.side = S;
   take_unit_cost(s, before, unit.cost());
-  s.useful_macs = l.macs();
-  s.packed_taps = P;
+  s.useful_macs = conv_unit_output_elements(l, S, u0, u1) * u(l.K_group());
+  s.packed_taps = p.P;
   s.peak_extra_bytes = meter.peak();
   if (s.peak_extra_bytes > implicit_extra_bound_bytes(S))
     throw std::logic_error("implicit convolution: working memory above three S x S tiles");
   return res;
+}
+
+namespace {
+
+ConvResult whole_layer(ConvResult r, const ConvLayer& l, index_t side) {
+  std::vector<double> nhwc(static_cast<size_t>(l.ofmap_elements()), 0.0);
+  place_unit_blocks(l, side, 0, conv_work_units(l, side), r.output, nhwc);
+  r.output = std::move(nhwc);
+  return r;
+}
+
+}  // namespace
+
+ConvResult explicit_conv(const ConvLayer& l, const std::vector<double>& x,
+                         const std::vector<double>& w, TensorUnit& unit) {
+  const index_t S = unit.side();
+  return whole_layer(explicit_conv_units(l, x, w, unit, 0, conv_work_units(l, S)), l, S);
+}
+
+ConvResult implicit_conv(const ConvLayer& l, const std::vector<double>& x,
+                         const std::vector<double>& w, TensorUnit& unit) {
+  const index_t S = unit.side();
+  return whole_layer(implicit_conv_units(l, x, w, unit, 0, conv_work_units(l, S)), l, S);
+}
+
+// The counters summed over unit ranges, in one fixed order (add_unit_stats, MPI sums).
+std::vector<std::uint64_t> summed_counters(const ConvStats& s) {
+  return {s.calls, s.rows,       s.cell_steps,  s.cycles,        s.tensor_time,  s.lowering_time,
+          s.macs,  s.macs_dense, s.useful_macs, s.lowered_bytes, s.padding_bytes};
+}
+
+void set_summed_counters(ConvStats& s, const std::vector<std::uint64_t>& v) {
+  if (v.size() != kSummedCounters)
+    throw std::invalid_argument("set_summed_counters: wrong number of counters");
+  s.calls = v[0], s.rows = v[1], s.cell_steps = v[2], s.cycles = v[3];
+  s.tensor_time = v[4], s.lowering_time = v[5], s.macs = v[6], s.macs_dense = v[7];
+  s.useful_macs = v[8], s.lowered_bytes = v[9], s.padding_bytes = v[10];
+}
+
+void add_unit_stats(ConvStats& total, const ConvStats& part) {
+  std::vector<std::uint64_t> a = summed_counters(total);
+  const std::vector<std::uint64_t> b = summed_counters(part);
+  for (size_t i = 0; i < a.size(); ++i) a[i] += b[i];
+  set_summed_counters(total, a);
+  total.peak_extra_bytes = std::max(total.peak_extra_bytes, part.peak_extra_bytes);
 }
 
 double max_relative_error(const std::vector<double>& y, const std::vector<double>& ref) {

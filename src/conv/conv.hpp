@@ -29,7 +29,8 @@
 
 namespace triada {
 
-// What one method did on one layer. Counters of the unit are this run's share only.
+// What one method did on one layer (or on a range of its work units: see below). Counters
+// of the unit are this run's share only.
 struct ConvStats {
   std::string method;  // "explicit" | "implicit"
   index_t side = 0;    // S: the unit is S x S cells
@@ -39,7 +40,7 @@ struct ConvStats {
                                        // written, one unit each (the model's CPU unit)
   std::uint64_t macs = 0;              // cell updates done (ESOP skips zero operands)
   std::uint64_t macs_dense = 0;        // sum over calls of r S S: what the unit could do
-  std::uint64_t useful_macs = 0;       // the layer's MACs (ConvLayer::macs)
+  std::uint64_t useful_macs = 0;       // the layer's MACs (ConvLayer::macs), over the units
   std::uint64_t lowered_bytes = 0;     // explicit: N H_O W_O H_F W_F C_I 8, exactly; implicit 0
   std::uint64_t padding_bytes = 0;     // explicit: zeros added to reach multiples of S
   std::uint64_t peak_extra_bytes = 0;  // most working memory alive at once besides the
@@ -66,16 +67,52 @@ struct ConvResult {
 std::vector<double> direct_conv(const ConvLayer& layer, const std::vector<double>& input,
                                 const std::vector<double>& weights);
 
+// The whole layer (all its work units), output NHWC.
 ConvResult explicit_conv(const ConvLayer& layer, const std::vector<double>& input,
                          const std::vector<double>& weights, TensorUnit& unit);
 ConvResult implicit_conv(const ConvLayer& layer, const std::vector<double>& input,
                          const std::vector<double>& weights, TensorUnit& unit);
 
+// Work units: the grain of distribution over ranks and of the memory side (its buffer
+// starts cold at each, TensorUnit::start_work_unit). Unit v of a layer is (group v / T,
+// C_O tile v % T of S columns), T = ceil(C_O_group / S): groups T units. Every call belongs
+// to one unit, so any partition of [0, units) sums to the layer's counters.
+index_t conv_work_units(const ConvLayer& layer, index_t side);
+struct ConvUnitColumns {
+  index_t group = 0, first = 0, count = 0;  // first: the layer's output channel
+};
+ConvUnitColumns conv_unit_columns(const ConvLayer& layer, index_t side, index_t unit);
+// Elements of the output blocks of units [u0, u1): sum of M x columns.
+std::uint64_t conv_unit_output_elements(const ConvLayer& layer, index_t side, index_t u0,
+                                        index_t u1);
+// Sum of r S^2 over one unit's calls (the same for every unit of a layer): its cost.
+std::uint64_t conv_unit_dense_macs(const ConvLayer& layer, index_t side, bool is_explicit);
+
+// Units [u0, u1) of a layer. `output` holds their blocks back to back in unit order, each
+// M x columns row-major (place_unit_blocks puts them into NHWC); the counters are those of
+// the units' calls; the per-layer terms (explicit: lowering_time, lowered_bytes,
+// padding_bytes) go with the range holding unit 0. useful_macs: M x columns x K_group summed.
+ConvResult explicit_conv_units(const ConvLayer& layer, const std::vector<double>& input,
+                               const std::vector<double>& weights, TensorUnit& unit, index_t u0,
+                               index_t u1);
+ConvResult implicit_conv_units(const ConvLayer& layer, const std::vector<double>& input,
+                               const std::vector<double>& weights, TensorUnit& unit, index_t u0,
+                               index_t u1);
+void place_unit_blocks(const ConvLayer& layer, index_t side, index_t u0, index_t u1,
+                       const std::vector<double>& blocks, std::vector<double>& nhwc);
+
+// The counters that add over unit ranges, in a fixed order (for sums across ranks), and
+// back; peak_extra_bytes combines by max. add_unit_stats: both, into `total`.
+std::vector<std::uint64_t> summed_counters(const ConvStats& stats);
+void set_summed_counters(ConvStats& stats, const std::vector<std::uint64_t>& counters);
+void add_unit_stats(ConvStats& total, const ConvStats& part);
+
 // Taps of one filter row packed into one call (Sec. IV-B): min(S / C_I, W_F) per group
 // when C_I / groups < S, else 1.
 index_t implicit_packed_taps(const ConvLayer& layer, index_t side);
-// The bound the implicit method's working memory is held to: three S x S tiles
-// (A staging, B staging, output block).
+// The bound the implicit method's working memory is held to: three S x S tiles (it uses two:
+// the A staging tile and the output tile; a unit's packed right tiles are its slice of the
+// weights in tap order and count as weights).
 std::uint64_t implicit_extra_bound_bytes(index_t side);
 
 // max |y - ref| / max |ref| (0 if both are zero; inf on a size mismatch or a non-finite y).

@@ -207,6 +207,19 @@ std::string bcast_string(MPI_Comm comm, const std::string& s, int root) {
   return out;
 }
 
+std::vector<std::string> gather_strings(MPI_Comm comm, const std::string& mine, int root) {
+  const int n = count_of(mine.size(), "gather_strings");
+  const std::vector<int> counts = gather(comm, std::span<const int>(&n, 1), root);
+  const std::vector<char> all = gatherv(comm, std::span<const char>(mine), counts, root);
+  std::vector<std::string> out;
+  std::size_t off = 0;
+  for (const int c : counts) {
+    out.emplace_back(all.data() + off, static_cast<std::size_t>(c));
+    off += static_cast<std::size_t>(c);
+  }
+  return out;
+}
+
 void agree_on_error(MPI_Comm comm, ErrorKind kind, const std::string& message) {
   int rank = 0, size = 1;
   CHECK_MPI(MPI_Comm_rank(comm, &rank));

@@ -329,4 +329,7 @@ void collectively(MPI_Comm comm, F&& body) {
 // Broadcast a string from root.
 std::string bcast_string(MPI_Comm comm, const std::string& s, int root);
 
+// Every rank's string (up to INT_MAX bytes in all) in rank order, on root; empty elsewhere.
+std::vector<std::string> gather_strings(MPI_Comm comm, const std::string& mine, int root);
+
 }  // namespace triada::mpi

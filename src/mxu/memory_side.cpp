@@ -89,7 +89,28 @@ u64 MemorySide::transfer_cycles(u64 bytes) const {
   return static_cast<u64>((top + bottom - 1) / bottom);
 }
 
+std::list<MemorySide::Tile>::iterator MemorySide::cached_at(const double* B, index_t ldb) {
+  const auto c = at_.find(B);
+  if (c == at_.end()) return lru_.end();
+  const std::uint64_t* bits = c->second->bits.data();
+  const auto row = static_cast<size_t>(s_) * sizeof(double);
+  for (index_t i = 0; i < s_; ++i)
+    if (std::memcmp(B + i * ldb, bits + i * s_, row) != 0) return lru_.end();
+  return c->second;
+}
+
+void MemorySide::remember(const double* B, std::list<Tile>::iterator it) {
+  const auto old = at_.find(it->seen_at);
+  if (old != at_.end() && old->second == it) at_.erase(old);
+  it->seen_at = B;
+  at_[B] = it;
+}
+
 bool MemorySide::touch_tile(const double* B, index_t ldb) {
+  if (const auto hit = cached_at(B, ldb); hit != lru_.end()) {
+    lru_.splice(lru_.begin(), lru_, hit);  // now the most recent
+    return true;
+  }
   for (index_t i = 0; i < s_; ++i)
     for (index_t k = 0; k < s_; ++k)
       scratch_[static_cast<size_t>(i * s_ + k)] = bits_of(B[i * ldb + k]);
@@ -97,22 +118,28 @@ bool MemorySide::touch_tile(const double* B, index_t ldb) {
   const auto [first, last] = index_.equal_range(h);
   for (auto it = first; it != last; ++it)
     if (it->second->bits == scratch_) {
-      lru_.splice(lru_.begin(), lru_, it->second);  // now the most recent
+      lru_.splice(lru_.begin(), lru_, it->second);
+      remember(B, it->second);
       return true;
     }
-  if (lru_.size() == capacity_) {  // evict the least recently used
-    const auto victim = std::prev(lru_.end());
-    const auto [vf, vl] = index_.equal_range(victim->hash);
-    for (auto it = vf; it != vl; ++it)
-      if (it->second == victim) {
-        index_.erase(it);
-        break;
-      }
-    lru_.erase(victim);
-  }
-  lru_.push_front(Tile{h, scratch_});
+  if (lru_.size() == capacity_) evict_oldest();
+  lru_.push_front(Tile{h, scratch_, nullptr});
   index_.emplace(h, lru_.begin());
+  remember(B, lru_.begin());
   return false;
+}
+
+void MemorySide::evict_oldest() {
+  const auto victim = std::prev(lru_.end());
+  const auto [vf, vl] = index_.equal_range(victim->hash);
+  for (auto it = vf; it != vl; ++it)
+    if (it->second == victim) {
+      index_.erase(it);
+      break;
+    }
+  const auto c = at_.find(victim->seen_at);
+  if (c != at_.end() && c->second == victim) at_.erase(c);
+  lru_.erase(victim);
 }
 
 void MemorySide::on_call(index_t r, const double* B, index_t ldb, bool accumulate,
@@ -153,6 +180,7 @@ void MemorySide::on_host_pass(u64 read_words, u64 write_words) {
 void MemorySide::start_work_unit() {
   lru_.clear();
   index_.clear();
+  at_.clear();
 }
 
 }  // namespace triada

@@ -73,10 +73,15 @@ class MemorySide {
   struct Tile {
     std::uint64_t hash;
     std::vector<std::uint64_t> bits;  // the s^2 words' bit patterns, row-major
+    const double* seen_at;            // where the last call found it (the address cache)
   };
   // True if B is resident (and now most recent); otherwise loads it, evicting the least
   // recently used tile when full.
   bool touch_tile(const double* B, index_t ldb);
+  // The resident tile last found at B if it still holds B's words, else end().
+  std::list<Tile>::iterator cached_at(const double* B, index_t ldb);
+  void remember(const double* B, std::list<Tile>::iterator it);
+  void evict_oldest();
 
   MxuMemoryParams params_;
   index_t s_;
@@ -85,6 +90,10 @@ class MemorySide {
   std::list<Tile> lru_;  // most recent first
   std::unordered_multimap<std::uint64_t, std::list<Tile>::iterator> index_;
   std::vector<std::uint64_t> scratch_;
+  // Address -> the tile found there last: a shortcut only, checked word for word, so the
+  // hits and loads are those of the content lookup (resident tiles are never equal to
+  // each other: a tile is loaded only when no equal one is resident).
+  std::unordered_map<const double*, std::list<Tile>::iterator> at_;
 };
 
 }  // namespace triada

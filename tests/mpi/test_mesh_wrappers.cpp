@@ -3,6 +3,7 @@
 // path through each test case (CHECK only), so none waits alone in a collective.
 #include <cstdint>
 #include <numeric>
+#include <string>
 #include <vector>
 
 #include "core/error.hpp"
@@ -81,6 +82,23 @@ TEST_CASE("gathers put each rank's part in rank order", "[mpi][wrappers]") {
   mpi::allgatherv<double>(w, part, everywhere, counts);
   CHECK(everywhere == expect);
   CHECK(mpi::displacements({2, 0, 3}) == std::vector<int>{0, 2, 2});
+}
+
+TEST_CASE("gather_strings: every rank's text, of its own length, in rank order on root",
+          "[mpi][wrappers]") {
+  const int rank = mpi::rank(MPI_COMM_WORLD), size = mpi::size(MPI_COMM_WORLD);
+  const int root = size - 1;
+  // rank r sends r copies of the letter 'a' + r (rank 0 an empty string)
+  const std::string mine(static_cast<size_t>(rank), static_cast<char>('a' + rank % 26));
+  const std::vector<std::string> all = mpi::gather_strings(MPI_COMM_WORLD, mine, root);
+  if (rank != root) {
+    CHECK(all.empty());
+    return;
+  }
+  REQUIRE(all.size() == static_cast<size_t>(size));
+  for (int r = 0; r < size; ++r)
+    CHECK(all[static_cast<size_t>(r)] ==
+          std::string(static_cast<size_t>(r), static_cast<char>('a' + r % 26)));
 }
 
 TEST_CASE("point to point around a ring with a batch of requests", "[mpi][wrappers]") {

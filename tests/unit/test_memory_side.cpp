@@ -1,6 +1,7 @@
 // The MXU's memory side (mxu/memory_side.hpp): every counter against closed forms written
 // out here from the model's definition (doc/design.md §13), on calls small enough to count
 // by hand.
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <string>
@@ -108,6 +109,36 @@ TEST_CASE("the least recently used tile is evicted when the buffer is full and r
   CHECK(mem.cost().tile_loads == 7);
   const u64 calls = 10;
   CHECK(mem.cost().dram_read_bytes == (calls * 16 + 7 * 16) * 8);
+}
+
+TEST_CASE("one buffer rewritten between calls is looked up by its words, not its address",
+          "[mxu][memory]") {
+  // Random tiles written into one of two staging buffers, as the algorithms do; loads and
+  // hits against an LRU of 4 over the tiles' words, kept here.
+  MemorySide mem(small_params(), 4);
+  std::vector<double> staging[2] = {tile(0), tile(0)};
+  std::vector<int> lru;  // ids, most recent first
+  u64 loads = 0, hits = 0;
+  std::uint64_t x = 12345;
+  for (int call = 0; call < 400; ++call) {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    const int id = static_cast<int>((x >> 33) % 7), buf = static_cast<int>((x >> 40) & 1);
+    staging[buf] = tile(id);
+    mem.on_call(4, staging[buf].data(), 4, false, 4);
+    const auto at = std::find(lru.begin(), lru.end(), id);
+    if (at != lru.end()) {
+      ++hits;
+      lru.erase(at);
+    } else {
+      ++loads;
+      if (lru.size() == 4) lru.pop_back();
+    }
+    lru.insert(lru.begin(), id);
+  }
+  CHECK(mem.cost().tile_loads == loads);
+  CHECK(mem.cost().tile_hits == hits);
+  CHECK(hits > 50);
+  CHECK(loads > 50);
 }
 
 TEST_CASE("a new work unit starts with an empty buffer", "[mxu][memory]") {
