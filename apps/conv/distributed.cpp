@@ -35,8 +35,6 @@ int checking_rank(const std::vector<std::vector<ConvPart>>& split, std::size_t l
   return 0;
 }
 
-constexpr std::size_t kMemoryCounters = 8;  // MemoryCost's fields, in declaration order
-
 int block_tag(std::size_t layer, bool is_explicit) {
   return static_cast<int>((2 * layer + (is_explicit ? 0 : 1)) % 32768);  // MPI_TAG_UB >= 32767
 }
@@ -177,9 +175,8 @@ void reduce_outcomes(std::vector<LayerOutcome>& out, const ConvConfig& cfg, MPI_
     for (MethodOutcome* m : {&o.ex, &o.im}) {
       const std::vector<u64> c = summed_counters(m->stats);
       sums.insert(sums.end(), c.begin(), c.end());
-      const MemoryCost& d = m->memory;
-      sums.insert(sums.end(), {d.sram_reads, d.sram_writes, d.dram_read_bytes, d.dram_write_bytes,
-                               d.tile_loads, d.tile_hits, d.dram_cycles, d.stall_cycles});
+      const auto d = m->memory.values();
+      sums.insert(sums.end(), d.begin(), d.end());
       peaks.push_back(m->stats.peak_extra_bytes);
       maxima.push_back(m->wall_seconds);
       maxima.push_back(m->max_rel_error ? *m->max_rel_error : -1.0);
@@ -188,15 +185,15 @@ void reduce_outcomes(std::vector<LayerOutcome>& out, const ConvConfig& cfg, MPI_
   mpi::allreduce_in_place(comm, std::span<u64>(sums), mpi::Op::sum);
   mpi::allreduce_in_place(comm, std::span<u64>(peaks), mpi::Op::max);
   mpi::allreduce_in_place(comm, std::span<double>(maxima), mpi::Op::max);
-  const std::size_t n = summed_counters(ConvStats{}).size() + kMemoryCounters;
+  const std::size_t n = summed_counters(ConvStats{}).size() + MemoryCost::kCounters;
   for (std::size_t k = 0; k < 2 * out.size(); ++k) {
     LayerOutcome& o = out[k / 2];
     MethodOutcome& m = k % 2 == 0 ? o.ex : o.im;
     m.ran = k % 2 == 0 ? cfg.run_explicit : cfg.run_implicit;
     const u64* first = sums.data() + k * n;
-    const u64* d = first + (n - kMemoryCounters);
+    const u64* d = first + (n - MemoryCost::kCounters);
     set_summed_counters(m.stats, std::vector<u64>(first, d));
-    m.memory = {d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7]};
+    m.memory = MemoryCost::from_values(d);
     m.stats.peak_extra_bytes = peaks[k];
     m.wall_seconds = maxima[2 * k];
     m.max_rel_error.reset();

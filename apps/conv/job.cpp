@@ -12,6 +12,7 @@
 #include <ostream>
 #include <sstream>
 
+#include "apps/common/memory_report.hpp"
 #include "apps/conv/csv_report.hpp"
 #include "config/options.hpp"
 #include "core/checked.hpp"
@@ -119,22 +120,9 @@ nlohmann::json stats_json(const ConvStats& s, const ConvEnergy& e) {
           {"packed_taps", s.packed_taps}};
 }
 
-// The memory side's counters (mxu/memory_side.hpp), in the report's order.
-constexpr const char* kMemoryKeys[] = {"sram_reads",       "sram_writes", "dram_read_bytes",
-                                       "dram_write_bytes", "tile_loads",  "tile_hits",
-                                       "dram_cycles",      "stall_cycles"};
-
-void add_memory_json(nlohmann::json& m, const MemoryCost& c) {
-  const std::uint64_t values[] = {c.sram_reads,       c.sram_writes, c.dram_read_bytes,
-                                  c.dram_write_bytes, c.tile_loads,  c.tile_hits,
-                                  c.dram_cycles,      c.stall_cycles};
-  for (size_t i = 0; i < std::size(kMemoryKeys); ++i) m[kMemoryKeys[i]] = values[i];
-}
-
-// Stall cycles over the unit's time (its cycles plus the stalls); 0 without either.
-double stall_fraction(const nlohmann::json& m) {
-  const double stall = m["stall_cycles"].get<double>(), busy = m["cycles"].get<double>();
-  return stall + busy > 0 ? stall / (stall + busy) : 0.0;
+// The stall fraction of a method's object (or of its totals).
+double method_stall_fraction(const nlohmann::json& m) {
+  return stall_fraction(m["stall_cycles"].get<double>(), m["cycles"].get<double>());
 }
 
 const char* const kDefinitions[][2] = {
@@ -206,7 +194,7 @@ void print_method_row(std::ostream& out, const nlohmann::json& m, const std::str
       << fixed(m["energy_pj"].get<double>() / 1e6, 1) << std::setw(10)
       << fixed(m["peak_extra_bytes"].get<double>() / 1e6, 3) << std::setw(10)
       << megabytes(m["dram_read_bytes"].get<double>() + m["dram_write_bytes"].get<double>())
-      << std::setw(8) << fixed(100.0 * stall_fraction(m), 1);
+      << std::setw(8) << fixed(100.0 * method_stall_fraction(m), 1);
 }
 
 std::string check_text(const nlohmann::json& m) {
@@ -243,7 +231,7 @@ struct MethodTotal {
   std::uint64_t calls = 0, rows = 0, cell_steps = 0, cycles = 0, tensor_time = 0, lowering_time = 0,
                 macs = 0, macs_dense = 0, useful_macs = 0, padding_bytes = 0, peak_extra_bytes = 0;
   double energy_pj = 0;
-  nlohmann::json memory = nlohmann::json::object();  // kMemoryKeys summed
+  nlohmann::json memory = nlohmann::json::object();  // kMemoryCounterKeys summed
   bool any = false;
   void add(const nlohmann::json& m) {
     any = true;
@@ -259,7 +247,7 @@ struct MethodTotal {
     padding_bytes += m["padding_bytes"].get<std::uint64_t>();
     peak_extra_bytes = std::max(peak_extra_bytes, m["peak_extra_bytes"].get<std::uint64_t>());
     energy_pj += m["energy_pj"].get<double>();
-    for (const char* k : kMemoryKeys)
+    for (const char* k : kMemoryCounterKeys)
       memory[k] = memory.value(k, std::uint64_t{0}) + m[k].get<std::uint64_t>();
   }
   nlohmann::json json(index_t side) const {
@@ -281,7 +269,7 @@ struct MethodTotal {
         {"padding_bytes", padding_bytes},
         {"peak_extra_bytes", peak_extra_bytes}};
     t.update(memory);
-    t["stall_fraction"] = stall_fraction(t);
+    t["stall_fraction"] = method_stall_fraction(t);
     return t;
   }
 };
@@ -335,8 +323,7 @@ nlohmann::json conv_layer_json(const ConvLayer& l, const LayerOutcome& o, const 
   for (const MethodOutcome* mo : {&o.ex, &o.im}) {
     if (!mo->ran) continue;
     nlohmann::json m = stats_json(mo->stats, energy);
-    add_memory_json(m, mo->memory);
-    m["stall_fraction"] = stall_fraction(m);
+    m.update(memory_counters_json(mo->memory, mo->stats.cycles));
     m["wall_seconds"] = mo->wall_seconds;
     m["max_rel_error"] = nullptr;
     m["verified"] = nullptr;
@@ -446,12 +433,7 @@ nlohmann::json report_head(const ConvConfig& cfg, const ConvEnergy& energy,
                        {{"mac_pj", energy.mac_pj},
                         {"static_pj_per_cell_step", energy.static_pj_per_cell_step},
                         {"mesh", cfg.mesh}}},
-                      {"memory",
-                       {{"sram_kib", cfg.memory.sram_kib},
-                        {"word_bits", cfg.memory.word_bits},
-                        {"dram_gbps", cfg.memory.dram_gbps.value()},
-                        {"clock_ghz", cfg.memory.clock_ghz.value()},
-                        {"right_tiles_resident", MemorySide(cfg.memory, S).tile_capacity()}}},
+                      {"memory", memory_config_json(cfg.memory, S)},
                       {"layers_listed", listed}};
   if (cfg.run_explicit) report["config"]["methods"].push_back("explicit");
   if (cfg.run_implicit) report["config"]["methods"].push_back("implicit");

@@ -51,8 +51,7 @@ void print_help(std::ostream& help, const po::options_description& desc) {
 // The --mesh file's [energy] keys checked (a bad file fails up front) and its [mxu] keys,
 // checked against the unit's side: the buffer must hold the staging and one right tile.
 MxuMemoryParams mesh_sections(const ConvConfig& c, const std::string& mxu) {
-  if (!c.mesh.empty()) conv_energy_model(c.mesh, c.cell_mode);
-  const MxuMemoryParams memory = parse_mesh_file(c.mesh).mxu;
+  const MxuMemoryParams memory = parse_mesh_file(c.mesh, c.cell_mode).mxu;
   named(c.mesh.empty() ? "--mxu " + mxu : c.mesh + " with --mxu " + mxu,
         [&] { MemorySide probe(memory, c.mxu); });
   return memory;

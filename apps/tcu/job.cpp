@@ -14,6 +14,7 @@
 #include <ostream>
 #include <sstream>
 
+#include "apps/common/memory_report.hpp"
 #include "apps/common/serial_main.hpp"
 #include "config/options.hpp"
 #include "core/checked.hpp"
@@ -126,23 +127,9 @@ namespace {
 
 // The memory side's counters and its configuration, for a report.
 nlohmann::json memory_json(const MemorySide& memory, std::uint64_t cycles) {
-  const MemoryCost& c = memory.cost();
-  const MxuMemoryParams& p = memory.params();
-  const double busy = static_cast<double>(cycles + c.stall_cycles);
-  return {{"sram_reads", c.sram_reads},
-          {"sram_writes", c.sram_writes},
-          {"dram_read_bytes", c.dram_read_bytes},
-          {"dram_write_bytes", c.dram_write_bytes},
-          {"tile_loads", c.tile_loads},
-          {"tile_hits", c.tile_hits},
-          {"dram_cycles", c.dram_cycles},
-          {"stall_cycles", c.stall_cycles},
-          {"stall_fraction", busy > 0 ? static_cast<double>(c.stall_cycles) / busy : 0.0},
-          {"sram_kib", p.sram_kib},
-          {"word_bits", p.word_bits},
-          {"dram_gbps", p.dram_gbps.value()},
-          {"clock_ghz", p.clock_ghz.value()},
-          {"right_tiles_resident", memory.tile_capacity()}};
+  nlohmann::json j = memory_counters_json(memory.cost(), cycles);
+  j.update(memory_config_json(memory.params(), memory.side()));
+  return j;
 }
 
 nlohmann::json io_bound_json(const std::string& algo, std::int64_t size, std::int64_t m) {

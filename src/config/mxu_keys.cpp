@@ -1,5 +1,6 @@
 #include "config/mxu_keys.hpp"
 
+#include "config/key_readers.hpp"
 #include "config/options.hpp"
 #include "core/error.hpp"
 
@@ -9,14 +10,8 @@ namespace triada {
 
 namespace {
 
-struct Key {
-  const char* name;  // section.key
-  const char* value;
-  const char* help;
-};
-
 // Defaults: meshcfg/default.ini, which gives every source (TPU v1, Jouppi et al. 2017).
-constexpr Key kKeys[] = {
+constexpr KeySpec kKeys[] = {
     {"mxu.sram_kib", "24576",
      "the MXU's on-chip buffer between DRAM and the unit, KiB (TPU v1 Unified Buffer: 24 MiB)"},
     {"mxu.word_bits", "64", "bits of one operand word in the buffer and in DRAM (fp64: 64)"},
@@ -24,25 +19,9 @@ constexpr Key kKeys[] = {
     {"mxu.clock_ghz", "0.7", "the MXU's clock, GHz: turns DRAM bytes into cycles (TPU v1: 0.7)"},
 };
 
-const std::string& text(const po::variables_map& vm, const std::string& key) {
-  return vm[key].as<std::string>();
-}
-
-using Source = std::function<std::string(const std::string&)>;
-
-std::uint64_t whole_number(const po::variables_map& vm, const Source& src, const std::string& key,
-                           std::uint64_t lo, std::uint64_t hi) {
-  std::uint64_t v = 0;
-  const std::string& s = text(vm, key);
-  if (!parse_uint64(s, v) || v < lo || v > hi)
-    throw config_error(src(key) + ": expected an integer in [" + std::to_string(lo) + ", " +
-                       std::to_string(hi) + "], got '" + printable(s) + "'");
-  return v;
-}
-
-Decimal decimal(const po::variables_map& vm, const Source& src, const std::string& key) {
+Decimal decimal(const po::variables_map& vm, const KeySource& src, const std::string& key) {
   Decimal d;
-  const std::string& s = text(vm, key);
+  const std::string& s = key_text(vm, key);
   if (!parse_decimal(s, d))
     throw config_error(src(key) +
                        ": expected a positive decimal in (0, 1e6] with at most 6 "
@@ -72,17 +51,16 @@ bool parse_decimal(const std::string& s, Decimal& out) {
 }
 
 void add_mxu_options(po::options_description& d) {
-  for (const Key& k : kKeys)
-    d.add_options()(k.name, po::value<std::string>()->default_value(k.value), k.help);
+  add_keys(d, kKeys);
 }
 
-MxuMemoryParams mxu_memory_from(const po::variables_map& vm, const Source& src) {
+MxuMemoryParams mxu_memory_from(const po::variables_map& vm, const KeySource& src) {
   MxuMemoryParams p;
-  p.sram_kib = whole_number(vm, src, "mxu.sram_kib", 1, std::uint64_t{1} << 40);
-  p.word_bits = whole_number(vm, src, "mxu.word_bits", 8, 128);
+  p.sram_kib = key_integer(vm, src, "mxu.sram_kib", 1, std::uint64_t{1} << 40);
+  p.word_bits = key_integer(vm, src, "mxu.word_bits", 8, 128);
   if (p.word_bits % 8 != 0)
     throw config_error(src("mxu.word_bits") + ": expected a multiple of 8, got '" +
-                       printable(text(vm, "mxu.word_bits")) + "'");
+                       printable(key_text(vm, "mxu.word_bits")) + "'");
   p.dram_gbps = decimal(vm, src, "mxu.dram_gbps");
   p.clock_ghz = decimal(vm, src, "mxu.clock_ghz");
   return p;

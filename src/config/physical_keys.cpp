@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "config/key_readers.hpp"
 #include "config/options.hpp"
 #include "core/error.hpp"
 
@@ -11,14 +12,8 @@ namespace triada {
 
 namespace {
 
-struct Key {
-  const char* name;  // section.key
-  const char* value;
-  const char* help;
-};
-
 // Defaults: the 45 nm baseline of meshcfg/default.ini, which gives every source.
-constexpr Key kKeys[] = {
+constexpr KeySpec kKeys[] = {
     {"technology.node_nm", "45",
      "technology node (nm): 45, 32, 20, 16, 14, 10 or 7 (Stillmaker and Baas 2017)"},
     {"technology.vdd", "auto", "supply voltage (V); auto = the node's nominal VDD"},
@@ -50,38 +45,32 @@ constexpr Key kKeys[] = {
     {"area.cell_pitch_um", "auto", "cell pitch (um); auto = derived from the cell's area"},
 };
 
-const std::string& text(const po::variables_map& vm, const std::string& key) {
-  return vm[key].as<std::string>();
-}
-
-using Source = std::function<std::string(const std::string&)>;
-
 // A model constant: a finite number in [lo, 1e9]; `positive` refuses lo itself.
-double number(const po::variables_map& vm, const Source& src, const std::string& key,
+double number(const po::variables_map& vm, const KeySource& src, const std::string& key,
               bool positive = false) {
   double v = 0;
-  const std::string& s = text(vm, key);
+  const std::string& s = key_text(vm, key);
   if (!parse_double(s, v) || v < 0 || (positive && v == 0) || v > 1e9)
     throw config_error(src(key) + ": expected a " + (positive ? "positive " : "") + "number in " +
                        (positive ? "(0" : "[0") + ", 1e9], got '" + printable(s) + "'");
   return v;
 }
 
-std::optional<double> number_or_auto(const po::variables_map& vm, const Source& src,
+std::optional<double> number_or_auto(const po::variables_map& vm, const KeySource& src,
                                      const std::string& key) {
-  if (text(vm, key) == "auto") return std::nullopt;
+  if (key_text(vm, key) == "auto") return std::nullopt;
   return number(vm, src, key, true);
 }
 
 template <class F>
-auto choice(const Source& src, const std::string& key, F&& parse) {
+auto choice(const KeySource& src, const std::string& key, F&& parse) {
   return named(src(key), parse);
 }
 
-TechnologyParams technology_from(const po::variables_map& vm, const Source& src) {
+TechnologyParams technology_from(const po::variables_map& vm, const KeySource& src) {
   TechnologyParams t;
   std::int64_t node = 0;
-  const std::string& n = text(vm, "technology.node_nm");
+  const std::string& n = key_text(vm, "technology.node_nm");
   if (!parse_int(n, node) || node > 1000 || !is_technology_node(static_cast<int>(node)))
     throw config_error(src("technology.node_nm") + ": expected one of " + technology_node_names() +
                        " (nm), got '" + printable(n) + "'");
@@ -89,7 +78,7 @@ TechnologyParams technology_from(const po::variables_map& vm, const Source& src)
   t.vdd = number_or_auto(vm, src, "technology.vdd");
   if (t.vdd && *t.vdd > 2)
     throw config_error(src("technology.vdd") + ": expected a voltage in (0, 2] V, got '" +
-                       printable(text(vm, "technology.vdd")) + "'");
+                       printable(key_text(vm, "technology.vdd")) + "'");
   t.delay_factor = number_or_auto(vm, src, "technology.delay_factor");
   t.energy_factor = number_or_auto(vm, src, "technology.energy_factor");
   t.power_factor = number_or_auto(vm, src, "technology.power_factor");
@@ -97,21 +86,12 @@ TechnologyParams technology_from(const po::variables_map& vm, const Source& src)
   return t;
 }
 
-std::uint64_t count(const po::variables_map& vm, const Source& src, const std::string& key,
-                    std::uint64_t lo) {
-  std::uint64_t v = 0;
-  const std::string& s = text(vm, key);
-  if (!parse_uint64(s, v) || v < lo || v > 1000000000)
-    throw config_error(src(key) + ": expected an integer in [" + std::to_string(lo) +
-                       ", 1e9], got '" + printable(s) + "'");
-  return v;
-}
-
-TimingParams timing_from(const po::variables_map& vm, const Source& src) {
+TimingParams timing_from(const po::variables_map& vm, const KeySource& src) {
   TimingParams t;
   t.bus_model = choice(src, "timing.bus_model",
-                       [&] { return parse_bus_model(text(vm, "timing.bus_model")); });
-  t.clock = choice(src, "timing.clock", [&] { return parse_clock_mode(text(vm, "timing.clock")); });
+                       [&] { return parse_bus_model(key_text(vm, "timing.bus_model")); });
+  t.clock =
+      choice(src, "timing.clock", [&] { return parse_clock_mode(key_text(vm, "timing.clock")); });
   t.driver_ps = number(vm, src, "timing.driver_ps");
   t.wire_ps_per_mm = number(vm, src, "timing.wire_ps_per_mm");
   t.wire_ohm_per_mm = number(vm, src, "timing.wire_ohm_per_mm");
@@ -121,25 +101,25 @@ TimingParams timing_from(const po::variables_map& vm, const Source& src) {
   for (const ModePhysical& m : kModePhysicalTable)
     t.mac_ps[static_cast<size_t>(m.mode)] =
         number(vm, src, std::string("timing.") + m.mac_ps_key, true);
-  if (text(vm, "timing.actuator_heads") != "auto")
-    t.actuator_heads = count(vm, src, "timing.actuator_heads", 1);
-  t.control_cycles = count(vm, src, "timing.control_cycles", 0);
+  if (key_text(vm, "timing.actuator_heads") != "auto")
+    t.actuator_heads = key_integer(vm, src, "timing.actuator_heads", 1, 1000000000, "1e9");
+  t.control_cycles = key_integer(vm, src, "timing.control_cycles", 0, 1000000000, "1e9");
   return t;
 }
 
-WireEnergyParams energy_from(const po::variables_map& vm, const Source& src) {
+WireEnergyParams energy_from(const po::variables_map& vm, const KeySource& src) {
   WireEnergyParams e;
   e.model = choice(src, "energy.bus_model",
-                   [&] { return parse_wire_energy(text(vm, "energy.bus_model")); });
+                   [&] { return parse_wire_energy(key_text(vm, "energy.bus_model")); });
   e.driver_fj_per_bit = number(vm, src, "energy.driver_fj_per_bit");
   e.wire_fj_per_bit_mm = number(vm, src, "energy.wire_fj_per_bit_mm");
   e.leakage_uw_per_cell = number(vm, src, "energy.leakage_uw_per_cell");
   return e;
 }
 
-AreaParams area_from(const po::variables_map& vm, const Source& src) {
+AreaParams area_from(const po::variables_map& vm, const KeySource& src) {
   AreaParams a;
-  a.layout = choice(src, "area.layout", [&] { return parse_layout(text(vm, "area.layout")); });
+  a.layout = choice(src, "area.layout", [&] { return parse_layout(key_text(vm, "area.layout")); });
   for (const ModePhysical& m : kModePhysicalTable)
     a.mac_um2[static_cast<size_t>(m.mode)] =
         number(vm, src, std::string("area.") + m.mac_um2_key, true);
@@ -157,7 +137,7 @@ void add_physical_options(po::options_description& d) {
   const auto add = [&](const std::string& key, const char* value, const std::string& help) {
     d.add_options()(key.c_str(), po::value<std::string>()->default_value(value), help.c_str());
   };
-  for (const Key& k : kKeys) add(k.name, k.value, k.help);
+  add_keys(d, kKeys);
   for (const ModePhysical& m : kModePhysicalTable) {
     const std::string mode = to_string(m.mode);
     add(std::string("timing.") + m.mac_ps_key, m.mac_ps_default,
@@ -167,7 +147,7 @@ void add_physical_options(po::options_description& d) {
   }
 }
 
-PhysicalParams physical_from(const po::variables_map& vm, const Source& src) {
+PhysicalParams physical_from(const po::variables_map& vm, const KeySource& src) {
   PhysicalParams p;
   p.technology = technology_from(vm, src);
   p.timing = timing_from(vm, src);

@@ -65,13 +65,13 @@ inline unsigned nonzero8(const double* x, index_t len, unsigned& inf_nan) {
   const Mask k = first_lanes(len);
   return nonzero_lanes(len >= 8 ? load(x) : load(k, x), k, inf_nan);
 }
-// W = +0 over n elements by non-temporal stores where aligned (no read for ownership of
-// lines nothing reads soon); store_fence() orders them before W is read.
 // c[0] lane j += 1 where x[j] != 0 (NaN counts, -0 does not), j < 8: non-zero counts.
 inline void count_nonzero8(const double* x, Vec* c) {
   const __mmask8 nz = _mm512_cmp_pd_mask(load(x), zero(), _CMP_NEQ_UQ);
   c[0] = _mm512_mask_add_pd(c[0], nz, c[0], _mm512_set1_pd(1.0));
 }
+// W = +0 over n elements by non-temporal stores where aligned (no read for ownership of
+// lines nothing reads soon); store_fence() orders them before W is read.
 inline void zero_fill(double* p, index_t n) {
   index_t i = 0;
   for (; i < n && (reinterpret_cast<std::uintptr_t>(p + i) & 63) != 0; ++i) p[i] = 0.0;

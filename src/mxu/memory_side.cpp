@@ -42,28 +42,27 @@ void check_params(const MxuMemoryParams& p) {
 
 }  // namespace
 
+std::array<u64, MemoryCost::kCounters> MemoryCost::values() const {
+  return {sram_reads, sram_writes, dram_read_bytes, dram_write_bytes,
+          tile_loads, tile_hits,   dram_cycles,     stall_cycles};
+}
+
+MemoryCost MemoryCost::from_values(const u64* v) {
+  return {v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]};
+}
+
 MemoryCost& MemoryCost::operator+=(const MemoryCost& o) {
-  sram_reads += o.sram_reads;
-  sram_writes += o.sram_writes;
-  dram_read_bytes += o.dram_read_bytes;
-  dram_write_bytes += o.dram_write_bytes;
-  tile_loads += o.tile_loads;
-  tile_hits += o.tile_hits;
-  dram_cycles += o.dram_cycles;
-  stall_cycles += o.stall_cycles;
-  return *this;
+  std::array<u64, kCounters> a = values();
+  const std::array<u64, kCounters> b = o.values();
+  for (std::size_t i = 0; i < kCounters; ++i) a[i] += b[i];
+  return *this = from_values(a.data());
 }
 
 MemoryCost operator-(MemoryCost a, const MemoryCost& b) {
-  a.sram_reads -= b.sram_reads;
-  a.sram_writes -= b.sram_writes;
-  a.dram_read_bytes -= b.dram_read_bytes;
-  a.dram_write_bytes -= b.dram_write_bytes;
-  a.tile_loads -= b.tile_loads;
-  a.tile_hits -= b.tile_hits;
-  a.dram_cycles -= b.dram_cycles;
-  a.stall_cycles -= b.stall_cycles;
-  return a;
+  std::array<u64, MemoryCost::kCounters> d = a.values();
+  const std::array<u64, MemoryCost::kCounters> e = b.values();
+  for (std::size_t i = 0; i < MemoryCost::kCounters; ++i) d[i] -= e[i];
+  return MemoryCost::from_values(d.data());
 }
 
 MemorySide::MemorySide(const MxuMemoryParams& params, index_t side)

@@ -24,6 +24,8 @@
 // A host pass (the explicit convolution's lowering) moves DRAM bytes with no call to
 // overlap: all of its transfer cycles are stall cycles. start_work_unit() empties the
 // buffer (cold), so counts are sums over work units whichever rank runs them.
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <list>
 #include <unordered_map>
@@ -41,6 +43,12 @@ struct MemoryCost {
   std::uint64_t tile_loads = 0, tile_hits = 0;              // right tiles loaded / reused
   std::uint64_t dram_cycles = 0;   // sum of the transfer cycles (calls and host passes)
   std::uint64_t stall_cycles = 0;  // cycles the unit waits for DRAM
+
+  // The counters in declaration order (sums, reports, reductions over ranks).
+  static constexpr std::size_t kCounters = 8;
+  std::array<std::uint64_t, kCounters> values() const;
+  static MemoryCost from_values(const std::uint64_t* v);
+
   MemoryCost& operator+=(const MemoryCost& o);
   bool operator==(const MemoryCost&) const = default;
 };

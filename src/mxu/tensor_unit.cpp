@@ -51,15 +51,14 @@ void TensorUnit::check_rows(index_t r) const {
 void TensorUnit::account(index_t r, const double* B, index_t ldb, bool accumulate) {
   // Closed forms: ceil(r / s) chunks of s rows, each one stage of s time steps.
   const auto steps = static_cast<std::uint64_t>((r + s_ - 1) / s_ * s_);
+  const std::uint64_t cycles = steps * static_cast<std::uint64_t>(substeps(cell_mode_));
   ++cost_.calls;
   cost_.rows += static_cast<std::uint64_t>(r);
   cost_.tensor_time += static_cast<std::uint64_t>(r * s_ + l_);
   cost_.macs_dense += static_cast<std::uint64_t>(r * s_ * s_);
   cost_.cell_steps += steps;
-  cost_.cycles += steps * static_cast<std::uint64_t>(substeps(cell_mode_));
-  if (memory_)  // the call's loads and stores, before the executor
-    memory_->on_call(r, B, ldb, accumulate,
-                     steps * static_cast<std::uint64_t>(substeps(cell_mode_)));
+  cost_.cycles += cycles;
+  if (memory_) memory_->on_call(r, B, ldb, accumulate, cycles);  // before the executor
 }
 
 void TensorUnit::multiply(index_t r, const double* A, index_t lda, const double* B, index_t ldb,

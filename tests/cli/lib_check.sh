@@ -2,7 +2,8 @@
 # counts and reports the outcome (a script may define its own `check` after sourcing);
 # `pass` and `fail MESSAGE...` count an outcome decided by the script; `summary` prints
 # the closing "N passed, M failed" line and fails the script if anything failed; `run_np`
-# runs an app at a given rank count (below); `sanitized` is true for a sanitizer build.
+# runs an app at a given rank count (below); `sanitized` is true for a sanitizer build;
+# `expect_error` checks a refusal of $APP (below).
 passed=0
 failed=0
 pass() { passed=$((passed + 1)); }
@@ -42,4 +43,22 @@ run_np() {
   fi
   rc=$?
   set -e
+}
+# expect_error CODE PATTERN ARGS...: $APP ARGS exits with CODE and writes exactly one
+# stderr line "<app>: error: ..." containing PATTERN (stdout to out.txt, stderr to err.txt).
+expect_error() {
+  local code=$1 pattern=$2 app
+  shift 2
+  app=$(basename "$APP")
+  "$APP" "$@" >out.txt 2>err.txt
+  local rc=$?
+  if [ "$rc" -ne "$code" ]; then
+    fail "$* exited $rc, expected $code: $(cat err.txt)"
+    return
+  fi
+  if [ "$(wc -l <err.txt)" -ne 1 ] || ! grep -q "^$app: error: .*$pattern" err.txt; then
+    fail "$*: expected one '$app: error: ...$pattern' line, got: $(cat err.txt)"
+    return
+  fi
+  pass
 }

@@ -22,24 +22,6 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/triada-conv-test.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 1
 
-# expect_error CODE PATTERN ARGS...: exit code CODE, exactly one stderr line
-# "triada-conv: error: ..." containing PATTERN.
-expect_error() {
-  local code=$1 pattern=$2
-  shift 2
-  "$APP" "$@" >out.txt 2>err.txt
-  local rc=$?
-  if [ "$rc" -ne "$code" ]; then
-    fail "$* exited $rc, expected $code: $(cat err.txt)"
-    return
-  fi
-  if [ "$(wc -l <err.txt)" -ne 1 ] || ! grep -q "^triada-conv: error: .*$pattern" err.txt; then
-    fail "$*: expected one 'triada-conv: error: ...$pattern' line, got: $(cat err.txt)"
-    return
-  fi
-  pass
-}
-
 echo "-- one layer, both methods: exit 0, verified, report keys and closed forms"
 if "$APP" --layer 1,3,32,32,16,3,3,1,1 --method both --report r.json >out.txt 2>err.txt; then
   pass

@@ -20,24 +20,6 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/triada-scalesim-test.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 1
 
-# expect_error CODE PATTERN ARGS...: exit code CODE, one stderr line
-# "triada-conv: error: ..." containing PATTERN.
-expect_error() {
-  local code=$1 pattern=$2
-  shift 2
-  "$APP" "$@" >out.txt 2>err.txt
-  local rc=$?
-  if [ "$rc" -ne "$code" ]; then
-    fail "$* exited $rc, expected $code: $(cat err.txt)"
-    return
-  fi
-  if [ "$(wc -l <err.txt)" -ne 1 ] || ! grep -q "^triada-conv: error: .*$pattern" err.txt; then
-    fail "$*: expected one 'triada-conv: error: ...$pattern' line, got: $(cat err.txt)"
-    return
-  fi
-  pass
-}
-
 # same_methods A.json B.json: the same layers (names, shapes) with equal method objects,
 # wall_seconds aside: every counter and the error against the direct convolution (the same
 # random operands, so equal outputs give an equal error).

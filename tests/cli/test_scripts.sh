@@ -26,32 +26,29 @@ pngs_ok() {  # pngs_ok DIR NAME...: each DIR/NAME exists, is non-empty and start
     [[ $(head -c 4 "$d/$f" | od -An -c | tr -d ' ') == '211PNG' ]] || { echo "not a PNG: $d/$f" >&2; return 1; }
   done
 }
-fails_one_line() {  # fails_one_line PATTERN CMD...: as fails_with, and stderr is that one line
-  local pat=$1
-  shift
-  local err
-  if err=$("$@" 2>&1 >/dev/null); then
-    echo "expected failure: $*" >&2
-    return 1
-  fi
-  [[ $(wc -l <<<"$err") -eq 1 ]] || { echo "more than one line on stderr: $err" >&2; return 1; }
-  grep -q -- "$pat" <<<"$err" || { echo "stderr lacks '$pat': $err" >&2; return 1; }
-}
 logged() {  # logged LOG CMD...: runs CMD with its output in LOG, shown on failure
   local log=$1
   shift
   "$@" >"$log" 2>&1 || { tail -n 30 "$log" >&2; return 1; }
 }
-fails_with() {  # fails_with PATTERN CMD...: non-zero exit and PATTERN in stderr
-  local pat=$1
-  shift
+# failing ONE_LINE PATTERN CMD...: CMD exits non-zero with PATTERN on stderr and, when
+# ONE_LINE is 1, nothing else there.
+failing() {
+  local one_line=$1 pat=$2
+  shift 2
   local err
   if err=$("$@" 2>&1 >/dev/null); then
     echo "expected failure: $*" >&2
     return 1
   fi
+  if [[ $one_line -eq 1 && $(wc -l <<<"$err") -ne 1 ]]; then
+    echo "more than one line on stderr: $err" >&2
+    return 1
+  fi
   grep -q -- "$pat" <<<"$err" || { echo "stderr lacks '$pat': $err" >&2; return 1; }
 }
+fails_one_line() { failing 1 "$@"; }  # fails_one_line PATTERN CMD...
+fails_with() { failing 0 "$@"; }      # fails_with PATTERN CMD...
 
 echo "-- scaling.sh: 12^3, ranks 1 and 2, 1 repetition"
 check "scaling.sh --help" bash -c "bash '$SRC/run_scripts/scaling.sh' --help | grep -q -- --max-ranks"

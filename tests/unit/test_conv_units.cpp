@@ -10,6 +10,7 @@
 #include "conv/conv.hpp"
 #include "conv/conv_layer.hpp"
 #include "support/catch.hpp"
+#include "support/tcu_cost_checks.hpp"
 
 using namespace triada;
 
@@ -133,17 +134,6 @@ std::vector<ConvLayer> shapes() {
           make(1, 20, 6, 6, 24, 3, 3, 1, 1, 1, 4)};  // chunks of C_I, groups 4
 }
 
-void check_same_counters(const TcuCost& a, const TcuCost& b) {
-  CHECK(a.calls == b.calls);
-  CHECK(a.rows == b.rows);
-  CHECK(a.cell_steps == b.cell_steps);
-  CHECK(a.cycles == b.cycles);
-  CHECK(a.macs == b.macs);
-  CHECK(a.macs_dense == b.macs_dense);
-  CHECK(a.tensor_time == b.tensor_time);
-  CHECK(a.cpu_time == b.cpu_time);
-}
-
 }  // namespace
 
 TEST_CASE("work units: outputs bitwise and counters exactly as the whole-layer code",
@@ -161,7 +151,7 @@ TEST_CASE("work units: outputs bitwise and counters exactly as the whole-layer c
         const ConvResult r =
             is_explicit ? explicit_conv(l, x, w, new_unit) : implicit_conv(l, x, w, new_unit);
         CHECK(same_bits(r.output, old_y));
-        check_same_counters(old_unit.cost(), new_unit.cost());
+        check_same_cost(old_unit.cost(), new_unit.cost());
         CHECK(r.stats.useful_macs == l.macs());
         // the closed form the distribution balances by
         CHECK(r.stats.macs_dense == conv_unit_dense_macs(l, S, is_explicit) *

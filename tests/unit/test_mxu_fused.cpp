@@ -19,6 +19,7 @@
 #include "mxu/tcu_linear_algebra.hpp"
 #include "mxu/tensor_unit.hpp"
 #include "support/catch.hpp"
+#include "support/tcu_cost_checks.hpp"
 
 using namespace triada;
 
@@ -29,17 +30,6 @@ std::vector<std::uint64_t> bits(const std::vector<double>& v) {
   std::vector<std::uint64_t> b(v.size());
   for (size_t i = 0; i < v.size(); ++i) b[i] = std::bit_cast<std::uint64_t>(v[i]);
   return b;
-}
-
-void check_same_cost(const TcuCost& a, const TcuCost& b) {
-  CHECK(a.calls == b.calls);
-  CHECK(a.tensor_time == b.tensor_time);
-  CHECK(a.cpu_time == b.cpu_time);
-  CHECK(a.rows == b.rows);
-  CHECK(a.cell_steps == b.cell_steps);
-  CHECK(a.macs == b.macs);
-  CHECK(a.macs_dense == b.macs_dense);
-  CHECK(a.cycles == b.cycles);
 }
 
 enum class Values { uniform, integers, adversarial, nonfinite };
