@@ -64,7 +64,9 @@ for np in 1 2; do
   check "np=$np: JSON has fused, reference, openblas and fftw-dct rows" json_ok "$json" "$np"
   check "np=$np: table names the OpenBLAS kernel" grep -qE '^OpenBLAS kernel: [A-Za-z0-9]+' "$out"
   check "np=$np: table has a fused row" grep -qE '^16x16x16 +dense +fused' "$out"
-  check "np=$np: fused agrees with OpenBLAS" grep -q 'verified' "$out"
+  # The whole line, to its end: "-> verified", not "-> MISMATCH" or a word containing it.
+  check "np=$np: fused agrees with OpenBLAS" \
+    grep -qE '^OpenBLAS vs fused on [0-9x]+ [a-z0-9.]+: max relative difference [0-9.e+-]+ -> verified$' "$out"
   check "np=$np: one progress line per row on stderr" \
     test "$(grep -c '^triada-bench \[' "$err")" -eq 28
 done
