@@ -297,6 +297,15 @@ TEST_CASE("dft runs verify themselves against their error bound and report their
   CHECK(unit.cost().tensor_time == 6 * 4 * (4096 + 10));
 }
 
+TEST_CASE("the numeric runs' own checks fail on fp32 cells, which round beyond the fp64 bounds",
+          "[tcu][dft][stencil][polyeval]") {
+  for (TcuRun (*run)(TensorUnit&, const TcuProblem&) : {tcu_dft, tcu_stencil, tcu_polyeval}) {
+    TensorUnit fp64(16, 0), fp32(16, 0, false, Mode::esop, CellMode::fp32);
+    CHECK(run(fp64, TcuProblem{64, 3, ""}).verified);
+    CHECK_FALSE(run(fp32, TcuProblem{64, 3, ""}).verified);
+  }
+}
+
 TEST_CASE("dft on a weak unit computes the same vector with more, shorter calls", "[tcu][dft]") {
   std::vector<cplx> x(256);
   for (size_t i = 0; i < x.size(); ++i)
