@@ -83,6 +83,15 @@ class TensorUnit {
   void multiply_chain(index_t r, const double* A, index_t lda, const double* B, index_t ldb,
                       double* C, index_t ldc, index_t links, bool accumulate_first = false);
 
+  // Chains on `blocks` adjacent column blocks that share A; by definition exactly
+  //   for j in 0..blocks-1: multiply_chain(r, A, lda, B + j s, ldb, C + j s, ldc, links,
+  //                                        accumulate_first)
+  // (C (r x blocks s) (+)= A (r x links s) B (links s x blocks s)). The fp64 fused executor
+  // runs it as one kernel pass over the whole width, so A is read and counted once.
+  void multiply_chains(index_t r, const double* A, index_t lda, const double* B, index_t ldb,
+                       double* C, index_t ldc, index_t links, index_t blocks,
+                       bool accumulate_first = false);
+
   // Scalar work an algorithm does outside the unit (additions, comparisons, ...).
   void cpu(std::uint64_t ops) { cost_.cpu_time += ops; }
 
