@@ -157,13 +157,6 @@ class Fp64Call {
     }
   }
 
-  // s doubles, inline (a library call per short row costs more than the copy).
-  void copy_row(const double* from, double* to) const {
-    index_t k = 0;
-    for (; k + simd::kLanes <= n_; k += simd::kLanes) simd::store(to + k, simd::load(from + k));
-    for (; k < n_; ++k) to[k] = from[k];
-  }
-
   // W0 of an accumulating block (for fix()): a call keeps its block, a chain every row.
   double* w0(index_t base, index_t m) { return x_.w.data() + ((pack_ ? base : 0) + m) * n_; }
 
@@ -174,7 +167,7 @@ class Fp64Call {
     for (index_t m = 0; m < rows; ++m) {
       arow[m] = c_.A + (base + m) * c_.lda + d0;
       w[m] = c_.C + (base + m) * c_.ldc;
-      if (d0 == 0 && c_.accumulate) copy_row(w[m], w0(base, m));
+      if (d0 == 0 && c_.accumulate) simd::copy_short(w[m], w0(base, m), n_);
     }
     const std::int32_t* list = x_.all.data();
     index_t nl = kc;

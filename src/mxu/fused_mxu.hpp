@@ -30,6 +30,7 @@ struct MxuCall {
 // it runs a chain of accumulating calls (TensorUnit::multiply_chain) as one product of
 // depth steps, B (depth x width) packed in column panels, C in registers across the depth;
 // with width > s, chains on adjacent column blocks (TensorUnit::multiply_chains).
+// Rows are independent: a grid's row blocks are one call of all their rows.
 std::uint64_t fused_mxu_fp64(const MxuCall& c, Mode mode, MxuScratch& x);
 
 // Any cell mode: the cell rule's updates per output, in order, through the mode's mac() and

@@ -153,7 +153,7 @@ void unit_gemm(TensorUnit& u, index_t R, index_t K, index_t N, const double* A, 
     const index_t blocks = std::min(group, (N - j) / s);
     for (index_t base = 0; base < R; base += rows)
       u.multiply_chains(rows, A + base * lda, lda, B + j, ldb, C + base * ldc + j, ldc, K / s,
-                        blocks, accumulate);
+                        {1, blocks}, accumulate);
   }
 }
 
