@@ -5,6 +5,8 @@
 #include <limits>
 #include <stdexcept>
 
+#include "kernels/simd.hpp"
+
 namespace triada {
 
 namespace {
@@ -411,44 +413,100 @@ void start_row_block(const ConvLayer& l, index_t S, index_t m0, RowBlock& b) {
   }
 }
 
-// The A staging tile of one call: for each row, `taps` runs of cw channel words of the
-// HWC(N) IFMap side by side (Sec. III-A: a pixel's channels are one contiguous word);
-// zeros where the tap falls in the padding and past the block's rows.
-void stage_left_tile(const ConvLayer& l, const std::vector<double>& x, const RowBlock& b, index_t S,
-                     index_t fh, index_t fw0, index_t taps, index_t first_channel, index_t cw,
-                     double* A) {
-  std::fill(A, A + S * S, 0.0);
-  for (index_t i = 0; i < b.rows; ++i) {
-    const index_t h = b.h[static_cast<size_t>(i)] + fh * l.dilation;
-    if (h < 0 || h >= l.H_I) continue;
-    const double* pixel_row = x.data() + (b.n[static_cast<size_t>(i)] * l.H_I + h) * l.W_I * l.C_I;
-    for (index_t j = 0; j < taps; ++j) {
-      const index_t wi = b.w[static_cast<size_t>(i)] + (fw0 + j) * l.dilation;
-      if (wi < 0 || wi >= l.W_I) continue;
-      const double* word = pixel_row + wi * l.C_I + first_channel;
-      std::copy(word, word + cw, A + i * S + j * cw);
+// The A staging tiles of a batch of calls side by side, so the batch goes to the unit as
+// one grid of chains (TensorUnit::multiply_chains: by definition the same calls in the
+// same order, so the same bits and counters): `links` calls of a row block (tile q at
+// column q S, leading dimension links S), for `blocks` row blocks (rows b S ..; only when
+// links covers every call of a block, so the order stays block by block), and their
+// output tiles. The method stages one A tile per call into one output tile: the meter
+// counts those two; the rest of the batch (at most kBatchBytes) is the executor's
+// scratch, as the fused executor's own packing is.
+class StagingBatch {
+ public:
+  StagingBatch(ScratchMeter& meter, index_t S, index_t calls, index_t row_blocks)
+      : meter_(meter), tile_bytes_(calls > 0 ? static_cast<u64>(S * S * 8) : 0) {
+    const index_t tiles = std::max<index_t>(kBatchBytes / (S * S * 8), 1);
+    links_ = std::clamp<index_t>(tiles, 1, std::max<index_t>(calls, 1));
+    blocks_ = links_ < calls ? 1 : std::clamp<index_t>(tiles / links_, 1, row_blocks);
+    if (calls > 0) {
+      a_.resize(static_cast<size_t>(blocks_ * S * links_ * S));
+      c_.resize(static_cast<size_t>(blocks_ * S * S));
+    }
+    meter_.add(2 * tile_bytes_);
+  }
+  ~StagingBatch() { meter_.remove(2 * tile_bytes_); }
+  StagingBatch(const StagingBatch&) = delete;
+  StagingBatch& operator=(const StagingBatch&) = delete;
+  index_t links() const { return links_; }
+  index_t blocks() const { return blocks_; }
+  double* a() { return a_.data(); }
+  double* c() { return c_.data(); }
+
+ private:
+  static constexpr index_t kBatchBytes = 1 << 21;
+  ScratchMeter& meter_;
+  u64 tile_bytes_;
+  index_t links_ = 1, blocks_ = 1;
+  std::vector<double> a_, c_;
+};
+
+// The A staging tiles of calls k0 .. k0 + links - 1 of row block b, side by side (tile q
+// at column q S of A, leading dimension lda): per row, per call, `taps` runs of cw channel
+// words of the HWC(N) IFMap (Sec. III-A: a pixel's channels are one contiguous word),
+// zeros where a tap falls in the padding, past the words and past the block's rows. Row by
+// row, so both the pixels' channels and A's rows are read and written in order.
+void stage_left_tiles(const ConvLayer& l, const std::vector<double>& x, const ImplicitPlan& p,
+                      const RowBlock& b, index_t first_channel, index_t k0, index_t links,
+                      double* A, index_t lda) {
+  const index_t S = p.S, Cg = l.C_I_group(), tap_groups = ceil_div(l.W_F, p.P);
+  for (index_t i = 0; i < S; ++i) {
+    double* arow = A + i * lda;
+    if (i >= b.rows) {
+      std::fill(arow, arow + links * S, 0.0);
+      continue;
+    }
+    const index_t n = b.n[static_cast<size_t>(i)];
+    for (index_t q = 0; q < links; ++q) {
+      const index_t k = k0 + q, cc = k % p.chunks, fw0 = k / p.chunks % tap_groups * p.P;
+      const index_t fh = k / (p.chunks * tap_groups),
+                    h = b.h[static_cast<size_t>(i)] + fh * l.dilation;
+      const index_t taps = std::min(p.P, l.W_F - fw0), cw = std::min(S, Cg - cc * S);
+      double* to = arow + q * S;
+      for (index_t j = 0; j < taps; ++j, to += cw) {
+        const index_t wi = b.w[static_cast<size_t>(i)] + (fw0 + j) * l.dilation;
+        if (h < 0 || h >= l.H_I || wi < 0 || wi >= l.W_I) {
+          std::fill(to, to + cw, 0.0);
+          continue;
+        }
+        simd::copy_short(x.data() + ((n * l.H_I + h) * l.W_I + wi) * l.C_I + first_channel + cc * S,
+                         to, cw);
+      }
+      std::fill(to, arow + (q + 1) * S, 0.0);
     }
   }
 }
 
-// One row block of a unit: every call of its (h_f, tap group, chunk) order accumulating in
-// the output tile Ct, then the block's rows copied to the unit's output block.
-void implicit_row_block(const ConvLayer& l, const std::vector<double>& x, const ImplicitPlan& p,
-                        const ConvUnitColumns& u, const RowBlock& b, const std::vector<double>& B,
-                        TensorUnit& unit, double* A, double* Ct, double* out) {
-  const index_t S = p.S, Cg = l.C_I_group();
-  const double* tile = B.data();
-  bool first = true;
-  for (index_t fh = 0; fh < l.H_F; ++fh)
-    for (index_t fw0 = 0; fw0 < l.W_F; fw0 += p.P)
-      for (index_t cc = 0; cc < p.chunks; ++cc, tile += S * S) {
-        const index_t taps = std::min(p.P, l.W_F - fw0), cw = std::min(S, Cg - cc * S);
-        stage_left_tile(l, x, b, S, fh, fw0, taps, u.group * Cg + cc * S, cw, A);
-        unit.multiply(S, A, S, tile, S, Ct, S, !first);
-        first = false;
-      }
-  for (index_t i = 0; i < b.rows; ++i)
-    std::copy(Ct + i * S, Ct + i * S + u.count, out + (b.m0 + i) * u.count);
+// Row blocks m0 / S .. of a unit, `blocks` of them (batch.blocks() at most): their calls in
+// (h_f, tap group, chunk) order, call k with right tile k, accumulating in each block's
+// output tile, staged and run a batch at a time; then the blocks' rows copied to the
+// unit's output block.
+void implicit_row_blocks(const ConvLayer& l, const std::vector<double>& x, const ImplicitPlan& p,
+                         const ConvUnitColumns& u, index_t m0, index_t blocks,
+                         const std::vector<double>& B, TensorUnit& unit, StagingBatch& batch,
+                         RowBlock& b, double* out) {
+  const index_t S = p.S, lda = batch.links() * S;
+  for (index_t k0 = 0; k0 < p.calls_per_block; k0 += batch.links()) {
+    const index_t links = std::min(batch.links(), p.calls_per_block - k0);
+    for (index_t bb = 0; bb < blocks; ++bb) {
+      start_row_block(l, S, m0 + bb * S, b);
+      stage_left_tiles(l, x, p, b, u.group * l.C_I_group(), k0, links, batch.a() + bb * S * lda,
+                       lda);
+    }
+    unit.multiply_chains(S, batch.a(), lda, B.data() + k0 * S * S, S, batch.c(), S, links,
+                         {blocks, 1}, k0 > 0);
+  }
+  for (index_t i = 0; i < std::min(blocks * S, l.M() - m0); ++i)
+    std::copy(batch.c() + i * S, batch.c() + i * S + u.count, out + (m0 + i) * u.count);
 }
 
 }  // namespace
@@ -475,7 +533,7 @@ ConvResult implicit_conv_units(const ConvLayer& l, const std::vector<double>& x,
   ConvResult res;
   res.output.assign(conv_unit_output_elements(l, S, u0, u1), 0.0);
 
-  ScratchBuffer A(meter, u1 > u0 ? S * S : 0), Ct(meter, u1 > u0 ? S * S : 0);
+  StagingBatch batch(meter, S, u1 > u0 ? p.calls_per_block : 0, ceil_div(l.M(), S));
   std::vector<double> B;  // the unit's right tiles: its weights in tap order
   RowBlock b{0, 0, std::vector<index_t>(static_cast<size_t>(S)),
              std::vector<index_t>(static_cast<size_t>(S)),
@@ -485,10 +543,9 @@ ConvResult implicit_conv_units(const ConvLayer& l, const std::vector<double>& x,
     unit.start_work_unit();
     const ConvUnitColumns uc = conv_unit_columns(l, S, v);
     pack_right_tiles(l, w, p, uc, B);
-    for (index_t m0 = 0; m0 < l.M(); m0 += S) {
-      start_row_block(l, S, m0, b);
-      implicit_row_block(l, x, p, uc, b, B, unit, A.data(), Ct.data(), out);
-    }
+    for (index_t m0 = 0; m0 < l.M(); m0 += batch.blocks() * S)
+      implicit_row_blocks(l, x, p, uc, m0, std::min(batch.blocks(), ceil_div(l.M() - m0, S)), B,
+                          unit, batch, b, out);
     out += l.M() * uc.count;
   }
 

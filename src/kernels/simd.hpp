@@ -268,4 +268,12 @@ inline index_t set_slots(const std::uint8_t* masks, index_t P, std::int32_t* out
 #endif
 #undef TRIADA_SIMD_HAVE_SET_SLOTS
 
+// n doubles, inline: a library call per short run (a tile row, a pixel's channels) costs
+// more than the copy.
+inline void copy_short(const double* from, double* to, index_t n) {
+  index_t k = 0;
+  for (; k + kLanes <= n; k += kLanes) store(to + k, load(from + k));
+  for (; k < n; ++k) to[k] = from[k];
+}
+
 }  // namespace triada::simd

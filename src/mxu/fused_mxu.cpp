@@ -68,22 +68,23 @@ double exact_output(double w, const double* arow, const double* bcol, index_t ld
   return store(cm, w);
 }
 
-// One fp64 call (or chain, depth d = links s) on the kernels: depth chunks outer (a chain
-// packs its chunk of B into kNR-wide panels that stay in L2), row blocks (kMR rows) inner.
+// One fp64 call (or chain, depth d = links s; chains on blocks, width n = blocks s) on the
+// kernels: depth chunks outer (a chain packs its chunk of B into kNR-wide panels that stay
+// in L2), row blocks (kMR rows) inner.
 // W lives in registers within a chunk and in C between chunks: storing and reloading an
 // fp64 W is the identity, so each output still gets its fma's over t in order.
 class Fp64Call {
  public:
   Fp64Call(const MxuCall& c, Mode mode, MxuScratch& x)
       : c_(c),
-        s_(c.s),
+        n_(c.width > 0 ? c.width : c.s),
         d_(c.depth > 0 ? c.depth : c.s),
         esop_(mode == Mode::esop),
         mode_(mode),
         x_(x),
-        pack_(d_ > s_),
-        kc_(pack_ ? std::min(d_, chunk_steps(c.s)) : d_),
-        panels_((s_ + kNR - 1) / kNR),
+        pack_(d_ > c.s),
+        kc_(pack_ ? std::min(d_, chunk_steps(n_)) : d_),
+        panels_((n_ + kNR - 1) / kNR),
         ahead_(kChainAhead * kMR * c.lda) {}
 
   std::uint64_t run() {
@@ -92,11 +93,11 @@ class Fp64Call {
       const index_t kc = std::min(kc_, d_ - d0);
       if (pack_) pack_b(d0, kc);
       for (index_t base = 0; base < c_.r; base += kMR) {
-        if (!pack_ && s_ <= kPrefetchSide) prefetch(base + kAhead * kMR);
+        if (!pack_ && n_ <= kPrefetchSide) prefetch(base + kAhead * kMR);
         block(base, std::min(kMR, c_.r - base), d0, kc);
       }
     }
-    return esop_ ? macs_ : static_cast<std::uint64_t>(c_.r * s_ * d_);
+    return esop_ ? macs_ : static_cast<std::uint64_t>(c_.r * n_ * d_);
   }
 
  private:
@@ -112,7 +113,7 @@ class Fp64Call {
   static constexpr index_t kAhead = 4, kPrefetchSide = 32, kChainAhead = 2;
   void prefetch(index_t row0) const {
     for (index_t i = row0; i < std::min(row0 + kMR, c_.r); ++i)
-      for (index_t k = 0; k < s_; k += 8) {
+      for (index_t k = 0; k < n_; k += 8) {
         __builtin_prefetch(c_.A + i * c_.lda + k);
         __builtin_prefetch(c_.C + i * c_.ldc + k, 1);
       }
@@ -120,13 +121,13 @@ class Fp64Call {
 
   // B's rows (in place, or the panels' rows of a chain); ESOP: their non-zeros.
   void prepare() {
-    x_.brow.resize(static_cast<size_t>(pack_ ? panels_ * kc_ : s_));
+    x_.brow.resize(static_cast<size_t>(pack_ ? panels_ * kc_ : d_));
     if (pack_) {
       x_.bpack.resize(static_cast<size_t>(panels_ * kc_ * kNR));
       for (index_t i = 0; i < panels_ * kc_; ++i) x_.brow[i] = x_.bpack.data() + i * kNR;
       x_.ran.assign(static_cast<size_t>((c_.r + kMR - 1) / kMR), 0);
     } else {
-      for (index_t t = 0; t < s_; ++t) x_.brow[t] = c_.B + t * c_.ldb;
+      for (index_t t = 0; t < d_; ++t) x_.brow[t] = c_.B + t * c_.ldb;
     }
     if (static_cast<index_t>(x_.all.size()) < kc_) {
       x_.all.resize(static_cast<size_t>(kc_));
@@ -136,16 +137,16 @@ class Fp64Call {
     if (esop_) {
       x_.nnz_bd.resize(static_cast<size_t>(d_));
       for (index_t t = 0; t < d_; ++t)
-        x_.nnz_bd[t] = static_cast<double>(count_nonzero(c_.B + t * c_.ldb, s_));
+        x_.nnz_bd[t] = static_cast<double>(count_nonzero(c_.B + t * c_.ldb, n_));
     }
-    if (c_.accumulate) x_.w.resize(static_cast<size_t>((pack_ ? c_.r : kMR) * s_));
+    if (c_.accumulate) x_.w.resize(static_cast<size_t>((pack_ ? c_.r : kMR) * n_));
   }
 
   // Rows d0 .. d0 + kc of B into the panels: row t of panel j at bpack[(j kc_ + t) kNR],
   // zero-padded to kNR columns (the kernel masks them).
   void pack_b(index_t d0, index_t kc) {
     for (index_t j = 0; j < panels_; ++j) {
-      const index_t n0 = j * kNR, nv = std::min(kNR, s_ - n0);
+      const index_t n0 = j * kNR, nv = std::min(kNR, n_ - n0);
       for (index_t t = 0; t < kc; ++t) {
         const double* from = c_.B + (d0 + t) * c_.ldb + n0;
         double* to = x_.bpack.data() + (j * kc_ + t) * kNR;
@@ -156,15 +157,8 @@ class Fp64Call {
     }
   }
 
-  // s doubles, inline (a library call per short row costs more than the copy).
-  void copy_row(const double* from, double* to) const {
-    index_t k = 0;
-    for (; k + simd::kLanes <= s_; k += simd::kLanes) simd::store(to + k, simd::load(from + k));
-    for (; k < s_; ++k) to[k] = from[k];
-  }
-
   // W0 of an accumulating block (for fix()): a call keeps its block, a chain every row.
-  double* w0(index_t base, index_t m) { return x_.w.data() + ((pack_ ? base : 0) + m) * s_; }
+  double* w0(index_t base, index_t m) { return x_.w.data() + ((pack_ ? base : 0) + m) * n_; }
 
   void block(index_t base, index_t rows, index_t d0, index_t kc) {
     const double* arow[kMR];
@@ -173,7 +167,7 @@ class Fp64Call {
     for (index_t m = 0; m < rows; ++m) {
       arow[m] = c_.A + (base + m) * c_.lda + d0;
       w[m] = c_.C + (base + m) * c_.ldc;
-      if (d0 == 0 && c_.accumulate) copy_row(w[m], w0(base, m));
+      if (d0 == 0 && c_.accumulate) simd::copy_short(w[m], w0(base, m), n_);
     }
     const std::int32_t* list = x_.all.data();
     index_t nl = kc;
@@ -187,10 +181,10 @@ class Fp64Call {
       for (index_t j = 0; j < panels_; ++j) {
         const index_t n0 = j * kNR;
         kernel(list, nl, arow, x_.brow.data() + (pack_ ? j * kc_ : 0), pack_ ? 0 : n0,
-               std::min(kNR, s_ - n0), w, n0, fresh);
+               std::min(kNR, n_ - n0), w, n0, fresh);
       }
     } else if (fresh) {  // every update skipped so far: W is +0, exactly
-      for (index_t m = 0; m < rows; ++m) std::fill(w[m], w[m] + s_, 0.0);
+      for (index_t m = 0; m < rows; ++m) std::fill(w[m], w[m] + n_, 0.0);
     }
     // Without any update (ESOP) every W kept W0 (or +0), exactly: nothing to fix.
     const bool updated = pack_ ? x_.ran[base / kMR] != 0 : nl > 0;
@@ -254,8 +248,8 @@ class Fp64Call {
   // is redone too (the vector test cannot tell it from NaN cheaply); the redo is exact.
   bool suspect(double v) const { return !std::isfinite(v) || (esop_ && v == 0.0); }
   bool any_suspect(const double* o) const {
-    for (index_t k = 0; k < s_; k += 8) {
-      const index_t len = std::min<index_t>(8, s_ - k);
+    for (index_t k = 0; k < n_; k += 8) {
+      const index_t len = std::min<index_t>(8, n_ - k);
       unsigned inf_nan = 0;
       const unsigned nz = simd::nonzero8(o + k, len, inf_nan);
       if (inf_nan != 0 || (esop_ && nz != (1u << len) - 1)) return true;
@@ -270,7 +264,7 @@ class Fp64Call {
       double* o = w[m];
       if (!any_suspect(o)) continue;
       const double* arow = c_.A + (base + m) * c_.lda;
-      for (index_t k = 0; k < s_; ++k)
+      for (index_t k = 0; k < n_; ++k)
         if (suspect(o[k]))
           o[k] = exact_output(c_.accumulate ? w0(base, m)[k] : 0.0, arow, c_.B + k, c_.ldb, d_,
                               mode_, CellMode::fp64);
@@ -278,7 +272,7 @@ class Fp64Call {
   }
 
   const MxuCall& c_;
-  index_t s_, d_;
+  index_t n_, d_;  // the columns (width) and the steps (depth)
   bool esop_;
   Mode mode_;
   MxuScratch& x_;

@@ -22,12 +22,15 @@ struct MxuCall {
   index_t ldc;
   bool accumulate;
   index_t depth = 0;  // the steps t: s for one call, links * s for a chain (0 means s)
+  index_t width = 0;  // the columns of B and C: s for one call, blocks * s (0 means s)
 };
 
 // fp64 cells: the engine's register-blocked kernels, then the exact path for the outputs
 // that may differ (see the .cpp). Returns the cell updates (TcuCost::macs). With depth > s
 // it runs a chain of accumulating calls (TensorUnit::multiply_chain) as one product of
-// depth steps, B (depth x s) packed in column panels, C in registers across the depth.
+// depth steps, B (depth x width) packed in column panels, C in registers across the depth;
+// with width > s, chains on adjacent column blocks (TensorUnit::multiply_chains).
+// Rows are independent: a grid's row blocks are one call of all their rows.
 std::uint64_t fused_mxu_fp64(const MxuCall& c, Mode mode, MxuScratch& x);
 
 // Any cell mode: the cell rule's updates per output, in order, through the mode's mac() and

@@ -139,16 +139,22 @@ void strip_call(TensorUnit& u, index_t r, const double* A, index_t lda, const do
 // (R x s), B into s x s blocks B_tj; each call C_j += A_t B_tj streams the whole strip
 // through the unit with B_tj resident, accumulating in the cells (accumulate = true after
 // the first strip), so no CPU additions are needed. Column block j outer, t inner: the
-// calls of one C_j form a chain (TensorUnit::multiply_chain). Needs R >= s and K, N
-// multiples of s (R a multiple of s on a weak unit: a chain per chunk of s rows).
+// calls of one C_j form a chain (TensorUnit::multiply_chain), and adjacent C_j share A
+// (multiply_chains, kGemmWidth columns at a time: the same calls in the same order). Needs
+// R >= s and K, N multiples of s (R a multiple of s on a weak unit: a chain per chunk of s
+// rows, chunks inside j, so one block at a time there).
 void unit_gemm(TensorUnit& u, index_t R, index_t K, index_t N, const double* A, index_t lda,
                const double* B, index_t ldb, double* C, index_t ldc, bool accumulate) {
+  constexpr index_t kGemmWidth = 256;  // C columns per kernel pass (B's panels fill L2)
   const index_t s = u.side();
   const index_t rows = u.weak() ? s : R;
-  for (index_t j = 0; j < N; j += s)
+  const index_t group = rows == R ? std::max<index_t>(1, kGemmWidth / s) : 1;
+  for (index_t j = 0; j < N; j += group * s) {
+    const index_t blocks = std::min(group, (N - j) / s);
     for (index_t base = 0; base < R; base += rows)
-      u.multiply_chain(rows, A + base * lda, lda, B + j, ldb, C + base * ldc + j, ldc, K / s,
-                       accumulate);
+      u.multiply_chains(rows, A + base * lda, lda, B + j, ldb, C + base * ldc + j, ldc, K / s,
+                        {1, blocks}, accumulate);
+  }
 }
 
 // C = A (R x K) * B (K x N), any sizes >= 1: zero padding (free) to R >= s (a multiple of s

@@ -70,24 +70,39 @@ void TensorUnit::multiply(index_t r, const double* A, index_t lda, const double*
                     : multiply_fused(r, A, lda, B, ldb, C, ldc, accumulate);
 }
 
-// Only the fp64 fused executor runs a chain at once: store() is the identity there and
-// each link's W starts from the C the previous link stored, so every output's updates are
-// one chain of fma's over t = 0 .. links s - 1 in order (ESOP skipping as in each call),
-// from W0 = C (accumulate_first) or +0: one call of depth links s. The counters and the
-// memory side see each link as its own call, in order, all before the product (the hook
-// reads only B, which the product does not write). Everything else runs the loop.
 void TensorUnit::multiply_chain(index_t r, const double* A, index_t lda, const double* B,
                                 index_t ldb, double* C, index_t ldc, index_t links,
                                 bool accumulate_first) {
-  if (executor_ != MxuExecutor::fused || cell_mode_ != CellMode::fp64 || links <= 1) {
-    for (index_t q = 0; q < links; ++q)
-      multiply(r, A + q * s_, lda, B + q * s_ * ldb, ldb, C, ldc, q > 0 || accumulate_first);
-    return;
-  }
-  check_rows(r);
-  for (index_t q = 0; q < links; ++q) account(r, B + q * s_ * ldb, ldb, q > 0 || accumulate_first);
-  MxuCall call{r, s_, A, lda, B, ldb, C, ldc, accumulate_first};
+  multiply_chains(r, A, lda, B, ldb, C, ldc, links, {}, accumulate_first);
+}
+
+// Only the fp64 fused executor runs chains at once: store() is the identity there and
+// each link's W starts from the C the previous link stored, so every output's updates are
+// one chain of fma's over t = 0 .. links s - 1 in order (ESOP skipping as in each call),
+// from W0 = C (accumulate_first) or +0: one call of depth links s, and, outputs being
+// independent, of every block's rows and columns. The counters and the memory side see
+// each link of each block as its own call, in the loop's order, all before the product
+// (the hook reads only B, which the product does not write). Everything else runs the loop.
+void TensorUnit::multiply_chains(index_t r, const double* A, index_t lda, const double* B,
+                                 index_t ldb, double* C, index_t ldc, index_t links, ChainGrid grid,
+                                 bool accumulate_first) {
+  const bool loop = executor_ != MxuExecutor::fused || cell_mode_ != CellMode::fp64;
+  for (index_t b = 0; b < grid.row_blocks; ++b)
+    for (index_t j = 0; j < grid.col_blocks; ++j)
+      for (index_t q = 0; q < links; ++q) {
+        const double* Bq = B + q * s_ * ldb + j * s_;
+        if (loop) {
+          multiply(r, A + b * r * lda + q * s_, lda, Bq, ldb, C + b * r * ldc + j * s_, ldc,
+                   q > 0 || accumulate_first);
+          continue;
+        }
+        check_rows(r);
+        account(r, Bq, ldb, q > 0 || accumulate_first);
+      }
+  if (loop || links * grid.row_blocks * grid.col_blocks == 0) return;
+  MxuCall call{r * grid.row_blocks, s_, A, lda, B, ldb, C, ldc, accumulate_first};
   call.depth = links * s_;
+  call.width = grid.col_blocks * s_;
   cost_.macs += fused_mxu_fp64(call, mode_, scratch_);
 }
 

@@ -83,6 +83,21 @@ class TensorUnit {
   void multiply_chain(index_t r, const double* A, index_t lda, const double* B, index_t ldb,
                       double* C, index_t ldc, index_t links, bool accumulate_first = false);
 
+  // A grid of chains: row blocks of r rows (A and C rows b r ..) by column blocks of s
+  // columns (B and C columns j s ..), by definition exactly
+  //   for b in 0..row_blocks-1: for j in 0..col_blocks-1:
+  //     multiply_chain(r, A + b r lda, lda, B + j s, ldb, C + b r ldc + j s, ldc, links,
+  //                    accumulate_first)
+  // The fp64 fused executor runs it as one kernel pass of row_blocks r rows and col_blocks s
+  // columns: A is read and counted once for every column block, B packed and counted once
+  // for every row block.
+  struct ChainGrid {
+    index_t row_blocks = 1, col_blocks = 1;
+  };
+  void multiply_chains(index_t r, const double* A, index_t lda, const double* B, index_t ldb,
+                       double* C, index_t ldc, index_t links, ChainGrid grid,
+                       bool accumulate_first = false);
+
   // Scalar work an algorithm does outside the unit (additions, comparisons, ...).
   void cpu(std::uint64_t ops) { cost_.cpu_time += ops; }
 

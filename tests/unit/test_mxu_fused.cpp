@@ -279,15 +279,17 @@ TEST_CASE("fused: explicit and implicit convolution agree with the reference exe
 
 namespace {
 
-// A chain: C (r x s) (+)= A (r x links s) B (links s x s), leading dimensions padded.
+// A grid of chains: C (row_blocks r x blocks s) (+)= A (row_blocks r x links s)
+// B (links s x blocks s), leading dimensions padded.
 struct ChainCase {
-  index_t s = 4, r = 4, links = 2, pad = 0;
+  index_t s = 4, r = 4, links = 2, blocks = 1, row_blocks = 1, pad = 0;
   bool weak = false, accumulate_first = false;
   Mode mode = Mode::esop;
   CellMode cell = CellMode::fp64;
 };
 
-// One unit with its memory side; `chain` runs multiply_chain, else the loop that defines it.
+// One unit with its memory side; `chain` runs multiply_chain (multiply_chains for a grid),
+// else the loop of calls that defines them.
 struct ChainRun {
   MemorySide mem;
   TensorUnit unit;
@@ -302,27 +304,33 @@ struct ChainRun {
   }
   void run(const ChainCase& k, const std::vector<double>& A, const std::vector<double>& B,
            std::vector<double>& C, bool chain) {
-    const index_t s = k.s, lda = k.links * s + k.pad, ld = s + k.pad;
-    if (chain) {
+    const index_t s = k.s, lda = k.links * s + k.pad, ld = k.blocks * s + k.pad;
+    const bool grid = k.blocks > 1 || k.row_blocks > 1;
+    if (chain && !grid)
       unit.multiply_chain(k.r, A.data(), lda, B.data(), ld, C.data(), ld, k.links,
                           k.accumulate_first);
-      return;
-    }
-    for (index_t q = 0; q < k.links; ++q)
-      unit.multiply(k.r, A.data() + q * s, lda, B.data() + q * s * ld, ld, C.data(), ld,
-                    q > 0 || k.accumulate_first);
+    if (chain && grid)
+      unit.multiply_chains(k.r, A.data(), lda, B.data(), ld, C.data(), ld, k.links,
+                           {k.row_blocks, k.blocks}, k.accumulate_first);
+    if (chain) return;
+    for (index_t b = 0; b < k.row_blocks; ++b)
+      for (index_t j = 0; j < k.blocks; ++j)
+        for (index_t q = 0; q < k.links; ++q)
+          unit.multiply(k.r, A.data() + b * k.r * lda + q * s, lda, B.data() + q * s * ld + j * s,
+                        ld, C.data() + b * k.r * ld + j * s, ld, q > 0 || k.accumulate_first);
   }
 };
 
 // The chain against its loop of calls on a reference and a fused unit (four runs: loop and
 // chain on each): C bit for bit, every TcuCost field, the memory side's counters.
 void compare_chain(const ChainCase& k, ValueGen& va, ValueGen& vb, ValueGen& vc) {
-  const index_t s = k.s, lda = k.links * s + k.pad, ld = s + k.pad;
+  const index_t s = k.s, lda = k.links * s + k.pad, ld = k.blocks * s + k.pad;
   ChainRun oracle(k, MxuExecutor::reference), ref_chain(k, MxuExecutor::reference);
   ChainRun fus_loop(k, MxuExecutor::fused), fus_chain(k, MxuExecutor::fused);
   for (int rep = 0; rep < 2; ++rep) {  // scratch reuse; the memory side carries over
-    std::vector<double> A(static_cast<size_t>(k.r * lda)), B(static_cast<size_t>(k.links * s * ld)),
-        C(static_cast<size_t>(k.r * ld));
+    const index_t rows = k.row_blocks * k.r;
+    std::vector<double> A(static_cast<size_t>(rows * lda)),
+        B(static_cast<size_t>(k.links * s * ld)), C(static_cast<size_t>(rows * ld));
     for (auto& v : A) v = va();
     for (auto& v : B) v = vb();
     for (auto& v : C) v = vc();
@@ -331,9 +339,9 @@ void compare_chain(const ChainCase& k, ValueGen& va, ValueGen& vb, ValueGen& vc)
     ref_chain.run(k, A, B, C1, true);
     fus_loop.run(k, A, B, C2, false);
     fus_chain.run(k, A, B, C3, true);
-    INFO("s " << s << " r " << k.r << " links " << k.links << " cell " << to_string(k.cell)
-              << " esop " << (k.mode == Mode::esop) << " acc " << k.accumulate_first << " weak "
-              << k.weak << " rep " << rep);
+    INFO("s " << s << " r " << k.r << " links " << k.links << " blocks " << k.row_blocks << " x "
+              << k.blocks << " cell " << to_string(k.cell) << " esop " << (k.mode == Mode::esop)
+              << " acc " << k.accumulate_first << " weak " << k.weak << " rep " << rep);
     CHECK(bits(C1) == bits(C));
     CHECK(bits(C2) == bits(C));
     CHECK(bits(C3) == bits(C));
@@ -346,7 +354,7 @@ void compare_chain(const ChainCase& k, ValueGen& va, ValueGen& vb, ValueGen& vc)
 
 }  // namespace
 
-TEST_CASE("multiply_chain is its loop of accumulating calls: bits, counters, memory side",
+TEST_CASE("multiply_chain(s) are their loops of accumulating calls: bits, counters, memory side",
           "[mxu][fused][chain]") {
   std::mt19937_64 gen(21);
   const index_t sides[] = {1, 2, 4, 16};
@@ -360,6 +368,8 @@ TEST_CASE("multiply_chain is its loop of accumulating calls: bits, counters, mem
     const index_t rs[] = {k.s, k.s + 1, 2 * k.s + 3, 3 * k.s};
     k.r = k.weak ? k.s : rs[gen() % 4];
     k.links = 1 + static_cast<index_t>(gen() % 5);
+    k.blocks = gen() % 3 == 0 ? 2 + static_cast<index_t>(gen() % 3) : 1;
+    k.row_blocks = gen() % 3 == 0 ? 2 + static_cast<index_t>(gen() % 3) : 1;
     k.pad = gen() % 3 == 0 ? static_cast<index_t>(gen() % 4) : 0;
     k.accumulate_first = gen() % 2 == 0;
     k.mode = gen() % 3 == 0 ? Mode::dense : Mode::esop;
@@ -397,6 +407,16 @@ TEST_CASE("multiply_chain: every cell mode, and a depth of several kernel chunks
             vc{std::mt19937_64(s + 9), 0.3, kind};
         compare_chain(k, va, vb, vc);
       }
+  // Chains on 16 blocks of s = 16: 256 columns, whose packed depth chunk is shorter than
+  // the 208 steps (on any instruction set), so C goes through memory between chunks.
+  for (const Mode mode : {Mode::dense, Mode::esop}) {
+    ChainCase k;
+    k.s = 16, k.r = 17, k.links = 13, k.blocks = 16, k.row_blocks = 2, k.mode = mode;
+    const Values kind = mode == Mode::esop ? Values::nonfinite : Values::adversarial;
+    ValueGen va{std::mt19937_64(3), 0.5, kind}, vb{std::mt19937_64(4), 0.5, kind},
+        vc{std::mt19937_64(5), 0.3, kind};
+    compare_chain(k, va, vb, vc);
+  }
 }
 
 TEST_CASE("multiply_chain validates as its first call would, and zero links do nothing",
