@@ -130,8 +130,8 @@ void run_accuracy_workload(MPI_Comm world, const BenchConfig& cfg, const ext3& s
     cell.steps = res.counters.total_steps();
     cell.cycles = res.counters.total_cycles();
     cell.macs = res.counters.total(Counter::macs);
-    const EnergyBreakdown e =
-        energy_of(res.counters.stages, meshes[static_cast<size_t>(mi)].energy_for(w.complex), cells);
+    const EnergyBreakdown e = energy_of(
+        res.counters.stages, meshes[static_cast<size_t>(mi)].energy_for(w.complex), cells);
     cell.energy_mac_pj = e[Counter::macs];
     cell.energy_total_pj = e.total();
   }

@@ -29,14 +29,15 @@ namespace triada::bench {
 
 namespace {
 
-// One GEMM pass: C (+)= A' B' with A', B' the split parts `a_part`, `b_part` of A and B.
+// One GEMM pass: C (+)= A' B' with A', B' the parts `a`, `b` of A and B (whole or a split half).
 enum class Part { whole, hi, lo };
 struct Pass {
   Part a, b;
 };
 struct Design {
   std::string name;  // as the table prints it
-  CellMode mode;     // the unit's cell mode in every pass
+  CellMode mode;     // the unit's cell mode in every pass (its sub-step energy)
+  CellMode unit;     // the unit whose cycle and area the design has
   std::uint64_t word_bits;
   float (*narrow)(float);  // the software split's rounding (hi = narrow(x), lo = narrow(x - hi))
   std::vector<Pass> passes;
@@ -44,16 +45,20 @@ struct Design {
 };
 
 std::vector<Design> designs() {
-  const std::vector<Pass> three = {{Part::lo, Part::hi}, {Part::hi, Part::lo}, {Part::hi, Part::hi}};
+  const std::vector<Pass> three = {
+      {Part::lo, Part::hi}, {Part::hi, Part::lo}, {Part::hi, Part::hi}};
   std::vector<Pass> four = three;
   four.insert(four.begin(), Pass{Part::lo, Part::lo});
   const std::vector<Pass> one = {{Part::whole, Part::whole}};
-  return {{"FP16 MXU, fp16 GEMM", CellMode::fp16, 16, nullptr, one, false},
-          {"FP32-MXU (fp32)", CellMode::fp32, 32, nullptr, one},
-          {"M3XU (m3xu-fp32)", CellMode::m3xu_fp32, 32, nullptr, one},
-          {"3xTF32 on the FP16 MXU", CellMode::tf32, 32, round_tf32, three},
-          {"4xTF32 on the FP16 MXU", CellMode::tf32, 32, round_tf32, four},
-          {"3xBF16 (EEHC) on the FP16 MXU", CellMode::bf16, 16, round_bf16, three}};
+  // The software schemes run on the FP16 MXU (the paper's baseline unit takes FP16, BF16
+  // and TF32 alike, Sec. II-A): its cycle and area, each pass's own energy.
+  const CellMode f16 = CellMode::fp16;
+  return {{"FP16 MXU, fp16 GEMM", f16, f16, 16, nullptr, one, false},
+          {"FP32-MXU (fp32)", CellMode::fp32, CellMode::fp32, 32, nullptr, one},
+          {"M3XU (m3xu-fp32)", CellMode::m3xu_fp32, CellMode::m3xu_fp32, 32, nullptr, one},
+          {"3xTF32 on the FP16 MXU", CellMode::tf32, f16, 32, round_tf32, three},
+          {"4xTF32 on the FP16 MXU", CellMode::tf32, f16, 32, round_tf32, four},
+          {"3xBF16 (EEHC) on the FP16 MXU", CellMode::bf16, f16, 16, round_bf16, three}};
 }
 
 struct Budget {
@@ -89,7 +94,8 @@ struct RunParams {
   double fp16_ps, fp16_um2;
 };
 
-// The design's GEMM on one unit fed with `bw` bytes per fp16 cycle times `scale`.
+// The design's GEMM on one unit fed with the fp16 GEMM's bandwidth (bytes per second) times
+// `scale`.
 Budget run_budget(const Design& d, const RunParams& p, const DesignRow& row, double scale,
                   const std::vector<double>& A, const std::vector<double>& B,
                   std::vector<double>& C) {
@@ -130,10 +136,10 @@ DesignRow run_design(const Design& d, const RunParams& p, const MeshConfig& mesh
                      const std::vector<double>& ref) {
   DesignRow row;
   row.d = d;
-  const auto m = static_cast<size_t>(d.mode);
-  row.cycle_ps = mesh.physical.timing.mac_ps[m];
-  row.area_um2 = mesh.physical.area.mac_um2[m];
-  row.substep_pj = mesh.mode_mac_pj[m];
+  const auto unit = static_cast<size_t>(d.unit);
+  row.cycle_ps = mesh.physical.timing.mac_ps[unit];
+  row.area_um2 = mesh.physical.area.mac_um2[unit];
+  row.substep_pj = mesh.mode_mac_pj[static_cast<size_t>(d.mode)];
   std::vector<double> C;
   row.count = run_budget(d, p, row, 1.0, A, B, C);
   row.area = run_budget(d, p, row, row.area_um2 / p.fp16_um2, A, B, C);
@@ -142,18 +148,21 @@ DesignRow run_design(const Design& d, const RunParams& p, const MeshConfig& mesh
 }
 
 void print_m3xu(const std::vector<DesignRow>& rows, const RunParams& p) {
-  std::printf(
-      "\n%-30s %5s %6s %6s %6s | %-29s | %-29s | %9s\n", "design", "cyc x", "area x", "pJ/ss",
-      "ss/MAC", "equal count: stall  GMAC/s/mm2  pJ/MAC", "equal area: stall  GMAC/s/mm2  pJ/MAC",
-      "max err");
-  const double macs = double(p.n) * double(p.n) * double(p.n), calls_cycles = macs / double(p.s * p.s);
+  std::printf("\n%-30s %5s %6s %6s %6s | %-29s | %-29s | %9s\n", "design", "cyc x", "area x",
+              "pJ/ss", "ss/MAC", "equal count: stall  GMAC/s/mm2  pJ/MAC",
+              "equal area: stall  GMAC/s/mm2  pJ/MAC", "max err");
+  const double macs = double(p.n) * double(p.n) * double(p.n),
+               calls_cycles = macs / double(p.s * p.s);
   for (const DesignRow& r : rows) {
-    const auto pct = [](const Budget& b) { return 100.0 * double(b.stall) / double(b.compute + b.stall); };
-    std::printf("%-30s %5.2f %6.2f %6.2f %6.1f | %5.1f%% %10.3f %8.2f    | %5.1f%% %10.3f %8.2f    | %9.2e\n",
-                r.d.name.c_str(), r.cycle_ps / p.fp16_ps, r.area_um2 / p.fp16_um2, r.substep_pj,
-                double(r.count.compute) / calls_cycles, pct(r.count), r.count.gmacs_per_mm2,
-                r.count.pj_per_mac, pct(r.area), r.area.gmacs_per_mm2, r.area.pj_per_mac,
-                r.max_rel_error);
+    const auto pct = [](const Budget& b) {
+      return 100.0 * double(b.stall) / double(b.compute + b.stall);
+    };
+    std::printf(
+        "%-30s %5.2f %6.2f %6.2f %6.1f | %5.1f%% %10.3f %8.2f    | %5.1f%% %10.3f %8.2f    | "
+        "%9.2e\n",
+        r.d.name.c_str(), r.cycle_ps / p.fp16_ps, r.area_um2 / p.fp16_um2, r.substep_pj,
+        double(r.count.compute) / calls_cycles, pct(r.count), r.count.gmacs_per_mm2,
+        r.count.pj_per_mac, pct(r.area), r.area.gmacs_per_mm2, r.area.pj_per_mac, r.max_rel_error);
   }
 }
 
@@ -168,8 +177,8 @@ json comparisons(const std::vector<DesignRow>& rows) {
   const DesignRow &m3 = find(CellMode::m3xu_fp32, 1), &fp32 = find(CellMode::fp32, 1),
                   &x3 = find(CellMode::tf32, 3);
   json j = json::object();
-  for (const auto& [name, other] : {std::pair<const char*, const DesignRow*>{"fp32_mxu", &fp32},
-                                    {"3xtf32", &x3}}) {
+  for (const auto& [name, other] :
+       {std::pair<const char*, const DesignRow*>{"fp32_mxu", &fp32}, {"3xtf32", &x3}}) {
     json c = json::object();
     for (const auto& [budget, a, b] :
          {std::tuple{"equal_count", m3.count, other->count}, {"equal_area", m3.area, other->area}})
@@ -184,18 +193,21 @@ void print_comparisons(const json& c) {
   std::printf("\nM3XU (m3xu-fp32) against:\n");
   for (const auto& [name, v] : c.items())
     for (const auto& [budget, x] : v.items())
-      std::printf("  %-9s %-12s energy per FP32 MAC %5.1f%% lower, FP32 throughput per area "
-                  "x %.2f\n",
-                  name.c_str(), budget.c_str(), 100 * x["energy_per_mac_lower_by"].get<double>(),
-                  x["throughput_per_area_ratio"].get<double>());
+      std::printf(
+          "  %-9s %-12s energy per FP32 MAC %5.1f%% lower, FP32 throughput per area "
+          "x %.2f\n",
+          name.c_str(), budget.c_str(), 100 * x["energy_per_mac_lower_by"].get<double>(),
+          x["throughput_per_area_ratio"].get<double>());
   std::printf(
       "the paper (Sec. VI-B, Fig. 5): energy 61%% lower than the FP32-MXU and 27%% lower than "
       "the most efficient software scheme (pipelined M3XU), 71%% and 45%% (not pipelined)\n");
 }
 
 json budget_json(const Budget& b) {
-  return {{"compute_cycles", b.compute}, {"stall_cycles", b.stall},
-          {"seconds", b.seconds},        {"gmacs_per_s_per_mm2", b.gmacs_per_mm2},
+  return {{"compute_cycles", b.compute},
+          {"stall_cycles", b.stall},
+          {"seconds", b.seconds},
+          {"gmacs_per_s_per_mm2", b.gmacs_per_mm2},
           {"pj_per_mac", b.pj_per_mac}};
 }
 
@@ -204,7 +216,9 @@ json m3xu_json(const BenchConfig& cfg, const RunParams& p, const std::vector<Des
   json j;
   j["schema"] = "triada-bench-m3xu/1";
   j["date"] = today();
-  j["config"] = {{"n", p.n}, {"side", p.s}, {"seed", cfg.seed},
+  j["config"] = {{"n", p.n},
+                 {"side", p.s},
+                 {"seed", cfg.seed},
                  {"mesh", cfg.mesh.empty() ? json(nullptr) : json(cfg.mesh)},
                  {"quick", cfg.quick}};
   j["definition"] =
@@ -212,8 +226,9 @@ json m3xu_json(const BenchConfig& cfg, const RunParams& p, const std::vector<Des
       "memory side; equal bandwidth: the bytes per second that keep the fp16 GEMM from "
       "stalling; equal_count: that bandwidth per unit; equal_area: scaled by the unit's area "
       "over the fp16 unit's; cycles = compute (TcuCost::cycles) + stall (MemorySide); energy "
-      "= cycles x S^2 x the mode's sub-step energy (power x time); max_rel_error against the "
-      "binary64 product of the same binary32 inputs";
+      "= cycles x S^2 x the mode's sub-step energy (power x time); area = S^2 MAC units of the "
+      "design's unit (mac_um2); max_rel_error against the binary64 product of the same "
+      "binary32 inputs";
   json jr = json::array();
   for (const DesignRow& r : rows)
     jr.push_back({{"design", r.d.name},
@@ -245,7 +260,8 @@ void run_m3xu_rows(const BenchConfig& cfg) {
             << " unit, each design at equal memory bandwidth; constants from "
             << (cfg.mesh.empty() ? std::string("the built-in defaults (meshcfg/default.ini)")
                                  : cfg.mesh)
-            << "\n" << std::flush;
+            << "\n"
+            << std::flush;
   const auto count = static_cast<std::uint64_t>(p.n * p.n);
   std::vector<double> A = random_tensor(count, cfg.seed, 4), B = random_tensor(count, cfg.seed, 5);
   for (double& x : A) x = static_cast<float>(x);

@@ -319,7 +319,8 @@ std::uint64_t fused_mxu_scalar(const MxuCall& c, Mode mode, CellMode cell_mode, 
         if (!is_zero(b[k])) w[k] = mma_mac(cell_mode, w[k], y, b[k]);
       macs += x.nnz_b[t];
     }
-    for (index_t k = 0; k < s; ++k) out[k] = mma_store(cell_mode, c.accumulate ? out[k] : 0.0, w[k]);
+    for (index_t k = 0; k < s; ++k)
+      out[k] = mma_store(cell_mode, c.accumulate ? out[k] : 0.0, w[k]);
   }
   return esop ? macs : static_cast<std::uint64_t>(c.r * s * s);
 }

@@ -133,7 +133,8 @@ struct M3xuSplit {
   float lo;
 };
 M3xuSplit m3xu_split(float x);
-// The product of two binary32 values by M3XU's two sub-steps: exact (as a binary64).
+// The product of two binary32 values from M3XU's partial products (the paper's two steps,
+// Eqs. 6 and 8: four 12 x 12-bit products): exact (as a binary64).
 double m3xu_product(float a, float b);
 
 // a + b + c computed exactly and rounded once to binary32 (nearest even; an exact zero is

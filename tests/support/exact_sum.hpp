@@ -64,7 +64,7 @@ class ExactSum {
     const u128 w = static_cast<u128>(v) << sh;
     std::uint64_t carry = 0;
     for (int i = li; i < kLimbs && (i < li + 2 || carry); ++i) {
-      const std::uint64_t part = i == li ? static_cast<std::uint64_t>(w)
+      const std::uint64_t part = i == li       ? static_cast<std::uint64_t>(w)
                                  : i == li + 1 ? static_cast<std::uint64_t>(w >> 64)
                                                : 0;
       const u128 s = static_cast<u128>(a[i]) + part + carry;

@@ -205,7 +205,7 @@ TEST_CASE("every cell-mode row is filled in, with unique names and energy keys",
   CHECK(std::set<std::string>(all.begin(), all.end()).size() == all.size() - 1);
 }
 
-TEST_CASE("cell modes round-trip through their names; only m3xu-fp32-wide rounds on store",
+TEST_CASE("cell modes round-trip through their names, only m3xu-fp32-wide rounds on store",
           "[precision]") {
   for (const CellModeInfo& m : kCellModeTable) {
     CAPTURE(m.name);

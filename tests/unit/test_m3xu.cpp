@@ -97,7 +97,7 @@ TEST_CASE("round_sum_binary32 is the exact sum rounded once, ties and cancellati
     const float w = i % 2 ? near_one(g) : any_float(g);
     const double p = double(near_one(g)) * near_one(g), q = double(any_float(g)) * any_float(g);
     check(w, p, -q);
-    check(w, p, -p);                          // the products cancel: W alone
+    check(w, p, -p);                              // the products cancel: W alone
     check(w, p, -static_cast<double>(float(p)));  // the sum is p's tail
     // Ties of binary32: W + half an ulp of W, the tie broken (or not) by a small third term.
     const float ulp = std::nextafter(std::fabs(w), INFINITY) - std::fabs(w);

@@ -50,8 +50,8 @@ TEST_CASE("meshcfg/default.ini equals the built-in defaults", "[options]") {
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   for (const CellModeInfo& m : kCellModeTable) {
     CAPTURE(m.name);
-    CHECK_THAT(text, Catch::Contains(std::string("\n") + m.energy_key + " = " + m.energy_default +
-                                     "\n"));
+    CHECK_THAT(text,
+               Catch::Contains(std::string("\n") + m.energy_key + " = " + m.energy_default + "\n"));
     const std::string ini = "/tmp/triada_unit_mode.ini";
     std::ofstream(ini) << "[cell]\nmode = " << m.name << "\n";
     const MeshConfig c = parse_mesh_file(ini);

@@ -169,7 +169,7 @@ std::vector<double> gemm(CellMode m, const std::vector<float>& A, const std::vec
 }
 }  // namespace
 
-TEST_CASE("m3xu-fp32 GEMM is an fp32 FMA GEMM bit for bit; m3xu-fp32-wide rounds once",
+TEST_CASE("m3xu-fp32 GEMM is an fp32 FMA GEMM bit for bit, m3xu-fp32-wide rounds once",
           "[precision]") {
   std::mt19937 gen(4);
   std::uniform_real_distribution<float> u(-1, 1);
@@ -225,9 +225,8 @@ TEST_CASE("errors order bf16 > tf32 > 3xbf16 > 3xtf32, fp32 = m3xu-fp32 > m3xu-f
     return e / scale;
   };
   const double bf16 = err(CellMode::bf16), tf32 = err(CellMode::tf32), fp16 = err(CellMode::fp16),
-               x3 = err(CellMode::x3tf32), x3b = err(CellMode::x3bf16),
-               fp32 = err(CellMode::fp32), m3 = err(CellMode::m3xu_fp32),
-               wide = err(CellMode::m3xu_fp32_wide);
+               x3 = err(CellMode::x3tf32), x3b = err(CellMode::x3bf16), fp32 = err(CellMode::fp32),
+               m3 = err(CellMode::m3xu_fp32), wide = err(CellMode::m3xu_fp32_wide);
   CAPTURE(bf16, tf32, fp16, x3, x3b, fp32, m3, wide);
   CHECK(bf16 > tf32);
   CHECK(bf16 > fp16);
@@ -256,8 +255,7 @@ TEST_CASE("cell modes parse, print and count their sub-steps", "[precision]") {
   // A 2p-bit MAC on the p-bit unit: four partial products (hh, ll, hl, lh; Corollaries 1-2:
   // a quarter of the p-bit rate); complex: 4 x 4 = 16 (Corollary 3: 16c). m3xu-fp32c on
   // real data uses its real part: one product, 4.
-  for (const CellMode m :
-       {CellMode::m3xu_fp32, CellMode::m3xu_fp32c, CellMode::m3xu_fp32_wide}) {
+  for (const CellMode m : {CellMode::m3xu_fp32, CellMode::m3xu_fp32c, CellMode::m3xu_fp32_wide}) {
     CHECK(substeps(m) == 4);
     CHECK(substeps(m, true) == 16);
   }
