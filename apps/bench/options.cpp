@@ -150,7 +150,9 @@ std::optional<BenchConfig> parse_bench_options(int argc, char** argv, std::ostre
          << "and writes one JSON row per (shape, sparsity, variant). Times are the simulation\n"
          << "only: after input generation, before any output. Baselines run on rank 0.\n"
          << "With --accuracy it instead compares every cell mode with fp64 on a 3D DFT, a 3D\n"
-         << "DCT and a GEMM (error, cycles, MAC energy; doc/precision.md).\n\n"
+         << "DCT and a GEMM (error, cycles, MAC energy; doc/precision.md); with --m3xu it\n"
+         << "compares FP32 designs (FP32-MXU, M3XU, 3xTF32, 4xTF32, 3xBF16) as the M3XU paper "
+            "does.\n\n"
          << desc << "\n";
     return std::nullopt;
   }
