@@ -212,7 +212,7 @@ ReportContext report_context(const TransformConfig& cfg, const TensorInfo& info,
   ctx.executor = to_string(opt.executor);
   ctx.precision = {{"cell_mode", to_string(cfg.mesh.cell_mode)},
                    {"substeps", substeps(cfg.mesh.cell_mode, is_complex_v<T>)},
-                   {"mac_pj", cfg.mesh.energy.mac_pj()}};
+                   {"mac_pj", cfg.mesh.energy_for(is_complex_v<T>).mac_pj()}};
   if (cfg.check) {
     const double n = static_cast<double>(plan.out_shape[0] * plan.out_shape[1] * plan.out_shape[2]);
     const double scale = err[2] > 0 ? err[2] : 1.0;
@@ -296,8 +296,8 @@ void run_typed(const TransformConfig& cfg, const TensorInfo& info, const TensorI
     if (topo.world_rank() != 0) return;
     ReportContext ctx = report_context<T>(cfg, info, y0info, plan, mem, opt, err, mem_all);
     ctx.esop = cfg.mesh.mode == Mode::esop;
-    ctx.energy = cfg.mesh.energy;
-    ctx.physical = physical_model(plan, rc, cfg.mesh.physical, cfg.mesh.energy, cfg.mesh.cell_mode,
+    ctx.energy = cfg.mesh.energy_for(is_complex_v<T>);
+    ctx.physical = physical_model(plan, rc, cfg.mesh.physical, ctx.energy, cfg.mesh.cell_mode,
                                   is_complex_v<T>);
     ctx.physical_params = cfg.mesh.physical;
     ctx.sim_seconds = sim_seconds;
