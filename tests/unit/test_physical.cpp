@@ -114,7 +114,7 @@ TEST_CASE("each bus model's period is its closed form, stage by stage", "[physic
       const double period = x + y + 500 + 7;
       CHECK(r.stages[s].period_ps == Approx(period).epsilon(1e-12));
       CHECK(r.stages[s].cycles() == std::uint64_t(plan.stages[s].n()));
-      seconds += plan.stages[s].n() * period * 1e-12;
+      seconds += static_cast<double>(plan.stages[s].n()) * period * 1e-12;
     }
     CHECK(r.seconds == Approx(seconds).epsilon(1e-12));
   }
