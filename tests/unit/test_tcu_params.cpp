@@ -106,9 +106,9 @@ TEST_CASE("stencil refuses a k whose DFT is too long and a kernel that is not 9 
   TensorUnit u(16, 0);
   TcuProblem p = problem(20, 1);
   p.option_prefix = "--";
-  p.sweeps = 100;  // 3k = 300: the DFT length would be 4096 > 2048
-  CHECK_THROWS_WITH(tcu_stencil(u, p), Catch::Contains("--k 100") && Catch::Contains("2048"));
-  p.sweeps = 85;  // 3k = 255 <= 256: fine
+  p.sweeps = 700;  // 3k = 2100: the DFT length would be 4096 > 2048 (sqrt(m) = 4)
+  CHECK_THROWS_WITH(tcu_stencil(u, p), Catch::Contains("--k 700") && Catch::Contains("2048"));
+  p.sweeps = 21;  // 3k = 63 <= 64: fine
   CHECK(tcu_stencil(u, p).verified);
   p.sweeps = 2;
   p.kernel = {1, 2, 3};
@@ -137,7 +137,7 @@ TEST_CASE("polyeval evaluates at the number of points it is given", "[tcu][polye
       REQUIRE(head.size() == static_cast<size_t>(std::min<std::int64_t>(points, 8)));
       // Each value is a sum of n products a_h x^h, the powers formed by up to n + s
       // multiplications: |y - A(x)| <= (2n + 2s + 2) u sum_h |a_h| |x|^h.
-      const double s = std::sqrt(double(m)), u = std::ldexp(1.0, -53);
+      const double s = std::sqrt(double(m)), eps = std::ldexp(1.0, -53);
       for (size_t i = 0; i < head.size(); ++i) {
         long double h = 0, mag = 0;
         for (size_t j = a.size(); j-- > 0;) {
@@ -145,11 +145,11 @@ TEST_CASE("polyeval evaluates at the number of points it is given", "[tcu][polye
           mag = mag * std::fabs(x[i]) + std::fabs(a[j]);
         }
         CHECK(std::abs(head[i] - static_cast<double>(h)) <=
-              (2 * 50 + 2 * s + 2) * u * static_cast<double>(mag));
+              (2 * 50 + 2 * s + 2) * eps * static_cast<double>(mag));
       }
       // Theorem 11 with this p: p n / sqrt(m) + p sqrt(m) + (n/m) l.
-      const double sm = std::sqrt(double(m));
-      const double want = points * 50.0 / sm + points * sm + 50.0 / m * 5;
+      const double sm = std::sqrt(double(m)), np = static_cast<double>(points);
+      const double want = np * 50.0 / sm + np * sm + 50.0 / static_cast<double>(m) * 5;
       CHECK(*run.bound == Approx(want).epsilon(1e-12));
     }
   TensorUnit u(16, 0);
