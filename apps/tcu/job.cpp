@@ -420,8 +420,8 @@ void print_products(const nlohmann::json& r, std::ostream& out) {
       out << "  product     " << std::left << std::setw(10) << p["product"].get<std::string>()
           << std::right << "model time " << p["model_time"]["total"].get<std::uint64_t>()
           << ", bound " << num(p["bound"].get<double>()) << ", ratio "
-          << fixed(p["ratio"].get<double>(), 3) << (p["verified"].get<bool>() ? "" : ", NOT verified")
-          << "\n";
+          << fixed(p["ratio"].get<double>(), 3)
+          << (p["verified"].get<bool>() ? "" : ", NOT verified") << "\n";
     return;
   }
   out << "  product     " << d["product"].get<std::string>() << " (the theorem's bound: fast "
@@ -544,9 +544,9 @@ int run_tcu_job(const TcuConfig& cfg, MPI_Comm comm, std::ostream& out) {
     code = run_sweep(cfg, *algo, report_out, comm, out);
   } else {  // one run: its calls depend on each other, rank 0 runs it alone
     on_rank0(comm, [&] {
-      nlohmann::json r = run_tcu_once(*algo, tcu_problem(cfg, cfg.size, cfg.input), cfg.m,
-                                      cfg.latency, cfg.weak, cfg.cell_mode, cfg.memory,
-                                      cfg.executor);
+      nlohmann::json r =
+          run_tcu_once(*algo, tcu_problem(cfg, cfg.size, cfg.input), cfg.m, cfg.latency, cfg.weak,
+                       cfg.cell_mode, cfg.memory, cfg.executor);
       bool ok = r["verified"].get<bool>();
       if (cfg.both_products) ok = run_other_product(cfg, *algo, r) && ok;
       print_single(r, out);

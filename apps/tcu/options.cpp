@@ -51,9 +51,10 @@ std::vector<double> parse_kernel(const std::string& s) {
   bool ok = items.size() == 9;
   for (size_t i = 0; ok && i < items.size(); ++i) ok = parse_double(items[i], w[i]);
   if (!ok)
-    throw config_error("--kernel: expected 9 comma-separated finite numbers (the weights of "
-                       "offsets -1, 0, 1 in i, each with offsets -1, 0, 1 in j), got '" +
-                       printable(s) + "'");
+    throw config_error(
+        "--kernel: expected 9 comma-separated finite numbers (the weights of "
+        "offsets -1, 0, 1 in i, each with offsets -1, 0, 1 in j), got '" +
+        printable(s) + "'");
   return w;
 }
 
@@ -81,14 +82,16 @@ void parse_parameters(const po::variables_map& vm, TcuConfig& c) {
     c.product = c.both_products ? TcuProduct::fast
                                 : named("--product", [&] { return parse_tcu_product(word); });
     if (c.both_products && c.sweep)
-      throw config_error("--product both: runs one problem twice; give fast or classical with --sweep");
+      throw config_error(
+          "--product both: runs one problem twice; give fast or classical with --sweep");
   }
   if (vm.count("k")) c.sweeps = parse_positive("--k", vm["k"].as<std::string>());
   if (vm.count("kernel")) c.kernel = parse_kernel(vm["kernel"].as<std::string>());
   if (vm.count("points")) {
     c.points = parse_positive("--points", vm["points"].as<std::string>());
     if (!c.input.empty())
-      throw config_error("--points: polyeval reads its points from --input's /points; drop --points");
+      throw config_error(
+          "--points: polyeval reads its points from --input's /points; drop --points");
   }
 }
 

@@ -177,9 +177,8 @@ std::vector<cplx> dft_input(const TcuProblem& p, index_t s, std::string& source)
   const index_t n = tcu_in::resolve_size(p, static_cast<index_t>(x.size()), "dft");
   tcu_in::check_size(p.size_name, "dft", n, kDftMaxSize, "a vector length", name);
   if (s >= 2 && !is_power_of(n, s))
-    throw input_error(name + ": the length " + std::to_string(n) +
-                      " is not a power of sqrt(m) = " + std::to_string(s) +
-                      " (dft, Theorem 7's Cooley-Tukey with n1 = sqrt(m))");
+    throw input_error(name + ": the length " + std::to_string(n) + " is not a power of sqrt(m) = " +
+                      std::to_string(s) + " (dft, Theorem 7's Cooley-Tukey with n1 = sqrt(m))");
   source = name;
   return x;
 }

@@ -36,7 +36,8 @@ std::vector<double> read_vector(const std::string& file, const std::string& dset
   std::vector<double> v =
       h5::reading_input(file + ":" + dset, [&] { return read_real(file, dset, dims); });
   if (dims.size() == 2 && dims[0] != 1 && dims[1] != 1)
-    throw input_error(file + ":" + dset + ": expected a vector (rank 1, or rank 2 with an extent 1)");
+    throw input_error(file + ":" + dset +
+                      ": expected a vector (rank 1, or rank 2 with an extent 1)");
   check_finite(v, file + ":" + dset);
   return v;
 }

@@ -8,8 +8,8 @@
 #include <random>
 #include <string>
 
-#include "core/error.hpp"
 #include "core/checked.hpp"
+#include "core/error.hpp"
 #include "mxu/tcu_algorithms.hpp"
 #include "mxu/tcu_inputs.hpp"
 #include "mxu/tcu_numeric.hpp"

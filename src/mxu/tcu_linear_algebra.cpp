@@ -795,9 +795,9 @@ double apsd_bound(double n, double m, double l, TcuProduct product) {
   return std::pow(n * n / m, product_omega0(product)) * (m + l) * std::max(1.0, std::log2(n));
 }
 std::string apsd_formula(TcuProduct product) {
-  return std::string("(n^2/m)^w0 (m + l) log2 n, w0 = ") +
-         (product == TcuProduct::fast ? "log_4 7 = 1.4037 (fast product)"
-                                      : "3/2 (classical product)");
+  return std::string("(n^2/m)^w0 (m + l) log2 n, w0 = ") + (product == TcuProduct::fast
+                                                                ? "log_4 7 = 1.4037 (fast product)"
+                                                                : "3/2 (classical product)");
 }
 }  // namespace
 
@@ -932,17 +932,16 @@ TcuRun tcu_apsd(TensorUnit& u, const TcuProblem& p) {
   run.reference = "BFS from every vertex, exact equality of all distances";
   const bool fast = p.product == TcuProduct::fast;
   const index_t padded = fast ? fast_product_side(u.side(), n, n, n) : round_up(n, u.side());
-  run.details = {
-      {"size", n},
-      {"theorem_n", dbl(n)},
-      {"input", source},
-      {"recursion_levels", levels},
-      {"diameter", diameter},
-      {"products", 2 * levels - 1},
-      {"padded_side", padded},
-      {"padding", padded == n ? "none"
-                  : fast      ? "products zero-padded to sqrt(m) 2^k (Strassen)"
-                              : "products zero-padded to a multiple of sqrt(m)"}};
+  run.details = {{"size", n},
+                 {"theorem_n", dbl(n)},
+                 {"input", source},
+                 {"recursion_levels", levels},
+                 {"diameter", diameter},
+                 {"products", 2 * levels - 1},
+                 {"padded_side", padded},
+                 {"padding", padded == n ? "none"
+                             : fast      ? "products zero-padded to sqrt(m) 2^k (Strassen)"
+                                         : "products zero-padded to a multiple of sqrt(m)"}};
   set_product_bounds(run, p.product, dbl(n), u, apsd_bound, apsd_formula(p.product),
                      2 * product_omega0(p.product));
   return run;

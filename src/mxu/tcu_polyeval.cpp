@@ -99,7 +99,8 @@ PolyInput polyeval_input(const TcuProblem& p, index_t s) {
   // Every value must stay inside binary64: sum_h |a_h| |x|^h bounds the partial sums, and
   // the powers x^h the algorithm forms go up to h = max(n, sqrt(m)) - 1.
   const long double top = static_cast<long double>(std::numeric_limits<double>::max()) / 4;
-  const auto h = static_cast<long double>(std::max<index_t>(static_cast<index_t>(in.a.size()), s) - 1);
+  const auto h =
+      static_cast<long double>(std::max<index_t>(static_cast<index_t>(in.a.size()), s) - 1);
   for (size_t i = 0; i < in.x.size(); ++i) {
     const long double ax = std::fabs(static_cast<long double>(in.x[i]));
     long double mag = 0.0L;

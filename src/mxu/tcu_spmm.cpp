@@ -116,9 +116,9 @@ Hash make_hash(index_t side, index_t buckets, bool identity, std::mt19937_64& ge
 // intermediate is at most 8 D^2 / s alpha beta; the depth chunks' sum is at most K alpha beta.
 void check_exact_counts(double alpha, double beta, index_t K, index_t D, index_t s,
                         TcuProduct product, int round) {
-  const double reach = (product == TcuProduct::fast ? std::max(8.0 * dbl(D) * dbl(D) / dbl(s), dbl(K))
-                                                    : dbl(K)) *
-                       alpha * beta;
+  const double reach =
+      (product == TcuProduct::fast ? std::max(8.0 * dbl(D) * dbl(D) / dbl(s), dbl(K)) : dbl(K)) *
+      alpha * beta;
   if (reach < kExact) return;
   throw input_error("spmm: the count sketch of round " + std::to_string(round) +
                     " needs integers up to " + std::to_string(reach) +
@@ -307,13 +307,13 @@ index_t value_round(TensorUnit& u, const std::vector<SparseEntry>& A,
     ++valued;
   }
   u.cpu(u64(static_cast<index_t>(T.size() + pending.size())));
-  rounds.push_back({{"buckets", {br, bc}},
-                    {"identity_hash", identity},
-                    {"positions_hashed", static_cast<index_t>(T.size())},
-                    {"valued", valued},
-                    {"block_side", product == TcuProduct::fast
-                                       ? nlohmann::json(fast_product_side(s, br, Kp, bc))
-                                       : nlohmann::json(nullptr)}});
+  rounds.push_back(
+      {{"buckets", {br, bc}},
+       {"identity_hash", identity},
+       {"positions_hashed", static_cast<index_t>(T.size())},
+       {"valued", valued},
+       {"block_side", product == TcuProduct::fast ? nlohmann::json(fast_product_side(s, br, Kp, bc))
+                                                  : nlohmann::json(nullptr)}});
   return valued;
 }
 
@@ -525,7 +525,8 @@ SpmmInput spmm_input(const TcuProblem& p) {
 }
 
 bool integers(const std::vector<SparseEntry>& M) {
-  return std::all_of(M.begin(), M.end(), [](const SparseEntry& e) { return e.v == std::nearbyint(e.v); });
+  return std::all_of(M.begin(), M.end(),
+                     [](const SparseEntry& e) { return e.v == std::nearbyint(e.v); });
 }
 
 // Strassen's error bound (Higham, "Accuracy and Stability of Numerical Algorithms", 2nd
@@ -604,16 +605,19 @@ TcuRun tcu_spmm(TensorUnit& u, const TcuProblem& p) {
       failed ? SpmmCheck{false, false, 0}
              : check_spmm(C, in.A, in.B, in.side, u.side(), run.details["value_rounds"]);
   run.verified = chk.ok;
-  run.reference = chk.exact ? "CPU sparse row-by-row product, exact equality of every entry"
-                  : p.product == TcuProduct::classical
-                      ? "CPU sparse row-by-row product, |C - Cref| <= (2K+2) 2^-53 (|A||B|) entrywise"
-                      : "CPU sparse row-by-row product, |C - Cref| <= (2K+2) 2^-53 (|A||B|) + "
-                        "Strassen's bound (Higham Thm 23.2) on the value sketches";
+  run.reference =
+      chk.exact ? "CPU sparse row-by-row product, exact equality of every entry"
+      : p.product == TcuProduct::classical
+          ? "CPU sparse row-by-row product, |C - Cref| <= (2K+2) 2^-53 (|A||B|) entrywise"
+          : "CPU sparse row-by-row product, |C - Cref| <= (2K+2) 2^-53 (|A||B|) + "
+            "Strassen's bound (Higham Thm 23.2) on the value sketches";
   if (!failed) run.details["max_abs_error"] = chk.max_abs_error;
   const double Z = run.details["Z"].get<double>(), I = run.details["I"].get<double>();
   set_product_bounds(
       run, p.product, n, u,
-      [Z, I](double n_, double m, double l, TcuProduct q) { return spmm_theorem(n_, m, l, Z, I, q); },
+      [Z, I](double n_, double m, double l, TcuProduct q) {
+        return spmm_theorem(n_, m, l, Z, I, q);
+      },
       std::string("sqrt(n/Z) (Z/m)^w0 (m + l) + I, the run's Z and I, w0 = ") +
           (p.product == TcuProduct::fast ? "log_4 7 = 1.4037 (fast product)"
                                          : "3/2 (classical product)"),

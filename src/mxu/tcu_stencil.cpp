@@ -264,7 +264,8 @@ StencilKernel run_kernel(const TcuProblem& p) {
                        std::to_string(p.kernel.size()));
   StencilKernel w{};
   for (size_t i = 0; i < 9; ++i) {
-    if (!std::isfinite(p.kernel[i])) throw config_error("stencil: " + name + ": a weight is not finite");
+    if (!std::isfinite(p.kernel[i]))
+      throw config_error("stencil: " + name + ": a weight is not finite");
     w[i] = p.kernel[i];
   }
   return w;
@@ -346,13 +347,14 @@ TcuRun tcu_stencil(TensorUnit& unit, const TcuProblem& p) {
   run.details["kernel"] = w;
   run.details["boundary"] = "whole plane, A zero outside the window at t = 0 (paper's Lemma 1)";
   run.details["max_rel_error"] = rel;
-  run.details["result_head"] = std::vector<double>(got.begin(), got.begin() + std::min<index_t>(N, 8));
+  run.details["result_head"] =
+      std::vector<double>(got.begin(), got.begin() + std::min<index_t>(N, 8));
   run.details["max_scaled_error"] = scaled;
   run.details["weight_matrix_scaled_error"] = wscaled;
   run.details["error_scale"] = "(sum |w|)^k max|A|";
-  run.bound = stencil_bound(static_cast<double>(N) * static_cast<double>(N),
-                            static_cast<double>(unit.m()), static_cast<double>(unit.latency()),
-                            static_cast<double>(k));
+  run.bound =
+      stencil_bound(static_cast<double>(N) * static_cast<double>(N), static_cast<double>(unit.m()),
+                    static_cast<double>(unit.latency()), static_cast<double>(k));
   run.bound_formula = "n max(1, log_m k) + l max(1, log2 k), n = side^2, k = " + std::to_string(k);
   return run;
 }

@@ -66,9 +66,9 @@ std::vector<long double> stencil_oracle(const std::vector<double>& A, index_t N,
 
 TEST_CASE("stencil runs the k and kernel they are given", "[tcu][stencil][params]") {
   // A kernel with mixed signs (a discrete Laplacian step) and a plain shift.
-  const std::vector<std::vector<double>> kernels{
-      {0, 0.2, 0, 0.2, 0.2, 0.2, 0, 0.2, 0}, {0.05, -0.1, 0.3, 0.25, -0.5, 0.2, 0, 0.1, -0.05},
-      {0, 0, 0, 0, 0, 1, 0, 0, 0}};
+  const std::vector<std::vector<double>> kernels{{0, 0.2, 0, 0.2, 0.2, 0.2, 0, 0.2, 0},
+                                                 {0.05, -0.1, 0.3, 0.25, -0.5, 0.2, 0, 0.1, -0.05},
+                                                 {0, 0, 0, 0, 0, 1, 0, 0, 0}};
   for (const std::int64_t m : {4, 16})
     for (const auto& w : kernels)
       for (const index_t k : {1, 3, 6}) {

@@ -43,7 +43,8 @@ Oracle direct(const std::vector<SparseEntry>& A, const std::vector<SparseEntry>&
   for (index_t i = 0; i < n; ++i)
     for (index_t k = 0; k < n; ++k)
       for (index_t j = 0; j < n; ++j) {
-        const long double x = a[static_cast<size_t>(i * n + k)], y = b[static_cast<size_t>(k * n + j)];
+        const long double x = a[static_cast<size_t>(i * n + k)],
+                          y = b[static_cast<size_t>(k * n + j)];
         o.C[static_cast<size_t>(i * n + j)] += x * y;
         o.mag[static_cast<size_t>(i * n + j)] += std::fabs(x * y);
       }
@@ -230,7 +231,8 @@ TEST_CASE("spmm in a cell mode that cannot hold the count sketch reports, not th
   }
 }
 
-TEST_CASE("spmm refuses entries outside the matrix, repeated or not finite", "[tcu][spmm][errors]") {
+TEST_CASE("spmm refuses entries outside the matrix, repeated or not finite",
+          "[tcu][spmm][errors]") {
   TensorUnit u(4, 0);
   const std::vector<SparseEntry> ok{{0, 0, 1}};
   CHECK_THROWS_AS(tcu_spmm_entries(u, {{0, 2, 1}}, ok, 2, 1), input_error);
@@ -289,7 +291,8 @@ TEST_CASE("apsd equals BFS with either product, at the products' closed-form ten
           per = calls * static_cast<std::uint64_t>(m + l);
         } else {
           const std::int64_t P = up(n, s);
-          per = static_cast<std::uint64_t>((P / s) * (P / s) * (std::max<std::int64_t>(n, s) * s + l));
+          per = static_cast<std::uint64_t>((P / s) * (P / s) *
+                                           (std::max<std::int64_t>(n, s) * s + l));
         }
         CHECK(u.cost().tensor_time == products * per);
       }
