@@ -132,8 +132,9 @@ std::optional<TcuConfig> parse_tcu_options(int argc, char** argv, std::ostream& 
        "neighbourhood fits a DFT of length <= max(m, 8); the DFT length, the smallest power "
        "of sqrt(m) >= 3k, must be <= 2048)")  //
       ("kernel", po::value<std::string>(),
-       "stencil: the 9 weights w(a,b), a, b in -1, 0, 1, as w(-1,-1),w(-1,0),w(-1,1),w(0,-1),"
-       "...,w(1,1) (default: an asymmetric advection-diffusion kernel summing to 1)")  //
+       "stencil: the 9 weights of A_t[i][j] = sum w(a,b) A_{t-1}[i+a][j+b], a, b in -1, 0, "
+       "1, in the order w(-1,-1),w(-1,0),w(-1,1),w(0,-1),...,w(1,1) (default: an asymmetric "
+       "advection-diffusion kernel summing to 1)")  //
       ("points", po::value<std::string>(),
        "polyeval: number of points p >= 1 (default p = n, the number of coefficients)")  //
       ("weak", po::bool_switch(&weak),
@@ -170,7 +171,9 @@ std::optional<TcuConfig> parse_tcu_options(int argc, char** argv, std::ostream& 
             "                  [--product fast|classical|both] [--k K] [--kernel w,...,w] "
             "[--points P]\n"
             "       triada-tcu --algo NAME --sweep --latency L [--sizes a,b,c] [--ms 4,16,64] "
-            "[--cell-mode MODE] [--report FILE.json]\n\n"
+            "[--cell-mode MODE] [--report FILE.json]\n"
+            "                  [--product fast|classical] [--k K] [--kernel w,...,w] "
+            "[--points P]\n\n"
             "Runs a Tensor-Core-Unit algorithm (Chowdhury, Silvestri, Vella) on the planar MXU of "
             "the\nTriADA mesh, counts its (m, l)-TCU model time (calls: r sqrt(m) + l each; "
             "CPU: one unit\nper scalar operation) and compares it with the theorem's bound.\n\n"

@@ -2,8 +2,8 @@
 // spmm against a direct triple loop written here (exact for integers and dyadic fractions,
 // within the dot-product or Strassen error bound for reals, cancelled entries dropped),
 // its tensor time against the closed form of the products its rounds report, apsd with
-// either product against a BFS written here and against its closed-form tensor time, and
-// the refusals.
+// either product against a BFS written here and against its closed-form tensor and CPU
+// time, and the refusals.
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -262,7 +262,7 @@ std::vector<index_t> bfs(const std::vector<double>& adj, index_t n) {
 }
 }  // namespace
 
-TEST_CASE("apsd equals BFS with either product, at the products' closed-form tensor time",
+TEST_CASE("apsd equals BFS with either product, at the closed-form tensor and CPU time",
           "[tcu][apsd]") {
   for (const TcuProduct product : kProducts)
     for (const std::int64_t m : {1, 4, 16, 64})
@@ -283,18 +283,24 @@ TEST_CASE("apsd equals BFS with either product, at the products' closed-form ten
         for (size_t e = 0; e < ref.size(); ++e) CHECK(D[e] == static_cast<double>(ref[e]));
         // 2 levels - 1 products of n x n: Strassen's 7^k calls of s rows on the side s 2^k
         // >= n, or (P/s)^2 calls of max(n, s) rows, P = n up to a multiple of s.
+        // CPU: Seidel's 3 n^2 tests per level, 2 n^2 at the last and 5 n^2 (degrees, the
+        // parity rule) at the others; Strassen's 18 (h/2)^2 additions per node of side h,
+        // 6 m (7^k - 4^k) per product (one D x D tile: no depth chunks to add).
         const auto products = static_cast<std::uint64_t>(2 * levels - 1);
-        std::uint64_t per = 0;
+        const auto nn = static_cast<std::uint64_t>(n * n), L = static_cast<std::uint64_t>(levels);
+        std::uint64_t per = 0, cpu = 3 * L * nn + 2 * nn + 5 * (L - 1) * nn;
         if (product == TcuProduct::fast) {
-          std::uint64_t calls = 1;
-          for (std::int64_t side = s; side < n; side *= 2) calls *= 7;
+          std::uint64_t calls = 1, fours = 1;
+          for (std::int64_t side = s; side < n; side *= 2) calls *= 7, fours *= 4;
           per = calls * static_cast<std::uint64_t>(m + l);
+          cpu += products * 6 * static_cast<std::uint64_t>(m) * (calls - fours);
         } else {
           const std::int64_t P = up(n, s);
           per = static_cast<std::uint64_t>((P / s) * (P / s) *
                                            (std::max<std::int64_t>(n, s) * s + l));
         }
         CHECK(u.cost().tensor_time == products * per);
+        CHECK(u.cost().cpu_time == cpu);
       }
 }
 
