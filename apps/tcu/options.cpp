@@ -95,6 +95,25 @@ void parse_parameters(const po::variables_map& vm, TcuConfig& c) {
   }
 }
 
+void print_help(const po::options_description& desc, std::ostream& help) {
+  help << "Usage: triada-tcu --algo NAME --size N --m M --latency L [--seed S] [--input "
+          "FILE.h5]\n"
+          "                  [--weak] [--cell-mode MODE] [--mesh FILE.ini] [--report "
+          "FILE.json]\n"
+          "                  [--product fast|classical|both] [--k K] [--kernel w,...,w] "
+          "[--points P]\n"
+          "       triada-tcu --algo NAME --sweep --latency L [--sizes a,b,c] [--ms 4,16,64] "
+          "[--cell-mode MODE] [--report FILE.json]\n"
+          "                  [--product fast|classical] [--k K] [--kernel w,...,w] "
+          "[--points P]\n\n"
+          "Runs a Tensor-Core-Unit algorithm (Chowdhury, Silvestri, Vella) on the planar MXU of "
+          "the\nTriADA mesh, counts its (m, l)-TCU model time (calls: r sqrt(m) + l each; "
+          "CPU: one unit\nper scalar operation) and compares it with the theorem's bound.\n\n"
+       << desc
+       << "\nExit codes: 0 verified, 1 bad input file, 2 bad option, 3 internal error, "
+          "4 a result failed its check (fp64 cells only; see --cell-mode).\n";
+}
+
 }  // namespace
 
 std::optional<TcuConfig> parse_tcu_options(int argc, char** argv, std::ostream& help) {
@@ -164,22 +183,7 @@ std::optional<TcuConfig> parse_tcu_options(int argc, char** argv, std::ostream& 
        "cell-by-cell loop of the cell rule, slow); bitwise the same results and counters");
   const po::variables_map vm = parse_command_line_strict(argc, argv, desc);
   if (vm.count("help")) {
-    help << "Usage: triada-tcu --algo NAME --size N --m M --latency L [--seed S] [--input "
-            "FILE.h5]\n"
-            "                  [--weak] [--cell-mode MODE] [--mesh FILE.ini] [--report "
-            "FILE.json]\n"
-            "                  [--product fast|classical|both] [--k K] [--kernel w,...,w] "
-            "[--points P]\n"
-            "       triada-tcu --algo NAME --sweep --latency L [--sizes a,b,c] [--ms 4,16,64] "
-            "[--cell-mode MODE] [--report FILE.json]\n"
-            "                  [--product fast|classical] [--k K] [--kernel w,...,w] "
-            "[--points P]\n\n"
-            "Runs a Tensor-Core-Unit algorithm (Chowdhury, Silvestri, Vella) on the planar MXU of "
-            "the\nTriADA mesh, counts its (m, l)-TCU model time (calls: r sqrt(m) + l each; "
-            "CPU: one unit\nper scalar operation) and compares it with the theorem's bound.\n\n"
-         << desc
-         << "\nExit codes: 0 verified, 1 bad input file, 2 bad option, 3 internal error, "
-            "4 a result failed its check (fp64 cells only; see --cell-mode).\n";
+    print_help(desc, help);
     return std::nullopt;
   }
   TcuConfig c;
