@@ -105,6 +105,21 @@ TextOutput report_file(const TcuConfig& cfg) {
 
 }  // namespace
 
+TcuProblem tcu_problem(const TcuConfig& cfg, std::int64_t size, const std::string& input) {
+  TcuProblem p;
+  p.size = size;
+  p.seed = cfg.seed;
+  p.input = input;
+  p.size_name = "--size";
+  p.input_name = "--input";
+  p.product = cfg.product;
+  p.sweeps = cfg.sweeps;
+  p.kernel = cfg.kernel;
+  p.points = cfg.points;
+  p.option_prefix = "--";
+  return p;
+}
+
 double tcu_theorem_n(const nlohmann::json& details, std::int64_t size) {
   if (details.is_object() && details.contains("theorem_n") && details["theorem_n"].is_number())
     return details["theorem_n"].get<double>();
@@ -161,7 +176,8 @@ nlohmann::json run_tcu_once(const TcuAlgorithm& algo, const TcuProblem& problem,
   if (run.details.is_object() && run.details.contains("size") && run.details["size"].is_number())
     size = run.details["size"].get<std::int64_t>();
   const double n = tcu_theorem_n(run.details, size);
-  const double bound = algo.bound(n, static_cast<double>(m), static_cast<double>(latency));
+  const double bound =
+      run.bound ? *run.bound : algo.bound(n, static_cast<double>(m), static_cast<double>(latency));
   const double total = static_cast<double>(c.model_time());
   nlohmann::json j;
   j["schema"] = "triada-tcu-report/1";
@@ -184,9 +200,9 @@ nlohmann::json run_tcu_once(const TcuAlgorithm& algo, const TcuProblem& problem,
       {"rows", c.rows},
       {"model_time", {{"total", c.model_time()}, {"tensor", c.tensor_time}, {"cpu", c.cpu_time}}},
       {"bound", bound},
-      {"bound_formula", algo.bound_formula()},
+      {"bound_formula", run.bound ? run.bound_formula : std::string(algo.bound_formula())},
       {"ratio", bound > 0 ? total / bound : std::nan("")},
-      {"exponent_theorem", algo.growth_exponent()},
+      {"exponent_theorem", run.growth_exponent.value_or(algo.growth_exponent())},
       {"cell_steps", c.cell_steps},
       {"macs", c.macs},
       {"macs_dense", c.macs_dense},
@@ -338,7 +354,7 @@ std::vector<nlohmann::json> run_sweep_points(const TcuConfig& cfg, const TcuAlgo
   for (size_t k = 0; k < points.size() && !failure; ++k) {
     if (owner[k] != rank) continue;
     try {
-      const TcuProblem p{points[k].size, cfg.seed, "", "--size", "--input"};
+      const TcuProblem p = tcu_problem(cfg, points[k].size, "");
       mine[std::to_string(k)] = run_tcu_once(algo, p, points[k].m, cfg.latency, cfg.weak,
                                              cfg.cell_mode, cfg.memory, cfg.executor);
     } catch (...) {
@@ -359,26 +375,77 @@ std::vector<nlohmann::json> run_sweep_points(const TcuConfig& cfg, const TcuAlgo
   return results;
 }
 
+void print_sweep_header(const TcuConfig& cfg, const TcuAlgorithm& algo, const std::string& formula,
+                        std::ostream& out) {
+  out << "triada-tcu sweep: " << algo.name << " (" << algo.theorem << "), l = " << cfg.latency
+      << (cfg.weak ? ", weak TCU model" : ", TCU model") << ", bound " << formula << ", cells "
+      << to_string(cfg.cell_mode) << "\n";
+  out << std::setw(5) << "m" << std::setw(8) << "size" << std::setw(12) << "n" << std::setw(10)
+      << "calls" << std::setw(14) << "model time" << std::setw(14) << "tensor" << std::setw(13)
+      << "cpu" << std::setw(14) << "bound" << std::setw(8) << "ratio" << std::setw(9) << "verified"
+      << std::setw(8) << "wall s"
+      << "\n";
+}
+
+// A run's product, its cost and its bound (report key `products`).
+nlohmann::json product_summary(const nlohmann::json& r) {
+  const auto& t = r["tcu"];
+  return {{"product", r["details"]["product"]},
+          {"calls", t["calls"]},
+          {"model_time", t["model_time"]},
+          {"bound", t["bound"]},
+          {"ratio", t["ratio"]},
+          {"verified", r["verified"]}};
+}
+
+// --product both: the same problem with the classical product on a fresh unit; `r` (the
+// fast run) gets `products`, both runs' summaries. Returns whether the classical run verified.
+bool run_other_product(const TcuConfig& cfg, const TcuAlgorithm& algo, nlohmann::json& r) {
+  TcuConfig other = cfg;
+  other.product = TcuProduct::classical;
+  const nlohmann::json c =
+      run_tcu_once(algo, tcu_problem(other, cfg.size, cfg.input), cfg.m, cfg.latency, cfg.weak,
+                   cfg.cell_mode, cfg.memory, cfg.executor);
+  r["products"] = nlohmann::json::array({product_summary(r), product_summary(c)});
+  return c["verified"].get<bool>();
+}
+
+// The product lines of spmm and apsd: each run product's model time, bound and ratio
+// (--product both), else the theorem's bound under each product.
+void print_products(const nlohmann::json& r, std::ostream& out) {
+  const auto& d = r["details"];
+  if (!d.is_object() || !d.contains("bounds")) return;
+  if (r.contains("products")) {
+    for (const auto& p : r["products"])
+      out << "  product     " << std::left << std::setw(10) << p["product"].get<std::string>()
+          << std::right << "model time " << p["model_time"]["total"].get<std::uint64_t>()
+          << ", bound " << num(p["bound"].get<double>()) << ", ratio "
+          << fixed(p["ratio"].get<double>(), 3)
+          << (p["verified"].get<bool>() ? "" : ", NOT verified") << "\n";
+    return;
+  }
+  out << "  product     " << d["product"].get<std::string>() << " (the theorem's bound: fast "
+      << num(d["bounds"]["fast"].get<double>()) << ", classical "
+      << num(d["bounds"]["classical"].get<double>()) << "; --product both runs each)\n";
+}
+
 // --sweep: a size series for each unit size, its table, the fitted growth exponents and the
 // report (rank 0). Returns the exit code (on rank 0; 0 elsewhere).
 int run_sweep(const TcuConfig& cfg, const TcuAlgorithm& algo, TextOutput& report_out, MPI_Comm comm,
               std::ostream& out) {
   std::vector<std::int64_t> ms = cfg.ms;
   if (ms.empty()) ms = cfg.m > 0 ? std::vector<std::int64_t>{cfg.m} : tcu_default_ms(cfg.algo);
-  out << "triada-tcu sweep: " << algo.name << " (" << algo.theorem << "), l = " << cfg.latency
-      << (cfg.weak ? ", weak TCU model" : ", TCU model") << ", bound " << algo.bound_formula()
-      << ", cells " << to_string(cfg.cell_mode) << "\n";
-  out << std::setw(5) << "m" << std::setw(8) << "size" << std::setw(12) << "n" << std::setw(10)
-      << "calls" << std::setw(14) << "model time" << std::setw(14) << "tensor" << std::setw(13)
-      << "cpu" << std::setw(14) << "bound" << std::setw(8) << "ratio" << std::setw(9) << "verified"
-      << std::setw(8) << "wall s"
-      << "\n";
   nlohmann::json rows = nlohmann::json::array(), fits = nlohmann::json::array();
   bool all_ok = true;
   const bool lower = cfg.cell_mode != CellMode::fp64;
   const std::vector<SweepPoint> points = sweep_points(cfg, ms);
   const std::vector<nlohmann::json> results = run_sweep_points(cfg, algo, points, comm);
   if (mpi::rank(comm) != 0) return 0;  // rank 0 reports; the code is broadcast after
+  // The theorem's expression as the runs state it (their parameters may change it).
+  const auto& first = results.front()["tcu"];
+  const std::string formula = first["bound_formula"].get<std::string>();
+  const double exponent = first["exponent_theorem"].get<double>();
+  print_sweep_header(cfg, algo, formula, out);
   size_t next = 0;
   for (const std::int64_t m : ms) {
     const std::vector<std::int64_t> sizes =
@@ -425,13 +492,13 @@ int run_sweep(const TcuConfig& cfg, const TcuAlgorithm& algo, TextOutput& report
                     {"fitted_exponent", std::isfinite(fitted) ? nlohmann::json(fitted) : nullptr},
                     {"bound_fitted_exponent",
                      std::isfinite(fitted_bound) ? nlohmann::json(fitted_bound) : nullptr},
-                    {"theorem_exponent", algo.growth_exponent()}});
+                    {"theorem_exponent", exponent}});
   }
   if (lower && !all_ok)
     out << "no*: not verified (cell mode " << to_string(cfg.cell_mode)
         << " computes in lower precision; max_rel_error in the report's rows)\n";
   out << "growth exponent of the model time in n (least squares on log-log), theorem "
-      << fixed(algo.growth_exponent(), 3) << ":\n";
+      << fixed(exponent, 3) << ":\n";
   for (const auto& f : fits) {
     const auto show = [](const nlohmann::json& v) {
       return v.is_number() ? fixed(v.get<double>(), 3) : std::string("n/a");
@@ -439,7 +506,7 @@ int run_sweep(const TcuConfig& cfg, const TcuAlgorithm& algo, TextOutput& report
     out << "  m = " << std::setw(4) << f["m"].get<std::int64_t>() << ": fitted exponent "
         << show(f["fitted_exponent"])
         << "  (the bound over the same sizes: " << show(f["bound_fitted_exponent"]) << "; theorem "
-        << fixed(algo.growth_exponent(), 3) << ")\n";
+        << fixed(exponent, 3) << ")\n";
   }
   if (!cfg.report.empty()) {
     nlohmann::json report = {{"schema", "triada-tcu-report/1"},
@@ -452,11 +519,13 @@ int run_sweep(const TcuConfig& cfg, const TcuAlgorithm& algo, TextOutput& report
                              {"cell_mode", to_string(cfg.cell_mode)},
                              {"substeps", substeps(cfg.cell_mode)},
                              {"seed", cfg.seed},
-                             {"bound_formula", algo.bound_formula()},
-                             {"exponent_theorem", algo.growth_exponent()},
+                             {"bound_formula", formula},
+                             {"exponent_theorem", exponent},
                              {"verified", all_ok},
                              {"sweep", rows},
                              {"fits", fits}};
+    const auto& details = results.front()["details"];
+    if (details.contains("product")) report["product"] = details["product"];
     write_report(report_out, report);
   }
   return all_ok || lower ? 0 : 4;
@@ -476,12 +545,15 @@ int run_tcu_job(const TcuConfig& cfg, MPI_Comm comm, std::ostream& out) {
     code = run_sweep(cfg, *algo, report_out, comm, out);
   } else {  // one run: its calls depend on each other, rank 0 runs it alone
     on_rank0(comm, [&] {
-      const TcuProblem p{cfg.size, cfg.seed, cfg.input, "--size", "--input"};
-      const nlohmann::json r = run_tcu_once(*algo, p, cfg.m, cfg.latency, cfg.weak, cfg.cell_mode,
-                                            cfg.memory, cfg.executor);
+      nlohmann::json r =
+          run_tcu_once(*algo, tcu_problem(cfg, cfg.size, cfg.input), cfg.m, cfg.latency, cfg.weak,
+                       cfg.cell_mode, cfg.memory, cfg.executor);
+      bool ok = r["verified"].get<bool>();
+      if (cfg.both_products) ok = run_other_product(cfg, *algo, r) && ok;
       print_single(r, out);
+      print_products(r, out);
       if (!cfg.report.empty()) write_report(report_out, r);
-      code = r["verified"].get<bool>() || cfg.cell_mode != CellMode::fp64 ? 0 : 4;
+      code = ok || cfg.cell_mode != CellMode::fp64 ? 0 : 4;
     });
   }
   mpi::bcast(comm, std::span<int>(&code, 1), 0);

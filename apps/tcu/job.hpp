@@ -29,6 +29,10 @@ nlohmann::json run_tcu_once(const TcuAlgorithm& algo, const TcuProblem& problem,
                             const MxuMemoryParams& memory = {},
                             MxuExecutor executor = MxuExecutor::fused);
 
+// The problem of a run of `cfg` at `size` (0: from the input) on `input` ("": generated),
+// its messages naming the options.
+TcuProblem tcu_problem(const TcuConfig& cfg, std::int64_t size, const std::string& input);
+
 // The theorem's n for a run: details.theorem_n when the algorithm reports it (matmul:
 // side^2), else the natural size.
 double tcu_theorem_n(const nlohmann::json& details, std::int64_t size);

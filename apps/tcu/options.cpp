@@ -2,6 +2,7 @@
 
 #include <boost/program_options.hpp>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,76 @@ void check_m(std::int64_t m, std::int64_t latency, const TcuConfig& c) {
         [&] { MemorySide memory(c.memory, probe.side()); });
 }
 
+// "w,w,...": exactly nine finite reals, the stencil's weights.
+std::vector<double> parse_kernel(const std::string& s) {
+  const std::vector<std::string> items = split_items(s, ',');
+  std::vector<double> w(items.size());
+  bool ok = items.size() == 9;
+  for (size_t i = 0; ok && i < items.size(); ++i) ok = parse_double(items[i], w[i]);
+  if (!ok)
+    throw config_error(
+        "--kernel: expected 9 comma-separated finite numbers (the weights of "
+        "offsets -1, 0, 1 in i, each with offsets -1, 0, 1 in j), got '" +
+        printable(s) + "'");
+  return w;
+}
+
+// An algorithm's own parameter given to another algorithm.
+void only_for(bool given, const std::string& option, const std::string& algo,
+              std::initializer_list<const char*> takers) {
+  if (!given) return;
+  std::string list;
+  for (const char* t : takers) {
+    if (algo == t) return;
+    list += (list.empty() ? "" : " and ") + std::string(t);
+  }
+  throw config_error(option + ": applies to " + list + " only, not " + algo);
+}
+
+// --product, --k, --kernel, --points: parsed and checked against the algorithm.
+void parse_parameters(const po::variables_map& vm, TcuConfig& c) {
+  only_for(vm.count("product") > 0, "--product", c.algo, {"spmm", "apsd"});
+  only_for(vm.count("k") > 0, "--k", c.algo, {"stencil"});
+  only_for(vm.count("kernel") > 0, "--kernel", c.algo, {"stencil"});
+  only_for(vm.count("points") > 0, "--points", c.algo, {"polyeval"});
+  if (vm.count("product")) {
+    const auto word = vm["product"].as<std::string>();
+    c.both_products = word == "both";
+    c.product = c.both_products ? TcuProduct::fast
+                                : named("--product", [&] { return parse_tcu_product(word); });
+    if (c.both_products && c.sweep)
+      throw config_error(
+          "--product both: runs one problem twice; give fast or classical with --sweep");
+  }
+  if (vm.count("k")) c.sweeps = parse_positive("--k", vm["k"].as<std::string>());
+  if (vm.count("kernel")) c.kernel = parse_kernel(vm["kernel"].as<std::string>());
+  if (vm.count("points")) {
+    c.points = parse_positive("--points", vm["points"].as<std::string>());
+    if (!c.input.empty())
+      throw config_error(
+          "--points: polyeval reads its points from --input's /points; drop --points");
+  }
+}
+
+void print_help(const po::options_description& desc, std::ostream& help) {
+  help << "Usage: triada-tcu --algo NAME --size N --m M --latency L [--seed S] [--input "
+          "FILE.h5]\n"
+          "                  [--weak] [--cell-mode MODE] [--mesh FILE.ini] [--report "
+          "FILE.json]\n"
+          "                  [--product fast|classical|both] [--k K] [--kernel w,...,w] "
+          "[--points P]\n"
+          "       triada-tcu --algo NAME --sweep --latency L [--sizes a,b,c] [--ms 4,16,64] "
+          "[--cell-mode MODE] [--report FILE.json]\n"
+          "                  [--product fast|classical] [--k K] [--kernel w,...,w] "
+          "[--points P]\n\n"
+          "Runs a Tensor-Core-Unit algorithm (Chowdhury, Silvestri, Vella) on the planar MXU of "
+          "the\nTriADA mesh, counts its (m, l)-TCU model time (calls: r sqrt(m) + l each; "
+          "CPU: one unit\nper scalar operation) and compares it with the theorem's bound.\n\n"
+       << desc
+       << "\nExit codes: 0 verified, 1 bad input file, 2 bad option, 3 internal error, "
+          "4 a result failed its check (fp64 cells only; see --cell-mode).\n";
+}
+
 }  // namespace
 
 std::optional<TcuConfig> parse_tcu_options(int argc, char** argv, std::ostream& help) {
@@ -65,8 +136,26 @@ std::optional<TcuConfig> parse_tcu_options(int argc, char** argv, std::ostream& 
       ("latency", po::value(&latency), "latency l of one tensor unit call, >= 0 (required)")  //
       ("seed", po::value(&seed)->default_value("1"), "seed of the generated inputs")          //
       ("input", po::value(&input),
-       "HDF5 input instead of generated data: matmul, strassen, spmm read /A and /B, ge /A "
-       "and /b, tclosure and apsd FILE[:/DATASET] (default /adjacency)")  //
+       "HDF5 input instead of generated data (any integer or float type; the size comes from "
+       "the file): matmul, strassen, spmm read /A and /B (square), ge /A and /b, tclosure and "
+       "apsd FILE[:/DATASET] (default /adjacency), dft FILE[:/DATASET] (default /x, a real or "
+       "complex vector), stencil FILE[:/DATASET] (default /A, square), intmul and karatsuba "
+       "/a and /b (32-bit digits in [0, 2^32), least significant first), polyeval "
+       "/coefficients (a_0 first) and /points")  //
+      ("product", po::value<std::string>(),
+       "spmm and apsd: the matrix product, fast (default: Strassen, Theorem 1, the product "
+       "Theorems 3 and 6 assume), classical (Theorem 2's blocking) or both (runs both, "
+       "reports each one's model time and bound)")  //
+      ("k", po::value<std::string>(),
+       "stencil: number of sweeps k >= 1 (default: the largest even k whose 3k x 3k "
+       "neighbourhood fits a DFT of length <= max(m, 8); the DFT length, the smallest power "
+       "of sqrt(m) >= 3k, must be <= 2048)")  //
+      ("kernel", po::value<std::string>(),
+       "stencil: the 9 weights of A_t[i][j] = sum w(a,b) A_{t-1}[i+a][j+b], a, b in -1, 0, "
+       "1, in the order w(-1,-1),w(-1,0),w(-1,1),w(0,-1),...,w(1,1) (default: an asymmetric "
+       "advection-diffusion kernel summing to 1)")  //
+      ("points", po::value<std::string>(),
+       "polyeval: number of points p >= 1 (default p = n, the number of coefficients)")  //
       ("weak", po::bool_switch(&weak),
        "weak TCU model (Theorem 12): every call multiplies sqrt(m) x sqrt(m) by sqrt(m) x "
        "sqrt(m) (r = sqrt(m)), so tall products take more calls")                               //
@@ -94,18 +183,7 @@ std::optional<TcuConfig> parse_tcu_options(int argc, char** argv, std::ostream& 
        "cell-by-cell loop of the cell rule, slow); bitwise the same results and counters");
   const po::variables_map vm = parse_command_line_strict(argc, argv, desc);
   if (vm.count("help")) {
-    help << "Usage: triada-tcu --algo NAME --size N --m M --latency L [--seed S] [--input "
-            "FILE.h5]\n"
-            "                  [--weak] [--cell-mode MODE] [--mesh FILE.ini] [--report "
-            "FILE.json]\n"
-            "       triada-tcu --algo NAME --sweep --latency L [--sizes a,b,c] [--ms 4,16,64] "
-            "[--cell-mode MODE] [--report FILE.json]\n\n"
-            "Runs a Tensor-Core-Unit algorithm (Chowdhury, Silvestri, Vella) on the planar MXU of "
-            "the\nTriADA mesh, counts its (m, l)-TCU model time (calls: r sqrt(m) + l each; "
-            "CPU: one unit\nper scalar operation) and compares it with the theorem's bound.\n\n"
-         << desc
-         << "\nExit codes: 0 verified, 1 bad input file, 2 bad option, 3 internal error, "
-            "4 a result failed its check (fp64 cells only; see --cell-mode).\n";
+    print_help(desc, help);
     return std::nullopt;
   }
   TcuConfig c;
@@ -127,6 +205,7 @@ std::optional<TcuConfig> parse_tcu_options(int argc, char** argv, std::ostream& 
     check_m(c.m, c.latency, c);
   }
   c.input = input;
+  if (vm.count("input") && input.empty()) throw config_error("--input: empty file name");
   c.weak = weak;
   c.report = report;
   c.force = vm.count("force") > 0;
@@ -138,6 +217,7 @@ std::optional<TcuConfig> parse_tcu_options(int argc, char** argv, std::ostream& 
     c.ms = parse_list("--ms", ms);
     for (auto v : c.ms) check_m(v, c.latency, c);
   }
+  parse_parameters(vm, c);
   if (c.sweep) {
     if (!c.input.empty()) throw config_error("--sweep generates its inputs; drop --input");
     if (c.size != 0) throw config_error("--size is not used with --sweep (give --sizes a,b,c)");

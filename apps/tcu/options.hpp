@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "mxu/tcu_algorithms.hpp"
 #include "mxu/tensor_unit.hpp"
 #include "physical/mxu_memory.hpp"
 #include "precision/cell_mode.hpp"
@@ -19,7 +20,7 @@ struct TcuConfig {
   std::int64_t m = 0;     // 0: not given
   std::int64_t latency = 0;
   std::uint64_t seed = 1;
-  std::string input;   // HDF5 file (matrices /A /B /b, graphs /adjacency)
+  std::string input;   // HDF5 input of the algorithm (--help lists the datasets)
   bool weak = false;   // weak TCU model (Theorem 12): calls with r = sqrt(m) only
   std::string report;  // JSON report path ("" = none)
   bool force = false;  // --force: replace an existing report
@@ -30,6 +31,11 @@ struct TcuConfig {
   std::string mesh;                           // --mesh: INI whose [mxu] keys give the memory side
   MxuMemoryParams memory;                     // [mxu] of --mesh (built-in defaults without it)
   MxuExecutor executor = MxuExecutor::fused;  // --executor
+  TcuProduct product = TcuProduct::fast;      // --product (spmm, apsd)
+  bool both_products = false;                 // --product both: the other one runs too
+  std::int64_t sweeps = 0;                    // --k (stencil), 0 = the default k
+  std::vector<double> kernel;                 // --kernel (stencil), empty = the default
+  std::int64_t points = 0;                    // --points (polyeval), 0 = p = n
 };
 
 // Parses and validates the command line. Returns nothing for --help (text in `help`).

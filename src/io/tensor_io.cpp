@@ -507,26 +507,33 @@ void read_brick(MPI_Comm comm, const std::string& file, const TensorInfo& info, 
 }
 
 // A failed HDF5 call (a corrupt file) is bad input naming the matrix, not an internal error.
-CoeffMatrix read_whole_matrix(const std::string& file, const std::string& dataset_path);
+CoeffMatrix read_whole(const std::string& file, const std::string& dataset_path, int rank);
 CoeffMatrix read_matrix(const std::string& file, const std::string& dataset_path) {
   return h5::reading_input(file + ":" + rooted(dataset_path),
-                           [&] { return read_whole_matrix(file, dataset_path); });
+                           [&] { return read_whole(file, dataset_path, 2); });
 }
 
-CoeffMatrix read_whole_matrix(const std::string& file, const std::string& dataset_path) {
+std::vector<cplx> read_vector(const std::string& file, const std::string& dataset_path) {
+  return h5::reading_input(file + ":" + rooted(dataset_path),
+                           [&] { return read_whole(file, dataset_path, 1).data; });
+}
+
+// A whole rank-2 (rows x cols) or rank-1 (rows x 1) dataset.
+CoeffMatrix read_whole(const std::string& file, const std::string& dataset_path, int rank) {
   h5::QuietErrors quiet;
   const std::string dataset = rooted(dataset_path);
   h5::File f = open_serial(file);
   const std::string name = file + ":" + dataset;
   h5::Dataset d = open_dataset(f.get(), dataset, name);
-  const Checked c = check_dataset(d.get(), 2, name);
+  const Checked c = check_dataset(d.get(), rank, name);
   CoeffMatrix m;
   m.rows = static_cast<index_t>(c.dims[0]);
-  m.cols = static_cast<index_t>(c.dims[1]);
+  m.cols = rank == 2 ? static_cast<index_t>(c.dims[1]) : 1;
   m.is_complex = c.type.is_complex;
   // Checked: a declared shape must not wrap into a small buffer that H5Dread overruns.
   const std::string label =
-      name + ": the " + std::to_string(c.dims[0]) + "x" + std::to_string(c.dims[1]) + " matrix";
+      name + ": the " + std::to_string(m.rows) +
+      (rank == 2 ? "x" + std::to_string(m.cols) + " matrix" : "-entry vector");
   const index_t elements = checked_mul(m.rows, m.cols, label);
   require_memory(checked_mul(static_cast<std::uint64_t>(elements), sizeof(cplx), label), label);
   m.data.assign(static_cast<size_t>(elements), cplx{});

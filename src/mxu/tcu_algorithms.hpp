@@ -4,6 +4,7 @@
 // reference. One table (tcu_registry.cpp) lists them for triada-tcu.
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,19 +12,40 @@
 
 namespace triada {
 
+// The matrix product an algorithm runs where its theorem names one (spmm: Theorem 3,
+// apsd: Theorem 6): classical = Theorem 2's blocking (omega_0 = 3/2), fast = Strassen
+// (Theorem 1 with n0 = 4, p0 = 7, omega_0 = log_4 7), the Strassen-like product the
+// theorems' bounds assume.
+enum class TcuProduct { classical, fast };
+TcuProduct parse_tcu_product(const std::string& word);  // throws config_error
+std::string to_string(TcuProduct p);
+double product_omega0(TcuProduct p);  // 3/2 or log_4 7
+
 struct TcuProblem {
   std::int64_t size = 0;   // natural size: matrix side, vertices, vector length, bits, coefficients
   std::uint64_t seed = 1;  // inputs generated from it unless `input` is given
-  std::string input;       // optional HDF5 file (matrices, graphs) "file.h5[:/dset]"
+  std::string input;       // optional HDF5 file "file.h5[:/dset]" (every algorithm)
   // What messages call the size and the input (a program passes its option names).
   std::string size_name = "size";
   std::string input_name = "input";
+  // Parameters of single algorithms (0 or empty: the algorithm's default).
+  TcuProduct product = TcuProduct::fast;  // spmm, apsd
+  std::int64_t sweeps = 0;                // stencil: k
+  std::vector<double> kernel{};           // stencil: the 9 weights w[(a+1)*3 + (b+1)]
+  std::int64_t points = 0;                // polyeval: p
+  // Prefix of the parameters' names in messages ("--" for a program's options).
+  std::string option_prefix{};
 };
 
 struct TcuRun {
   bool verified = false;   // true only if the result matched the reference
   std::string reference;   // what it was checked against, e.g. "GMP mpz_mul"
   nlohmann::json details;  // algorithm-specific facts (padding, compression, errors, ...)
+  // The theorem's bound when the run's parameters change its expression (spmm's measured Z
+  // and I and product, apsd's product, stencil's k, polyeval's p); else the table's.
+  std::optional<double> bound;
+  std::string bound_formula;
+  std::optional<double> growth_exponent;
 };
 
 struct TcuAlgorithm {

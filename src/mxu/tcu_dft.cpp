@@ -11,6 +11,7 @@
 #include "core/error.hpp"
 #include "mxu/tcu_algorithms.hpp"
 #include "mxu/tcu_error_bounds.hpp"
+#include "mxu/tcu_inputs.hpp"
 #include "mxu/tcu_numeric.hpp"
 
 namespace triada {
@@ -225,15 +226,45 @@ std::vector<cplx> tcu_dft_vector(TensorUnit& unit, const std::vector<cplx>& x) {
   return y;
 }
 
+namespace {
+// The input vector: --input's dataset (default /x), or uniform in [-1, 1] (both parts).
+std::vector<cplx> dft_input(const TcuProblem& p, index_t s, std::string& source) {
+  if (p.input.empty()) {
+    const index_t n = p.size;
+    if (n < 1 || n > kDftMaxSize)
+      throw config_error("dft: " + p.size_name + " (vector length) must be in [1, " +
+                         std::to_string(kDftMaxSize) + "], got " + std::to_string(n));
+    std::mt19937_64 gen(p.seed);
+    std::uniform_real_distribution<double> d(-1.0, 1.0);
+    std::vector<cplx> x(static_cast<size_t>(n));
+    for (auto& v : x) v = {d(gen), d(gen)};
+    source = "uniform in [-1, 1] (real and imaginary parts), seed " + std::to_string(p.seed);
+    return x;
+  }
+  const DatasetRef ref = tcu_in::input_dataset(p, "/x");
+  const std::string name = ref.file + ":" + ref.dataset;
+  std::vector<cplx> x = tcu_in::read_complex_vector(ref.file, ref.dataset);
+  const index_t n = tcu_in::resolve_size(p, static_cast<index_t>(x.size()), "dft");
+  tcu_in::check_size(p.size_name, "dft", n, kDftMaxSize, "a vector length", name);
+  if (s >= 2 && !is_power_of(n, s))
+    throw input_error(name + ": the length " + std::to_string(n) + " is not a power of sqrt(m) = " +
+                      std::to_string(s) + " (dft, Theorem 7's Cooley-Tukey with n1 = sqrt(m))");
+  source = name;
+  return x;
+}
+// The first outputs as [re, im] pairs (the report's sample of the result).
+nlohmann::json result_head(const std::vector<cplx>& y) {
+  nlohmann::json h = nlohmann::json::array();
+  for (size_t k = 0; k < y.size() && k < 8; ++k) h.push_back({y[k].real(), y[k].imag()});
+  return h;
+}
+}  // namespace
+
 TcuRun tcu_dft(TensorUnit& unit, const TcuProblem& p) {
-  const index_t n = p.size, s = unit.side();
-  if (n < 1 || n > kDftMaxSize)
-    throw config_error("dft: " + p.size_name + " (vector length) must be in [1, " +
-                       std::to_string(kDftMaxSize) + "], got " + std::to_string(n));
-  std::mt19937_64 gen(p.seed);
-  std::uniform_real_distribution<double> d(-1.0, 1.0);
-  std::vector<cplx> x(static_cast<size_t>(n));
-  for (auto& v : x) v = {d(gen), d(gen)};
+  const index_t s = unit.side();
+  std::string source;
+  const std::vector<cplx> x = dft_input(p, s, source);
+  const auto n = static_cast<index_t>(x.size());
   const std::vector<cplx> y = tcu_dft_vector(unit, x);
 
   const DftCheck check = check_dft(x, y, s, p.seed);
@@ -246,12 +277,15 @@ TcuRun tcu_dft(TensorUnit& unit, const TcuProblem& p) {
   run.verified = check.err <= check.bound;
   run.details = {
       {"n", n},
+      {"size", n},
+      {"input", source},
       {"sqrt_m", s},
       {"levels", levels},
       {"complex_product",
        "4 real unit products per complex block product, sums in the "
        "cell accumulators"},
       {"checked_outputs", check.outputs},
+      {"result_head", result_head(y)},
       {"max_rel_error", rel},
       {"max_rel_error_bound", check.scale > 0 ? check.bound / check.scale : check.bound}};
   return run;

@@ -8,8 +8,10 @@
 #include <random>
 #include <string>
 
+#include "core/checked.hpp"
 #include "core/error.hpp"
 #include "mxu/tcu_algorithms.hpp"
+#include "mxu/tcu_inputs.hpp"
 #include "mxu/tcu_numeric.hpp"
 
 namespace triada {
@@ -263,18 +265,65 @@ std::vector<std::uint64_t> random_bits(std::mt19937_64& gen, index_t bits) {
   return w;
 }
 
+// An operand from --input: a vector of 32-bit digits, least significant first, as 64-bit
+// words (two digits each).
+std::vector<std::uint64_t> read_digits(const std::string& file, const char* dset) {
+  const std::string name = file + ":" + dset;
+  const std::vector<double> d = tcu_in::read_vector(file, dset);
+  checked_mul(static_cast<index_t>(d.size()), index_t{32}, name + ": the operand's bits");
+  std::vector<std::uint64_t> w((d.size() + 1) / 2, 0);
+  for (size_t i = 0; i < d.size(); ++i) {
+    if (!(d[i] >= 0 && d[i] < 4294967296.0) || d[i] != std::floor(d[i]))
+      throw input_error(name + ": digit " + std::to_string(i) +
+                        " is not an integer in [0, 2^32) (32-bit digits, least significant first)");
+    w[i / 2] |= static_cast<std::uint64_t>(d[i]) << (32 * (i % 2));
+  }
+  return w;
+}
+
+// The operands: /a and /b of --input, or two random numbers of exactly --size bits.
+struct Operands {
+  std::vector<std::uint64_t> a, b;
+  index_t bits = 0;  // the longer operand's bit length (at least 1): the theorem's n
+  std::string source;
+};
+Operands intmul_operands(const TcuProblem& p, const char* name) {
+  Operands o;
+  if (p.input.empty()) {
+    if (p.size < 1 || p.size > kIntmulMaxBits)
+      throw config_error(std::string(name) + ": " + p.size_name + " (bits) must be in [1, " +
+                         std::to_string(kIntmulMaxBits) + "], got " + std::to_string(p.size));
+    std::mt19937_64 gen(p.seed);
+    o.a = random_bits(gen, p.size);
+    o.b = random_bits(gen, p.size);
+    o.bits = p.size;
+    o.source = "random integers of exactly " + std::to_string(p.size) + " bits, seed " +
+               std::to_string(p.seed);
+    return o;
+  }
+  const std::string file = tcu_in::input_file(p, name, "/a and /b");
+  o.a = read_digits(file, "/a");
+  o.b = read_digits(file, "/b");
+  const index_t la = bit_length(o.a), lb = bit_length(o.b);
+  tcu_in::check_size(p.size_name, name, std::max<index_t>({la, lb, 1}), kIntmulMaxBits,
+                     "operands of a number of bits", file + (la >= lb ? ":/a" : ":/b"));
+  o.bits = tcu_in::resolve_size(p, std::max<index_t>({la, lb, 1}), name);
+  o.source = file;
+  return o;
+}
+
 TcuRun run_intmul(TensorUnit& unit, const TcuProblem& p, bool use_karatsuba) {
   const char* name = use_karatsuba ? "karatsuba" : "intmul";
-  if (p.size < 1 || p.size > kIntmulMaxBits)
-    throw config_error(std::string(name) + ": " + p.size_name + " (bits) must be in [1, " +
-                       std::to_string(kIntmulMaxBits) + "], got " + std::to_string(p.size));
-  std::mt19937_64 gen(p.seed);
-  const auto a = random_bits(gen, p.size), b = random_bits(gen, p.size);
+  const Operands o = intmul_operands(p, name);
   TcuRun run;
-  const auto c = multiply_words(unit, a, b, use_karatsuba, &run.details);
+  const auto c = multiply_words(unit, o.a, o.b, use_karatsuba, &run.details);
   run.reference = "schoolbook on 32-bit digits (exact integers)";
-  run.verified = c == schoolbook_words(a, b);
-  run.details["bits"] = p.size;
+  run.verified = c == schoolbook_words(o.a, o.b);
+  run.details["bits"] = o.bits;
+  run.details["size"] = o.bits;
+  run.details["input"] = o.source;
+  run.details["product_bits"] = bit_length(c);
+  run.details["product_low_word"] = c.empty() ? std::uint64_t{0} : c[0];  // c mod 2^64
   return run;
 }
 

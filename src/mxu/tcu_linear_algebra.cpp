@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <numeric>
 #include <random>
 #include <stdexcept>
@@ -29,6 +30,7 @@
 #include "io/matrix_reader.hpp"
 #include "io/tensor_io.hpp"
 #include "mxu/tcu_algorithms.hpp"
+#include "mxu/tcu_inputs.hpp"
 
 namespace triada {
 namespace {
@@ -37,7 +39,6 @@ using Mat = std::vector<double>;  // row-major
 
 // Largest natural size each algorithm accepts (dense side x side doubles must fit in memory).
 constexpr index_t kMaxDenseSide = 4096;
-constexpr index_t kMaxSparseSide = 8192;
 
 index_t round_up(index_t x, index_t q) {
   return (x + q - 1) / q * q;
@@ -53,60 +54,14 @@ size_t sz(index_t v) {
 }
 
 // ---------------------------------------------------------------------------------------
-// Inputs
+// Inputs (mxu/tcu_inputs.hpp)
 
-// A real rank-1 or rank-2 dataset (any integer or float type), read serially.
-Mat read_real(const std::string& file, const std::string& dset, std::vector<index_t>& dims) {
-  RealArray a = read_real_array({file, dset, file, 1, 2, ArrayWords::plain});
-  dims = std::move(a.dims);
-  return std::move(a.data);
-}
-
-// A square rank-2 dataset; returns its side.
-index_t read_square(const std::string& file, const std::string& dset, Mat& out) {
-  std::vector<index_t> dims;
-  out = h5::reading_input(file + ":" + dset, [&] { return read_real(file, dset, dims); });
-  if (dims.size() != 2 || dims[0] != dims[1] || dims[0] < 1)
-    throw input_error(file + ":" + dset + ": expected a non-empty square matrix");
-  for (double v : out)
-    if (!std::isfinite(v)) throw input_error(file + ":" + dset + ": holds a non-finite value");
-  return dims[0];
-}
-
-// The input of algorithms that read fixed datasets: the file alone.
-std::string input_file(const TcuProblem& p, const char* algo, const char* datasets) {
-  const DatasetRef ref = parse_dataset_ref(p.input);
-  if (!ref.dataset.empty())
-    throw config_error(p.input_name + ": " + algo + " reads the datasets " + datasets +
-                       "; give the file name alone, got '" + p.input + "'");
-  return ref.file;
-}
-
-// The natural size: the one asked for, or the file's; both given must agree.
-index_t resolve_size(const TcuProblem& p, index_t from_file, const char* algo) {
-  if (p.size > 0 && p.size != from_file)
-    throw config_error(p.size_name + " " + std::to_string(p.size) + " does not match the " + algo +
-                       " input " + p.input + " (size " + std::to_string(from_file) + ")");
-  return from_file;
-}
-
-// A size asked for (a config error naming it `size_name`) or, when `from` names it, read
-// from that input dataset (an input error naming the file).
-void check_size(const std::string& size_name, const char* algo, index_t size, index_t max,
-                const char* rule, const std::string& from = "") {
-  if (size >= 1 && size <= max) return;
-  const std::string need =
-      std::string(algo) + " needs " + rule + " in [1, " + std::to_string(max) + "]";
-  if (from.empty()) throw config_error(size_name + " " + std::to_string(size) + ": " + need);
-  throw input_error(from + ": size " + std::to_string(size) + ": " + need);
-}
-
-// The dataset of --input a size was read from, FILE:/DSET; empty for generated data.
-std::string size_source(const TcuProblem& p, const char* default_dataset) {
-  if (p.input.empty()) return "";
-  const DatasetRef ref = parse_dataset_ref(p.input);
-  return ref.file + ":" + (ref.dataset.empty() ? default_dataset : ref.dataset);
-}
+using tcu_in::check_size;
+using tcu_in::input_file;
+using tcu_in::read_real;
+using tcu_in::read_square;
+using tcu_in::resolve_size;
+using tcu_in::size_source;
 
 bool all_integer(const Mat& a) {
   return std::all_of(a.begin(), a.end(), [](double v) { return v == std::nearbyint(v); });
@@ -297,45 +252,63 @@ void strassen_rec(TensorUnit& u, index_t d, const double* A, index_t lda, const 
   u.cpu(u64(8 * h * h));
 }
 
-// ---------------------------------------------------------------------------------------
-// Sparse matrices (Theorem 3)
-
-// Each row of the matrix gets min(d, side) distinct columns with values in [1, 9].
-std::vector<SparseEntry> random_sparse(index_t side, index_t d, std::mt19937_64& gen) {
-  std::vector<SparseEntry> e;
-  std::uniform_int_distribution<index_t> col(0, side - 1);
-  std::uniform_int_distribution<int> val(1, 9);
-  const index_t k = std::min(d, side);
-  std::vector<index_t> picked;
-  for (index_t i = 0; i < side; ++i) {
-    picked.clear();
-    while (static_cast<index_t>(picked.size()) < k) {
-      const index_t c = col(gen);
-      if (std::find(picked.begin(), picked.end(), c) == picked.end()) picked.push_back(c);
+// C = A (R x K) B (K x N) by Strassen on D x D blocks (fast_product_side): tile (i0, j0)
+// of C is the sum over the depth chunks k0 of the Strassen products of the zero-padded
+// blocks; summing the chunks is CPU work, one addition per entry after the first chunk.
+Mat fast_product(TensorUnit& u, index_t R, index_t K, index_t N, const Mat& A, const Mat& B) {
+  const index_t D = fast_product_side(u.side(), R, K, N);
+  Mat C(sz(R * N), 0.0), a(sz(D * D)), b(sz(D * D)), c(sz(D * D));
+  // The zero-padded D x D block of X (rows x cols) at (r0, c0): data movement, free.
+  const auto block = [D](const Mat& X, index_t rows, index_t cols, index_t r0, index_t c0,
+                         Mat& out) {
+    std::fill(out.begin(), out.end(), 0.0);
+    const index_t h = std::min(D, rows - r0), w = std::min(D, cols - c0);
+    for (index_t i = 0; i < h; ++i) std::copy_n(&X[sz((r0 + i) * cols + c0)], w, &out[sz(i * D)]);
+  };
+  std::uint64_t adds = 0;
+  for (index_t i0 = 0; i0 < R; i0 += D)
+    for (index_t j0 = 0; j0 < N; j0 += D) {
+      const index_t h = std::min(D, R - i0), w = std::min(D, N - j0);
+      for (index_t k0 = 0; k0 < K; k0 += D) {
+        block(A, R, K, i0, k0, a);
+        block(B, K, N, k0, j0, b);
+        strassen_rec(u, D, a.data(), D, b.data(), D, c.data(), D);
+        for (index_t i = 0; i < h; ++i)
+          for (index_t j = 0; j < w; ++j) C[sz((i0 + i) * N + j0 + j)] += c[sz(i * D + j)];
+        if (k0 > 0) adds += u64(h * w);
+      }
     }
-    std::sort(picked.begin(), picked.end());
-    for (index_t c : picked) e.push_back({i, c, static_cast<double>(val(gen))});
-  }
-  return e;
-}
-
-std::vector<SparseEntry> dense_to_entries(const Mat& a, index_t side, const std::string& name) {
-  std::vector<SparseEntry> e;
-  for (index_t i = 0; i < side; ++i)
-    for (index_t j = 0; j < side; ++j) {
-      const double v = a[sz(i * side + j)];
-      if (v == 0) continue;
-      if (v < 0 || v != std::nearbyint(v))
-        throw input_error(name +
-                          ": spmm needs non-negative integer entries (the sketch "
-                          "recovery is exact for them), found " +
-                          std::to_string(v));
-      e.push_back({i, j, v});
-    }
-  return e;
+  u.cpu(adds);
+  return C;
 }
 
 }  // namespace
+
+void set_product_bounds(TcuRun& run, TcuProduct product, double n, const TensorUnit& u,
+                        const std::function<double(double, double, double, TcuProduct)>& bound,
+                        const std::string& formula, double exponent) {
+  const double m = dbl(u.m()), l = dbl(u.latency());
+  run.details["product"] = to_string(product);
+  run.details["bounds"] = {{"fast", bound(n, m, l, TcuProduct::fast)},
+                           {"classical", bound(n, m, l, TcuProduct::classical)}};
+  run.bound = bound(n, m, l, product);
+  run.bound_formula = formula;
+  run.growth_exponent = exponent;
+}
+
+index_t fast_product_side(index_t s, index_t R, index_t K, index_t N) {
+  const index_t least = std::min({R, K, N});
+  index_t D = s;
+  while (D < least) D *= 2;
+  return D;
+}
+
+std::vector<double> tcu_product(TensorUnit& u, index_t R, index_t K, index_t N,
+                                const std::vector<double>& A, const std::vector<double>& B,
+                                TcuProduct product) {
+  if (product == TcuProduct::fast) return fast_product(u, R, K, N, A, B);
+  return padded_product(u, R, K, N, A, B);
+}
 
 std::vector<double> reference_product(const std::vector<double>& A, const std::vector<double>& B,
                                       index_t R, index_t K, index_t N) {
@@ -345,38 +318,6 @@ std::vector<double> reference_product(const std::vector<double>& A, const std::v
       const double a = A[sz(i * K + k)];
       for (index_t j = 0; j < N; ++j) C[sz(i * N + j)] += a * B[sz(k * N + j)];
     }
-  return C;
-}
-
-std::vector<SparseEntry> reference_sparse_product(std::vector<SparseEntry> A,
-                                                  const std::vector<SparseEntry>& B, index_t side) {
-  std::sort(A.begin(), A.end(), [](const SparseEntry& x, const SparseEntry& y) {
-    return x.row != y.row ? x.row < y.row : x.col < y.col;
-  });
-  std::vector<std::vector<SparseEntry>> brows(sz(side));
-  for (const auto& e : B) brows[sz(e.row)].push_back(e);
-  std::vector<double> acc(sz(side), 0.0);
-  std::vector<char> touched(sz(side), 0);
-  std::vector<index_t> cols;
-  std::vector<SparseEntry> C;
-  size_t a = 0;
-  for (index_t i = 0; i < side; ++i) {
-    cols.clear();
-    for (; a < A.size() && A[a].row == i; ++a)
-      for (const auto& b : brows[sz(A[a].col)]) {
-        if (!touched[sz(b.col)]) {
-          touched[sz(b.col)] = 1;
-          cols.push_back(b.col);
-        }
-        acc[sz(b.col)] += A[a].v * b.v;
-      }
-    std::sort(cols.begin(), cols.end());
-    for (index_t j : cols) {
-      if (acc[sz(j)] != 0) C.push_back({i, j, acc[sz(j)]});
-      acc[sz(j)] = 0;
-      touched[sz(j)] = 0;
-    }
-  }
   return C;
 }
 
@@ -532,235 +473,6 @@ TcuRun tcu_strassen(TensorUnit& u, const TcuProblem& p) {
   return run_square_product(u, p, "strassen", tcu_strassen_dense);
 }
 
-// =======================================================================================
-// Theorem 3: sparse matrix multiplication, output-sensitive.
-//
-// Compression (after the hashing idea of the paper's reference [12]): the rows of A are
-// hashed into b buckets by a random h, the columns of B into b buckets by a random g, with
-// b = ceil(sqrt(U)) for U an upper bound on the output nonzeros still unknown (at first
-// sum_k nnz(A(:,k)) nnz(B(k,:))). Three row sketches of A (weights 1, i+1, (i+1)^2) stacked
-// as a 3b x sqrt(n) matrix and three column sketches of B (weights 1, j+1, (j+1)^2) are
-// built on the CPU (O(I) operations); their dense products on the unit (Theorem 2
-// blocking) give, for each bucket (a, c) of C,
-//   S0 = sum c_ij, S1 = sum (i+1) c_ij, S2 = sum (i+1)^2 c_ij, T1, T2 likewise in j,
-// over the entries with h(i) = a, g(j) = c. With positive integer entries a bucket holds a
-// single entry iff S1 = q S0 and S2 = q^2 S0 (Cauchy-Schwarz equality) and the same in j:
-// the entry is then (q - 1, q' - 1) with value S0, recovered exactly. Recovered entries are
-// subtracted from the next rounds' sketches (CPU); rounds with fresh hashes repeat until
-// every bucket is empty (positive values: an empty residual bucket holds no unknown entry).
-// Once ceil(sqrt(U)) >= sqrt(n) the hashes are the identity (b = sqrt(n)) and the round is
-// the plain dense product. The rounds' products are the sqrt(Z) x sqrt(n) by sqrt(n) x
-// sqrt(Z) products of Theorem 3 (computed with the standard w0 = 3/2); about 1/e of the
-// unknown entries are alone in their bucket per round, so the total is about e Z buckets.
-//
-// Default input: each row of A and of B has 3 nonzeros (values 1..9) in random columns,
-// so I = 6 sqrt(n) and Z <= 9 sqrt(n); the bound is evaluated for those values.
-
-namespace {
-constexpr index_t kSpmmPerRow = 3;
-double spmm_theorem(double n, double m, double l, double Z, double I) {
-  if (Z <= 0) return I;
-  return std::sqrt(n / Z) * std::pow(Z / m, 1.5) * (m + l) + I;
-}
-}  // namespace
-
-double bound_spmm(double n, double m, double l) {
-  const double side = std::sqrt(n);
-  const double Z = std::min(double(kSpmmPerRow * kSpmmPerRow) * side, n);
-  const double I = 2.0 * double(kSpmmPerRow) * side;
-  return spmm_theorem(n, m, l, Z, I);
-}
-const char* formula_spmm() {
-  return "sqrt(n/Z) (Z/m)^1.5 (m + l) + I with the default input's Z = min(9 sqrt(n), n), "
-         "I = 6 sqrt(n)";
-}
-double exponent_spmm() {
-  return 1.0;
-}
-
-namespace {
-
-// Input validation of spmm (not part of the algorithm, not charged): positive integer
-// values, and the largest sketch value, sum_ij (i+1)^2 C_ij (or (j+1)^2), below 2^53 so
-// that the unit's doubles and the singleton tests are exact.
-void check_spmm_input(const std::vector<SparseEntry>& A, const std::vector<SparseEntry>& B,
-                      index_t side) {
-  std::vector<double> brow(sz(side), 0.0), bw(sz(side), 0.0);
-  for (const auto* M : {&A, &B})
-    for (const auto& e : *M)
-      if (!(e.v > 0) || e.v != std::nearbyint(e.v) || e.row < 0 || e.row >= side || e.col < 0 ||
-          e.col >= side)
-        throw input_error("spmm: entries must be positive integers inside the matrix");
-  for (const auto& e : B) {
-    brow[sz(e.row)] += e.v;
-    bw[sz(e.row)] += dbl(e.col + 1) * dbl(e.col + 1) * e.v;
-  }
-  double rows = 0, cols = 0;
-  for (const auto& e : A) {
-    rows += dbl(e.row + 1) * dbl(e.row + 1) * e.v * brow[sz(e.col)];
-    cols += e.v * bw[sz(e.col)];
-  }
-  if (std::max(rows, cols) >= std::ldexp(1.0, 53))
-    throw input_error("spmm: values too large for the exact sketch (weighted sums reach 2^53)");
-}
-
-}  // namespace
-
-std::vector<SparseEntry> tcu_spmm_entries(TensorUnit& u, std::vector<SparseEntry> A,
-                                          std::vector<SparseEntry> B, index_t side,
-                                          std::uint64_t seed, nlohmann::json* details) {
-  const index_t s = u.side();
-  const index_t I = static_cast<index_t>(A.size() + B.size());
-  check_spmm_input(A, B, side);
-
-  // Upper bound on nnz(C): sum_k nnz(A(:,k)) nnz(B(k,:)) (I counts + 2 sqrt(n) operations).
-  std::vector<index_t> ca(sz(side), 0), rb(sz(side), 0);
-  for (const auto& e : A) ++ca[sz(e.col)];
-  for (const auto& e : B) ++rb[sz(e.row)];
-  u.cpu(u64(I));
-  index_t Zub = 0;
-  for (index_t k = 0; k < side; ++k) Zub += ca[sz(k)] * rb[sz(k)];
-  u.cpu(u64(2 * side));
-  Zub = std::min(Zub, side * side);
-
-  std::vector<SparseEntry> found;
-  std::mt19937_64 gen(seed ^ 0x5a17c0ffeeULL);
-  nlohmann::json rounds = nlohmann::json::array();
-  index_t U = Zub;
-  const index_t Kp = round_up(side, s);
-  for (int round = 0;; ++round) {
-    if (round >= 200) throw std::runtime_error("spmm: sketch recovery did not converge");
-    const auto want = static_cast<index_t>(std::ceil(std::sqrt(dbl(std::max<index_t>(U, 1)))));
-    const bool identity = want >= side;
-    const index_t b = identity ? side : std::max(want, std::min(s, side));
-    std::vector<index_t> h(sz(side)), g(sz(side));
-    if (identity) {
-      std::iota(h.begin(), h.end(), 0);
-      std::iota(g.begin(), g.end(), 0);
-    } else {
-      std::uniform_int_distribution<index_t> bucket(0, b - 1);
-      for (auto& x : h) x = bucket(gen);
-      for (auto& x : g) x = bucket(gen);
-    }
-    // Row sketches of A: SA (3b x Kp), rows [0,b) weight 1, [b,2b) (i+1), [2b,3b) (i+1)^2.
-    // Column sketches of B: SB0 (Kp x b) weight 1, SB12 (Kp x 2b) weights (j+1), (j+1)^2.
-    Mat SA(sz(3 * b * Kp), 0.0), SB0(sz(Kp * b), 0.0), SB12(sz(Kp * 2 * b), 0.0);
-    for (const auto& e : A) {
-      const double w = dbl(e.row + 1), wv = w * e.v;
-      SA[sz(h[sz(e.row)] * Kp + e.col)] += e.v;
-      SA[sz((b + h[sz(e.row)]) * Kp + e.col)] += wv;
-      SA[sz((2 * b + h[sz(e.row)]) * Kp + e.col)] += w * wv;
-    }
-    for (const auto& e : B) {
-      const double w = dbl(e.col + 1), wv = w * e.v;
-      SB0[sz(e.row * b + g[sz(e.col)])] += e.v;
-      SB12[sz(e.row * 2 * b + g[sz(e.col)])] += wv;
-      SB12[sz(e.row * 2 * b + b + g[sz(e.col)])] += w * wv;
-    }
-    u.cpu(u64(5 * I));  // per nonzero: w v, w (w v) and three additions (w = i+1: an index)
-    // On the unit: [SA0; SA1; SA2] x SB0 -> S0, S1, S2 and SA0 x SB12 -> T1, T2.
-    const Mat SA0(SA.begin(), SA.begin() + b * Kp);
-    const Mat P1 = padded_product(u, 3 * b, Kp, b, SA, SB0);
-    const Mat P2 = padded_product(u, b, Kp, 2 * b, SA0, SB12);
-    // Residual sketches: subtract what is already known (5 subtractions, 4 products each).
-    std::vector<std::int64_t> R0(sz(b * b)), R1(sz(b * b)), R2(sz(b * b)), Q1(sz(b * b)),
-        Q2(sz(b * b));
-    for (index_t a = 0; a < b; ++a)
-      for (index_t c = 0; c < b; ++c) {
-        const size_t e = sz(a * b + c);
-        R0[e] = std::llround(P1[sz(a * b + c)]);
-        R1[e] = std::llround(P1[sz((b + a) * b + c)]);
-        R2[e] = std::llround(P1[sz((2 * b + a) * b + c)]);
-        Q1[e] = std::llround(P2[sz(a * 2 * b + c)]);
-        Q2[e] = std::llround(P2[sz(a * 2 * b + b + c)]);
-      }
-    for (const auto& f : found) {
-      const size_t e = sz(h[sz(f.row)] * b + g[sz(f.col)]);
-      const std::int64_t v = std::llround(f.v), wi = f.row + 1, wj = f.col + 1;
-      R0[e] -= v;
-      R1[e] -= wi * v;
-      R2[e] -= wi * wi * v;
-      Q1[e] -= wj * v;
-      Q2[e] -= wj * wj * v;
-    }
-    u.cpu(u64(9 * static_cast<index_t>(found.size())));
-    // Scan the buckets: 1 comparison for an empty one; a non-empty one costs 2 divisions,
-    // 2 remainders, 4 products and 4 comparisons for the singleton tests.
-    index_t recovered = 0, unresolved = 0, nonempty = 0;
-    for (size_t e = 0; e < R0.size(); ++e) {
-      if (R0[e] < 0) throw std::runtime_error("spmm: negative residual sketch (internal error)");
-      if (R0[e] == 0) continue;
-      ++nonempty;
-      const std::int64_t v = R0[e], qi = R1[e] / v, qj = Q1[e] / v;
-      const bool single = R1[e] % v == 0 && R2[e] == qi * qi * v && Q1[e] % v == 0 &&
-                          Q2[e] == qj * qj * v && qi >= 1 && qi <= side && qj >= 1 && qj <= side;
-      if (single) {
-        found.push_back({qi - 1, qj - 1, static_cast<double>(v)});
-        ++recovered;
-      } else {
-        ++unresolved;
-      }
-    }
-    u.cpu(u64(b * b + 12 * nonempty));
-    rounds.push_back({{"buckets", b},
-                      {"identity_hash", identity},
-                      {"recovered", recovered},
-                      {"unresolved_buckets", unresolved}});
-    if (unresolved == 0) break;
-    U = std::max(U - recovered, 2 * unresolved);
-  }
-  std::sort(found.begin(), found.end(), [](const SparseEntry& x, const SparseEntry& y) {
-    return x.row != y.row ? x.row < y.row : x.col < y.col;
-  });
-  if (details) {
-    (*details)["compression"] =
-        "rows of A / columns of B hashed into b = ceil(sqrt(U)) buckets with weights 1, i+1, "
-        "(i+1)^2; singleton buckets decoded exactly, repeated with fresh hashes on the residual";
-    (*details)["I"] = I;
-    (*details)["Z_upper_bound"] = Zub;
-    (*details)["rounds"] = rounds;
-    (*details)["padding"] = "sketches zero-padded to multiples of sqrt(m)";
-  }
-  return found;
-}
-
-TcuRun tcu_spmm(TensorUnit& u, const TcuProblem& p) {
-  index_t side = 0;
-  std::vector<SparseEntry> A, B;
-  std::string source;
-  if (!p.input.empty()) {
-    const std::string file = input_file(p, "spmm", "/A and /B");
-    Mat a, b;
-    const index_t na = read_square(file, "/A", a), nb = read_square(file, "/B", b);
-    if (na != nb) throw input_error(file + ": /A and /B differ in size");
-    side = resolve_size(p, na, "spmm");
-    check_size(p.size_name, "spmm", side, kMaxDenseSide, "a matrix side", size_source(p, "/A"));
-    A = dense_to_entries(a, side, file + ":/A");
-    B = dense_to_entries(b, side, file + ":/B");
-    source = p.input;
-  } else {
-    check_size(p.size_name, "spmm", p.size, kMaxSparseSide, "a matrix side");
-    side = p.size;
-    std::mt19937_64 gen(p.seed);
-    A = random_sparse(side, kSpmmPerRow, gen);
-    B = random_sparse(side, kSpmmPerRow, gen);
-    source = std::to_string(kSpmmPerRow) + " nonzeros (1..9) per row of A and B, seed " +
-             std::to_string(p.seed);
-  }
-  const double n = dbl(side) * dbl(side);
-  TcuRun run;
-  run.details = {{"size", side}, {"theorem_n", n}, {"input", source}};
-  const std::vector<SparseEntry> C = tcu_spmm_entries(u, A, B, side, p.seed, &run.details);
-  const std::vector<SparseEntry> ref = reference_sparse_product(A, B, side);
-  const double Z = dbl(static_cast<index_t>(ref.size()));
-  run.verified = C == ref;
-  run.reference = "CPU sparse row-by-row product, exact equality of every entry";
-  run.details["Z"] = static_cast<index_t>(ref.size());
-  run.details["bound_with_measured_Z_I"] =
-      spmm_theorem(n, dbl(u.m()), dbl(u.latency()), Z, run.details["I"].get<double>());
-  run.details["theorem_condition_Z_ge_m"] = Z >= dbl(u.m());
-  return run;
-}
 // =======================================================================================
 // Theorem 4: forward Gaussian elimination without pivoting, Figure 4, then back
 // substitution. Time n^1.5/sqrt(m) + (n/m) l + n sqrt(m) for a sqrt(n) x sqrt(n) matrix
@@ -1080,26 +792,39 @@ TcuRun tcu_tclosure(TensorUnit& u, const TcuProblem& p) {
 
 // =======================================================================================
 // Theorem 6: Seidel's all-pairs shortest distances. Two n x n products per recursion level
-// (A^2 and D^(2) A; one at the last level), both on the unit with the Theorem 2 blocking
-// (w0 = 3/2). Time (n^2/m)^1.5 (m + l) log2 n.
+// (A^2 and D^(2) A; one at the last level), on the unit with the product Theorem 6 assumes,
+// Theorem 1's fast one (Strassen, w0 = log_4 7), or Theorem 2's classical blocking
+// (w0 = 3/2). Time (n^2/m)^w0 (m + l) log2 n.
+
+namespace {
+double apsd_bound(double n, double m, double l, TcuProduct product) {
+  return std::pow(n * n / m, product_omega0(product)) * (m + l) * std::max(1.0, std::log2(n));
+}
+std::string apsd_formula(TcuProduct product) {
+  return std::string("(n^2/m)^w0 (m + l) log2 n, w0 = ") + (product == TcuProduct::fast
+                                                                ? "log_4 7 = 1.4037 (fast product)"
+                                                                : "3/2 (classical product)");
+}
+}  // namespace
 
 double bound_apsd(double n, double m, double l) {
-  return std::pow(n * n / m, 1.5) * (m + l) * std::max(1.0, std::log2(n));
+  return apsd_bound(n, m, l, TcuProduct::fast);
 }
 const char* formula_apsd() {
-  return "(n^2/m)^w0 (m + l) log2 n, w0 = 3/2";
+  static const std::string f = apsd_formula(TcuProduct::fast);
+  return f.c_str();
 }
 double exponent_apsd() {
-  return 3.0;
+  return 2 * product_omega0(TcuProduct::fast);
 }
 
 namespace {
 
 // Seidel's APD(A) for the connected graph with 0/1 adjacency A (zero diagonal).
-Mat seidel(TensorUnit& u, const Mat& A, index_t n, int& levels) {
+Mat seidel(TensorUnit& u, const Mat& A, index_t n, int& levels, TcuProduct product) {
   ++levels;
   const size_t nn = sz(n * n);
-  const Mat Z = padded_product(u, n, n, n, A, A);
+  const Mat Z = tcu_product(u, n, n, n, A, A, product);
   Mat B(nn, 0.0);
   bool complete = true;
   for (index_t i = 0; i < n; ++i)
@@ -1115,8 +840,8 @@ Mat seidel(TensorUnit& u, const Mat& A, index_t n, int& levels) {
     u.cpu(2 * u64(n * n));
     return D;
   }
-  const Mat T = seidel(u, B, n, levels);
-  const Mat X = padded_product(u, n, n, n, T, A);
+  const Mat T = seidel(u, B, n, levels, product);
+  const Mat X = tcu_product(u, n, n, n, T, A, product);
   std::vector<double> deg(sz(n), 0.0);
   for (index_t i = 0; i < n; ++i)
     for (index_t j = 0; j < n; ++j) deg[sz(j)] += A[sz(i * n + j)];
@@ -1134,15 +859,40 @@ Mat seidel(TensorUnit& u, const Mat& A, index_t n, int& levels) {
 }  // namespace
 
 std::vector<double> tcu_seidel_apsd(TensorUnit& u, const std::vector<double>& adj, index_t n,
-                                    int* levels) {
+                                    int* levels, TcuProduct product) {
   int depth = 0;
   Mat A(adj);
   for (index_t i = 0; i < n; ++i) A[sz(i * n + i)] = 0;
   for (auto& v : A) v = v != 0 ? 1.0 : 0.0;
-  Mat D = seidel(u, A, n, depth);
+  Mat D = seidel(u, A, n, depth, product);
   if (levels) *levels = depth;
   return D;
 }
+
+namespace {
+// Connected by construction: a random spanning tree whose vertex v (in a random order)
+// hangs off one of the 4 vertices before it (long paths: several Seidel levels), plus
+// floor(sqrt(n)) random extra edges.
+Mat random_connected_graph(index_t n, std::uint64_t seed) {
+  std::mt19937_64 gen(seed);
+  std::vector<index_t> perm(sz(n));
+  std::iota(perm.begin(), perm.end(), 0);
+  std::shuffle(perm.begin(), perm.end(), gen);
+  Mat adj(sz(n * n), 0.0);
+  const auto link = [&](index_t a, index_t b) {
+    if (a == b) return;
+    adj[sz(a * n + b)] = adj[sz(b * n + a)] = 1;
+  };
+  for (index_t v = 1; v < n; ++v) {
+    std::uniform_int_distribution<index_t> back(std::max<index_t>(0, v - 4), v - 1);
+    link(perm[sz(v)], perm[sz(back(gen))]);
+  }
+  std::uniform_int_distribution<index_t> any(0, n - 1);
+  const auto extra = static_cast<index_t>(std::sqrt(dbl(n)));
+  for (index_t e = 0; e < extra; ++e) link(any(gen), any(gen));
+  return adj;
+}
+}  // namespace
 
 TcuRun tcu_apsd(TensorUnit& u, const TcuProblem& p) {
   Mat adj;
@@ -1164,25 +914,7 @@ TcuRun tcu_apsd(TensorUnit& u, const TcuProblem& p) {
   } else {
     n = p.size;
     check_size(p.size_name, "apsd", n, kMaxDenseSide, "a number of vertices");
-    // Connected by construction: a random spanning tree whose vertex v (in a random order)
-    // hangs off one of the 4 vertices before it (long paths: several Seidel levels), plus
-    // floor(sqrt(n)) random extra edges.
-    std::mt19937_64 gen(p.seed);
-    std::vector<index_t> perm(sz(n));
-    std::iota(perm.begin(), perm.end(), 0);
-    std::shuffle(perm.begin(), perm.end(), gen);
-    adj.assign(sz(n * n), 0.0);
-    const auto link = [&](index_t a, index_t b) {
-      if (a == b) return;
-      adj[sz(a * n + b)] = adj[sz(b * n + a)] = 1;
-    };
-    for (index_t v = 1; v < n; ++v) {
-      std::uniform_int_distribution<index_t> back(std::max<index_t>(0, v - 4), v - 1);
-      link(perm[sz(v)], perm[sz(back(gen))]);
-    }
-    std::uniform_int_distribution<index_t> any(0, n - 1);
-    const auto extra = static_cast<index_t>(std::sqrt(dbl(n)));
-    for (index_t e = 0; e < extra; ++e) link(any(gen), any(gen));
+    adj = random_connected_graph(n, p.seed);
     source = "random connected undirected graph (spanning tree + sqrt(n) edges), seed " +
              std::to_string(p.seed);
   }
@@ -1194,7 +926,7 @@ TcuRun tcu_apsd(TensorUnit& u, const TcuProblem& p) {
       throw input_error(p.input + ": apsd needs a connected graph; vertex " + std::to_string(v) +
                         " is not reachable from vertex 0");
   int levels = 0;
-  const Mat D = tcu_seidel_apsd(u, adj, n, &levels);
+  const Mat D = tcu_seidel_apsd(u, adj, n, &levels, p.product);
   bool ok = true;
   index_t diameter = 0;
   for (size_t e = 0; e < ref.size(); ++e) {
@@ -1204,15 +936,20 @@ TcuRun tcu_apsd(TensorUnit& u, const TcuProblem& p) {
   TcuRun run;
   run.verified = ok;
   run.reference = "BFS from every vertex, exact equality of all distances";
-  run.details = {
-      {"size", n},
-      {"theorem_n", dbl(n)},
-      {"input", source},
-      {"recursion_levels", levels},
-      {"diameter", diameter},
-      {"products", 2 * levels - 1},
-      {"padding",
-       round_up(n, u.side()) == n ? "none" : "products zero-padded to a multiple of sqrt(m)"}};
+  const bool fast = p.product == TcuProduct::fast;
+  const index_t padded = fast ? fast_product_side(u.side(), n, n, n) : round_up(n, u.side());
+  run.details = {{"size", n},
+                 {"theorem_n", dbl(n)},
+                 {"input", source},
+                 {"recursion_levels", levels},
+                 {"diameter", diameter},
+                 {"products", 2 * levels - 1},
+                 {"padded_side", padded},
+                 {"padding", padded == n ? "none"
+                             : fast      ? "products zero-padded to sqrt(m) 2^k (Strassen)"
+                                         : "products zero-padded to a multiple of sqrt(m)"}};
+  set_product_bounds(run, p.product, dbl(n), u, apsd_bound, apsd_formula(p.product),
+                     2 * product_omega0(p.product));
   return run;
 }
 

@@ -8,10 +8,13 @@
 // other arithmetic operation or comparison is charged with TensorUnit::cpu, one unit each.
 // Copies, zero padding and index arithmetic (including hashing indices) are free.
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
+#include <string>
 #include <vector>
 
 #include "core/types.hpp"
+#include "mxu/tcu_algorithms.hpp"
 #include "mxu/tensor_unit.hpp"
 
 namespace triada {
@@ -36,12 +39,30 @@ std::vector<double> tcu_strassen_dense(TensorUnit& unit, const std::vector<doubl
                                        const std::vector<double>& B, index_t side,
                                        nlohmann::json* details = nullptr);
 
-// Theorem 3: C = A B for sparse A, B (side x side) with positive integer values, by the
-// hashed sketches described in tcu_linear_algebra.cpp; entries sorted by (row, col).
-// `seed` drives the hash functions.
+// C = A (R x K) B (K x N), any sizes >= 1, on the unit with `product`: classical is
+// Theorem 2's blocking (tall strips, zero padding to R >= s and K, N multiples of s); fast
+// is Strassen (Theorem 1) on D x D blocks (fast_product_side), the depth's partial tiles
+// summed on the CPU (one addition per entry of a tile after its first depth chunk).
+std::vector<double> tcu_product(TensorUnit& unit, index_t R, index_t K, index_t N,
+                                const std::vector<double>& A, const std::vector<double>& B,
+                                TcuProduct product);
+// The fast product's block side: s 2^k, the smallest such side >= min(R, K, N).
+index_t fast_product_side(index_t s, index_t R, index_t K, index_t N);
+
+// Reports the product a run used (details.product) and the theorem's bound under both
+// products (details.bounds.fast, .classical); the run's bound is that of `product`.
+void set_product_bounds(TcuRun& run, TcuProduct product, double n, const TensorUnit& unit,
+                        const std::function<double(double, double, double, TcuProduct)>& bound,
+                        const std::string& formula, double exponent);
+
+// Theorem 3: C = A B for sparse A, B (side x side) with any finite real values, by the
+// hashed sketches described in tcu_spmm.cpp; the entries of C whose computed value is not
+// zero, sorted by (row, col). `seed` drives the hash functions. Throws input_error for an
+// entry outside the matrix, a repeated entry or a non-finite value.
 std::vector<SparseEntry> tcu_spmm_entries(TensorUnit& unit, std::vector<SparseEntry> A,
                                           std::vector<SparseEntry> B, index_t side,
-                                          std::uint64_t seed, nlohmann::json* details = nullptr);
+                                          std::uint64_t seed, nlohmann::json* details = nullptr,
+                                          TcuProduct product = TcuProduct::fast);
 
 // Theorem 4 / Figure 4: solves A x = b (N equations) by blocked forward elimination
 // without pivoting on c = [A b; 0 0] and back substitution. Throws input_error on a zero
@@ -56,9 +77,10 @@ std::vector<double> tcu_transitive_closure(TensorUnit& unit, const std::vector<d
                                            index_t n);
 
 // Theorem 6: Seidel's all-pairs shortest distances of a connected undirected graph (0/1
-// symmetric adjacency, zero diagonal). `levels` (optional) gets the recursion depth.
+// symmetric adjacency, zero diagonal), its products run with `product`. `levels`
+// (optional) gets the recursion depth.
 std::vector<double> tcu_seidel_apsd(TensorUnit& unit, const std::vector<double>& adj, index_t n,
-                                    int* levels = nullptr);
+                                    int* levels = nullptr, TcuProduct product = TcuProduct::fast);
 
 // ---- CPU references (never charged) ----------------------------------------------------
 // Triple loop, C = A (R x K) B (K x N).

@@ -10,6 +10,7 @@
 #include "core/error.hpp"
 #include "mxu/tcu_algorithms.hpp"
 #include "mxu/tcu_error_bounds.hpp"
+#include "mxu/tcu_inputs.hpp"
 #include "mxu/tcu_numeric.hpp"
 
 namespace triada {
@@ -59,16 +60,67 @@ std::vector<double> tcu_polyeval_points(TensorUnit& unit, const std::vector<doub
   return result;
 }
 
+namespace {
+
+// The coefficients (a_0 first) and the points: /coefficients and /points of --input, or
+// uniform in [-1, 1] (p = --points, default n).
+struct PolyInput {
+  std::vector<double> a, x;
+  std::string source, rule;
+};
+PolyInput polyeval_input(const TcuProblem& p, index_t s) {
+  PolyInput in;
+  if (p.input.empty()) {
+    const index_t n = p.size, np = p.points > 0 ? p.points : n;
+    if (n < 1 || n > kPolyevalMaxSize)
+      throw config_error("polyeval: " + p.size_name + " (coefficients) must be in [1, " +
+                         std::to_string(kPolyevalMaxSize) + "], got " + std::to_string(n));
+    if (np > kPolyevalMaxSize)
+      throw config_error("polyeval: " + tcu_in::param_name(p, "points") + " must be in [1, " +
+                         std::to_string(kPolyevalMaxSize) + "], got " + std::to_string(np));
+    std::mt19937_64 gen(p.seed);
+    std::uniform_real_distribution<double> d(-1.0, 1.0);
+    in.a.resize(static_cast<size_t>(n));
+    in.x.resize(static_cast<size_t>(np));
+    for (auto& v : in.a) v = d(gen);
+    for (auto& v : in.x) v = d(gen);
+    in.source = "seed " + std::to_string(p.seed);
+    in.rule = (p.points > 0 ? "p = " + std::to_string(np) : std::string("p = n")) +
+              " points, uniform in [-1, 1]; coefficients uniform in [-1, 1]";
+    return in;
+  }
+  const std::string file = tcu_in::input_file(p, "polyeval", "/coefficients and /points");
+  in.a = tcu_in::read_vector(file, "/coefficients");
+  in.x = tcu_in::read_vector(file, "/points");
+  tcu_in::check_size(p.size_name, "polyeval", static_cast<index_t>(in.a.size()), kPolyevalMaxSize,
+                     "a number of coefficients", file + ":/coefficients");
+  tcu_in::check_size(p.size_name, "polyeval", static_cast<index_t>(in.x.size()), kPolyevalMaxSize,
+                     "a number of points", file + ":/points");
+  tcu_in::resolve_size(p, static_cast<index_t>(in.a.size()), "polyeval");
+  // Every value must stay inside binary64: sum_h |a_h| |x|^h bounds the partial sums, and
+  // the powers x^h the algorithm forms go up to h = max(n, sqrt(m)) - 1.
+  const long double top = static_cast<long double>(std::numeric_limits<double>::max()) / 4;
+  const auto h =
+      static_cast<long double>(std::max<index_t>(static_cast<index_t>(in.a.size()), s) - 1);
+  for (size_t i = 0; i < in.x.size(); ++i) {
+    const long double ax = std::fabs(static_cast<long double>(in.x[i]));
+    long double mag = 0.0L;
+    for (size_t j = in.a.size(); j-- > 0;) mag = mag * ax + std::fabs(in.a[j]);
+    if (!(mag <= top) || (ax > 1 && h * std::log(ax) >= std::log(top)))
+      throw input_error(file + ":/points: point " + std::to_string(i) +
+                        ": sum_h |a_h| |x|^h or x^h overflows binary64");
+  }
+  in.source = file;
+  in.rule = "p = " + std::to_string(in.x.size()) + " points from " + file + ":/points";
+  return in;
+}
+
+}  // namespace
+
 TcuRun tcu_polyeval(TensorUnit& unit, const TcuProblem& p) {
-  const index_t n = p.size;
-  if (n < 1 || n > kPolyevalMaxSize)
-    throw config_error("polyeval: " + p.size_name + " (coefficients) must be in [1, " +
-                       std::to_string(kPolyevalMaxSize) + "], got " + std::to_string(n));
-  std::mt19937_64 gen(p.seed);
-  std::uniform_real_distribution<double> d(-1.0, 1.0);
-  std::vector<double> a(static_cast<size_t>(n)), x(static_cast<size_t>(n));  // p = n points
-  for (auto& v : a) v = d(gen);
-  for (auto& v : x) v = d(gen);
+  const PolyInput in = polyeval_input(p, unit.side());
+  const std::vector<double>&a = in.a, &x = in.x;
+  const auto n = static_cast<index_t>(a.size()), np = static_cast<index_t>(x.size());
   const std::vector<double> y = tcu_polyeval_points(unit, a, x);
 
   // Horner in long double; error scaled by sum_h |a_h| |x|^h (the condition of the sum).
@@ -80,7 +132,8 @@ TcuRun tcu_polyeval(TensorUnit& unit, const TcuProblem& p) {
       h = h * xi + a[j];
       mag = mag * std::fabs(xi) + std::fabs(static_cast<long double>(a[j]));
     }
-    err = std::max(err, static_cast<double>(std::fabs(static_cast<long double>(y[i]) - h) / mag));
+    const long double diff = std::fabs(static_cast<long double>(y[i]) - h);
+    err = std::max(err, static_cast<double>(mag > 0 ? diff / mag : diff));
   }
   // The unit's bound (tcu_polyeval_error_bound) plus Horner's own in long double (2n
   // roundings, also in the scale): (g + gl) / (1 - gl); (1 + 2u): err's rounding to double.
@@ -92,15 +145,27 @@ TcuRun tcu_polyeval(TensorUnit& unit, const TcuProblem& p) {
   run.reference = "Horner in long double";
   run.verified = err <= bound;
   run.details = {
+      {"size", n},
       {"coefficients", n},
-      {"points", n},
-      {"points_rule", "p = n points, uniform in [-1, 1]; coefficients uniform in [-1, 1]"},
+      {"points", np},
+      {"input", in.source},
+      {"points_rule", in.rule},
       {"padding",
        "coefficients padded with zeros to a multiple of sqrt(m); A's columns "
        "to a multiple of sqrt(m); p < sqrt(m) rows padded by the unit call"},
       {"max_scaled_error", err},
       {"max_scaled_error_bound", bound},
+      {"result_head", std::vector<double>(y.begin(), y.begin() + std::min<index_t>(np, 8))},
       {"error_measure", "|y - horner| / sum_h |a_h| |x|^h"}};
+  if (p.points > 0 || !p.input.empty()) {  // p no longer tied to n
+    const double sm = std::sqrt(static_cast<double>(unit.m()));
+    run.bound = static_cast<double>(np) * static_cast<double>(n) / sm +
+                static_cast<double>(np) * sm +
+                static_cast<double>(n) / static_cast<double>(unit.m()) *
+                    static_cast<double>(unit.latency());
+    run.bound_formula = "p n / sqrt(m) + p sqrt(m) + (n/m) l, p = " + std::to_string(np);
+    run.growth_exponent = 1.0;  // in n for a fixed p
+  }
   return run;
 }
 

@@ -1,7 +1,23 @@
+#include <cmath>
+
 #include "core/error.hpp"
 #include "mxu/tcu_algorithms.hpp"
 
 namespace triada {
+
+TcuProduct parse_tcu_product(const std::string& word) {
+  if (word == "fast") return TcuProduct::fast;
+  if (word == "classical") return TcuProduct::classical;
+  throw config_error("unknown product '" + word + "' (known: fast, classical)");
+}
+
+std::string to_string(TcuProduct p) {
+  return p == TcuProduct::fast ? "fast" : "classical";
+}
+
+double product_omega0(TcuProduct p) {
+  return p == TcuProduct::fast ? std::log(7.0) / std::log(4.0) : 1.5;
+}
 
 const std::vector<TcuAlgorithm>& tcu_algorithms() {
   // Bound formulas: see each implementation file for the theorem's statement.

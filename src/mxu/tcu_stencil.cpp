@@ -10,6 +10,7 @@
 #include "core/error.hpp"
 #include "mxu/tcu_algorithms.hpp"
 #include "mxu/tcu_error_bounds.hpp"
+#include "mxu/tcu_inputs.hpp"
 #include "mxu/tcu_numeric.hpp"
 
 namespace triada {
@@ -17,6 +18,12 @@ namespace triada {
 namespace {
 
 constexpr index_t kStencilMaxSide = 2048;
+constexpr index_t kStencilMaxDft = 2048;  // Lemma 1's DFT length: L^2 complex entries per block
+
+// Theorem 8: n max(1, log_m k) + l max(1, log2 k) (constants 1).
+double stencil_bound(double n, double m, double l, double k) {
+  return n * std::max(1.0, std::log(k) / std::log(m)) + l * std::max(1.0, std::log2(k));
+}
 // Blocks transformed together: the batch is capped at this many complex entries (memory);
 // each batch is one tall product per DFT level, as in Lemma 1.
 constexpr index_t kStencilBatchEntries = index_t{1} << 20;
@@ -268,17 +275,79 @@ std::vector<double> tcu_stencil_matrix(TensorUnit& unit, const std::vector<doubl
   return out;
 }
 
+namespace {
+
+// The kernel of a run: the problem's 9 finite weights, or the default.
+StencilKernel run_kernel(const TcuProblem& p) {
+  if (p.kernel.empty()) return stencil_default_kernel();
+  const std::string name = tcu_in::param_name(p, "kernel");
+  if (p.kernel.size() != 9)
+    throw config_error("stencil: " + name + " needs 9 weights, got " +
+                       std::to_string(p.kernel.size()));
+  StencilKernel w{};
+  for (size_t i = 0; i < 9; ++i) {
+    if (!std::isfinite(p.kernel[i]))
+      throw config_error("stencil: " + name + ": a weight is not finite");
+    w[i] = p.kernel[i];
+  }
+  return w;
+}
+
+// The number of sweeps k of a run: the problem's, or the default for the side and m. The
+// DFT of Lemma 1 has length L = the smallest power of sqrt(m) >= 3k, at most kStencilMaxDft.
+index_t run_sweeps(const TcuProblem& p, index_t N, std::int64_t m, index_t s) {
+  if (p.sweeps <= 0) return stencil_default_sweeps(N, m);
+  const index_t k = p.sweeps;
+  if (s >= 2 && (k > kStencilMaxDft || stencil_dft_length(k, s) > kStencilMaxDft))
+    throw config_error("stencil: " + tcu_in::param_name(p, "k") + " " + std::to_string(k) +
+                       ": the DFT length (the smallest power of sqrt(m) = " + std::to_string(s) +
+                       " >= 3k) exceeds " + std::to_string(kStencilMaxDft));
+  return k;
+}
+
+// The matrix: --input's dataset (default /A, square), or uniform in [-1, 1].
+std::vector<double> stencil_input(const TcuProblem& p, index_t& N, std::string& source) {
+  if (p.input.empty()) {
+    N = p.size;
+    tcu_in::check_size(p.size_name, "stencil", N, kStencilMaxSide, "a matrix side");
+    std::mt19937_64 gen(p.seed);
+    std::uniform_real_distribution<double> dist(-1.0, 1.0);
+    std::vector<double> A(static_cast<size_t>(N * N));
+    for (auto& v : A) v = dist(gen);
+    source = "uniform in [-1, 1], seed " + std::to_string(p.seed);
+    return A;
+  }
+  const DatasetRef ref = tcu_in::input_dataset(p, "/A");
+  std::vector<double> A;
+  N = tcu_in::resolve_size(p, tcu_in::read_square(ref.file, ref.dataset, A), "stencil");
+  source = ref.file + ":" + ref.dataset;
+  tcu_in::check_size(p.size_name, "stencil", N, kStencilMaxSide, "a matrix side", source);
+  return A;
+}
+
+double max_abs(const std::vector<double>& v) {
+  double m = 0;
+  for (double x : v) m = std::max(m, std::abs(x));
+  return m;
+}
+
+}  // namespace
+
 TcuRun tcu_stencil(TensorUnit& unit, const TcuProblem& p) {
-  const index_t N = p.size;
-  if (N < 1 || N > kStencilMaxSide)
-    throw config_error("stencil: " + p.size_name + " (matrix side) must be in [1, " +
-                       std::to_string(kStencilMaxSide) + "], got " + std::to_string(N));
-  const index_t k = stencil_default_sweeps(N, unit.m());
-  const StencilKernel w = stencil_default_kernel();
-  std::mt19937_64 gen(p.seed);
-  std::uniform_real_distribution<double> dist(-1.0, 1.0);
-  std::vector<double> A(static_cast<size_t>(N * N));
-  for (auto& v : A) v = dist(gen);
+  index_t N = 0;
+  std::string source;
+  const std::vector<double> A = stencil_input(p, N, source);
+  const index_t k = run_sweeps(p, N, unit.m(), unit.side());
+  const StencilKernel w = run_kernel(p);
+  // (sum |w|)^k bounds sum |W| (Lemma 2's weights) and so every A_t / max|A|: the scale of
+  // the errors below, which must stay inside binary64.
+  double wsum = 0;
+  for (double v : w) wsum += std::abs(v);
+  const double growth = std::pow(wsum, static_cast<double>(k)), amax = max_abs(A);
+  if (!(growth * amax < 1e300))
+    throw config_error("stencil: " + tcu_in::param_name(p, "kernel") + " with " +
+                       tcu_in::param_name(p, "k") + " " + std::to_string(k) +
+                       ": values grow up to (sum |w|)^k max|A|, beyond binary64");
 
   TcuRun run;
   const std::vector<double> got = tcu_stencil_matrix(unit, A, N, k, w, &run.details);
@@ -299,13 +368,21 @@ TcuRun tcu_stencil(TensorUnit& unit, const TcuProblem& p) {
   const double err = norm_diff(got, ref, 2);
   run.reference = "direct iteration of the 9-point stencil k times (window padded by k zeros)";
   run.verified = err <= bound && w_err <= d["weight_matrix_l1_bound"].get<double>();
+  run.details["size"] = N;
   run.details["side"] = N;
+  run.details["input"] = source;
   run.details["theorem_n"] = N * N;
   run.details["kernel"] = w;
   run.details["boundary"] = "whole plane, A zero outside the window at t = 0 (paper's Lemma 1)";
   run.details["max_rel_error"] = rel;
   run.details["frobenius_error"] = err;
   run.details["frobenius_error_bound"] = bound;
+  run.details["result_head"] =
+      std::vector<double>(got.begin(), got.begin() + std::min<index_t>(N, 8));
+  run.bound =
+      stencil_bound(static_cast<double>(N) * static_cast<double>(N), static_cast<double>(unit.m()),
+                    static_cast<double>(unit.latency()), static_cast<double>(k));
+  run.bound_formula = "n max(1, log_m k) + l max(1, log2 k), n = side^2, k = " + std::to_string(k);
   return run;
 }
 
@@ -314,7 +391,7 @@ double bound_stencil(double n, double m, double l) {
   const auto side = static_cast<index_t>(std::llround(std::sqrt(n)));
   const double k =
       static_cast<double>(stencil_default_sweeps(side, static_cast<std::int64_t>(std::llround(m))));
-  return n * std::max(1.0, std::log(k) / std::log(m)) + l * std::max(1.0, std::log2(k));
+  return stencil_bound(n, m, l, k);
 }
 const char* formula_stencil() {
   return "n max(1, log_m k) + l max(1, log2 k), n = side^2, k = default sweeps";

@@ -23,7 +23,7 @@ namespace {
 ConvLayer make(index_t N, index_t CI, index_t HI, index_t WI, index_t CO, index_t HF, index_t WF,
                index_t stride, index_t pad, index_t dil = 1, index_t groups = 1) {
   ConvLayer l;
-  l.name = "t";
+  l.name = std::string(1, 't');  // not = "t": GCC 12 warns falsely (-Wstringop-overflow)
   l.N = N, l.C_I = CI, l.H_I = HI, l.W_I = WI, l.C_O = CO, l.H_F = HF, l.W_F = WF;
   l.stride = stride, l.pad = pad, l.dilation = dil, l.groups = groups;
   validate_layer(l, "test");

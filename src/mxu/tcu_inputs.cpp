@@ -1,0 +1,93 @@
+#include "mxu/tcu_inputs.hpp"
+
+#include <cmath>
+
+#include "core/error.hpp"
+#include "io/hdf5.hpp"
+#include "io/matrix_reader.hpp"
+
+namespace triada::tcu_in {
+
+std::vector<double> read_real(const std::string& file, const std::string& dset,
+                              std::vector<index_t>& dims) {
+  RealArray a = read_real_array({file, dset, file, 1, 2, ArrayWords::plain});
+  dims = std::move(a.dims);
+  return std::move(a.data);
+}
+
+namespace {
+void check_finite(const std::vector<double>& v, const std::string& name) {
+  for (double x : v)
+    if (!std::isfinite(x)) throw input_error(name + ": holds a non-finite value");
+}
+}  // namespace
+
+index_t read_square(const std::string& file, const std::string& dset, std::vector<double>& out) {
+  std::vector<index_t> dims;
+  out = h5::reading_input(file + ":" + dset, [&] { return read_real(file, dset, dims); });
+  if (dims.size() != 2 || dims[0] != dims[1] || dims[0] < 1)
+    throw input_error(file + ":" + dset + ": expected a non-empty square matrix");
+  check_finite(out, file + ":" + dset);
+  return dims[0];
+}
+
+std::vector<double> read_vector(const std::string& file, const std::string& dset) {
+  std::vector<index_t> dims;
+  std::vector<double> v =
+      h5::reading_input(file + ":" + dset, [&] { return read_real(file, dset, dims); });
+  if (dims.size() == 2 && dims[0] != 1 && dims[1] != 1)
+    throw input_error(file + ":" + dset +
+                      ": expected a vector (rank 1, or rank 2 with an extent 1)");
+  check_finite(v, file + ":" + dset);
+  return v;
+}
+
+std::vector<cplx> read_complex_vector(const std::string& file, const std::string& dset) {
+  std::vector<cplx> v = triada::read_vector(file, dset);
+  for (const cplx& x : v)
+    if (!std::isfinite(x.real()) || !std::isfinite(x.imag()))
+      throw input_error(file + ":" + dset + ": holds a non-finite value");
+  return v;
+}
+
+std::string input_file(const TcuProblem& p, const char* algo, const char* datasets) {
+  const DatasetRef ref = parse_dataset_ref(p.input);
+  if (!ref.dataset.empty())
+    throw config_error(p.input_name + ": " + algo + " reads the datasets " + datasets +
+                       "; give the file name alone, got '" + p.input + "'");
+  return ref.file;
+}
+
+DatasetRef input_dataset(const TcuProblem& p, const char* fallback) {
+  DatasetRef ref = parse_dataset_ref(p.input);
+  if (ref.dataset.empty()) ref.dataset = fallback;
+  return ref;
+}
+
+index_t resolve_size(const TcuProblem& p, index_t from_file, const char* algo) {
+  if (p.size > 0 && p.size != from_file)
+    throw config_error(p.size_name + " " + std::to_string(p.size) + " does not match the " + algo +
+                       " input " + p.input + " (size " + std::to_string(from_file) + ")");
+  return from_file;
+}
+
+void check_size(const std::string& size_name, const char* algo, index_t size, index_t max,
+                const char* rule, const std::string& from) {
+  if (size >= 1 && size <= max) return;
+  const std::string need =
+      std::string(algo) + " needs " + rule + " in [1, " + std::to_string(max) + "]";
+  if (from.empty()) throw config_error(size_name + " " + std::to_string(size) + ": " + need);
+  throw input_error(from + ": size " + std::to_string(size) + ": " + need);
+}
+
+std::string size_source(const TcuProblem& p, const char* default_dataset) {
+  if (p.input.empty()) return "";
+  const DatasetRef ref = input_dataset(p, default_dataset);
+  return ref.file + ":" + ref.dataset;
+}
+
+std::string param_name(const TcuProblem& p, const char* name) {
+  return p.option_prefix + name;
+}
+
+}  // namespace triada::tcu_in
