@@ -203,8 +203,7 @@ EngineOptions engine_options(Job& job, const Topology& topo, Progress& progress)
   opt.cell_mode = cfg.mesh.cell_mode;
   opt.shuffle_seed = cfg.shuffle_seed;
   opt.coefficients = [&job](int axis) {
-    return coefficients_for(job.cfg, job.tensors, job.names, axis,
-                            job.plan.in_shape[axis - 1]);
+    return coefficients_for(job.cfg, job.tensors, job.names, axis, job.plan.in_shape[axis - 1]);
   };
   if (topo.world_rank() == 0)
     opt.on_progress = [&job, &progress](int s, std::uint64_t done, std::uint64_t total) {
@@ -272,8 +271,7 @@ nlohmann::json run_typed(Job& job) {
   std::vector<T> in, y0;
   read_bricks(job, topo, in, y0);
   const std::vector<T>* initial = cfg.initial.file.empty() ? nullptr : &y0;
-  Progress progress(!cfg.quiet && topo.world_rank() == 0,
-                    static_cast<int>(job.plan.stages.size()));
+  Progress progress(!cfg.quiet && topo.world_rank() == 0, static_cast<int>(job.plan.stages.size()));
   const EngineOptions opt = engine_options(job, topo, progress);
   // --check keeps the input to rerun it in fp64 afterwards.
   std::vector<T> check_input;

@@ -110,6 +110,7 @@ class ArrayTensors final : public TransformTensors {
   static void check_part(const ArrayView& a, const std::string& name, const TensorInfo& info,
                          const Brick& box, int rank) {
     const std::string part = name + " (rank " + std::to_string(rank) + "'s part)";
+    if (!a.given) throw input_error(part + ": missing (distributed=True: every brick rank's)");
     if (static_cast<int>(a.shape.size()) != 3 || !a.supported())
       check_array(a, 3, part);  // the message of what is wrong with it
     const ext3 want{box.extent(0), box.extent(1), box.extent(2)};

@@ -94,11 +94,10 @@ std::string ArrayView::shape_string() const {
 
 void check_array(const ArrayView& a, int rank, const std::string& name) {
   if (static_cast<int>(a.shape.size()) != rank)
-    throw input_error(name + ": " +
-                      (a.shape.empty() ? std::string("scalar")
-                                       : "rank " + std::to_string(a.shape.size())) +
-                      ", expected a rank-" + std::to_string(rank) +
-                      (rank == 3 ? " tensor" : " matrix"));
+    throw input_error(
+        name + ": " +
+        (a.shape.empty() ? std::string("scalar") : "rank " + std::to_string(a.shape.size())) +
+        ", expected a rank-" + std::to_string(rank) + (rank == 3 ? " tensor" : " matrix"));
   if (!a.supported()) throw input_error(name + ": unsupported element type (" + a.type_name + ")");
   for (index_t n : a.shape)
     if (n == 0) throw input_error(name + ": empty extent " + a.shape_string());

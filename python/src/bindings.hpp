@@ -34,11 +34,15 @@ pyb::array to_numpy(std::vector<T>&& values, const std::vector<index_t>& shape) 
 // The communicator of a call: mpi4py's Comm.py2f() handle, or the world without one.
 MPI_Comm comm_of(const std::optional<std::int64_t>& fortran_handle);
 
-// A program's parser run on `args` (args[0] the program's name) on every rank of `comm`,
-// its errors agreed (mpi::collectively), as the program runs it.
+// Rank 0's arguments on every rank: rank 0's call decides (the others pass their parts of
+// distributed arrays, or None where rank 0's are used).
+std::vector<std::string> rank0_args(const std::vector<std::string>& args, MPI_Comm comm);
+
+// A program's parser run on rank 0's `args` (args[0] the program's name) on every rank of
+// `comm`, its errors agreed (mpi::collectively), as the program runs it.
 template <class Parse>
 auto parse_args(const std::vector<std::string>& args, Parse parse, MPI_Comm comm) {
-  std::vector<std::string> words = args;
+  std::vector<std::string> words = rank0_args(args, comm);
   std::vector<char*> argv;
   for (std::string& w : words) argv.push_back(w.data());
   argv.push_back(nullptr);

@@ -33,6 +33,16 @@ MPI_Comm comm_of(const std::optional<std::int64_t>& fortran_handle) {
   return fortran_handle ? mpi::comm_from_fortran(*fortran_handle) : MPI_COMM_WORLD;
 }
 
+std::vector<std::string> rank0_args(const std::vector<std::string>& args, MPI_Comm comm) {
+  std::string joined;  // NUL-separated: no argument holds a NUL
+  for (const std::string& a : args) joined += a + '\0';
+  joined = mpi::bcast_string(comm, joined, 0);
+  std::vector<std::string> out;
+  for (std::size_t at = 0, end; (end = joined.find('\0', at)) != std::string::npos; at = end + 1)
+    out.push_back(joined.substr(at, end - at));
+  return out;
+}
+
 namespace {
 
 // Python classes of the hierarchy; ValueError and OSError as Python programs expect.

@@ -5,6 +5,8 @@
 #include "bindings.hpp"
 #include "mxu/tcu_linear_algebra.hpp"
 
+#include <span>
+
 namespace triada::py {
 
 namespace {
@@ -78,6 +80,14 @@ void given_operand(const pyb::object& obj, std::vector<double>& values,
   values = values_of(obj);
 }
 
+// Rank 0's operands on every rank (each rank runs its work units on them).
+void share_operands(ConvConfig& given, MPI_Comm comm) {
+  mpi::bcast(comm, given.input_values, 0);
+  mpi::bcast(comm, given.weight_values, 0);
+  mpi::bcast_bytes(comm, std::span<index_t>(given.input_dims), 0);
+  mpi::bcast_bytes(comm, std::span<index_t>(given.weight_dims), 0);
+}
+
 // (the report as JSON text, rank 0's table, the exit code, rank 0's outputs of every
 // layer: None where it was not checked, else {method: NHWC values}).
 pyb::tuple conv(const std::vector<std::string>& args, std::optional<std::int64_t> comm_handle,
@@ -91,6 +101,7 @@ pyb::tuple conv(const std::vector<std::string>& args, std::optional<std::int64_t
     pyb::gil_scoped_release released;
     const MPI_Comm comm = comm_of(comm_handle);
     cfg = parse_args(args, parse_conv_options, comm);
+    share_operands(given, comm);  // rank 0's, as its arguments
     cfg.input_values = std::move(given.input_values);
     cfg.input_dims = given.input_dims;
     cfg.weight_values = std::move(given.weight_values);

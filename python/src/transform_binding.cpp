@@ -1,6 +1,7 @@
 // triada-transform's job on numpy arrays (apps/transform/job.hpp, array_tensors.hpp), and
 // the rank layout a distributed call needs.
 #include <array>
+#include <span>
 
 #include "apps/transform/job.hpp"
 #include "array_tensors.hpp"
@@ -12,13 +13,21 @@ namespace {
 
 using Shape = std::optional<std::array<index_t, 3>>;
 
-// The options parsed as the program parses them; the tensors named as the arguments.
-TransformConfig memory_config(const std::vector<std::string>& args, MPI_Comm comm, bool initial) {
+// The options parsed as the program parses them (rank 0's); the tensors named as the
+// arguments (--initial's value is "initial" where Y0 is given).
+TransformConfig memory_config(const std::vector<std::string>& args, MPI_Comm comm) {
   TransformConfig cfg = parse_args(args, parse_transform_options, comm);
   cfg.input = {"x", ""};
   cfg.output = {"y", ""};
-  cfg.initial = initial ? DatasetRef{"initial", ""} : DatasetRef{};
   return cfg;
+}
+
+// Rank 0's distributed and gather flags on every rank (its call decides).
+void agree_flags(ArrayInputs& in, MPI_Comm comm) {
+  std::array<int, 2> flags{in.distributed ? 1 : 0, in.gather ? 1 : 0};
+  mpi::bcast(comm, std::span<int>(flags), 0);
+  in.distributed = flags[0] != 0;
+  in.gather = flags[1] != 0;
 }
 
 pyb::object box_tuple(const Brick& b) {
@@ -51,12 +60,13 @@ pyb::tuple transform(const std::vector<std::string>& args, const pyb::object& x,
   {
     pyb::gil_scoped_release released;  // the arrays stay alive: the caller holds them
     const MPI_Comm comm = comm_of(comm_handle);
-    const TransformConfig cfg = memory_config(args, comm, in.initial.given);
+    agree_flags(in, comm);
+    const TransformConfig cfg = memory_config(args, comm);
     std::ostringstream out;
     const auto tensors = array_tensors(cfg, in, result);
     const nlohmann::json r = run_transform(cfg, *tensors, comm, out);
-    report = mpi::bcast_string(
-        comm, r.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), 0);
+    report = mpi::bcast_string(comm,
+                               r.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), 0);
     summary = out.str();
   }
   pyb::object box = result.present ? box_tuple(result.box) : pyb::none();

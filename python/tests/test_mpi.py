@@ -4,6 +4,7 @@ give the same bits and counters at every rank count, equal to a run in this proc
 
 import json
 import pathlib
+import sys
 
 import numpy as np
 import pytest
@@ -18,7 +19,7 @@ RANKS = (1, 2, 3, 5)
 def runs(tmp_path_factory):
     out = tmp_path_factory.mktemp("mpi")
     for np_ in RANKS:
-        code, text = mpirun(np_, "python3", HERE / "mpi_job.py", out)
+        code, text = mpirun(np_, sys.executable, HERE / "mpi_job.py", out)
         assert code == 0, text
     return {n: (np.load(out / f"np{n}.npz"), json.loads((out / f"np{n}.json").read_text()))
             for n in RANKS}

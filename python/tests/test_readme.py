@@ -2,6 +2,7 @@
 
 import re
 import subprocess
+import sys
 
 from conftest import SRC, clean_env
 
@@ -12,7 +13,7 @@ def test_the_readme_example_runs_and_matches_scipy():
     assert block, "the README's python example block"
     code = block.group(1)
     assert len(code.strip().splitlines()) == 5
-    p = subprocess.run(["python3", "-c", code], capture_output=True, text=True, cwd=SRC,
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=SRC,
                        env=clean_env(), timeout=120)
     assert p.returncode == 0, p.stderr
     lines = p.stdout.splitlines()

@@ -14,8 +14,10 @@ code 2) or ``triada.InputError`` (a bad tensor; exit 1), both ``ValueError`` s, 
 program's one-line message; ``triada.Error`` is their base.
 
 In one process MPI is started on the first call (and finalized at exit). Under
-``mpirun -np K python3 script.py`` every rank calls the same function with the same
-arguments; pass ``comm=MPI.COMM_WORLD`` (mpi4py) or leave ``comm=None`` for the world.
+``mpirun -np K python3 script.py`` every rank calls the same function; rank 0's arguments
+decide (the other ranks may pass None for arrays rank 0 holds, and pass their own parts of
+distributed ones). Pass ``comm=MPI.COMM_WORLD`` (mpi4py) or leave ``comm=None`` for MPI's
+world.
 An error found on one rank alone (not agreed by all, e.g. an internal error) is raised on
 that rank only: run such scripts as ``python3 -m mpi4py script.py`` so the job ends.
 """
@@ -361,24 +363,21 @@ def tcu(algo, size=None, *, m=None, latency=0, A=None, B=None, inputs=None, inpu
         given["A"] = A
     if B is not None:
         given["B"] = B
-    rank = _triada.rank(handle)
+    root = _triada.rank(handle) == 0  # rank 0's arguments and files are the call's
     with tempfile.TemporaryDirectory(prefix="triada-tcu-") as tmp:
-        in_path = _write_inputs(given, tmp) if given and rank == 0 else ""
-        in_path = _triada.bcast_text(in_path, handle) if given else input
+        in_path = _write_inputs(given, tmp) if given and root else input
         out_path = os.fspath(report) if report is not None else os.path.join(tmp, "report.json")
-        out_path = _triada.bcast_text(out_path, handle)
         args = ["triada-tcu"] + _options(algo=algo, size=size, m=m, latency=latency,
                                          input=in_path, report=out_path,
                                          force=force, **options)
         summary, code, product = _triada.tcu(args, handle, _native(A), _native(B))
-        text = _read_text(out_path) if rank == 0 else ""
+        text = _read_text(out_path) if root else ""
+        if root and given:
+            text = json.dumps(_renamed(json.loads(text), in_path, "inputs"))
         text = _triada.bcast_text(text, handle)
     if verbose and summary:
         print(summary, end="", flush=True)
-    result = json.loads(text)
-    if given:
-        result = _renamed(result, in_path, "inputs")
-    return product, result
+    return product, json.loads(text)
 
 
 def _read_text(path):
@@ -404,9 +403,9 @@ def conv(layer_or_network, *, method="both", mxu=16, input=None, weights=None, b
         The side S of the planar MXU: S x S cells (``--mxu``).
     input : array_like, optional
         One layer's input, N x C_I x H_I x W_I (NCHW), any real type; default: random
-        values from ``seed`` (``--input``). Needed on every rank.
+        values from ``seed`` (``--input``). Needed on rank 0 only.
     weights : array_like, optional
-        One layer's weights, C_O x C_I/groups x H_F x W_F (``--weights``); every rank.
+        One layer's weights, C_O x C_I/groups x H_F x W_F (``--weights``); rank 0's.
     batch : int, optional
         N for every layer (``--batch``).
     latency : int, default 0

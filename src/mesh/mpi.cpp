@@ -62,8 +62,8 @@ void finalize_if_started() noexcept {
 
 MPI_Comm comm_from_fortran(std::int64_t handle) {
   const MPI_Comm c = MPI_Comm_f2c(static_cast<MPI_Fint>(handle));
-  if (c == MPI_COMM_NULL) throw mpi_error("not a communicator (Fortran handle " +
-                                          std::to_string(handle) + ")");
+  if (c == MPI_COMM_NULL)
+    throw mpi_error("not a communicator (Fortran handle " + std::to_string(handle) + ")");
   return c;  // its error handler stays the caller's (mpi4py's returns errors as codes)
 }
 
