@@ -1,11 +1,11 @@
 // The planar MXU's programs on numpy arrays: triada-tcu's job (apps/tcu/job.hpp) and
 // triada-conv's (apps/conv/job.hpp), run as the programs run them.
+#include <span>
+
 #include "apps/conv/job.hpp"
 #include "apps/tcu/job.hpp"
 #include "bindings.hpp"
 #include "mxu/tcu_linear_algebra.hpp"
-
-#include <span>
 
 namespace triada::py {
 
