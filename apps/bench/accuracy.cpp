@@ -24,11 +24,11 @@ bool complex_only(CellMode m) {
   return m == CellMode::m3xu_fp32c;
 }
 
-// The [energy] section with the MAC energy of `mode`, as triada-transform reads it for
+// The mesh config with the cell mode `mode`, as triada-transform reads it for
 // --cell-mode MODE [--mesh FILE]: built-in defaults (= meshcfg/default.ini) unless a file
-// is given.
-EnergyModel energy_for(CellMode mode, const std::string& mesh_file) {
-  return parse_mesh_file(mesh_file, mode).energy;
+// is given; its energy_for() gives the MAC energy on real or complex data.
+MeshConfig mesh_for(CellMode mode, const std::string& mesh_file) {
+  return parse_mesh_file(mesh_file, mode);
 }
 
 struct AccuracyCell {  // one (workload, cell mode)
@@ -79,7 +79,7 @@ double magnitude(const cplx& v) {
 // the world (counters: complete on world rank 0).
 template <class T>
 void run_accuracy_workload(MPI_Comm world, const BenchConfig& cfg, const ext3& shape,
-                           const std::vector<EnergyModel>& energies, AccuracyWorkload& w) {
+                           const std::vector<MeshConfig>& meshes, AccuracyWorkload& w) {
   PlanRequest req;
   req.in_shape = shape;
   req.out_shape = {w.coeffs[0].cols, w.coeffs[1].cols, w.coeffs[2].cols};
@@ -130,8 +130,8 @@ void run_accuracy_workload(MPI_Comm world, const BenchConfig& cfg, const ext3& s
     cell.steps = res.counters.total_steps();
     cell.cycles = res.counters.total_cycles();
     cell.macs = res.counters.total(Counter::macs);
-    const EnergyBreakdown e =
-        energy_of(res.counters.stages, energies[static_cast<size_t>(mi)], cells);
+    const EnergyBreakdown e = energy_of(
+        res.counters.stages, meshes[static_cast<size_t>(mi)].energy_for(w.complex), cells);
     cell.energy_mac_pj = e[Counter::macs];
     cell.energy_total_pj = e.total();
   }
@@ -151,7 +151,7 @@ void print_accuracy_table(std::ostream& os, const ext3& shape,
     os << "  " << w.name << ": " << w.description << ", stage order " << order_str(w.stage_order)
        << ", " << w.cells[0].macs << " MACs, " << w.cells[0].cycles << " fp64 cycles\n";
   char buf[512];
-  std::string head1 = "             ", head2 = "mode       s ";
+  std::string head1 = "                     ", head2 = "mode           s r;c ";
   for (const AccuracyWorkload& w : ws) {
     std::snprintf(buf, sizeof buf, "| %-45s", w.name.c_str());
     head1 += buf;
@@ -162,7 +162,8 @@ void print_accuracy_table(std::ostream& os, const ext3& shape,
   os << head1 << "\n" << head2 << "\n";
   for (int mi = 0; mi < kCellModes; ++mi) {
     const CellMode mode = cell_mode_at(mi);
-    std::snprintf(buf, sizeof buf, "%-10s %d ", to_string(mode).c_str(), substeps(mode));
+    std::snprintf(buf, sizeof buf, "%-14s %2d;%-2d ", to_string(mode).c_str(), substeps(mode),
+                  substeps(mode, true));
     std::string line = buf;
     for (const AccuracyWorkload& w : ws) {
       const AccuracyCell& c = w.cells[static_cast<size_t>(mi)];
@@ -183,25 +184,26 @@ void print_accuracy_table(std::ostream& os, const ext3& shape,
 }
 
 json accuracy_row(const ext3& shape, int mi, const std::vector<AccuracyWorkload>& ws,
-                  const EnergyModel& energy) {
+                  const MeshConfig& mesh) {
   const CellMode mode = cell_mode_at(mi);
   json row = {{"shape", {shape[0], shape[1], shape[2]}},
               {"cell_mode", to_string(mode)},
               {"substeps", substeps(mode)},
-              {"mac_pj", energy.mac_pj()}};
+              {"substep_pj", mesh.mode_mac_pj[static_cast<size_t>(mi)]}};
   json per = json::object();
   for (const AccuracyWorkload& w : ws) {
     const AccuracyCell& c = w.cells[static_cast<size_t>(mi)];
     const AccuracyCell& f = w.cells[0];
     json j = {{"applicable", c.applicable},
               {"element", w.complex ? "complex" : "real"},
-              {"substeps", substeps(mode, w.complex)}};
+              {"substeps", substeps(mode, w.complex)},
+              {"mac_pj", mesh.energy_for(w.complex).mac_pj()}};
     if (!c.applicable) {
       j["max_rel_error"] = nullptr;
       j["mean_rel_error"] = nullptr;
       j["note"] =
           "m3xu-fp32c is a complex-only mode: not run on real data (a real run would "
-          "use its real part, one exact product per MAC, at 2 sub-steps)";
+          "use its real part, one exact product per MAC, at 4 sub-steps)";
     } else {
       j["max_rel_error"] = c.max_rel;
       j["mean_rel_error"] = c.mean_rel;
@@ -267,7 +269,8 @@ void write_accuracy_json(const BenchConfig& cfg, int size, const json& workloads
   j["definition"] =
       "max_rel_error = max |y - y_fp64| / max |y_fp64|, mean_rel_error = mean |y - y_fp64| / "
       "max |y_fp64| (complex: modulus), y_fp64 the fp64 run of the same input and matrices; "
-      "cycles = time steps x the mode's sub-steps; energy_mac_pj = MACs x the mode's mac_pj; "
+      "cycles = time steps x the mode's sub-steps (real or complex data); mac_pj = the "
+      "mode's substep_pj x those sub-steps; energy_mac_pj = MACs x mac_pj; "
       "energy_total_pj: the whole energy model (buses, waits, static) with that mac_pj";
   j["accuracy"] = rows;
   write_json(cfg.json, j, cfg.force);
@@ -278,10 +281,9 @@ void write_accuracy_json(const BenchConfig& cfg, int size, const json& workloads
 
 int run_accuracy(const BenchConfig& cfg, MPI_Comm world) {
   const int rank = mpi::rank(world), size = mpi::size(world);
-  std::vector<EnergyModel> energies;
+  std::vector<MeshConfig> meshes;
   mpi::collectively(world, [&] {
-    for (int mi = 0; mi < kCellModes; ++mi)
-      energies.push_back(energy_for(cell_mode_at(mi), cfg.mesh));
+    for (int mi = 0; mi < kCellModes; ++mi) meshes.push_back(mesh_for(cell_mode_at(mi), cfg.mesh));
   });
   if (rank == 0)
     std::cout << "triada-bench --accuracy: " << size << " rank" << (size > 1 ? "s" : "")
@@ -295,9 +297,9 @@ int run_accuracy(const BenchConfig& cfg, MPI_Comm world) {
     std::vector<AccuracyWorkload> ws = accuracy_workloads(shape, cfg.seed);
     for (AccuracyWorkload& w : ws) {
       if (w.complex)
-        run_accuracy_workload<cplx>(world, cfg, shape, energies, w);
+        run_accuracy_workload<cplx>(world, cfg, shape, meshes, w);
       else
-        run_accuracy_workload<double>(world, cfg, shape, energies, w);
+        run_accuracy_workload<double>(world, cfg, shape, meshes, w);
       if (rank == 0)
         std::fprintf(stderr, "triada-bench --accuracy %s %s: done\n", shape_str(shape).c_str(),
                      w.name.c_str());
@@ -305,7 +307,7 @@ int run_accuracy(const BenchConfig& cfg, MPI_Comm world) {
     if (rank == 0) {
       print_accuracy_table(std::cout, shape, ws);
       for (int mi = 0; mi < kCellModes; ++mi)
-        rows.push_back(accuracy_row(shape, mi, ws, energies[static_cast<size_t>(mi)]));
+        rows.push_back(accuracy_row(shape, mi, ws, meshes[static_cast<size_t>(mi)]));
       if (workloads.empty())
         for (const AccuracyWorkload& w : ws)
           workloads.push_back({{"name", w.name},

@@ -52,6 +52,10 @@ struct BenchConfig {
   std::string mesh;  // --mesh: INI whose [energy] keys give the per-mode MAC energies
   // --mxu: instead, time the planar MXU's fused executor against dgemm (mxu.cpp).
   bool mxu = false;
+  // --m3xu: instead, the M3XU paper's comparison of FP32 designs on the planar MXU (m3xu.cpp);
+  // the GEMM side is sizes[0][0] unless m3xu_size_default.
+  bool m3xu = false;
+  bool m3xu_size_default = true;
 };
 
 // Parses the command line. Returns nothing after writing --help to `help`; throws
@@ -185,6 +189,8 @@ void write_json(const std::string& path, const json& j, bool force);
 int run_accuracy(const BenchConfig& cfg, MPI_Comm world);
 // mxu.cpp: --mxu, collective over `world` (rank 0 times).
 int run_mxu(const BenchConfig& cfg, MPI_Comm world);
+// m3xu.cpp: --m3xu, collective over `world` (rank 0 runs).
+int run_m3xu(const BenchConfig& cfg, MPI_Comm world);
 
 }  // namespace bench
 }  // namespace triada

@@ -348,6 +348,7 @@ int run_bench(int argc, char** argv) {
   });
   if (cfg.accuracy) return run_accuracy(cfg, world);
   if (cfg.mxu) return run_mxu(cfg, world);
+  if (cfg.m3xu) return run_m3xu(cfg, world);
   TimingRun t(cfg, world);
   t.rank = rank;
   t.size = size;

@@ -132,9 +132,15 @@ std::optional<BenchConfig> parse_bench_options(int argc, char** argv, std::ostre
      "2304x256) at S = 16 and 128, and the TCU matmul of side 2048 on m = 256; with --quick "
      "a 1x32x10x10 -> 32 layer at S = 4 and 16 and side 128 (JSON default "
      "bench/results/mxu-<host>-<date>.json)")
+    ("m3xu", "instead: the M3XU paper's comparison (Table III, Sec. VI-B) of FP32 designs "
+     "on the planar MXU at equal memory bandwidth, per unit and per area: the FP32-MXU, "
+     "M3XU, 3xTF32, 4xTF32 and 3xBF16 on the FP16 MXU; an FP32 GEMM of side 128 on a 16 x 16 "
+     "unit (--sizes N for another side; --quick: 32 on 4 x 4); constants from --mesh (JSON "
+     "default bench/results/m3xu-<host>-<date>.json; doc/precision.md)")
     ("mesh", po::value(&mesh)->value_name("FILE"),
-     "--accuracy: mesh config whose [energy] mac_pj / mac_pj_<mode> keys give the MAC "
-     "energies (default: the built-in defaults, which meshcfg/default.ini writes out)");
+     "--accuracy, --m3xu: mesh config whose [energy] mac_pj / mac_pj_<mode> keys give the MAC "
+     "energies (and, --m3xu, mac_ps_ and mac_um2_ the units' cycle and area; default: the "
+     "built-in defaults, which meshcfg/default.ini writes out)");
   // clang-format on
   const po::variables_map vm = parse_command_line_strict(argc, argv, desc);
   if (vm.count("help")) {
@@ -144,7 +150,9 @@ std::optional<BenchConfig> parse_bench_options(int argc, char** argv, std::ostre
          << "and writes one JSON row per (shape, sparsity, variant). Times are the simulation\n"
          << "only: after input generation, before any output. Baselines run on rank 0.\n"
          << "With --accuracy it instead compares every cell mode with fp64 on a 3D DFT, a 3D\n"
-         << "DCT and a GEMM (error, cycles, MAC energy; doc/precision.md).\n\n"
+         << "DCT and a GEMM (error, cycles, MAC energy; doc/precision.md); with --m3xu it\n"
+         << "compares FP32 designs (FP32-MXU, M3XU, 3xTF32, 4xTF32, 3xBF16) as the M3XU paper "
+            "does.\n\n"
          << desc << "\n";
     return std::nullopt;
   }
@@ -152,7 +160,10 @@ std::optional<BenchConfig> parse_bench_options(int argc, char** argv, std::ostre
   c.quick = vm.count("quick") > 0;
   c.accuracy = vm.count("accuracy") > 0;
   c.mxu = vm.count("mxu") > 0;
-  if (c.mxu && c.accuracy) throw config_error("--mxu and --accuracy: choose one");
+  c.m3xu = vm.count("m3xu") > 0;
+  if (int(c.mxu) + int(c.accuracy) + int(c.m3xu) > 1)
+    throw config_error("--mxu, --accuracy and --m3xu: choose one");
+  c.m3xu_size_default = vm["sizes"].defaulted();
   c.mesh = mesh;
   if (vm.count("mesh") && mesh.empty()) throw config_error("--mesh: empty file name");
   if (!mesh.empty()) parse_mesh_file(mesh);  // a bad file fails up front, naming itself
@@ -188,6 +199,8 @@ std::optional<BenchConfig> parse_bench_options(int argc, char** argv, std::ostre
              std::to_string(world_size) + ".json";
   if (c.mxu && !vm.count("json"))
     c.json = "bench/results/mxu-" + host_name() + "-" + today() + ".json";
+  if (c.m3xu && !vm.count("json"))
+    c.json = "bench/results/m3xu-" + host_name() + "-" + today() + ".json";
   if (c.json.empty()) throw config_error("--json: empty file name");
   c.force = vm.count("force") > 0;
   return c;

@@ -173,7 +173,7 @@ ReportContext report_context(const Job& job, const EngineOptions& opt,
   ctx.executor = to_string(opt.executor);
   ctx.precision = {{"cell_mode", to_string(cfg.mesh.cell_mode)},
                    {"substeps", substeps(cfg.mesh.cell_mode, is_complex_v<T>)},
-                   {"mac_pj", cfg.mesh.energy.mac_pj()}};
+                   {"mac_pj", cfg.mesh.energy_for(is_complex_v<T>).mac_pj()}};
   if (cfg.check) {
     const double n = static_cast<double>(plan.out_shape[0] * plan.out_shape[1] * plan.out_shape[2]);
     const double scale = err[2] > 0 ? err[2] : 1.0;
@@ -247,9 +247,9 @@ nlohmann::json report_on_rank0(Job& job, const RunCounters& rc, const EngineOpti
   const TransformConfig& cfg = job.cfg;
   ReportContext ctx = report_context<T>(job, opt, err, mem_all);
   ctx.esop = cfg.mesh.mode == Mode::esop;
-  ctx.energy = cfg.mesh.energy;
-  ctx.physical = physical_model(job.plan, rc, cfg.mesh.physical, cfg.mesh.energy,
-                                cfg.mesh.cell_mode, is_complex_v<T>);
+  ctx.energy = cfg.mesh.energy_for(is_complex_v<T>);
+  ctx.physical = physical_model(job.plan, rc, cfg.mesh.physical, ctx.energy, cfg.mesh.cell_mode,
+                                is_complex_v<T>);
   ctx.physical_params = cfg.mesh.physical;
   ctx.sim_seconds = sim_seconds;
   ctx.wall_seconds =

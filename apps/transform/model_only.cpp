@@ -28,13 +28,13 @@ ReportContext model_context(const TransformConfig& cfg, const Plan& plan, const 
                   "input; no data was read, computed or written"}};
   ctx.mesh_config = cfg.mesh.file;
   ctx.esop = false;  // dense mode: what ESOP would skip depends on the data
-  ctx.energy = cfg.mesh.energy;
+  ctx.energy = cfg.mesh.energy_for(complex_run);
   ctx.executor = "none (--model-only)";
   ctx.precision = {{"cell_mode", to_string(cfg.mesh.cell_mode)},
                    {"substeps", substeps(cfg.mesh.cell_mode, complex_run)},
-                   {"mac_pj", cfg.mesh.energy.mac_pj()}};
+                   {"mac_pj", ctx.energy.mac_pj()}};
   ctx.physical =
-      physical_model(plan, rc, cfg.mesh.physical, cfg.mesh.energy, cfg.mesh.cell_mode, complex_run);
+      physical_model(plan, rc, cfg.mesh.physical, ctx.energy, cfg.mesh.cell_mode, complex_run);
   ctx.physical_params = cfg.mesh.physical;
   return ctx;
 }

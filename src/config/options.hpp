@@ -32,22 +32,31 @@ struct MeshConfig {
   ActuatorPlacement actuators = ActuatorPlacement::automatic;  // [ranks] actuators
   CellMode cell_mode = CellMode::fp64;                         // [cell] mode
   Mode mode = Mode::esop;                                      // [esop] enabled = on | off
-  EnergyModel energy;                                          // [energy] *_pj, mac_pj of cell_mode
-  std::array<double, kCellModes> mode_mac_pj{};  // [energy] MAC energy of every cell mode
+  EnergyModel energy;  // [energy] *_pj; the MAC term: one real MAC of cell_mode
+  std::array<double, kCellModes> mode_mac_pj{};  // [energy] one sub-step of every cell mode
   PhysicalParams physical;  // [technology], [timing], [area], wire keys of [energy]
   MxuMemoryParams mxu;      // [mxu]: the planar MXU's buffer and DRAM (mxu/memory_side.hpp)
   // Runs the cells in `m`: energy's MAC term follows (it is derived, never set alone).
   void use_cell_mode(CellMode m) {
     cell_mode = m;
-    energy[Counter::macs] = mode_mac_pj[static_cast<size_t>(m)];
+    energy = energy_for(false);
+  }
+  // The energy model of a run on real or complex data: its MAC term is one MAC, the
+  // mode's sub-step energy times its sub-steps (doc/precision.md).
+  EnergyModel energy_for(bool complex_data) const {
+    EnergyModel e = energy;
+    e[Counter::macs] =
+        mode_mac_pj[static_cast<size_t>(cell_mode)] * substeps(cell_mode, complex_data);
+    return e;
   }
 };
 
 // Parses only a mesh INI file with defaults (used by tests and other apps).
 MeshConfig parse_mesh_file(const std::string& path);
 
-// The same file with its [cell] mode replaced by `mode`: energy.mac_pj is then the key of
-// that mode ([energy] mac_pj for fp64, mac_pj_<mode> otherwise). Errors as above.
+// The same file with its [cell] mode replaced by `mode`: energy.mac_pj is then one real
+// MAC of that mode ([energy] mac_pj for fp64, mac_pj_<mode> x sub-steps otherwise).
+// Errors as above.
 MeshConfig parse_mesh_file(const std::string& path, CellMode mode);
 
 // A command line that takes the mesh keys besides the program's own options: argv parsed

@@ -1,7 +1,7 @@
 // The planar MXU's fused executor. fp64 cells run the engine's register-blocked kernels
 // (kernels/micro_kernel.hpp) with A read in place and B's rows read in place (a chain packs
 // B); other cell modes run the cell rule's updates as a plain loop through the mode's
-// mac()/store().
+// mma_start()/mma_mac()/mma_store() (one call is one MMA), as the reference does.
 //
 // Why the fp64 kernels give the reference's bits. Output (i, k) of the reference is W from
 // W0 (C, or +0), then for t = 0..d-1 (d = s) in order W = fma(A[i][t], B[t][k], W), in
@@ -300,20 +300,21 @@ std::uint64_t fused_mxu_scalar(const MxuCall& c, Mode mode, CellMode cell_mode, 
   for (index_t i = 0; i < c.r; ++i) {
     const double* a = c.A + i * c.lda;
     double* out = c.C + i * c.ldc;
-    for (index_t k = 0; k < s; ++k) w[k] = c.accumulate ? out[k] : 0.0;
+    for (index_t k = 0; k < s; ++k) w[k] = mma_start(cell_mode, c.accumulate ? out[k] : 0.0);
     for (index_t t = 0; t < s; ++t) {  // step t: the pivot A[i][t] meets row t of B
       const double y = a[t];
       const double* b = c.B + t * c.ldb;
       if (!esop) {
-        for (index_t k = 0; k < s; ++k) w[k] = mac(cell_mode, w[k], y, b[k]);
+        for (index_t k = 0; k < s; ++k) w[k] = mma_mac(cell_mode, w[k], y, b[k]);
         continue;
       }
       if (is_zero(y)) continue;  // no pivot on the line: the row's cells wait
       for (index_t k = 0; k < s; ++k)
-        if (!is_zero(b[k])) w[k] = mac(cell_mode, w[k], y, b[k]);
+        if (!is_zero(b[k])) w[k] = mma_mac(cell_mode, w[k], y, b[k]);
       macs += x.nnz_b[t];
     }
-    for (index_t k = 0; k < s; ++k) out[k] = store(cell_mode, w[k]);
+    for (index_t k = 0; k < s; ++k)
+      out[k] = mma_store(cell_mode, c.accumulate ? out[k] : 0.0, w[k]);
   }
   return esop ? macs : static_cast<std::uint64_t>(c.r * s * s);
 }

@@ -33,8 +33,8 @@ struct MxuCall {
 // Rows are independent: a grid's row blocks are one call of all their rows.
 std::uint64_t fused_mxu_fp64(const MxuCall& c, Mode mode, MxuScratch& x);
 
-// Any cell mode: the cell rule's updates per output, in order, through the mode's mac() and
-// store(), row by row. Returns the cell updates.
+// Any cell mode: the cell rule's updates per output, in order, through the mode's
+// mma_start(), mma_mac() and mma_store(), row by row. Returns the cell updates.
 std::uint64_t fused_mxu_scalar(const MxuCall& c, Mode mode, CellMode cell_mode, MxuScratch& x);
 
 }  // namespace triada

@@ -61,7 +61,7 @@ class MemorySide {
   MemorySide(const MxuMemoryParams& params, index_t side);
 
   // One call of r rows: B with leading dimension ldb; compute_cycles = the call's cycles
-  // (ceil(r / s) s sub-steps).
+  // (ceil(r / s) s steps x the cell mode's sub-steps).
   void on_call(index_t r, const double* B, index_t ldb, bool accumulate,
                std::uint64_t compute_cycles);
   // A host pass reading and writing DRAM words while the unit waits (explicit lowering).

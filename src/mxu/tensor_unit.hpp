@@ -7,8 +7,9 @@
 // TriADA stage (the cell rule of cell/cell_rule.hpp, step t: the pivot column j = t drives
 // its row lines, cell (i, k) does W += A[i][t] * B[t][k]); C is read out of W.
 // Cost in the model: r * s + l time units per call (O(n sqrt(m) + l) with constant 1).
-// The cells compute in a cell mode (precision/cell_mode.hpp): C is what the mode's cells
-// store, and each time step takes the mode's sub-steps (TcuCost::cycles).
+// The cells compute in a cell mode (precision/cell_mode.hpp): a call is one MMA, its
+// outputs what mma_store() gives (the M3XU modes sum a call's exact products wide and add
+// C once), and each time step takes the mode's sub-steps (TcuCost::cycles).
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -35,7 +36,7 @@ struct TcuCost {
 // How a call is executed; both give bitwise the same C and exactly the same counters.
 //   reference  the cell-by-cell loop of the cell rule (the spec and the test oracle)
 //   fused      register-blocked kernels (src/kernels) in fp64, an exact scalar loop of the
-//              mode's mac()/store() otherwise (mxu/fused_mxu.hpp; doc/design.md)
+//              mode's mma_*() otherwise (mxu/fused_mxu.hpp; doc/design.md)
 enum class MxuExecutor { reference, fused };
 MxuExecutor parse_mxu_executor(const std::string& word);  // throws config_error
 std::string to_string(MxuExecutor e);

@@ -9,16 +9,20 @@ namespace triada {
 
 namespace {
 
-// Sources of every default: meshcfg/default.ini and doc/physical.md §6.
+// Sources of every default: meshcfg/default.ini and doc/physical.md §6. fp32 (the paper's
+// FP32-MXU) and the M3XU modes are the fp16 unit scaled by the M3XU paper's Table III.
 constexpr std::array<ModePhysical, kCellModes> kTable{{
     {CellMode::fp64, "mac_ps_fp64", "1200", "mac_um2_fp64", "39168"},
-    {CellMode::fp32, "mac_ps_fp32", "900", "mac_um2_fp32", "11884"},
+    {CellMode::fp32, "mac_ps_fp32", "600", "mac_um2_fp32", "20675"},
     {CellMode::tf32, "mac_ps_tf32", "600", "mac_um2_tf32", "5824"},
     {CellMode::bf16, "mac_ps_bf16", "600", "mac_um2_bf16", "5054"},
     {CellMode::fp16, "mac_ps_fp16", "600", "mac_um2_fp16", "5824"},
     {CellMode::m3xu_fp32, "mac_ps_m3xu_fp32", "726", "mac_um2_m3xu_fp32", "8212"},
     {CellMode::m3xu_fp32c, "mac_ps_m3xu_fp32c", "726", "mac_um2_m3xu_fp32c", "8212"},
+    {CellMode::m3xu_fp32_wide, "mac_ps_m3xu_fp32_wide", "726", "mac_um2_m3xu_fp32_wide", "8212"},
     {CellMode::x3tf32, "mac_ps_3xtf32", "600", "mac_um2_3xtf32", "5824"},
+    {CellMode::x4tf32, "mac_ps_4xtf32", "600", "mac_um2_4xtf32", "5824"},
+    {CellMode::x3bf16, "mac_ps_3xbf16", "600", "mac_um2_3xbf16", "5054"},
 }};
 
 template <class E, size_t N>

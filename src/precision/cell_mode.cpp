@@ -109,51 +109,106 @@ double m3xu_product(float a, float b) {
   return p == 0.0 ? static_cast<double>(a) * static_cast<double>(b) : p;
 }
 
+namespace {
+struct Sum {
+  double s, e;  // s = RN(a + b), a + b = s + e exactly
+};
+// Knuth's TwoSum: exact for finite binary64 values without overflow.
+Sum two_sum(double a, double b) {
+  const double s = a + b, bb = s - a;
+  return {s, (a - (s - bb)) + (b - bb)};
+}
+// a + b rounded to odd (Boldo and Melquiond, "Emulation of a FMA and correctly rounded sums:
+// proved algorithms using rounding to odd", IEEE TC 2008): when inexact, of the two
+// binary64 values around the exact sum the one with an odd last bit.
+double add_round_odd(double a, double b) {
+  const Sum t = two_sum(a, b);
+  if (t.e == 0 || (std::bit_cast<std::uint64_t>(t.s) & 1u)) return t.s;
+  return std::nextafter(t.s, t.e > 0 ? INFINITY : -INFINITY);
+}
+}  // namespace
+
+// Boldo and Melquiond's sum of three: (uh, ul) = TwoSum(b, c), (th, tl) = TwoSum(a, uh),
+// v = RO(tl + ul), z = RO(th + v) equals the exact sum rounded to odd in binary64 (when
+// tl != 0 there was no cancellation, so |tl + ul| < 2 ulp(th) and v's error lies far below
+// th's last bit; when tl == 0, v = ul exactly and z is one rounding). A value rounded to
+// odd with 53 >= 24 + 2 bits rounds to nearest binary32 as the exact sum would.
+float round_sum_binary32(double a, double b, double c) {
+  if (!std::isfinite(a) || !std::isfinite(b) || !std::isfinite(c))
+    return static_cast<float>((a + b) + c);
+  const Sum u = two_sum(b, c);
+  const Sum t = two_sum(a, u.s);
+  const double v = add_round_odd(t.e, u.e);
+  // v == 0: the sum is th exactly, with IEEE's sign of zero (th + 0 would lose a -0).
+  return static_cast<float>(v == 0 ? t.s : add_round_odd(t.s, v));
+}
+
+namespace {
+// Software FP32 from narrow products (CUTLASS's 3xTF32; EEHC's 3xBF16; with `four`, the
+// 4xTF32 the paper says exact emulation needs): a = hi + lo, hi = narrow(a),
+// lo = narrow(a - hi) (a - hi is exact: Sterbenz); the products lo*lo (four only), lo*hi,
+// hi*lo, hi*hi, small ones first, each exact in binary32 and added with one fmaf.
+float split_mac(float w, float a, float b, float (*narrow)(float), bool four) {
+  const float ah = narrow(a), bh = narrow(b);
+  // Inf/NaN operands: the big product alone carries IEEE's result (the split of a
+  // non-finite value has no small part).
+  if (!std::isfinite(a) || !std::isfinite(b)) return std::fmaf(ah, bh, w);
+  const float al = narrow(a - ah), bl = narrow(b - bh);
+  if (four) w = std::fmaf(al, bl, w);
+  w = std::fmaf(al, bh, w);
+  w = std::fmaf(ah, bl, w);
+  return std::fmaf(ah, bh, w);
+}
+
+// An M3XU step (Sec. IV-A, V-B: FP32 results, "no additional error compared to
+// conventional FP32 ALUs"): the exact product added to the binary32 register, one rounding.
+double m3xu_step(double w, double y, double c) {
+  const double p = m3xu_product(static_cast<float>(y), static_cast<float>(c));
+  return round_sum_binary32(static_cast<float>(w), p, -0.0);
+}
+}  // namespace
+
 double mac(CellMode m, double w, double y, double c) {
+  const float wf = static_cast<float>(w), yf = static_cast<float>(y), cf = static_cast<float>(c);
   switch (m) {
     case CellMode::fp64:
       return std::fma(y, c, w);
     case CellMode::fp32:
-      return std::fmaf(static_cast<float>(y), static_cast<float>(c), static_cast<float>(w));
+      return std::fmaf(yf, cf, wf);
     case CellMode::tf32:
-      return std::fmaf(round_tf32(static_cast<float>(y)), round_tf32(static_cast<float>(c)),
-                       static_cast<float>(w));
+      return std::fmaf(round_tf32(yf), round_tf32(cf), wf);
     case CellMode::bf16:
-      return std::fmaf(round_bf16(static_cast<float>(y)), round_bf16(static_cast<float>(c)),
-                       static_cast<float>(w));
+      return std::fmaf(round_bf16(yf), round_bf16(cf), wf);
     case CellMode::fp16:
-      return std::fmaf(round_fp16(static_cast<float>(y)), round_fp16(static_cast<float>(c)),
-                       static_cast<float>(w));
+      return std::fmaf(round_fp16(yf), round_fp16(cf), wf);
     case CellMode::m3xu_fp32:
     case CellMode::m3xu_fp32c:
-      // The wide accumulator: the exact product added in binary64.
-      return w + m3xu_product(static_cast<float>(y), static_cast<float>(c));
-    case CellMode::x3tf32: {
-      const float a = static_cast<float>(y), b = static_cast<float>(c);
-      const float ah = round_tf32(a), bh = round_tf32(b);
-      float acc = static_cast<float>(w);
-      // Inf/NaN operands: the big product alone carries IEEE's result (the split of a
-      // non-finite value has no small part).
-      if (!std::isfinite(a) || !std::isfinite(b)) return std::fmaf(ah, bh, acc);
-      const float al = round_tf32(a - ah), bl = round_tf32(b - bh);
-      acc = std::fmaf(al, bh, acc);
-      acc = std::fmaf(ah, bl, acc);
-      return std::fmaf(ah, bh, acc);
-    }
+      return m3xu_step(w, y, c);
+    case CellMode::m3xu_fp32_wide:  // the wide accumulator: the exact product added in binary64
+      return w + m3xu_product(yf, cf);
+    case CellMode::x3tf32:
+      return split_mac(wf, yf, cf, round_tf32, false);
+    case CellMode::x4tf32:
+      return split_mac(wf, yf, cf, round_tf32, true);
+    case CellMode::x3bf16:
+      return split_mac(wf, yf, cf, round_bf16, false);
   }
   return std::fma(y, c, w);
 }
 
 cplx mac(CellMode m, const cplx& w, const cplx& y, const cplx& c) {
   if (m == CellMode::fp64) return mac(w, y, c);
-  if (m == CellMode::m3xu_fp32c || m == CellMode::m3xu_fp32) {
-    // Eq. 9: four exact products in four sub-steps; the real part's subtraction and both
-    // sums happen in the wide accumulator, then each component is rounded to binary32.
+  if (m == CellMode::m3xu_fp32c || m == CellMode::m3xu_fp32 || m == CellMode::m3xu_fp32_wide) {
+    // Eq. 9: the four exact products (sixteen sub-steps, Corollary 3); the real part takes
+    // yr*cr - yi*ci.
     const float yr = static_cast<float>(y.real()), yi = static_cast<float>(y.imag());
     const float cr = static_cast<float>(c.real()), ci = static_cast<float>(c.imag());
     const double rr = m3xu_product(yr, cr), ii = m3xu_product(yi, ci);
     const double ri = m3xu_product(yr, ci), ir = m3xu_product(yi, cr);
-    return {w.real() + (rr - ii), w.imag() + (ri + ir)};
+    if (m == CellMode::m3xu_fp32_wide) return {w.real() + (rr - ii), w.imag() + (ri + ir)};
+    // Each component: W and its two exact products summed exactly, rounded once.
+    return {round_sum_binary32(static_cast<float>(w.real()), rr, -ii),
+            round_sum_binary32(static_cast<float>(w.imag()), ri, ir)};
   }
   // Other modes: four real multiply-adds in the fixed order of core/types.hpp.
   const double re = mac(m, mac(m, w.real(), y.real(), c.real()), -y.imag(), c.imag());
@@ -171,6 +226,27 @@ double store(CellMode m, double w) {
 
 cplx store(CellMode m, const cplx& w) {
   return {store(m, w.real()), store(m, w.imag())};
+}
+
+// Width of the call's sum. An exact sum of binary32 products would need a fixed-point
+// register of about 560 bits plus carries (products span 2^-298 .. 2^256, Kulisch style).
+// The paper's unit holds one aligned 48-bit product sum (Sec. IV-A: "48-bit registers for
+// the accumulation results"), so it too drops bits when products of distant exponents
+// meet. binary64 (53 bits, rounding each addition) is at least that wide: exact whenever
+// the call's products fit one 53-bit window (integer data, for instance), and never less
+// accurate than the paper's register otherwise.
+double mma_start(CellMode m, double c0) {
+  return cell_mode_info(m).sums_call_wide ? -0.0 : c0;
+}
+
+double mma_mac(CellMode m, double w, double y, double c) {
+  if (!cell_mode_info(m).sums_call_wide) return mac(m, w, y, c);
+  return w + m3xu_product(static_cast<float>(y), static_cast<float>(c));
+}
+
+double mma_store(CellMode m, double c0, double w) {
+  if (!cell_mode_info(m).sums_call_wide) return store(m, w);
+  return round_sum_binary32(c0, w, -0.0);
 }
 
 double seed_register(CellMode m, double w) {

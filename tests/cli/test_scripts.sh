@@ -171,6 +171,39 @@ check "crossover table written and printed" bash -c "
   grep -q '^N x N x N  *repeated  *45nm' '$dir/ph/crossover.txt' &&
   grep -q '^N x N/2 x 2N  *rc  *7nm' '$dir/physical.log'"
 
+echo "-- tcu_tables.py --quick: the numeric table's rows; each doc names the command at its table"
+check "tcu_tables.py --table numeric --quick" logged "$dir/tcu_tables.log" \
+  "$PYTHON" "$SRC/run_scripts/tcu_tables.py" --table numeric --quick --bin "$TRIADA_BIN" \
+  --out "$dir/tcu_tables"
+check "the numeric table: a header and five rows of figures" "$PYTHON" - "$dir/tcu_tables.log" <<'EOF'
+import re, sys
+rows = [l for l in open(sys.argv[1]) if l.startswith("| ")]
+assert rows[0].startswith("| algorithm | theorem | bound |"), rows[0]
+body = rows[2:]
+assert [r.split("|")[1].strip() for r in body] == ["dft", "stencil", "intmul", "karatsuba",
+                                                   "polyeval"], body
+for r in body:
+    cells = [c.strip() for c in r.split("|")[1:-1]]
+    for c in cells[4:6]:
+        assert re.fullmatch(r"-?[0-9]+\.[0-9]{3}", c), r
+    assert float(cells[7]) > 0, r
+EOF
+for spec in "README.md readme" "doc/tcu.md linear" "doc/tcu_numeric.md numeric"; do
+  read -r doc table <<<"$spec"
+  check "$doc names run_scripts/tcu_tables.py --table $table at its table" \
+    "$PYTHON" - "$SRC/$doc" "$table" <<'EOF'
+import sys
+lines = open(sys.argv[1]).read().split("\n")
+marker = "run_scripts/tcu_tables.py --table " + sys.argv[2]
+at = [i for i, l in enumerate(lines) if marker in l]
+assert at, "no " + marker
+# The table starts within 3 lines after a line naming the command.
+assert any(lines[j].startswith("| algorithm |") for i in at for j in range(i + 1, i + 4)), at
+EOF
+done
+check "tcu_tables.py: missing triada-tcu" fails_one_line "triada-tcu not found" \
+  "$PYTHON" "$SRC/run_scripts/tcu_tables.py" --bin "$dir/nowhere"
+
 echo "-- errors name the problem"
 check "unknown option" fails_with "unknown option '--bogus'" bash "$SRC/run_scripts/scaling.sh" --bogus
 check "bad --size" fails_with "--size must be a positive integer" bash "$SRC/run_scripts/sweep.sh" --size 0

@@ -205,11 +205,12 @@ if "$APP" --algo matmul --size 64 --m 16 --latency 10 --cell-mode m3xu-fp32 --re
 import json
 r = json.load(open('cm.json'))
 t = r['tcu']
-assert t['cell_mode'] == 'm3xu-fp32' and t['substeps'] == 2, t
-assert t['cycles'] == 2 * t['cell_steps'] and t['cell_steps'] > 0, t
+# an FP32 product on the M3XU unit: four sub-steps (M3XU Corollary 2, a quarter of the rate)
+assert t['cell_mode'] == 'm3xu-fp32' and t['substeps'] == 4, t
+assert t['cycles'] == 4 * t['cell_steps'] and t['cell_steps'] > 0, t
 assert r['precision']['cell_mode'] == 'm3xu-fp32'
 assert r['verified'] is True and r['precision']['max_rel_error'] == 0.0  # integer data: exact
-" && grep -q "cells       m3xu-fp32, 2 sub-step(s) per step" cm.txt; then pass; else
+" && grep -q "cells       m3xu-fp32, 4 sub-step(s) per step" cm.txt; then pass; else
   fail "matmul --cell-mode m3xu-fp32: $(cat cm.txt err.txt)"; fi
 if "$APP" --algo matmul --size 20 --m 4 --latency 1 --report f.json >/dev/null 2>&1 &&
   "$PYTHON" -c "

@@ -165,10 +165,9 @@ TEST_CASE("the affine form of a complex transform (dft) with a complex Y0", "[af
   }
 }
 
-TEST_CASE("the affine form in fp32 cells: Y0 is loaded as binary32", "[affine]") {
+TEST_CASE("the affine form in fp32 and m3xu-fp32 cells: Y0 is loaded as binary32", "[affine]") {
   const ext3 shape{6, 7, 5};
   RunSpec spec;
-  spec.cell_mode = CellMode::fp32;
   spec.c = {test_matrix(6, 6, 51, 0.3, false), test_matrix(7, 3, 52, 0.3, false),
             test_matrix(5, 8, 53, 0.3, false)};
   for (index_t n = 0; n < 5; ++n) spec.c[2](n, 4) = 0;  // outputs k3 = 4 stay at Y0 (ESOP)
@@ -178,8 +177,21 @@ TEST_CASE("the affine form in fp32 cells: Y0 is loaded as binary32", "[affine]")
   auto y0 = convert<double>(random_tensor(out_shape(spec), 55, 0.0, false, false));
   for (double& v : y0) v += 0x1p-40;
   spec.order = {1, 2, 3};
+  spec.cell_mode = CellMode::fp32;
   const auto out = check_affine<double>(x, shape, spec, y0);
   for (double v : out[0]) CHECK(v == static_cast<double>(static_cast<float>(v)));
+  // An m3xu-fp32 cell adds each exact product to its binary32 W with one rounding: the
+  // same oracle (std::fmaf per update), bit for bit, in both executors.
+  spec.cell_mode = CellMode::m3xu_fp32;
+  spec.mode = Mode::esop;
+  StreamingOptions so;
+  so.order = spec.order;
+  so.fp32 = true;
+  const std::vector<double> want = oracle_streaming(x, shape, ptrs(spec), so, &y0);
+  for (Executor ex : {Executor::reference, Executor::fused}) {
+    spec.executor = ex;
+    CHECK(same_bits_or_nan(run_global<double>(MPI_COMM_WORLD, x, shape, spec, &y0).y, want));
+  }
 }
 
 TEST_CASE("a Y0 holding -0: the executors agree, and ESOP keeps a -0 where dense adds +0",

@@ -163,7 +163,7 @@ TEST_CASE("executors agree in every cell mode and cycles count the mode's sub-st
           "[executors][precision]") {
   const ext3 shape{10, 9, 12};
   std::mt19937_64 gen(11);
-  for (int i = 0; i < 8; ++i) {
+  for (int i = 0; i < kCellModes; ++i) {
     const CellMode m = static_cast<CellMode>(i);
     CAPTURE(to_string(m));
     RunSpec spec;

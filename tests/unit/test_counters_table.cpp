@@ -205,27 +205,28 @@ TEST_CASE("every cell-mode row is filled in, with unique names and energy keys",
   CHECK(std::set<std::string>(all.begin(), all.end()).size() == all.size() - 1);
 }
 
-TEST_CASE("cell modes round-trip through their names; only M3XU rounds on store", "[precision]") {
+TEST_CASE("cell modes round-trip through their names, only m3xu-fp32-wide rounds on store",
+          "[precision]") {
   for (const CellModeInfo& m : kCellModeTable) {
     CAPTURE(m.name);
     CHECK(parse_cell_mode(m.name) == m.mode);
     CHECK(to_string(m.mode) == m.name);
     CHECK(parse_cell_mode(to_string(m.mode)) == m.mode);
-    CHECK(rounds_on_store(m.mode) ==
-          (m.mode == CellMode::m3xu_fp32 || m.mode == CellMode::m3xu_fp32c));
+    CHECK(rounds_on_store(m.mode) == (m.mode == CellMode::m3xu_fp32_wide));
+    CHECK(m.sums_call_wide == (m.mode == CellMode::m3xu_fp32 || m.mode == CellMode::m3xu_fp32c));
     CHECK(substeps(m.mode) == m.substeps_real);
     CHECK(substeps(m.mode, true) == m.substeps_complex);
     CHECK_THAT(cell_mode_names(), Catch::Contains(m.name));
   }
-  CHECK(cell_mode_names() == "fp64, fp32, tf32, bf16, fp16, m3xu-fp32, m3xu-fp32c, 3xtf32");
-  CHECK(cell_mode_names(" or ") == "fp64, fp32, tf32, bf16, fp16, m3xu-fp32, m3xu-fp32c or 3xtf32");
+  const std::string all =
+      "fp64, fp32, tf32, bf16, fp16, m3xu-fp32, m3xu-fp32c, m3xu-fp32-wide, 3xtf32, 4xtf32";
+  CHECK(cell_mode_names() == all + ", 3xbf16");
+  CHECK(cell_mode_names(" or ") == all + " or 3xbf16");
   try {
     parse_cell_mode("fp8");
     FAIL("fp8 parsed");
   } catch (const config_error& e) {
-    CHECK(std::string(e.what()) ==
-          "cell mode: unknown 'fp8' (expected fp64, fp32, tf32, bf16, fp16, m3xu-fp32, "
-          "m3xu-fp32c or 3xtf32)");
+    CHECK(std::string(e.what()) == "cell mode: unknown 'fp8' (expected " + all + " or 3xbf16)");
   }
 }
 
@@ -263,7 +264,8 @@ TEST_CASE("parse_mesh_file accepts every counter's and every cell mode's energy 
                               " = " + std::to_string(value) + "\n");
     const MeshConfig m = parse_mesh_file(ini);
     CHECK(m.cell_mode == c.mode);
-    CHECK(m.energy.mac_pj() == value);  // the mode's key gives the MAC energy
+    // The mode's key is one sub-step: a real MAC costs its real sub-steps of it.
+    CHECK(m.energy.mac_pj() == value * c.substeps_real);
     CHECK(m.mode_mac_pj[static_cast<size_t>(c.mode)] == value);
   }
   const std::string ini = write_ini("static", "[energy]\nstatic_pj_per_cell_step = 0.75\n");
@@ -366,7 +368,7 @@ TEST_CASE("the summary built from the counters prints what the report says", "[c
     if (k.transform)
       ctx.problem = {{"transform", "dct,dft,wht"}, {"direction", "inverse"}, {"norm", "ortho"}};
     if (k.precision) {
-      ctx.precision = {{"cell_mode", "m3xu-fp32"}, {"substeps", k.substeps}, {"mac_pj", 6.2}};
+      ctx.precision = {{"cell_mode", "m3xu-fp32"}, {"substeps", k.substeps}, {"mac_pj", 6.68}};
       if (k.check) ctx.precision["check"] = {{"max_rel_error", 1.5e-7}, {"mean_rel_error", 3e-8}};
     }
     const std::string text = summary_text(k.plan, rc, ctx);

@@ -196,8 +196,19 @@ TEST_CASE("folding multiplies the MAC term by the busiest cell's MACs", "[physic
 
 TEST_CASE("the ideal model reproduces today's steps, cycles and energies", "[physical]") {
   const EnergyModel em = parse_mesh_file("").energy;
-  for (const auto& [mesh, substeps] : std::vector<std::pair<std::optional<ext3>, int>>{
-           {std::nullopt, 1}, {ext3{3, 4, 2}, 1}, {std::nullopt, 2}, {ext3{2, 7, 3}, 4}}) {
+  struct Case {
+    std::optional<ext3> mesh;
+    CellMode mode;
+    bool complex_data;
+  };
+  // m3xu-fp32 takes 4 sub-steps per real MAC and 16 per complex one (M3XU Corollaries 2, 3).
+  for (const auto& [mesh, mode, complex_data] :
+       std::vector<Case>{{std::nullopt, CellMode::fp64, false},
+                         {ext3{3, 4, 2}, CellMode::fp64, false},
+                         {std::nullopt, CellMode::m3xu_fp32, false},
+                         {ext3{2, 7, 3}, CellMode::m3xu_fp32, true}}) {
+    const int substeps = triada::substeps(mode, complex_data);
+    CHECK(substeps == (mode == CellMode::fp64 ? 1 : complex_data ? 16 : 4));
     const Plan plan = plan_of({5, 7, 6}, {4, 7, 3}, mesh);
     const RunCounters rc = dense_run(plan, substeps);
     PhysicalParams p = round_params(BusModel::ideal);
@@ -206,9 +217,8 @@ TEST_CASE("the ideal model reproduces today's steps, cycles and energies", "[phy
     for (double& m : p.timing.mac_ps) m = 1;  // one time unit per sub-step
     // Leakage of one cell for one 1 ps cycle = static_pj_per_cell_step.
     p.energy.leakage_uw_per_cell = em.static_pj_per_cell_step * 1e6;
-    const CellMode mode = substeps == 1 ? CellMode::fp64 : CellMode::m3xu_fp32;
     EnergyModel run_em = em;
-    const PhysicalResult r = physical_model(plan, rc, p, run_em, mode, substeps == 4);
+    const PhysicalResult r = physical_model(plan, rc, p, run_em, mode, complex_data);
     CHECK(r.seconds * 1e12 == Approx(double(rc.total_cycles())).epsilon(1e-12));
     for (size_t s = 0; s < 3; ++s) {
       CHECK(r.stages[s].cycles() == rc.stages[s].steps);

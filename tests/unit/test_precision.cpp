@@ -10,6 +10,7 @@
 #include "core/error.hpp"
 #include "precision/cell_mode.hpp"
 #include "support/catch.hpp"
+#include "support/exact_sum.hpp"
 
 using namespace triada;
 
@@ -96,7 +97,7 @@ TEST_CASE("m3xu-fp32 products equal the exact product of the two fp32 inputs bit
 
 TEST_CASE("Inf and NaN propagate through every mode as in IEEE", "[precision]") {
   const double inf = std::numeric_limits<double>::infinity(), nan = std::nan("");
-  for (int i = 0; i < 8; ++i) {
+  for (int i = 0; i < kCellModes; ++i) {
     const CellMode m = static_cast<CellMode>(i);
     CAPTURE(to_string(m));
     CHECK(std::isnan(mac(m, 0.0, nan, 1.0)));
@@ -125,16 +126,15 @@ TEST_CASE("a W register seeded with Y0 holds it in the mode's format", "[precisi
   }
 }
 
-TEST_CASE("the M3XU modes store a complex W rounded to binary32 per component", "[precision]") {
+TEST_CASE("m3xu-fp32-wide stores a complex W rounded to binary32 per component", "[precision]") {
   const double v = 1.0 + 0x1p-40;
-  for (CellMode m : {CellMode::m3xu_fp32, CellMode::m3xu_fp32c}) {
-    CAPTURE(to_string(m));
-    const cplx c = store(m, cplx{v, -3 * v});
-    CHECK(c.real() == 1.0);
-    CHECK(c.imag() == -3.0);
-    CHECK(store(m, v) == 1.0);
-  }
-  CHECK(store(CellMode::fp64, cplx{v, v}) == cplx{v, v});
+  const cplx c = store(CellMode::m3xu_fp32_wide, cplx{v, -3 * v});
+  CHECK(c.real() == 1.0);
+  CHECK(c.imag() == -3.0);
+  CHECK(store(CellMode::m3xu_fp32_wide, v) == 1.0);
+  // Every other mode's W already holds its format: the store keeps it.
+  for (const CellMode m : {CellMode::fp64, CellMode::m3xu_fp32, CellMode::m3xu_fp32c})
+    CHECK(store(m, cplx{v, v}) == cplx{v, v});
 }
 
 TEST_CASE("tf32, bf16 and fp16 rounding match independent references", "[precision]") {
@@ -169,7 +169,7 @@ std::vector<double> gemm(CellMode m, const std::vector<float>& A, const std::vec
 }
 }  // namespace
 
-TEST_CASE("m3xu-fp32 GEMM is within one fp32 ulp of fp64 from the same fp32 inputs",
+TEST_CASE("m3xu-fp32 GEMM is an fp32 FMA GEMM bit for bit, m3xu-fp32-wide rounds once",
           "[precision]") {
   std::mt19937 gen(4);
   std::uniform_real_distribution<float> u(-1, 1);
@@ -177,36 +177,37 @@ TEST_CASE("m3xu-fp32 GEMM is within one fp32 ulp of fp64 from the same fp32 inpu
   std::vector<float> A(n * k), B(k * p);
   for (auto& x : A) x = u(gen);
   for (auto& x : B) x = u(gen);
-  const auto ref = gemm(CellMode::fp64, A, B, n, k, p);
   const auto m3 = gemm(CellMode::m3xu_fp32, A, B, n, k, p);
-  for (size_t i = 0; i < ref.size(); ++i) {
-    const float r = static_cast<float>(ref[i]);
-    const double ulp = std::nextafter(std::fabs(r), INFINITY) - std::fabs(r);
-    CHECK(std::fabs(m3[i] - ref[i]) <= ulp);
-    CHECK(static_cast<double>(static_cast<float>(m3[i])) == m3[i]);  // stored as fp32
-  }
+  const auto wide = gemm(CellMode::m3xu_fp32_wide, A, B, n, k, p);
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < p; ++j) {
+      // m3xu-fp32: one exact product added to a binary32 W per step, one rounding each: an
+      // fp32 FMA chain (std::fmaf), bit for bit.
+      float w = 0;
+      double sum = 0, abs_sum = 0;
+      for (int t = 0; t < k; ++t) {
+        w = std::fmaf(A[i * k + t], B[t * p + j], w);
+        const double prod = double(A[i * k + t]) * B[t * p + j];  // exact
+        sum += prod;
+        abs_sum += std::fabs(prod);
+      }
+      const double got = m3[i * p + j], got_wide = wide[i * p + j];
+      CHECK(std::bit_cast<std::uint64_t>(got) == std::bit_cast<std::uint64_t>(double(w)));
+      // m3xu-fp32-wide: the binary64 sum of the exact products rounded once to binary32,
+      // bit for bit; so within half a binary32 ulp of that sum, which is itself within
+      // (k - 1) 2^-53 sum |a b| of the exact sum (recursive summation).
+      CHECK(got_wide == double(static_cast<float>(sum)));
+      test::ExactSum err;  // exact sum - got_wide, rounded to binary64
+      for (int t = 0; t < k; ++t) err.add(double(A[i * k + t]) * B[t * p + j]);
+      err.add(-got_wide);
+      const float r = static_cast<float>(got_wide);
+      const double half_ulp = (std::nextafter(std::fabs(r), INFINITY) - std::fabs(r)) / 2.0;
+      CHECK(std::fabs(err.to_binary64()) <= half_ulp + (k - 1) * 0x1p-53 * abs_sum);
+    }
 }
 
-TEST_CASE("m3xu-fp32c complex products are within one fp32 ulp per component", "[precision]") {
-  std::mt19937 gen(5);
-  std::uniform_real_distribution<float> u(-1, 1);
-  for (int trial = 0; trial < 200; ++trial) {
-    cplx w64{}, w3{};
-    for (int t = 0; t < 64; ++t) {
-      const cplx y{u(gen), u(gen)}, c{u(gen), u(gen)};  // fp32 values held in doubles
-      w64 = mac(CellMode::fp64, w64, y, c);
-      w3 = mac(CellMode::m3xu_fp32c, w3, y, c);
-    }
-    w3 = store(CellMode::m3xu_fp32c, w3);
-    for (auto [got, ref] : {std::pair{w3.real(), w64.real()}, std::pair{w3.imag(), w64.imag()}}) {
-      const float r = static_cast<float>(ref);
-      const double ulp = std::nextafter(std::fabs(r), INFINITY) - std::fabs(r);
-      CHECK(std::fabs(got - ref) <= ulp);
-    }
-  }
-}
-
-TEST_CASE("errors order bf16 > tf32, bf16 > fp16, each > 3xtf32 >= m3xu-fp32", "[precision]") {
+TEST_CASE("errors order bf16 > tf32 > 3xbf16 > 3xtf32, fp32 = m3xu-fp32 > m3xu-fp32-wide",
+          "[precision]") {
   std::mt19937 gen(6);
   std::uniform_real_distribution<float> u(-1, 1);
   const int n = 32, k = 128, p = 32;
@@ -224,25 +225,45 @@ TEST_CASE("errors order bf16 > tf32, bf16 > fp16, each > 3xtf32 >= m3xu-fp32", "
     return e / scale;
   };
   const double bf16 = err(CellMode::bf16), tf32 = err(CellMode::tf32), fp16 = err(CellMode::fp16),
-               x3 = err(CellMode::x3tf32), m3 = err(CellMode::m3xu_fp32);
-  CAPTURE(bf16, tf32, fp16, x3, m3);
+               x3 = err(CellMode::x3tf32), x3b = err(CellMode::x3bf16), fp32 = err(CellMode::fp32),
+               m3 = err(CellMode::m3xu_fp32), wide = err(CellMode::m3xu_fp32_wide);
+  CAPTURE(bf16, tf32, fp16, x3, x3b, fp32, m3, wide);
   CHECK(bf16 > tf32);
   CHECK(bf16 > fp16);
-  CHECK(tf32 > x3);
-  CHECK(fp16 > x3);
-  CHECK(x3 >= m3);
-  CHECK(m3 < 1e-6);
+  CHECK(tf32 > x3b);
+  CHECK(x3b > x3);
+  CHECK(m3 == fp32);
+  CHECK(fp32 > wide);
+  CHECK(wide < 1e-7);
 }
 
 TEST_CASE("cell modes parse, print and count their sub-steps", "[precision]") {
-  for (const char* w :
-       {"fp64", "fp32", "tf32", "bf16", "fp16", "m3xu-fp32", "m3xu-fp32c", "3xtf32"})
+  for (const char* w : {"fp64", "fp32", "tf32", "bf16", "fp16", "m3xu-fp32", "m3xu-fp32c",
+                        "m3xu-fp32-wide", "3xtf32", "4xtf32", "3xbf16"})
     CHECK(to_string(parse_cell_mode(w)) == w);
   CHECK_THROWS_AS(parse_cell_mode("fp8"), config_error);
+  // Sub-steps relative to the fp16 unit, as the M3XU paper counts (doc/precision.md):
+  // fp64 is the TriADA cell, one MAC per step, real or complex.
   CHECK(substeps(CellMode::fp64) == 1);
-  CHECK(substeps(CellMode::m3xu_fp32) == 2);
-  CHECK(substeps(CellMode::m3xu_fp32c, true) == 4);
-  CHECK(substeps(CellMode::m3xu_fp32, true) == 4);  // a complex MAC is four exact products
-  CHECK(substeps(CellMode::m3xu_fp32c) == 2);       // real data: one product, two halves
+  CHECK(substeps(CellMode::fp64, true) == 1);
+  // A p-bit complex MAC is four real products (Observation 3: p-bit CGEMM takes 4c), on
+  // the fp16-class units and on the FP32-MXU (fp32, one step of its own unit).
+  for (const CellMode m : {CellMode::fp32, CellMode::tf32, CellMode::bf16, CellMode::fp16}) {
+    CHECK(substeps(m) == 1);
+    CHECK(substeps(m, true) == 4);
+  }
+  // A 2p-bit MAC on the p-bit unit: four partial products (hh, ll, hl, lh; Corollaries 1-2:
+  // a quarter of the p-bit rate); complex: 4 x 4 = 16 (Corollary 3: 16c). m3xu-fp32c on
+  // real data uses its real part: one product, 4.
+  for (const CellMode m : {CellMode::m3xu_fp32, CellMode::m3xu_fp32c, CellMode::m3xu_fp32_wide}) {
+    CHECK(substeps(m) == 4);
+    CHECK(substeps(m, true) == 16);
+  }
+  // Split software schemes: one pass per narrow product, four real products per complex MAC.
   CHECK(substeps(CellMode::x3tf32) == 3);
+  CHECK(substeps(CellMode::x3tf32, true) == 12);
+  CHECK(substeps(CellMode::x4tf32) == 4);
+  CHECK(substeps(CellMode::x4tf32, true) == 16);
+  CHECK(substeps(CellMode::x3bf16) == 3);
+  CHECK(substeps(CellMode::x3bf16, true) == 12);
 }

@@ -1,0 +1,261 @@
+#!/usr/bin/env python3
+"""Print the TCU growth tables of README.md, doc/tcu.md and doc/tcu_numeric.md.
+
+Usage: run_scripts/tcu_tables.py [--table readme|linear|numeric|all] [--bin DIR] [--np R]
+                                 [--out DIR] [--reports DIR] [--quick]
+
+Runs `triada-tcu --algo NAME --sweep` for the algorithms a table needs and prints the table
+in Markdown, as the document holds it (each run verified):
+
+  readme   README.md, "The planar MXU and the TCU algorithms": all eleven algorithms,
+           --latency 10, the default sizes and m in {4, 16, 64, 256}
+  linear   doc/tcu.md, "Measured growth against the theorems": Theorems 1-6, the same runs
+  numeric  doc/tcu_numeric.md, "Bounds and measured growth": Theorems 7-11, --latency 32,
+           the larger sizes of numeric_sizes() below, one sweep per (algorithm, m)
+  all      the three (the default; about 5 minutes on an idle 2-core machine)
+
+Fits are least-squares slopes of log(model time) against log(n), n the theorem's n, rounded
+once from the reports' full precision. --out DIR keeps the reports (plot_tcu.py draws them);
+--reports DIR prints the tables again from reports kept that way, running nothing; --np R
+runs each sweep under mpirun with R ranks (the results do not depend on it); --quick runs
+tiny sizes at m = 16 only, to check the script, not the tables. Exits 1 if a run fails or
+is not verified.
+"""
+import argparse
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+PROG = "tcu_tables.py"
+LINEAR = ["matmul", "strassen", "spmm", "ge", "tclosure", "apsd"]
+NUMERIC = ["dft", "stencil", "intmul", "karatsuba", "polyeval"]
+MS = [4, 16, 64, 256]
+
+# The theorem's exponent as the tables write it (the reports give the number).
+EXPONENT_TEXT = {
+    "matmul": "1.5", "strassen": "log4 7 = 1.404", "spmm": "1 (balanced output)",
+    "ge": "1.5", "tclosure": "3 (n = vertices)", "apsd": "3 (x log n)",
+    "dft": "1 (x log_m n)", "stencil": "1 (n = side^2)", "intmul": "2 (n = bits)",
+    "karatsuba": "log2 3 = 1.585", "polyeval": "2 (p = n points)",
+}
+README_NOTE = {"stencil": " (k changes with m and size)"}
+# doc/tcu_numeric.md's bound column: the theorem's expression (constants 1).
+NUMERIC_BOUND = {
+    "dft": "`(n + l) max(1, log_m n)`",
+    "stencil": "`n max(1, log_m k) + l max(1, log2 k)`, `n = N^2`",
+    "intmul": "`n^2/(kappa^2 sqrt m) + n l/(kappa m)`",
+    "karatsuba": "`(n/(kappa sqrt m))^log2(3) (sqrt m + l/sqrt m)`",
+    "polyeval": "`p n/sqrt m + p sqrt m + (n/m) l`, `p = n`",
+}
+
+
+def numeric_sizes(algo, m):
+    """The sizes of doc/tcu_numeric.md's table for one algorithm and unit size."""
+    s = math.isqrt(m)
+    if algo == "dft":  # powers of s from 64 (256 for m = 256) to 2^20 (2^18 for m = 64)
+        lo, hi = (256 if m == 256 else 64), (2**18 if m == 64 else 2**20)
+        return [s**e for e in range(1, 21) if lo <= s**e <= hi]
+    if algo == "stencil":  # matrix sides
+        return {4: [32, 64, 128, 256, 512], 16: [32, 64, 128, 256, 512],
+                64: [80, 160, 320, 640], 256: [168, 336, 672]}[m]
+    if algo in ("intmul", "karatsuba"):
+        return [1000, 2000, 5000, 10000, 20000, 50000, 100000]
+    return [2**e for e in range(6, 13)]  # polyeval: 64 .. 4096 coefficients
+
+
+def quick_sizes(algo, m):
+    s = math.isqrt(m)
+    return {"dft": [s**2, s**3], "stencil": [16, 24], "intmul": [500, 1000],
+            "karatsuba": [500, 1000], "polyeval": [64, 128], "spmm": [64, 128],
+            "tclosure": [16, 32], "apsd": [16, 32], "ge": [15, 31]}.get(algo, [16, 32])
+
+
+class Runner:
+    def __init__(self, args):
+        self.app = os.path.join(args.bin, "triada-tcu")
+        self.reports = args.reports
+        if not self.reports and not os.access(self.app, os.X_OK):
+            sys.exit(f"{PROG}: error: {self.app} not found or not executable "
+                     f"(build it: cmake --build {args.bin} --target triada-tcu)")
+        self.np, self.out, self.quick = args.np, args.out, args.quick
+
+    def sweep(self, name, algo, latency, ms, sizes=None):
+        """Rows and fits of one `triada-tcu --sweep` (all ms, or one m with its sizes)."""
+        if self.reports:  # printed again from the reports of an earlier --out
+            with open(os.path.join(self.reports, name + ".json")) as f:
+                return json.load(f)
+        path = os.path.join(self.out, name + ".json")
+        cmd = [self.app, "--algo", algo, "--sweep", "--latency", str(latency), "--report", path,
+               "--force", "--ms", ",".join(map(str, ms))]
+        if sizes:
+            cmd += ["--sizes", ",".join(map(str, sizes))]
+        if self.np > 1:
+            cmd = ["mpirun", "--oversubscribe", "-np", str(self.np)] + cmd
+        print(f"{PROG}: {' '.join(cmd[cmd.index(self.app):])}", file=sys.stderr, flush=True)
+        run = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        if run.returncode != 0:
+            sys.exit(f"{PROG}: error: {algo} sweep failed (exit {run.returncode}): "
+                     f"{run.stderr.strip() or run.stdout.strip()}")
+        with open(path) as f:
+            rep = json.load(f)
+        if not rep["verified"]:
+            sys.exit(f"{PROG}: error: {algo} sweep has runs that are not verified ({path})")
+        return rep
+
+    def default_sweep(self, algo):
+        if self.quick:  # m = 16 only, tiny sizes
+            return self.sweep(f"quick_{algo}", algo, 10, [16], quick_sizes(algo, 16))
+        return self.sweep(f"default_{algo}", algo, 10, MS)
+
+    def numeric_sweep(self, algo):
+        ms, sizes = ([16], quick_sizes) if self.quick else (MS, numeric_sizes)
+        return merge([self.sweep(f"numeric_{algo}_{m}", algo, 32, [m], sizes(algo, m))
+                      for m in ms])
+
+
+def merge(reps):
+    out = dict(reps[0])
+    out["sweep"] = [r for rep in reps for r in rep["sweep"]]
+    out["fits"] = [f for rep in reps for f in rep["fits"]]
+    return out
+
+
+def slope(xs, ys):
+    """Least-squares slope of log y against log x (as triada-tcu's fit)."""
+    lx, ly = [math.log(x) for x in xs], [math.log(y) for y in ys]
+    k = len(lx)
+    mx, my = sum(lx) / k, sum(ly) / k
+    den = sum((a - mx) ** 2 for a in lx)
+    return sum((a - mx) * (b - my) for a, b in zip(lx, ly)) / den if den > 0 else float("nan")
+
+
+def rows_of(rep, m):
+    return sorted((r for r in rep["sweep"] if r["m"] == m), key=lambda r: r["n"])
+
+
+def fits(rep, key="fitted_exponent"):
+    by_m = {f["m"]: f[key] for f in rep["fits"]}
+    return [by_m[m] for m in sorted(by_m)]
+
+
+def joined(values, digits=2):
+    return " / ".join("n/a" if v is None else f"{v:.{digits}f}" for v in values)
+
+
+def sig3(v):
+    """Three significant digits, trailing zeros kept, no trailing point: 5.00, 15.8, 824."""
+    return format(v, "#.3g").rstrip(".")
+
+
+def span(values, fmt=None):
+    show = (lambda v: format(v, fmt)) if fmt else sig3
+    lo, hi = show(min(values)), show(max(values))
+    return lo if lo == hi else f"{lo}-{hi}"
+
+
+def theorem_number(rep):
+    return rep["theorem"].split()[-1]
+
+
+def readme_table(reports):
+    print("| algorithm | theorem | theorem's exponent in n | fitted, m = 4 / 16 / 64 / 256 | plot |")
+    print("| --- | --- | --- | --- | --- |")
+    for algo in LINEAR + NUMERIC:
+        rep = reports[algo]
+        note = README_NOTE.get(algo, "")
+        if all(r["model_time"]["total"] == r["bound"] for r in rep["sweep"]):
+            note = " (model time = bound exactly)"
+        print(f"| `{algo}` | {theorem_number(rep)} | {EXPONENT_TEXT[algo]} | "
+              f"{joined(fits(rep))}{note} | [png](doc/img/tcu_{algo}.png) |")
+
+
+def size_text(rep):
+    """'side 32..512', or per m where they differ: '32..512 (m = 4), 64..1024'."""
+    word = {"matmul": "side", "strassen": "side", "spmm": "side", "ge": "equations",
+            "tclosure": "vertices", "apsd": "vertices"}.get(rep["algo"], "size")
+    ranges = {}
+    for f in rep["fits"]:
+        rs = rows_of(rep, f["m"])
+        ranges.setdefault(f"{rs[0]['size']}..{rs[-1]['size']}", []).append(f["m"])
+    if len(ranges) == 1:
+        return f"{word} {next(iter(ranges))}"
+    parts = sorted(ranges.items(), key=lambda kv: len(kv[1]))
+    main = parts[-1][0]
+    others = [f"{r} (m = {', '.join(map(str, ms))})" for r, ms in parts[:-1]]
+    return f"{word} {', '.join(others)}, {main}"
+
+
+def linear_table(reports):
+    print("| algorithm | theorem | theorem exponent | fitted, m = 4 / 16 / 64 / 256 | "
+          "bound slope, m = 4 / 16 / 64 / 256 | sizes | ratio |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for algo in LINEAR:
+        rep = reports[algo]
+        ratios = [r["ratio"] for r in rep["sweep"]]
+        ratio = "1 (exact)" if all(r == 1 for r in ratios) else span(ratios)
+        print(f"| `{algo}` | {rep['theorem']} | {EXPONENT_TEXT[algo]} | {joined(fits(rep))} | "
+              f"{joined(fits(rep, 'bound_fitted_exponent'))} | {size_text(rep)} | {ratio} |")
+
+
+def numeric_table(reports):
+    print("| algorithm | theorem | bound | theorem exponent | measured exponent, "
+          "m = 4 / 16 / 64 / 256 (all sizes) | top 3 sizes | bound's own fit | "
+          "ratio model/bound at the largest size, m = 16 |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    for algo in NUMERIC:
+        rep = reports[algo]
+        ms = sorted({f["m"] for f in rep["fits"]})
+        top3 = []
+        for m in ms:
+            rs = rows_of(rep, m)[-3:]
+            top3.append(slope([r["n"] for r in rs], [r["model_time"]["total"] for r in rs]))
+        largest16 = rows_of(rep, 16)[-1]["ratio"]
+        print(f"| {algo} | {theorem_number(rep)} | {NUMERIC_BOUND[algo]} | "
+              f"{EXPONENT_TEXT[algo]} | {joined(fits(rep), 3)} | {joined(top3, 3)} | "
+              f"{span(fits(rep, 'bound_fitted_exponent'), '.2f')} | {sig3(largest16)} |")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter,
+                                 epilog=__doc__.split("\n\n", 1)[1])
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    ap.add_argument("--table", choices=["readme", "linear", "numeric", "all"], default="all")
+    ap.add_argument("--bin", default=os.environ.get("TRIADA_BIN", os.path.join(here, "build")),
+                    help="build directory with triada-tcu (default: $TRIADA_BIN, else build/)")
+    ap.add_argument("--np", type=int, default=1, help="MPI ranks per sweep (default 1)")
+    ap.add_argument("--out", help="keep the reports in this directory")
+    ap.add_argument("--quick", action="store_true", help="tiny sizes: checks the script only")
+    ap.add_argument("--reports", help="print from the reports an earlier --out kept, run nothing")
+    args = ap.parse_args()
+    if args.np < 1:
+        ap.error("--np must be >= 1")
+    tmp = None
+    if not args.out:
+        args.out = tmp = tempfile.mkdtemp(prefix="tcu_tables.")
+    os.makedirs(args.out, exist_ok=True)
+    try:
+        runner = Runner(args)
+        want = ["readme", "linear", "numeric"] if args.table == "all" else [args.table]
+        default = {}
+        if "readme" in want or "linear" in want:
+            for algo in (LINEAR + NUMERIC if "readme" in want else LINEAR):
+                default[algo] = runner.default_sweep(algo)
+        for t in want:
+            if t == "numeric":
+                numeric = {algo: runner.numeric_sweep(algo) for algo in NUMERIC}
+            print(f"\nPrinted by `run_scripts/tcu_tables.py --table {t}"
+                  f"{' --quick' if args.quick else ''}`:\n")
+            {"readme": lambda: readme_table(default), "linear": lambda: linear_table(default),
+             "numeric": lambda: numeric_table(numeric)}[t]()
+    finally:
+        if tmp:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
