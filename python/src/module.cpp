@@ -9,6 +9,7 @@
 #include "core/version.hpp"
 #include "io/hdf5.hpp"
 #include "io/output_files.hpp"
+#include "precision/cell_mode.hpp"
 
 namespace triada::py {
 
@@ -106,6 +107,7 @@ PYBIND11_MODULE(_triada, m) {
   triada::set_overwrite_option("--force");  // messages name the programs' option
   py::register_exceptions(m);
   m.def("version", &triada::version_string, "The library's version.");
+  m.attr("cell_modes") = triada::cell_mode_names(", ");  // "fp64, fp32, ..."
   m.def("mpi_start", &triada::mpi::start_if_needed,
         "Starts MPI unless it runs (mpi4py may have); True if this call started it.");
   m.def("mpi_finalize", &py::finalize, "MPI_Finalize, for the exit hook of mpi_start's caller.");

@@ -175,3 +175,12 @@ def test_the_engine_runs_without_the_gil():
     stop.set()
     thread.join()
     assert sum(start < s < end for s in stamps) >= 20  # held: a tick or two at most
+
+
+def test_every_cell_mode_runs_and_is_reported():
+    x = index_tensor((4, 4, 4), sparsity=0.2)
+    ref, _ = triada.transform(x, "dct")
+    for mode in triada.CELL_MODES:
+        y, r = triada.transform(x, "dct", cell_mode=mode)
+        assert r["precision"]["cell_mode"] == mode
+        close(y, ref, 1e-2)  # the lowest precision (bf16) keeps 8 bits

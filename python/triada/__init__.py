@@ -33,8 +33,10 @@ from . import _triada
 from ._triada import ConfigError, Error, HDF5Error, InputError, MPIError
 
 __version__ = _triada.version()
-__all__ = ["transform", "gemt", "layout", "tcu", "conv", "BrickArray", "Error", "ConfigError",
-           "InputError", "MPIError", "HDF5Error"]
+#: The cells' arithmetic modes (``cell_mode`` of transform, tcu and conv).
+CELL_MODES = tuple(_triada.cell_modes.split(", "))
+__all__ = ["transform", "gemt", "layout", "tcu", "conv", "BrickArray", "CELL_MODES", "Error",
+           "ConfigError", "InputError", "MPIError", "HDF5Error"]
 
 _mpi_checked = False
 
@@ -143,9 +145,9 @@ def transform(x, transform="dct", *, inverse=False, norm="ortho", stage_order="3
         Elastic sparse outer-product processing on (True) or off (False, dense); None: the
         mesh config's ``[esop] enabled`` (on by default) (``--esop``).
     cell_mode : str or None, default None
-        The cells' arithmetic: ``"fp64"``, ``"fp32"``, ``"tf32"``, ``"bf16"``, ``"fp16"``,
-        ``"m3xu_fp32"``, ``"m3xu_fp32c"``, ``"x3tf32"``; None: the mesh config's
-        ``[cell] mode`` (fp64 by default) (``--cell-mode``).
+        The cells' arithmetic, one of ``triada.CELL_MODES`` (``"fp64"``, ``"fp32"``,
+        ``"tf32"``, ``"bf16"``, ``"fp16"``, ``"m3xu-fp32"``, ...; doc/precision.md); None:
+        the mesh config's ``[cell] mode`` (fp64 by default) (``--cell-mode``).
     mesh : str or path, optional
         A mesh config INI file (see ``meshcfg/``) (``--mesh``).
     initial : array_like, optional
