@@ -12,6 +12,7 @@ PKGS=(
   libfftw3-dev libopenblas-dev
   nlohmann-json3-dev libgmp-dev
   python3-numpy python3-h5py python3-matplotlib
+  python3-pybind11 pybind11-dev python3-mpi4py python3-pytest python3-scipy
 )
 
 missing=()

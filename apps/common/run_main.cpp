@@ -18,10 +18,16 @@ void close_hdf5() noexcept {
   h5::close_library();
 }
 
-// Control bytes of user text (a file name, a value) never reach the terminal raw.
-std::string escaped(const char* what) {
+int exit_code_of(const std::exception& e) {
+  if (dynamic_cast<const config_error*>(&e)) return 2;
+  if (dynamic_cast<const input_error*>(&e)) return 1;
+  return 3;
+}
+}  // namespace
+
+std::string escape_controls(const std::string& what) {
   std::string out;
-  for (const unsigned char c : std::string(what)) {
+  for (const unsigned char c : what) {
     if (c >= 0x20 && c != 0x7f) {
       out += static_cast<char>(c);
     } else {
@@ -32,13 +38,6 @@ std::string escaped(const char* what) {
   }
   return out;
 }
-
-int exit_code_of(const std::exception& e) {
-  if (dynamic_cast<const config_error*>(&e)) return 2;
-  if (dynamic_cast<const input_error*>(&e)) return 1;
-  return 3;
-}
-}  // namespace
 
 int run_main(const std::string& app, int argc, char** argv,
              const std::function<int(int, char**)>& body) {
@@ -53,15 +52,15 @@ int run_main(const std::string& app, int argc, char** argv,
     const int code = exit_code_of(e);
     if (dynamic_cast<const collective_marker*>(&e)) {
       if (rank == 0)
-        std::fprintf(stderr, "%s: error: %s\n", app.c_str(), escaped(e.what()).c_str());
+        std::fprintf(stderr, "%s: error: %s\n", app.c_str(), escape_controls(e.what()).c_str());
       close_hdf5();
       return code;
     }
     if (size > 1)
       std::fprintf(stderr, "%s: error (rank %d): %s\n", app.c_str(), rank,
-                   escaped(e.what()).c_str());
+                   escape_controls(e.what()).c_str());
     else
-      std::fprintf(stderr, "%s: error: %s\n", app.c_str(), escaped(e.what()).c_str());
+      std::fprintf(stderr, "%s: error: %s\n", app.c_str(), escape_controls(e.what()).c_str());
     std::fflush(stderr);
     if (size > 1) mpi::abort(MPI_COMM_WORLD, code);
     return code;

@@ -10,6 +10,10 @@
 
 namespace triada {
 
+// Control bytes of user text (a file name, a value) as \xNN: an error message fit for one
+// line of a terminal (the Python module raises the same text).
+std::string escape_controls(const std::string& what);
+
 int run_main(const std::string& app, int argc, char** argv,
              const std::function<int(int, char**)>& body);
 

@@ -132,8 +132,10 @@ void check_layer(RankRun& run, std::size_t i, const std::vector<double>& x,
   o.direct_seconds = seconds_since(t0);
   for (const bool is_explicit : {true, false}) {
     if (is_explicit ? !run.cfg.run_explicit : !run.cfg.run_implicit) continue;
-    const std::vector<double> y = assemble(run, i, is_explicit, own[is_explicit ? 0 : 1]);
-    (is_explicit ? o.ex : o.im).max_rel_error = max_relative_error(y, ref);
+    std::vector<double> y = assemble(run, i, is_explicit, own[is_explicit ? 0 : 1]);
+    MethodOutcome& m = is_explicit ? o.ex : o.im;
+    m.max_rel_error = max_relative_error(y, ref);
+    if (run.cfg.keep_outputs) m.output = std::move(y);
   }
 }
 
@@ -164,6 +166,27 @@ std::size_t run_layer(RankRun& run, std::size_t p) {
     }
   }
   return p;
+}
+
+// cfg.keep_outputs: every checked layer's outputs from its checking rank to rank 0, layer by
+// layer in order on both sides (sends complete one at a time: no deadlock, little memory).
+void outputs_to_rank0(RankRun& run) {
+  for (std::size_t i = 0; i < run.layers.size(); ++i) {
+    const int host = checking_rank(run.split, i);
+    if (!run.out[i].checked || host == 0 || (run.rank != 0 && run.rank != host)) continue;
+    for (MethodOutcome* m : {&run.out[i].ex, &run.out[i].im}) {
+      if (m == &run.out[i].ex ? !run.cfg.run_explicit : !run.cfg.run_implicit) continue;
+      const int tag = block_tag(i, m == &run.out[i].ex);
+      if (run.rank == host) {
+        mpi::isend_bytes(run.comm, m->output.data(), m->output.size() * sizeof(double), 0, tag)
+            .wait();
+        m->output = {};
+      } else {
+        m->output.resize(static_cast<std::size_t>(run.layers[i].ofmap_elements()));
+        mpi::recv_bytes(run.comm, host, tag, m->output.data(), m->output.size() * sizeof(double));
+      }
+    }
+  }
 }
 
 // One method's outcome on every rank: counters summed, peak memory, wall time and error
@@ -254,6 +277,7 @@ std::vector<LayerOutcome> run_conv_distributed(const std::vector<ConvLayer>& lay
     check_layer(run, d.layer, operand(run, d.layer, true), operand(run, d.layer, false), d.own);
   run.sends.wait_all();
   mpi::sleepy_barrier(comm);
+  if (cfg.keep_outputs) outputs_to_rank0(run);
   reduce_outcomes(run.out, cfg, comm);
   for (std::size_t i = 0; i < layers.size(); ++i) {  // the same on every rank from here
     run.out[i].ex.stats.method = "explicit";

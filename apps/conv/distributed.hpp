@@ -42,6 +42,8 @@ struct MethodOutcome {
   MemoryCost memory;                    // the memory side's counters, cold at each work unit
   double wall_seconds = 0;              // the slowest rank's time on its units
   std::optional<double> max_rel_error;  // when the layer was checked
+  // With cfg.keep_outputs, on rank 0, when the layer was checked: the output (NHWC).
+  std::vector<double> output;
 };
 
 struct LayerOutcome {

@@ -366,12 +366,20 @@ std::vector<ConvLayer> configured_layers(const ConvConfig& cfg, std::string& sou
   return layers;
 }
 
+// --layer's input (or weights): given in memory, else read from its file.
+Array4 operand(const ConvConfig& cfg, bool input) {
+  const std::vector<double>& values = input ? cfg.input_values : cfg.weight_values;
+  if (!values.empty()) return {input ? cfg.input_dims : cfg.weight_dims, values};
+  const std::string& spec = input ? cfg.input : cfg.weights;
+  const std::string option = input ? "--input" : "--weights";
+  return h5::reading_input(option + " " + spec, [&] { return read_rank4(spec, option); });
+}
+
 // Operands of --layer from files, checked against the layer before anything runs.
 void file_operands(const ConvConfig& cfg, const ConvLayer& l, std::vector<double>& file_input,
                    std::vector<double>& file_weights) {
   if (!cfg.input.empty()) {
-    const Array4 a =
-        h5::reading_input("--input " + cfg.input, [&] { return read_rank4(cfg.input, "--input"); });
+    const Array4 a = operand(cfg, true);
     const std::array<index_t, 4> want{l.N, l.C_I, l.H_I, l.W_I};
     if (a.dims != want)
       throw input_error("--input " + cfg.input + ": shape " + dims_string(a.dims) +
@@ -379,8 +387,7 @@ void file_operands(const ConvConfig& cfg, const ConvLayer& l, std::vector<double
     file_input = nchw_to_nhwc(a.data, l.N, l.C_I, l.H_I, l.W_I);
   }
   if (!cfg.weights.empty()) {
-    Array4 a = h5::reading_input("--weights " + cfg.weights,
-                                 [&] { return read_rank4(cfg.weights, "--weights"); });
+    Array4 a = operand(cfg, false);
     const std::array<index_t, 4> want{l.C_O, l.C_I_group(), l.H_F, l.W_F};
     if (a.dims != want)
       throw input_error("--weights " + cfg.weights + ": shape " + dims_string(a.dims) +
@@ -521,7 +528,7 @@ void print_totals(const ConvConfig& cfg, const ConvTotals& c, const nlohmann::js
 
 }  // namespace
 
-int run_conv_job(const ConvConfig& cfg, MPI_Comm comm, std::ostream& out) {
+ConvRun run_conv(const ConvConfig& cfg, MPI_Comm comm, std::ostream& out) {
   const bool root = mpi::rank(comm) == 0;
   TextOutput report_out, csv_out;
   std::string source;
@@ -544,7 +551,7 @@ int run_conv_job(const ConvConfig& cfg, MPI_Comm comm, std::ostream& out) {
   report["config"]["ranks"] = mpi::size(comm);
 
   const auto t0 = std::chrono::steady_clock::now();
-  const std::vector<LayerOutcome> outcomes =
+  std::vector<LayerOutcome> outcomes =
       run_conv_distributed(layers, cfg, file_input, file_weights, comm);
   nlohmann::json all = nlohmann::json::array();
   ConvTotals c;
@@ -567,7 +574,11 @@ int run_conv_job(const ConvConfig& cfg, MPI_Comm comm, std::ostream& out) {
     report_out.stage(report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   if (report_out.active()) report_out.publish();
   if (csv_out.active()) csv_out.publish();
-  return c.failed > 0 ? 4 : 0;
+  return {std::move(report), c.failed > 0 ? 4 : 0, std::move(outcomes)};
+}
+
+int run_conv_job(const ConvConfig& cfg, MPI_Comm comm, std::ostream& out) {
+  return run_conv(cfg, comm, out).code;
 }
 
 }  // namespace triada

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "apps/conv/distributed.hpp"
 #include "apps/conv/options.hpp"
@@ -27,10 +28,21 @@ struct ConvEnergy {
 };
 ConvEnergy conv_energy_model(const std::string& mesh_path, CellMode mode);
 
+// What a run computed: the report (every rank), the exit code (0, or 4 if a checked layer
+// failed, fp64 cells only; the same on every rank) and, with cfg.keep_outputs, on rank 0,
+// each layer's outcome with the outputs of the checked layers.
+struct ConvRun {
+  nlohmann::json report;
+  int code = 0;
+  std::vector<LayerOutcome> outcomes;
+};
+
 // Runs the configured layers over the ranks of `comm` (apps/conv/distributed.hpp), prints
 // the table to `out` (rank 0 passes std::cout, the others a discarding stream), rank 0
-// writes the report. Collective. Returns the exit code, the same on every rank: 0, or 4 if
-// a checked layer failed (fp64 cells only).
+// writes the report and the CSV. Collective.
+ConvRun run_conv(const ConvConfig& cfg, MPI_Comm comm, std::ostream& out);
+
+// The program: run_conv's exit code.
 int run_conv_job(const ConvConfig& cfg, MPI_Comm comm, std::ostream& out);
 
 // The report's object of one layer (without "index") from its outcome over the ranks.

@@ -1,10 +1,12 @@
 #pragma once
 // triada-conv's options as a plain struct (doc/design.md §10.6); the variables_map never leaves the
 // parser.
+#include <array>
 #include <cstdint>
 #include <iosfwd>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/types.hpp"
 #include "mxu/tensor_unit.hpp"
@@ -32,6 +34,12 @@ struct ConvConfig {
   bool verify = false;         // direct convolution on every layer
   double verify_budget = 2e9;  // without --verify: direct only up to this many MACs
   std::optional<std::int64_t> max_layers;
+  // Not options (the Python module's): each checked layer's outputs kept, on rank 0; and
+  // --layer's operands in memory (NCHW input, OIHW weights, with their dims) instead of
+  // the files of --input and --weights, which then only name them.
+  bool keep_outputs = false;
+  std::vector<double> input_values, weight_values;
+  std::array<index_t, 4> input_dims{}, weight_dims{};
 };
 
 // Parses and validates the command line. Returns nothing for --help (text in `help`).

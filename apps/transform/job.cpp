@@ -23,7 +23,7 @@ namespace triada {
 
 namespace {
 
-// What rank 0 learns from the files before anything runs; broadcast to every rank.
+// What rank 0 learns from the tensors before anything runs; broadcast to every rank.
 struct ProblemFacts {
   ext3 in_shape{};
   ext3 out_shape{};
@@ -32,29 +32,22 @@ struct ProblemFacts {
   int initial_complex = 0;  // --initial's Y0 (its shape is out_shape)
 };
 
-// "dft,dct,wht": the transform of each axis.
-std::string transform_list(const TransformConfig& cfg) {
-  std::string kinds;
-  for (int a = 0; a < 3; ++a) kinds += (a ? "," : "") + to_string(cfg.kinds[a]);
-  return kinds;
-}
-
-std::string axis_name(const TransformConfig& cfg, int axis) {
-  return "axis " + std::to_string(axis) + " of " + cfg.input.str();
+std::string axis_name(const TensorNames& names, int axis) {
+  return "axis " + std::to_string(axis) + " of " + names.input_given;
 }
 
 // The matrix streamed along `axis` (called on the rank hosting that actuator, and by
 // rank 0 during validation).
-CoeffMatrix coefficients_for(const TransformConfig& cfg, int axis, index_t n) {
+CoeffMatrix coefficients_for(const TransformConfig& cfg, TransformTensors& tensors,
+                             const TensorNames& names, int axis, index_t n) {
   const TransformKind kind = cfg.kinds[axis - 1];
   if (kind != TransformKind::gemt)
-    return make_coefficients(kind, n, cfg.norm, cfg.inverse, axis_name(cfg, axis));
-  const std::string dset = "/C" + std::to_string(axis);
-  CoeffMatrix c = read_matrix(cfg.coeffs, dset);
-  const std::string what = cfg.coeffs + ":" + dset;
+    return make_coefficients(kind, n, cfg.norm, cfg.inverse, axis_name(names, axis));
+  std::string what;
+  CoeffMatrix c = tensors.gemt_matrix(axis, what);
   if (c.rows != n)
     throw input_error(what + ": has " + std::to_string(c.rows) + " rows, but " +
-                      axis_name(cfg, axis) + " has " + std::to_string(n) + " elements");
+                      axis_name(names, axis) + " has " + std::to_string(n) + " elements");
   // Coefficients must be finite: the executors skip zero pivots, exact only when
   // 0 * c == 0 (an Inf or NaN coefficient would make ESOP and dense disagree).
   for (index_t i = 0; i < c.rows; ++i)
@@ -74,37 +67,17 @@ struct TextOutputs {
 };
 
 // Every output can be written and none is the same file as an input or another output.
-TextOutputs check_outputs(const TransformConfig& cfg) {
-  std::vector<RunFile> files = {
-      {cfg.input.file, "--input", false, true},
-      {cfg.coeffs, "--coeffs", false, true},
-      {cfg.mesh.file, "--mesh", false, false},
-      {cfg.output.file, "--output", true, true},
-      {cfg.report, "--report", true, false},
-      {cfg.trace, "--trace", true, false},
-      // Not marked HDF5: Y0 may not even share a file with the output it seeds.
-      {cfg.initial.file, "--initial", false, false}};
-  check_distinct(files);
-  check_output_writable(cfg.output, cfg.force);
+TextOutputs check_outputs(const TransformConfig& cfg, TransformTensors& tensors) {
+  check_distinct(tensors.run_files());
+  tensors.check_output();
   TextOutputs t;
   if (!cfg.report.empty()) t.report = TextOutput(cfg.report, cfg.force);
   if (!cfg.trace.empty()) t.trace = TextOutput(cfg.trace, cfg.force);
   return t;
 }
 
-// An output dataset in the input's own file must not be the input itself.
-void check_not_input(const TransformConfig& cfg, const TensorInfo& info) {
-  const std::string out = output_dataset_path(cfg.output);
-  std::error_code ec;
-  if (out == info.dataset && std::filesystem::equivalent(cfg.input.file, cfg.output.file, ec))
-    throw input_error(cfg.output.str() + ": --output is the input dataset " + cfg.input.file + ":" +
-                      info.dataset);
-}
-
 // --initial: Y0 must be a tensor of the output's shape, complex only if the output is.
-TensorInfo check_initial(const TransformConfig& cfg, ProblemFacts& f) {
-  const TensorInfo y0 = inspect_tensor(cfg.initial);
-  const std::string name = cfg.initial.file + ":" + y0.dataset;
+void check_initial(const TensorInfo& y0, const std::string& name, ProblemFacts& f) {
   if (y0.shape != f.out_shape)
     throw input_error(name + ": --initial has shape " + to_string(y0.shape) +
                       ", but the output has shape " + to_string(f.out_shape));
@@ -112,23 +85,25 @@ TensorInfo check_initial(const TransformConfig& cfg, ProblemFacts& f) {
     throw input_error(name + ": --initial is complex (" + y0.type_name +
                       "), but the output of this transform is real");
   f.initial_complex = y0.is_complex ? 1 : 0;
-  return y0;
 }
 
-ProblemFacts validate(const TransformConfig& cfg, TensorInfo& info, TensorInfo& y0,
-                      TextOutputs& texts) {
+ProblemFacts validate(const TransformConfig& cfg, TransformTensors& tensors, TensorInfo& info,
+                      TensorInfo& y0, TextOutputs& texts) {
   ProblemFacts f;
-  texts = check_outputs(cfg);
-  info = inspect_tensor(cfg.input);
-  check_not_input(cfg, info);
+  texts = check_outputs(cfg, tensors);
+  info = tensors.inspect_input();
   f.in_shape = info.shape;
   f.input_complex = info.is_complex;
+  const TensorNames names = tensors.names(info, y0);
   for (int axis = 1; axis <= 3; ++axis) {
-    const CoeffMatrix c = coefficients_for(cfg, axis, f.in_shape[axis - 1]);
+    const CoeffMatrix c = coefficients_for(cfg, tensors, names, axis, f.in_shape[axis - 1]);
     f.out_shape[axis - 1] = c.cols;
     f.coeffs_complex |= c.is_complex ? 1 : 0;
   }
-  if (!cfg.initial.file.empty()) y0 = check_initial(cfg, f);
+  if (!cfg.initial.file.empty()) {
+    y0 = tensors.inspect_initial();
+    check_initial(y0, tensors.names(info, y0).initial, f);
+  }
   return f;
 }
 
@@ -158,56 +133,42 @@ std::array<double, 3> fp64_error(const Topology& topo, const EngineOptions& opt,
   return err;
 }
 
-// This brick's part of the output with its attributes, finished but not yet published.
-template <class T>
-void write_output(const TransformConfig& cfg, const TensorInfo& info, const TensorInfo& y0,
-                  const Plan& plan, const Topology& topo, const EngineResult<T>& res,
-                  std::optional<TensorWriter>& writer) {
-  const RunCounters& rc = res.counters;
-  TensorWriter& w =
-      writer.emplace(topo.bricks(), cfg.output, plan.out_shape, is_complex_v<T>, cfg.force);
-  w.write_brick(res.out_box, res.out);
-  w.set_attribute("transform", transform_list(cfg));
-  w.set_attribute("norm", to_string(cfg.norm));
-  w.set_attribute("direction", cfg.inverse ? "inverse" : "forward");
-  w.set_attribute("stage_order", to_string(plan.stage_order));
-  w.set_attribute("esop", cfg.mesh.mode == Mode::esop ? "on" : "off");
-  w.set_attribute("cell_mode", to_string(cfg.mesh.cell_mode));
-  w.set_attribute("input", cfg.input.file + ":" + info.dataset);
-  if (!cfg.initial.file.empty()) w.set_attribute("initial", cfg.initial.file + ":" + y0.dataset);
-  w.set_attribute("mesh", std::vector<index_t>(plan.mesh.begin(), plan.mesh.end()));
-  w.set_attribute("brick_ranks",
-                  std::vector<index_t>(plan.ranks.grid.begin(), plan.ranks.grid.end()));
-  std::vector<index_t> steps;
-  for (const auto& s : rc.stages) steps.push_back(static_cast<index_t>(s.steps));
-  w.set_attribute("steps_per_stage", steps);
-  w.set_attribute("steps", std::vector<index_t>{static_cast<index_t>(rc.total_steps())});
-  w.finish();
-}
+// Everything a run shares between its phases once rank 0's facts are known everywhere.
+struct Job {
+  const TransformConfig& cfg;
+  TransformTensors& tensors;
+  TensorInfo info, y0info;
+  TensorNames names;
+  Plan plan;
+  MemoryModelOptions mem;
+  TextOutputs texts;  // rank 0's
+  MPI_Comm world;
+  std::ostream& out;
+  std::chrono::steady_clock::time_point t0;
+};
 
 // The report's problem, precision and memory figures (report/report.hpp).
 template <class T>
-ReportContext report_context(const TransformConfig& cfg, const TensorInfo& info,
-                             const TensorInfo& y0, const Plan& plan, const MemoryModelOptions& mem,
-                             const EngineOptions& opt, const std::array<double, 3>& err,
+ReportContext report_context(const Job& job, const EngineOptions& opt,
+                             const std::array<double, 3>& err,
                              const std::vector<std::int64_t>& mem_all) {
+  const TransformConfig& cfg = job.cfg;
+  const Plan& plan = job.plan;
   ReportContext ctx;
   ctx.app = "triada-transform";
-  const std::string kinds = transform_list(cfg);
-  ctx.problem = {{"input", cfg.input.file + ":" + info.dataset},
-                 {"input_type", info.type_name},
-                 {"output", cfg.output.str()},
-                 {"transform", kinds},
+  ctx.problem = {{"input", job.names.input},
+                 {"input_type", job.info.type_name},
+                 {"output", job.names.output},
+                 {"transform", transform_list(cfg)},
                  {"direction", cfg.inverse ? "inverse" : "forward"},
                  {"norm", to_string(cfg.norm)},
                  {"element", is_complex_v<T> ? "complex128" : "float64"},
                  {"shuffle_seed", cfg.shuffle_seed}};
   if (!cfg.coeffs.empty()) ctx.problem["coeffs"] = cfg.coeffs;
   // The affine form's Y0 (null: none, Y = X x1 C1 x2 C2 x3 C3).
-  ctx.problem["initial"] = cfg.initial.file.empty()
-                               ? nlohmann::json(nullptr)
-                               : nlohmann::json(cfg.initial.file + ":" + y0.dataset);
-  if (!cfg.initial.file.empty()) ctx.problem["initial_type"] = y0.type_name;
+  ctx.problem["initial"] =
+      job.names.initial.empty() ? nlohmann::json(nullptr) : nlohmann::json(job.names.initial);
+  if (!job.names.initial.empty()) ctx.problem["initial_type"] = job.y0info.type_name;
   ctx.mesh_config = cfg.mesh.file;
   ctx.executor = to_string(opt.executor);
   ctx.precision = {{"cell_mode", to_string(cfg.mesh.cell_mode)},
@@ -226,94 +187,122 @@ ReportContext report_context(const TransformConfig& cfg, const TensorInfo& info,
     ctx.peak_rss_bytes.push_back(mem_all[3 * r]);
     ctx.baseline_rss_bytes.push_back(mem_all[3 * r + 1]);
     ctx.brick_tensor_bytes.push_back(mem_all[3 * r + 2]);
-    const MemoryPrediction p = predict_memory(plan, r, mem, cfg.input.str());
+    const MemoryPrediction p = predict_memory(plan, r, job.mem, job.names.input_given);
     ctx.predicted_peak_bytes.push_back(p.run);
     ctx.predicted_window_bytes.push_back(p.window_mapped);
   }
   return ctx;
 }
 
-template <class T>
-void run_typed(const TransformConfig& cfg, const TensorInfo& info, const TensorInfo& y0info,
-               const Plan& plan, const MemoryModelOptions& mem, TextOutputs& texts, MPI_Comm world,
-               std::ostream& out, std::chrono::steady_clock::time_point t0) {
-  Topology topo(plan, world, sizeof(T));
-  const long baseline_rss = current_rss_bytes();
-  std::vector<T> in;
-  const Brick in_box = topo.cells().intersect(whole(plan.in_shape));
-  const Brick out_box = topo.cells().intersect(whole(plan.out_shape));
-  reserve_huge(in, static_cast<std::size_t>(in_box.count()));
-  mpi::collectively(topo.world(), [&] {
-    if (topo.is_brick()) read_brick(topo.bricks(), cfg.input.file, info, in_box, in);
-  });
-  // --initial: each brick reads its part of Y0, the last stage's W box, by hyperslab.
-  std::vector<T> y0;
-  const std::vector<T>* initial = cfg.initial.file.empty() ? nullptr : &y0;
-  if (initial)
-    mpi::collectively(topo.world(), [&] {
-      if (topo.is_brick()) read_brick(topo.bricks(), cfg.initial.file, y0info, out_box, y0);
-    });
-
+// The engine's options for this run; progress lines on world rank 0.
+EngineOptions engine_options(Job& job, const Topology& topo, Progress& progress) {
+  const TransformConfig& cfg = job.cfg;
   EngineOptions opt;
   opt.executor = for_option("--executor", [&] { return parse_executor(cfg.executor); });
   opt.mode = cfg.mesh.mode;
   opt.cell_mode = cfg.mesh.cell_mode;
   opt.shuffle_seed = cfg.shuffle_seed;
-  opt.coefficients = [&](int axis) { return coefficients_for(cfg, axis, plan.in_shape[axis - 1]); };
-  Progress progress(!cfg.quiet && topo.world_rank() == 0, static_cast<int>(plan.stages.size()));
+  opt.coefficients = [&job](int axis) {
+    return coefficients_for(job.cfg, job.tensors, job.names, axis, job.plan.in_shape[axis - 1]);
+  };
   if (topo.world_rank() == 0)
-    opt.on_progress = [&](int s, std::uint64_t done, std::uint64_t total) {
-      progress.update(s, plan.stages[s].axis, done, total);
+    opt.on_progress = [&job, &progress](int s, std::uint64_t done, std::uint64_t total) {
+      progress.update(s, job.plan.stages[s].axis, done, total);
     };
+  return opt;
+}
+
+// This brick's parts of X and (with an initial output) of Y0, the last stage's W box.
+template <class T>
+void read_bricks(Job& job, const Topology& topo, std::vector<T>& in, std::vector<T>& y0) {
+  const Brick in_box = topo.cells().intersect(whole(job.plan.in_shape));
+  const Brick out_box = topo.cells().intersect(whole(job.plan.out_shape));
+  reserve_huge(in, static_cast<std::size_t>(in_box.count()));
+  mpi::collectively(topo.world(), [&] {
+    if (topo.is_brick()) job.tensors.read(topo, job.info, false, in_box, in);
+  });
+  if (!job.cfg.initial.file.empty())
+    mpi::collectively(topo.world(), [&] {
+      if (topo.is_brick()) job.tensors.read(topo, job.y0info, true, out_box, y0);
+    });
+}
+
+// Every rank's peak memory, baseline and brick bytes, on world rank 0 (empty elsewhere).
+template <class T>
+std::vector<std::int64_t> memory_figures(const Job& job, const Topology& topo, long baseline_rss) {
+  const index_t brick = std::max(topo.cells().intersect(whole(job.plan.in_shape)).count(),
+                                 topo.cells().intersect(whole(job.plan.out_shape)).count());
+  const std::array<std::int64_t, 3> mine{
+      peak_rss_bytes(), baseline_rss,
+      static_cast<std::int64_t>(brick * static_cast<index_t>(sizeof(T)))};
+  return mpi::gather<std::int64_t>(topo.world(), mine, 0);
+}
+
+// Rank 0: the report, staged with the trace, and the summary.
+template <class T>
+nlohmann::json report_on_rank0(Job& job, const RunCounters& rc, const EngineOptions& opt,
+                               const std::array<double, 3>& err,
+                               const std::vector<std::int64_t>& mem_all, double sim_seconds,
+                               std::string& summary) {
+  const TransformConfig& cfg = job.cfg;
+  ReportContext ctx = report_context<T>(job, opt, err, mem_all);
+  ctx.esop = cfg.mesh.mode == Mode::esop;
+  ctx.energy = cfg.mesh.energy_for(is_complex_v<T>);
+  ctx.physical = physical_model(job.plan, rc, cfg.mesh.physical, ctx.energy, cfg.mesh.cell_mode,
+                                is_complex_v<T>);
+  ctx.physical_params = cfg.mesh.physical;
+  ctx.sim_seconds = sim_seconds;
+  ctx.wall_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - job.t0).count();
+  nlohmann::json report = make_report(job.plan, rc, ctx);
+  // A dataset name from a file may hold bytes that are not UTF-8: shown as U+FFFD.
+  job.texts.report.stage(report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +
+                         "\n");
+  job.texts.trace.stage(trace_csv(job.plan, rc, &*ctx.physical));
+  summary = summary_text(job.plan, rc, ctx);
+  return report;
+}
+
+template <class T>
+nlohmann::json run_typed(Job& job) {
+  const TransformConfig& cfg = job.cfg;
+  Topology topo(job.plan, job.world, sizeof(T));
+  const long baseline_rss = current_rss_bytes();
+  std::vector<T> in, y0;
+  read_bricks(job, topo, in, y0);
+  const std::vector<T>* initial = cfg.initial.file.empty() ? nullptr : &y0;
+  Progress progress(!cfg.quiet && topo.world_rank() == 0, static_cast<int>(job.plan.stages.size()));
+  const EngineOptions opt = engine_options(job, topo, progress);
   // --check keeps the input to rerun it in fp64 afterwards.
   std::vector<T> check_input;
   if (cfg.check) check_input = in;
   const auto ts = std::chrono::steady_clock::now();
   EngineResult<T> res = run_engine<T>(topo, opt, std::move(in), nullptr, initial);
   progress.finish();
-  // Peak memory per rank against what its brick's registers need.
-  const std::array<std::int64_t, 3> mem_mine{
-      peak_rss_bytes(), baseline_rss,
-      static_cast<std::int64_t>(std::max(in_box.count(), out_box.count()) *
-                                static_cast<index_t>(sizeof(T)))};
-  // On rank 0 only, the one that reports.
-  const std::vector<std::int64_t> mem_all = mpi::gather<std::int64_t>(topo.world(), mem_mine, 0);
+  const std::vector<std::int64_t> mem_all = memory_figures<T>(job, topo, baseline_rss);
   const double sim_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - ts).count();
-
-  const RunCounters& rc = res.counters;
   // Error of the output against an fp64 run of the same input (relative to max |fp64|).
   std::array<double, 3> err{0, 0, 0};  // max |d|, sum |d|, max |ref|
   if (cfg.check) err = fp64_error(topo, opt, std::move(check_input), initial, res.out);
+  const RunCounters rc = res.counters;  // the result may leave with the tensors' write
   // Every output is finished (written, checked, on disk) before any is published.
-  std::optional<TensorWriter> writer;
   mpi::collectively(topo.world(), [&] {
-    if (topo.is_brick()) write_output(cfg, info, y0info, plan, topo, res, writer);
+    if (topo.is_brick()) job.tensors.write(job.names, topo, res);
   });
-
   std::string summary;  // rank 0's, printed once everything is published
+  nlohmann::json report;
   mpi::collectively(topo.world(), [&] {
-    if (topo.world_rank() != 0) return;
-    ReportContext ctx = report_context<T>(cfg, info, y0info, plan, mem, opt, err, mem_all);
-    ctx.esop = cfg.mesh.mode == Mode::esop;
-    ctx.energy = cfg.mesh.energy_for(is_complex_v<T>);
-    ctx.physical = physical_model(plan, rc, cfg.mesh.physical, ctx.energy, cfg.mesh.cell_mode,
-                                  is_complex_v<T>);
-    ctx.physical_params = cfg.mesh.physical;
-    ctx.sim_seconds = sim_seconds;
-    ctx.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    const auto report = make_report(plan, rc, ctx);
-    // A dataset name from a file may hold bytes that are not UTF-8: shown as U+FFFD.
-    texts.report.stage(report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
-    texts.trace.stage(trace_csv(plan, rc, &*ctx.physical));
-    summary = summary_text(plan, rc, ctx);
+    if (topo.world_rank() == 0)
+      report = report_on_rank0<T>(job, rc, opt, err, mem_all, sim_seconds, summary);
   });
   mpi::collectively(topo.world(), [&] {
-    if (writer) writer->publish();
-    texts.report.publish();
-    texts.trace.publish();
+    job.tensors.publish();
+    job.texts.report.publish();
+    job.texts.trace.publish();
   });
-  if (!cfg.quiet) out << summary << std::flush;
+  if (!cfg.quiet) job.out << summary << std::flush;
+  return report;
 }
 
 // What the memory model needs to know about this run (geometry/memory_model.hpp).
@@ -332,61 +321,70 @@ MemoryModelOptions memory_options(const TransformConfig& cfg, bool complex_run, 
   return m;
 }
 
-}  // namespace
-
-void run_transform_job(const TransformConfig& cfg, MPI_Comm world, std::ostream& out) {
-  const auto t0 = std::chrono::steady_clock::now();
-  const int rank = mpi::rank(world);
-
-  // 1. Rank 0 checks every input before any rank does work; all ranks agree on the verdict.
+// Rank 0 checks every input before any rank does work; all ranks agree on the verdict and
+// learn its facts.
+ProblemFacts agreed_facts(Job& job) {
   ProblemFacts facts;
-  TensorInfo info, y0info;
-  TextOutputs texts;  // rank 0's
-  mpi::collectively(world, [&] {
-    if (rank == 0) facts = validate(cfg, info, y0info, texts);
+  TensorInfo& info = job.info;
+  TensorInfo& y0info = job.y0info;
+  mpi::collectively(job.world, [&] {
+    if (mpi::rank(job.world) == 0) facts = validate(job.cfg, job.tensors, info, y0info, job.texts);
   });
-  mpi::bcast_bytes(world, std::span<ProblemFacts>(&facts, 1), 0);
-  info.dataset = mpi::bcast_string(world, info.dataset, 0);
-  info.type_name = mpi::bcast_string(world, info.type_name, 0);
+  mpi::bcast_bytes(job.world, std::span<ProblemFacts>(&facts, 1), 0);
+  info.dataset = mpi::bcast_string(job.world, info.dataset, 0);
+  info.type_name = mpi::bcast_string(job.world, info.type_name, 0);
   info.shape = facts.in_shape;
   info.is_complex = facts.input_complex != 0;
-  y0info.dataset = mpi::bcast_string(world, y0info.dataset, 0);
-  y0info.type_name = mpi::bcast_string(world, y0info.type_name, 0);
+  y0info.dataset = mpi::bcast_string(job.world, y0info.dataset, 0);
+  y0info.type_name = mpi::bcast_string(job.world, y0info.type_name, 0);
   y0info.shape = facts.out_shape;
   y0info.is_complex = facts.initial_complex != 0;
+  job.names = job.tensors.names(info, y0info);
+  mpi::collectively(job.world, [&] { job.tensors.share(job.world); });
+  return facts;
+}
 
-  // 2. Plan (plain data, identical on every rank).
+}  // namespace
+
+Plan transform_plan(const TransformConfig& cfg, MPI_Comm world, const ext3& in_shape,
+                    const ext3& out_shape) {
   PlanRequest req;
-  req.in_shape = facts.in_shape;
-  req.out_shape = facts.out_shape;
+  req.in_shape = in_shape;
+  req.out_shape = out_shape;
   req.mesh = cfg.mesh.cells;
   req.stage_order = cfg.stage_order;
   req.grid = cfg.mesh.grid;
   req.actuators = cfg.mesh.actuators;
-  const Plan plan = plan_for_world(world, req);
+  return plan_for_world(world, req);
+}
 
-  // 3. Memory: a node that cannot hold its ranks' predicted peak refuses the run before
+nlohmann::json run_transform(const TransformConfig& cfg, TransformTensors& tensors, MPI_Comm world,
+                             std::ostream& out) {
+  Job job{cfg, tensors, {}, {}, {}, {}, {}, {}, world, out, std::chrono::steady_clock::now()};
+  const ProblemFacts facts = agreed_facts(job);
+  job.plan = transform_plan(cfg, world, facts.in_shape, facts.out_shape);
+
+  // Memory: a node that cannot hold its ranks' predicted peak refuses the run before
   // anything is allocated; an allocation that fails anyway is an input error too.
   const bool complex_run = facts.input_complex || facts.coeffs_complex;
   const bool one_node = on_one_node(world);
-  const std::string what =
-      cfg.input.file + ":" + info.dataset + ": shape " + to_string(plan.in_shape);
-  MemoryModelOptions mem;
+  const std::string what = job.names.input + ": shape " + to_string(job.plan.in_shape);
   MemoryPrediction need;
   mpi::collectively(world, [&] {
-    mem = memory_options(cfg, complex_run, one_node);
-    need = predict_memory(plan, rank, mem, what);
+    job.mem = memory_options(cfg, complex_run, one_node);
+    need = predict_memory(job.plan, mpi::rank(world), job.mem, what);
   });
   require_node_memory(world, need.node_share(), what);
   require_node_shared_memory(world, need.window_own, what);
 
-  // 4. Run in the element type the data needs.
-  out_of_memory_is_input_error(what, [&] {
-    if (complex_run)
-      run_typed<cplx>(cfg, info, y0info, plan, mem, texts, world, out, t0);
-    else
-      run_typed<double>(cfg, info, y0info, plan, mem, texts, world, out, t0);
-  });
+  // Run in the element type the data needs.
+  return out_of_memory_is_input_error(
+      what, [&] { return complex_run ? run_typed<cplx>(job) : run_typed<double>(job); });
+}
+
+void run_transform_job(const TransformConfig& cfg, MPI_Comm world, std::ostream& out) {
+  const std::unique_ptr<TransformTensors> files = file_tensors(cfg);
+  run_transform(cfg, *files, world, out);
 }
 
 }  // namespace triada

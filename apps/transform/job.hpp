@@ -1,17 +1,76 @@
 #pragma once
 // triada-transform as a library call: validate inputs collectively, plan, read the input
-// bricks, run the mesh, write the output atomically, report.
+// bricks, run the mesh, write the output, report. The tensors come from the options' HDF5
+// files (the program) or from a caller's memory (the Python module), through one
+// interface, TransformTensors, so both run the same job and give the same report.
 #include <mpi.h>
 
+#include <memory>
+#include <nlohmann/json.hpp>
 #include <ostream>
+#include <string>
+#include <vector>
 
 #include "apps/transform/options.hpp"
+#include "engine/engine.hpp"
+#include "io/output_files.hpp"
+#include "io/tensor_io.hpp"
 
 namespace triada {
 
+// How messages and the report name a run's tensors: "in.h5:/x" for files, "x" in memory.
+struct TensorNames {
+  std::string input_given;  // X as the user named it (axis messages, memory model)
+  std::string input;        // X resolved (report, output attribute)
+  std::string initial;      // Y0 resolved; empty without one
+  std::string output;       // Y
+};
+
+// Where a run's tensors come from and where its result goes. Each member says on which
+// ranks it is called; errors are input_errors naming the tensor.
+class TransformTensors {
+ public:
+  virtual ~TransformTensors() = default;
+  // World rank 0, first: the files of the run (for check_distinct) and the output's check.
+  virtual std::vector<RunFile> run_files() const = 0;
+  virtual void check_output() = 0;
+  // World rank 0: X's (and, with an initial output, Y0's) facts, checked.
+  virtual TensorInfo inspect_input() = 0;
+  virtual TensorInfo inspect_initial() = 0;
+  // gemt's C_axis as given (on world rank 0, then on its actuator's rank); `what` names it.
+  virtual CoeffMatrix gemt_matrix(int axis, std::string& what) = 0;
+  // Every rank, after validation: the names, from the facts rank 0 found.
+  virtual TensorNames names(const TensorInfo& x, const TensorInfo& y0) const = 0;
+  // Collective over the world after validation (memory: the matrices to every rank).
+  virtual void share(MPI_Comm world) = 0;
+  // Brick ranks, collective over them: this brick's part `box` of X, or of Y0 if `initial`.
+  virtual void read(const Topology& topo, const TensorInfo& info, bool initial, const Brick& box,
+                    std::vector<double>& out) = 0;
+  virtual void read(const Topology& topo, const TensorInfo& info, bool initial, const Brick& box,
+                    std::vector<cplx>& out) = 0;
+  // Brick ranks, collective over them: the result written (files: with its attributes), not
+  // yet visible; publish() (every rank) makes it visible once every output is written.
+  virtual void write(const TensorNames& names, const Topology& topo, EngineResult<double>& res) = 0;
+  virtual void write(const TensorNames& names, const Topology& topo, EngineResult<cplx>& res) = 0;
+  virtual void publish() = 0;
+};
+
+// The HDF5 files of cfg (--input, --initial, --coeffs, --output): the program's tensors.
+// Keeps a reference to cfg.
+std::unique_ptr<TransformTensors> file_tensors(const TransformConfig& cfg);
+
 // Collective over `world`. Throws (collectively where the cause is bad input) on error.
-// Prints the summary to `out` on world rank 0 unless cfg.quiet.
+// Prints the summary to `out` on world rank 0 unless cfg.quiet. Returns the report on world
+// rank 0 (null elsewhere).
+nlohmann::json run_transform(const TransformConfig& cfg, TransformTensors& tensors, MPI_Comm world,
+                             std::ostream& out);
+
+// The program: run_transform on the files of cfg.
 void run_transform_job(const TransformConfig& cfg, MPI_Comm world, std::ostream& out);
+
+// The plan of a run of cfg on `world` for these shapes (what run_transform builds).
+Plan transform_plan(const TransformConfig& cfg, MPI_Comm world, const ext3& in_shape,
+                    const ext3& out_shape);
 
 // --model-only (cfg.model_shape set): the report of a dense input of that shape, without
 // data; rank 0 writes --report and prints the summary. Collective over `world`.

@@ -152,6 +152,12 @@ TransformConfig transform_config(const MeshCommandLine& cl) {
 
 }  // namespace
 
+std::string transform_list(const TransformConfig& cfg) {
+  std::string kinds;
+  for (int a = 0; a < 3; ++a) kinds += (a ? "," : "") + to_string(cfg.kinds[a]);
+  return kinds;
+}
+
 std::optional<TransformConfig> parse_transform_options(int argc, char** argv, std::ostream& out) {
   const std::optional<MeshCommandLine> cl =
       MeshCommandLine::parse(argc, argv, transform_options(), "mesh", out);

@@ -38,6 +38,9 @@ struct TransformConfig {
   std::optional<ext3> model_shape;  // --model-only: no data, a dense input of this shape
 };
 
+// "dft,dct,wht": the transform of each axis, as the output and the report name it.
+std::string transform_list(const TransformConfig& cfg);
+
 // Parses argv. Returns nullopt after printing --help to `out`. Throws config_error with
 // one clear line for any bad option, key or value.
 std::optional<TransformConfig> parse_transform_options(int argc, char** argv, std::ostream& out);

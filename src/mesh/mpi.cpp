@@ -17,7 +17,9 @@ void throw_mpi_error(int code, const char* call, const char* file, int line) {
                   std::to_string(line) + ": " + std::string(text, static_cast<size_t>(len)));
 }
 
-Environment::Environment(int& argc, char**& argv) {
+namespace {
+// Shared by Environment and start_if_needed (argc/argv may be null for MPI_Init_thread).
+void start(int* argc, char*** argv) {
   // Open MPI puts shared-memory backing files in its session directory (often on disk);
   // /dev/shm makes the shared windows of the pivot planes fast. A user's setting wins.
   setenv("OMPI_MCA_shmem_mmap_relocate_backing_file", "-1", 0);
@@ -30,14 +32,39 @@ Environment::Environment(int& argc, char**& argv) {
   // A user's own OMPI_MCA_io wins (README "Parallel I/O").
   setenv("OMPI_MCA_io", "^ompio", 0);
   int provided = 0;
-  CHECK_MPI(MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided));
+  CHECK_MPI(MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided));
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+}
+}  // namespace
+
+Environment::Environment(int& argc, char**& argv) {
+  start(&argc, &argv);
 }
 
 Environment::~Environment() {
-  int finalized = 0;
+  finalize_if_started();
+}
+
+bool start_if_needed() {
+  int running = 0;
+  CHECK_MPI(MPI_Initialized(&running));
+  if (running) return false;
+  start(nullptr, nullptr);
+  return true;
+}
+
+void finalize_if_started() noexcept {
+  int started = 0, finalized = 0;
+  MPI_Initialized(&started);
   MPI_Finalized(&finalized);
-  if (!finalized) MPI_Finalize();
+  if (started && !finalized) MPI_Finalize();
+}
+
+MPI_Comm comm_from_fortran(std::int64_t handle) {
+  const MPI_Comm c = MPI_Comm_f2c(static_cast<MPI_Fint>(handle));
+  if (c == MPI_COMM_NULL)
+    throw mpi_error("not a communicator (Fortran handle " + std::to_string(handle) + ")");
+  return c;  // its error handler stays the caller's (mpi4py's returns errors as codes)
 }
 
 int Comm::rank() const {
@@ -149,6 +176,16 @@ void recv_bytes(MPI_Comm comm, int source, int tag, std::vector<std::byte>& buf)
   CHECK_MPI(MPI_Get_count(&status, MPI_BYTE, &bytes));
   buf.resize(static_cast<size_t>(bytes));
   CHECK_MPI(MPI_Recv(buf.data(), bytes, MPI_BYTE, source, tag, comm, MPI_STATUS_IGNORE));
+}
+
+void recv_bytes(MPI_Comm comm, int source, int tag, void* data, std::size_t bytes) {
+  MPI_Status status;
+  CHECK_MPI(MPI_Recv(data, count_of(bytes, "recv"), MPI_BYTE, source, tag, comm, &status));
+  int got = 0;
+  CHECK_MPI(MPI_Get_count(&status, MPI_BYTE, &got));
+  if (static_cast<std::size_t>(got) != bytes)
+    throw mpi_error("recv: " + std::to_string(got) + " bytes from rank " + std::to_string(source) +
+                    ", expected " + std::to_string(bytes));
 }
 
 int rank(MPI_Comm comm) {

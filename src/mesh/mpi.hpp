@@ -36,6 +36,14 @@ class Environment {
   Environment& operator=(const Environment&) = delete;
 };
 
+// For a host that may find MPI started or not (the Python module: mpi4py starts it on
+// import): starts it as Environment does unless it runs; true if this call started it.
+bool start_if_needed();
+// MPI_Finalize unless MPI is finalized or was never started (the host's exit hook).
+void finalize_if_started() noexcept;
+// The communicator of a Fortran handle (mpi4py's Comm.py2f()); the caller keeps it.
+MPI_Comm comm_from_fortran(std::int64_t handle);
+
 // A communicator; frees it on destruction unless it is a predefined one.
 class Comm {
  public:
@@ -284,6 +292,8 @@ T recv(MPI_Comm comm, int source, int tag) {
 }
 // The next message from source with tag, whatever its length, into buf (storage reused).
 void recv_bytes(MPI_Comm comm, int source, int tag, std::vector<std::byte>& buf);
+// The next message from source with tag, of exactly `bytes` bytes, into data.
+void recv_bytes(MPI_Comm comm, int source, int tag, void* data, std::size_t bytes);
 
 int rank(MPI_Comm comm);
 int size(MPI_Comm comm);

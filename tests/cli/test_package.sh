@@ -3,7 +3,8 @@
 # of the build into a temporary prefix; a copy of tests/package (outside the tree) configured
 # with only that prefix, find_package(triada) + triada::triada; built, run, its output
 # checked. Also: the consumer's compile lines carry -ffp-contract=off and no -march flag
-# (instruction-set flags stay PRIVATE to the library). Run by ctest (label package).
+# (instruction-set flags stay PRIVATE to the library); the Python package imports from the
+# prefix and runs. Run by ctest (label package).
 set -uo pipefail
 
 : "${TRIADA_BIN:?set TRIADA_BIN to the build directory}"
@@ -36,6 +37,16 @@ config=$(find "$prefix" -name triadaConfig.cmake | head -n 1)
 check "installed triadaConfig.cmake" test -n "$config"
 check "installed triadaConfigVersion.cmake" test -f "$(dirname "$config")/triadaConfigVersion.cmake"
 version=$(sed -n 's/^set(PACKAGE_VERSION "\(.*\)")$/\1/p' "$(dirname "$config")/triadaConfigVersion.cmake")
+
+# The Python package, where the build has it: imported from the prefix alone, it runs a job.
+if grep -q '^TRIADA_PYTHON:BOOL=ON' "$TRIADA_BIN/CMakeCache.txt"; then
+  check "installed Python package runs a transform" env -u PYTHONPATH \
+    PYTHONPATH="$prefix/lib/python3/dist-packages" "${PYTHON:-python3}" -c "
+import numpy as np, triada
+assert triada.__file__.startswith('$prefix'), triada.__file__
+y, r = triada.transform(np.ones((2, 3, 4)), 'dct')
+assert abs(y[0, 0, 0] - np.sqrt(24)) < 1e-12 and r['counters']['macs'] > 0"
+fi
 
 # The consumer sees nothing of the tree: its own copy, the prefix, no package registry.
 cp -r "$SRC/tests/package" "$dir/consumer"

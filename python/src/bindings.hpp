@@ -1,0 +1,60 @@
+#pragma once
+// What the module's functions share: numpy arrays to views and results back, the
+// communicator of a call, argument lists parsed by the programs' own parsers.
+#include <pybind11/complex.h>
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstdint>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "arrays.hpp"
+#include "core/error.hpp"
+#include "mesh/mpi.hpp"
+
+namespace triada::py {
+
+namespace pyb = pybind11;
+
+// A numpy array's view (not given for None). The array must outlive the view.
+ArrayView view_of(const pyb::object& obj);
+
+// A C-order numpy array of `shape` that owns `values` (moved, not copied).
+template <class T>
+pyb::array to_numpy(std::vector<T>&& values, const std::vector<index_t>& shape) {
+  auto* owned = new std::vector<T>(std::move(values));
+  pyb::capsule free_it(owned, [](void* p) { delete static_cast<std::vector<T>*>(p); });
+  return pyb::array_t<T>(shape, owned->data(), free_it);
+}
+
+// The communicator of a call: mpi4py's Comm.py2f() handle, or the world without one.
+MPI_Comm comm_of(const std::optional<std::int64_t>& fortran_handle);
+
+// Rank 0's arguments on every rank: rank 0's call decides (the others pass their parts of
+// distributed arrays, or None where rank 0's are used).
+std::vector<std::string> rank0_args(const std::vector<std::string>& args, MPI_Comm comm);
+
+// A program's parser run on rank 0's `args` (args[0] the program's name) on every rank of
+// `comm`, its errors agreed (mpi::collectively), as the program runs it.
+template <class Parse>
+auto parse_args(const std::vector<std::string>& args, Parse parse, MPI_Comm comm) {
+  std::vector<std::string> words = rank0_args(args, comm);
+  std::vector<char*> argv;
+  for (std::string& w : words) argv.push_back(w.data());
+  argv.push_back(nullptr);
+  std::ostringstream help;
+  decltype(parse(0, nullptr, help)) cfg;
+  mpi::collectively(comm, [&] { cfg = parse(static_cast<int>(words.size()), argv.data(), help); });
+  if (!cfg) throw config_error("--help: see help() of the Python function");
+  return *cfg;
+}
+
+// The module's parts (module.cpp registers them).
+void register_transform(pyb::module_& m);
+void register_mxu(pyb::module_& m);
+
+}  // namespace triada::py

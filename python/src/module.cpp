@@ -1,0 +1,126 @@
+// The extension module _triada: the programs' jobs on numpy arrays, for the pure-Python
+// package triada (python/triada/__init__.py), which documents and checks the arguments.
+// Errors become the exceptions of the project's hierarchy (core/error.hpp), with the
+// programs' one-line messages.
+#include <exception>
+
+#include "apps/common/run_main.hpp"
+#include "bindings.hpp"
+#include "core/version.hpp"
+#include "io/hdf5.hpp"
+#include "io/output_files.hpp"
+#include "precision/cell_mode.hpp"
+
+namespace triada::py {
+
+ArrayView view_of(const pyb::object& obj) {
+  ArrayView v;
+  if (obj.is_none()) return v;
+  const auto a = pyb::reinterpret_borrow<pyb::array>(obj);
+  v.given = true;
+  v.data = static_cast<const std::byte*>(a.data());
+  for (pyb::ssize_t d = 0; d < a.ndim(); ++d) {
+    v.shape.push_back(static_cast<index_t>(a.shape(d)));
+    v.strides.push_back(static_cast<index_t>(a.strides(d)));
+  }
+  v.kind = a.dtype().kind();
+  v.itemsize = static_cast<int>(a.itemsize());
+  v.type_name = pyb::str(a.dtype().attr("name"));
+  return v;
+}
+
+MPI_Comm comm_of(const std::optional<std::int64_t>& fortran_handle) {
+  mpi::start_if_needed();
+  return fortran_handle ? mpi::comm_from_fortran(*fortran_handle) : MPI_COMM_WORLD;
+}
+
+std::vector<std::string> rank0_args(const std::vector<std::string>& args, MPI_Comm comm) {
+  std::string joined;  // NUL-separated: no argument holds a NUL
+  for (const std::string& a : args) joined += a + '\0';
+  joined = mpi::bcast_string(comm, joined, 0);
+  std::vector<std::string> out;
+  for (std::size_t at = 0, end; (end = joined.find('\0', at)) != std::string::npos; at = end + 1)
+    out.push_back(joined.substr(at, end - at));
+  return out;
+}
+
+namespace {
+
+// Python classes of the hierarchy; ValueError and OSError as Python programs expect.
+struct Exceptions {
+  pyb::object error, config, input, mpi, hdf5;
+};
+
+pyb::object new_exception(pyb::module_& m, const char* name, const char* doc, pyb::tuple bases) {
+  const std::string full = std::string("triada.") + name;
+  pyb::object e = pyb::reinterpret_steal<pyb::object>(
+      PyErr_NewExceptionWithDoc(full.c_str(), doc, bases.ptr(), nullptr));
+  m.attr(name) = e;
+  return e;
+}
+
+void register_exceptions(pyb::module_& m) {
+  static Exceptions x;  // the module lives as long as the interpreter
+  x.error = new_exception(m, "Error", "Any error of the simulator (the programs' exit codes 1-3).",
+                          pyb::make_tuple(pyb::handle(PyExc_RuntimeError)));
+  x.config = new_exception(m, "ConfigError", "A bad argument, option or config value (exit 2).",
+                           pyb::make_tuple(x.error, pyb::handle(PyExc_ValueError)));
+  x.input = new_exception(m, "InputError", "A bad input tensor, shape, type or size (exit 1).",
+                          pyb::make_tuple(x.error, pyb::handle(PyExc_ValueError)));
+  x.mpi = new_exception(m, "MPIError", "An MPI call failed.", pyb::make_tuple(x.error));
+  x.hdf5 = new_exception(m, "HDF5Error", "An HDF5 call failed.",
+                         pyb::make_tuple(x.error, pyb::handle(PyExc_OSError)));
+  pyb::register_exception_translator([](std::exception_ptr p) {
+    const auto raise = [](const pyb::object& e, const std::exception& what) {
+      PyErr_SetString(e.ptr(), escape_controls(what.what()).c_str());
+    };
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const config_error& e) {
+      raise(x.config, e);
+    } catch (const input_error& e) {
+      raise(x.input, e);
+    } catch (const mpi_error& e) {
+      raise(x.mpi, e);
+    } catch (const hdf5_error& e) {
+      raise(x.hdf5, e);
+    } catch (const error& e) {
+      raise(x.error, e);
+    }
+  });
+}
+
+// MPI_Finalize at the interpreter's exit when the module started MPI (HDF5 closed first,
+// as the programs do: it would close after MPI_Finalize otherwise).
+void finalize() {
+  h5::close_library();
+  mpi::finalize_if_started();
+}
+
+}  // namespace
+
+}  // namespace triada::py
+
+PYBIND11_MODULE(_triada, m) {
+  namespace py = triada::py;
+  m.doc() = "The TriADA simulator's jobs on numpy arrays (use the package triada).";
+  triada::set_overwrite_option("--force");  // messages name the programs' option
+  py::register_exceptions(m);
+  m.def("version", &triada::version_string, "The library's version.");
+  m.attr("cell_modes") = triada::cell_mode_names(", ");  // "fp64, fp32, ..."
+  m.def("mpi_start", &triada::mpi::start_if_needed,
+        "Starts MPI unless it runs (mpi4py may have); True if this call started it.");
+  m.def("mpi_finalize", &py::finalize, "MPI_Finalize, for the exit hook of mpi_start's caller.");
+  m.def(
+      "rank", [](std::optional<std::int64_t> comm) { return triada::mpi::rank(py::comm_of(comm)); },
+      "This rank in the communicator (mpi4py's Comm.py2f() handle; None: the world).");
+  m.def(
+      "bcast_text",
+      [](const std::string& text, std::optional<std::int64_t> comm) {
+        const MPI_Comm c = py::comm_of(comm);
+        return triada::mpi::bcast_string(c, text, 0);
+      },
+      "Rank 0's text on every rank.");
+  py::register_transform(m);
+  py::register_mxu(m);
+}

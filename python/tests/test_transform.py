@@ -1,0 +1,186 @@
+"""triada.transform and triada.gemt against independent oracles (scipy.fft, numpy): every
+transform, inverse, both norms, complex data, per-axis transforms, gemt non-square, the
+initial tensor; and every element type the program reads."""
+
+import numpy as np
+import pytest
+import scipy.fft
+import scipy.linalg
+
+from conftest import index_tensor, triada
+
+SHAPE = (8, 6, 4)
+
+
+def close(y, ref, tol=1e-12):
+    scale = max(np.abs(ref).max(), 1.0)
+    assert y.shape == ref.shape
+    assert np.abs(y - ref).max() <= tol * scale, np.abs(y - ref).max()
+
+
+def along(x, matrix_of):
+    """Y = X x1 M1 x2 M2 x3 M3 with M_a = matrix_of(N_a), applied axis by axis."""
+    for a in range(3):
+        x = np.moveaxis(np.tensordot(x, matrix_of(x.shape[a], a), axes=([a], [0])), -1, a)
+    return x
+
+
+def dht_matrix(n, norm):
+    k = np.arange(n)
+    phase = 2 * np.pi * np.outer(k, k) / n
+    return (np.cos(phase) + np.sin(phase)) / (np.sqrt(n) if norm == "ortho" else 1)
+
+
+def wht_matrix(n, norm):
+    return scipy.linalg.hadamard(n) / (np.sqrt(n) if norm == "ortho" else 1)
+
+
+@pytest.mark.parametrize("norm", ["ortho", "backward"])
+def test_dct_and_dft_equal_scipy_in_both_norms_forward_and_inverse(norm):
+    x = index_tensor(SHAPE, sparsity=0.3)
+    for inverse in (False, True):
+        y, r = triada.transform(x, "dct", norm=norm, inverse=inverse)
+        ref = (scipy.fft.idctn if inverse else scipy.fft.dctn)(x, norm=norm)
+        close(y, ref)
+        assert y.dtype == np.float64 and r["problem"]["norm"] == norm
+        y, r = triada.transform(x, "dft", norm=norm, inverse=inverse)
+        close(y, (np.fft.ifftn if inverse else np.fft.fftn)(x, norm=norm))
+        assert y.dtype == np.complex128 and r["problem"]["element"] == "complex128"
+
+
+@pytest.mark.parametrize("norm", ["ortho", "backward"])
+def test_dht_and_wht_equal_their_matrices_applied_along_each_axis(norm):
+    x = index_tensor(SHAPE)
+    y, _ = triada.transform(x, "dht", norm=norm)
+    close(y, along(x, lambda n, a: dht_matrix(n, norm)))
+    x = index_tensor((8, 4, 2))
+    y, _ = triada.transform(x, "wht", norm=norm)
+    close(y, along(x, lambda n, a: wht_matrix(n, norm)))
+    back, _ = triada.transform(y, "wht", norm=norm, inverse=True)
+    close(back, x)
+
+
+def test_complex_input_and_per_axis_transforms():
+    x = index_tensor(SHAPE) + 1j * index_tensor(SHAPE, sparsity=0.5)
+    y, _ = triada.transform(x.astype(np.complex64), "dft")
+    close(y, np.fft.fftn(x.astype(np.complex64).astype(np.complex128), norm="ortho"))
+    y, r = triada.transform(x, ("dft", "dct", "wht"), stage_order=(1, 2, 3))
+    ref = np.fft.fft(x, axis=0, norm="ortho")
+    ref = scipy.fft.dct(ref, axis=1, norm="ortho")
+    ref = along(ref, lambda n, a: wht_matrix(n, "ortho") if a == 2 else np.eye(n))
+    close(y, ref)
+    assert r["problem"]["transform"] == "dft,dct,wht" and r["problem"]["stage_order"] == "123"
+
+
+def test_gemt_non_square_equals_einsum_and_its_inverse_round_trips():
+    rng = np.random.default_rng(3)
+    x = index_tensor((6, 10, 7), sparsity=0.4)
+    c = [rng.standard_normal((6, 3)), rng.standard_normal((10, 12)) + 1j * rng.random((10, 12)),
+         rng.standard_normal((7, 7))]
+    y, r = triada.gemt(x, c)
+    assert y.shape == (3, 12, 7) and y.dtype == np.complex128
+    close(y, np.einsum("abc,ai,bj,ck->ijk", x, *c))
+    assert r["problem"]["out_shape"] == [3, 12, 7]
+    square = [rng.standard_normal((n, n)) for n in (6, 10, 7)]
+    y, _ = triada.gemt(x, square)
+    back, _ = triada.gemt(y, square, inverse=True)
+    close(back, x, 1e-10)
+
+
+def test_initial_output_is_added_and_changes_no_counter():
+    x = index_tensor(SHAPE, sparsity=0.5)
+    y0 = index_tensor(SHAPE)[::-1].copy()
+    y, r = triada.transform(x, "dct", initial=y0)
+    close(y, y0 + scipy.fft.dctn(x, norm="ortho"))
+    _, plain = triada.transform(x, "dct")
+    assert r["counters"] == plain["counters"] and r["problem"]["initial"] == "initial"
+    assert plain["problem"]["initial"] is None
+
+
+INTEGER_TYPES = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
+
+
+@pytest.mark.parametrize("dtype", INTEGER_TYPES + ["float32", "float64"])
+def test_every_real_type_gives_the_float64_runs_bits(dtype):
+    values = index_tensor(SHAPE, sparsity=0.3) + (3 if dtype.startswith("u") else 0)
+    ref, ref_report = triada.transform(values, "dct")
+    y, r = triada.transform(values.astype(dtype), "dct")
+    assert np.array_equal(y.view(np.uint64), ref.view(np.uint64))
+    assert r["problem"]["input_type"] == dtype and r["counters"] == ref_report["counters"]
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_complex_types_give_the_complex128_runs_bits(dtype):
+    values = index_tensor(SHAPE) - 1j * index_tensor(SHAPE, sparsity=0.5)
+    ref, _ = triada.transform(values, "dft")
+    y, r = triada.transform(values.astype(dtype), "dft")
+    assert np.array_equal(y.view(np.uint64), ref.view(np.uint64))
+    assert r["problem"]["input_type"] == dtype
+
+
+def test_strided_transposed_and_big_endian_arrays_read_as_their_values():
+    base = index_tensor((8, 12, 4), sparsity=0.2)
+    for x in (base[:, ::2, :], base.transpose(1, 0, 2), base.astype(">f8"), base[::-1]):
+        ref, _ = triada.transform(np.ascontiguousarray(x, dtype=np.float64), "dct")
+        y, _ = triada.transform(x, "dct")
+        assert np.array_equal(y, ref)
+
+
+def test_the_output_is_handed_over_and_the_input_left_alone():
+    x = index_tensor(SHAPE)
+    before = x.copy()
+    y, _ = triada.transform(x, "dct")
+    assert np.array_equal(x, before)
+    assert y.flags.c_contiguous and y.flags.owndata is False  # the engine's buffer, no copy
+
+
+@pytest.mark.parametrize("bad, message", [
+    (np.zeros(SHAPE, np.float16), "x: unsupported element type (float16)"),
+    (np.zeros(SHAPE, bool), "x: unsupported element type (bool)"),
+    (np.zeros((4, 5)), "x: rank 2, expected a rank-3 tensor"),
+    (np.zeros((4, 0, 5)), "x: empty extent 4x0x5"),
+])
+def test_bad_inputs_raise_input_errors(bad, message):
+    with pytest.raises(triada.InputError) as e:
+        triada.transform(bad, "dct")
+    assert str(e.value) == message
+    assert isinstance(e.value, ValueError) and isinstance(e.value, triada.Error)
+
+
+def test_help_documents_every_argument():
+    import inspect
+    doc = triada.transform.__doc__
+    for name in inspect.signature(triada.transform).parameters:
+        assert f"{name} :" in doc or f", {name} :" in doc or f"{name}, " in doc, name
+
+
+def test_the_engine_runs_without_the_gil():
+    """A Python thread keeps running while a call is inside the engine."""
+    import threading
+    import time
+    x = index_tensor((40, 40, 40), sparsity=0.1)
+    triada.transform(x[:2, :2, :2], "dct")  # MPI started before the measured call
+    stamps, stop = [], threading.Event()
+
+    def ticker():
+        while not stop.is_set():
+            stamps.append(time.monotonic())
+            time.sleep(0.001)
+
+    thread = threading.Thread(target=ticker)
+    thread.start()
+    start = time.monotonic()
+    triada.transform(x, "dct", executor="reference")  # the slow executor: a long call
+    end = time.monotonic()
+    stop.set()
+    thread.join()
+    assert sum(start < s < end for s in stamps) >= 20  # held: a tick or two at most
+
+
+def test_every_cell_mode_runs_and_is_reported():
+    x = index_tensor((4, 4, 4), sparsity=0.2)
+    ref, _ = triada.transform(x, "dct")
+    for mode in triada.CELL_MODES:
+        y, r = triada.transform(x, "dct", cell_mode=mode)
+        assert r["precision"]["cell_mode"] == mode
+        close(y, ref, 1e-2)  # the lowest precision (bf16) keeps 8 bits

@@ -1,0 +1,482 @@
+"""The TriADA simulator from Python.
+
+The programs' jobs on numpy arrays, in one process or under ``mpirun``:
+
+- ``transform`` and ``gemt``: triada-transform (3D DFT, DCT, DHT, WHT, 3-mode products)
+  on the simulated 3D mesh;
+- ``tcu``: triada-tcu (the Tensor-Core-Unit algorithms on the planar MXU);
+- ``conv``: triada-conv (convolution layers on the planar MXU);
+- ``layout``: which part of a tensor each rank holds (for distributed calls).
+
+Each returns its result and the report the program writes with ``--report``, as a dict
+with the same keys. Errors raise ``triada.ConfigError`` (a bad argument; the program's exit
+code 2) or ``triada.InputError`` (a bad tensor; exit 1), both ``ValueError`` s, with the
+program's one-line message; ``triada.Error`` is their base.
+
+In one process MPI is started on the first call (and finalized at exit). Under
+``mpirun -np K python3 script.py`` every rank calls the same function; rank 0's arguments
+decide (the other ranks may pass None for arrays rank 0 holds, and pass their own parts of
+distributed ones). Pass ``comm=MPI.COMM_WORLD`` (mpi4py) or leave ``comm=None`` for MPI's
+world.
+An error found on one rank alone (not agreed by all, e.g. an internal error) is raised on
+that rank only: run such scripts as ``python3 -m mpi4py script.py`` so the job ends.
+"""
+
+import atexit
+import json
+import os
+import tempfile
+
+import numpy as np
+
+from . import _triada
+from ._triada import ConfigError, Error, HDF5Error, InputError, MPIError
+
+__version__ = _triada.version()
+#: The cells' arithmetic modes (``cell_mode`` of transform, tcu and conv).
+CELL_MODES = tuple(_triada.cell_modes.split(", "))
+__all__ = ["transform", "gemt", "layout", "tcu", "conv", "BrickArray", "CELL_MODES", "Error",
+           "ConfigError", "InputError", "MPIError", "HDF5Error"]
+
+_mpi_checked = False
+
+
+def _handle(comm):
+    """The Fortran handle of an mpi4py communicator (None: the world), MPI started."""
+    global _mpi_checked
+    if not _mpi_checked:
+        if _triada.mpi_start():  # not started by mpi4py: ours to finalize
+            atexit.register(_triada.mpi_finalize)
+        _mpi_checked = True
+    return None if comm is None else int(comm.py2f())
+
+
+def _word(value):
+    """An option's value as the command line spells it."""
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if isinstance(value, (list, tuple)):
+        return ",".join(str(v) for v in value)
+    return os.fspath(value) if isinstance(value, os.PathLike) else str(value)
+
+
+def _options(**named):
+    """--name value for every given value (True: a flag, None and False: left out)."""
+    args = []
+    for name, value in named.items():
+        if value is None or value is False:
+            continue
+        args.append("--" + name.replace("_", "-"))
+        if value is not True:
+            args.append(_word(value))
+    return args
+
+
+def _config_options(config):
+    """Mesh config keys {"section.key": value} as --section.key value (they win over mesh)."""
+    args = []
+    for key, value in (config or {}).items():
+        args += ["--" + str(key), _word(value)]
+    return args
+
+
+def _native(a):
+    """An array in this machine's byte order (the module reads elements as they lie)."""
+    if a is None:
+        return None
+    a = np.asarray(a)
+    if a.dtype.byteorder not in "=|" and a.dtype.byteorder != np.dtype("=f8").byteorder:
+        a = a.astype(a.dtype.newbyteorder("="))
+    return a
+
+
+class BrickArray(np.ndarray):
+    """One rank's part of a distributed tensor: an array with its place in the whole.
+
+    ``lo`` and ``hi`` are the part's first and one-past-last indices per axis;
+    ``slices`` selects the part in the whole tensor: ``whole[part.slices] == part``.
+    """
+
+    lo = (0, 0, 0)
+    hi = (0, 0, 0)
+
+    @property
+    def slices(self):
+        return tuple(slice(a, b) for a, b in zip(self.lo, self.hi))
+
+
+def _brick_array(values, box):
+    part = values.view(BrickArray)
+    part.lo, part.hi = box
+    return part
+
+
+def transform(x, transform="dct", *, inverse=False, norm="ortho", stage_order="312", esop=None,
+              cell_mode=None, mesh=None, initial=None, executor="fused", coeffs=None,
+              config=None, check=False, shuffle_seed=0, report=None, trace=None, force=False,
+              verbose=False, comm=None, distributed=False, shape=None, gather=True):
+    """A 3D transform or 3-mode product of ``x`` on the simulated TriADA mesh.
+
+    The job of ``triada-transform`` (same options, same checks, same bits, counters and
+    report) on an array instead of HDF5 files. Returns ``(y, report)``.
+
+    Parameters
+    ----------
+    x : array_like, rank 3
+        The input tensor X (N1, N2, N3): any integer type, float32, float64, complex64 or
+        complex128 (the types the program reads from HDF5). Read once into the engine
+        (converted there), never modified. With ``distributed=True``: this rank's part
+        (see ``distributed``); otherwise needed on rank 0 only (others may pass None).
+    transform : str or sequence of 3 str, default "dct"
+        ``"dft"``, ``"dct"`` (DCT-II), ``"dht"`` (separable Hartley), ``"wht"``
+        (Walsh-Hadamard, Sylvester order, power-of-two sizes), ``"gemt"`` (the matrices of
+        ``coeffs``), or one per axis such as ``"dft,dct,wht"`` or ``("dft", "dct", "wht")``
+        (``--transform``).
+    inverse : bool, default False
+        Stream the exact inverse matrices in the same norm (gemt: each matrix inverted by
+        Gauss-Jordan elimination; it must be square and regular) (``--inverse``).
+    norm : {"ortho", "backward"}, default "ortho"
+        ``"ortho"``: unitary matrices (numpy/scipy ``norm="ortho"``); ``"backward"``: the
+        numpy/scipy default scaling (``--norm``).
+    stage_order : str, int or sequence, default "312"
+        The order of the summation axes, any permutation of 1, 2, 3: ``"312"``, ``312`` or
+        ``(3, 1, 2)`` (``--stage-order``).
+    esop : bool or None, default None
+        Elastic sparse outer-product processing on (True) or off (False, dense); None: the
+        mesh config's ``[esop] enabled`` (on by default) (``--esop``).
+    cell_mode : str or None, default None
+        The cells' arithmetic, one of ``triada.CELL_MODES`` (``"fp64"``, ``"fp32"``,
+        ``"tf32"``, ``"bf16"``, ``"fp16"``, ``"m3xu-fp32"``, ...; doc/precision.md); None:
+        the mesh config's ``[cell] mode`` (fp64 by default) (``--cell-mode``).
+    mesh : str or path, optional
+        A mesh config INI file (see ``meshcfg/``) (``--mesh``).
+    initial : array_like, optional
+        The affine form's initial output Y0, of the output's shape (K1, K2, K3): computes
+        Y = Y0 + X x1 C1 x2 C2 x3 C3 (``--initial``). Types as for ``x``; complex only if
+        the output is. Distributed like ``x``.
+    executor : {"fused", "reference"}, default "fused"
+        The brick-wide kernels, or the cell rule cell by cell (slow); the same bits and
+        counters (``--executor``).
+    coeffs : sequence of 3 array_like, optional
+        gemt's matrices (C1, C2, C3), C_s of shape N_s x K_s, real or complex (``--coeffs``);
+        needed on rank 0 only. Y[k1,k2,k3] = sum X[n1,n2,n3] C1[n1,k1] C2[n2,k2] C3[n3,k3],
+        i.e. ``numpy.einsum("abc,ai,bj,ck->ijk", X, C1, C2, C3)``. With one transform per
+        axis, the entries of non-gemt axes are ignored (may be None).
+    config : dict, optional
+        Mesh config keys as ``{"section.key": value}``, e.g. ``{"ranks.actuators":
+        "colocated", "mesh.cells": (8, 8, 8), "energy.mac_pj": 10}``; they win over
+        ``mesh`` (the program's ``--section.key`` options).
+    check : bool, default False
+        Rerun in fp64 and report the output's max and mean relative error (``--check``).
+    shuffle_seed : int, default 0
+        Stream coefficient rows in a seeded random order; 0: natural order
+        (``--shuffle-seed``).
+    report, trace : str or path, optional
+        Also write the JSON report / the per-step CSV trace to this file, as the program
+        does (``--report``, ``--trace``); an existing file is kept unless ``force``.
+    force : bool, default False
+        Replace an existing ``report`` or ``trace`` file (``--force``).
+    verbose : bool, default False
+        Print the program's summary (rank 0) and its progress line on a terminal; False is
+        the program's ``--quiet``.
+    comm : mpi4py.MPI.Comm, optional
+        The communicator to run on (``MPI.COMM_WORLD`` under mpirun); None: MPI's world.
+        Its ranks are laid out as the program's: brick ranks, plus three actuator ranks
+        from 4 ranks on unless ``config={"ranks.actuators": "colocated"}``.
+    distributed : bool, default False
+        False: ``x`` and ``initial`` are whole, on rank 0 (sent from there to the brick
+        ranks). True: each rank passes its own part, ``x[layout(...)["in_slices"]]`` and
+        ``initial[...["out_slices"]]`` (None on actuator ranks), and ``shape``.
+    shape : tuple of 3 int, optional
+        With ``distributed=True``: the whole input's shape (N1, N2, N3).
+    gather : bool, default True
+        True: ``y`` whole on rank 0 (None on the other ranks). False: each brick rank gets
+        its own part as a ``BrickArray`` (``y.lo``, ``y.hi``, ``y.slices``), actuator ranks
+        None.
+
+    Returns
+    -------
+    y : numpy.ndarray or BrickArray or None
+        The output Y (K1, K2, K3), float64, or complex128 when the input or a matrix is
+        complex; handed over from the engine without a copy where one brick holds it.
+    report : dict
+        The program's JSON report (schema ``triada-report/1``: problem, mesh, steps,
+        counters, energy_pj, mpi, cycles, memory, ...) on every rank; the tensors are named
+        ``x``, ``initial``, ``y`` where the program names files.
+
+    Examples
+    --------
+    >>> y, r = triada.transform(x, "dct")
+    >>> r["counters"]["macs"], r["energy_pj"]["saved_fraction"]
+    """
+    handle = _handle(comm)
+    kinds = transform if isinstance(transform, str) else ",".join(transform)
+    order = stage_order if isinstance(stage_order, str) else (
+        str(stage_order) if isinstance(stage_order, int) else "".join(map(str, stage_order)))
+    matrices = [None, None, None] if coeffs is None else [_native(c) for c in coeffs]
+    args = ["triada-transform", "--input", "x", "--output", "y"] + _options(
+        transform=kinds, inverse=inverse, norm=norm, stage_order=order,
+        esop=None if esop is None else ("on" if esop else "off"), cell_mode=cell_mode,
+        mesh=mesh, initial=None if initial is None else "initial", executor=executor,
+        coeffs=None if coeffs is None else "C1,C2,C3", check=check,
+        shuffle_seed=shuffle_seed, report=report, trace=trace, force=force,
+        quiet=not verbose) + _config_options(config)
+    x, initial = _native(x), _native(initial)
+    y0_shape = None
+    if distributed:
+        if shape is None:
+            raise ConfigError("distributed=True needs shape=(N1, N2, N3), the whole input's")
+        y0_shape = _output_shape(kinds, shape, matrices) if initial is not None else None
+    y, box, text, summary = _triada.transform(args, x, initial, matrices, handle, distributed,
+                                              shape, y0_shape, gather)
+    if verbose and summary:
+        print(summary, end="", flush=True)
+    if y is not None and not gather:
+        y = _brick_array(y, box)
+    return y, json.loads(text)
+
+
+def _output_shape(kinds, shape, matrices):
+    """The output's shape: gemt's axes take their matrix's columns."""
+    words = kinds.split(",") * (3 if "," not in kinds else 1)
+    out = list(shape)
+    for a in range(3):
+        if words[a] == "gemt" and matrices[a] is not None:
+            out[a] = np.shape(matrices[a])[1]
+    return tuple(out)
+
+
+def gemt(x, coeffs, **options):
+    """The 3-mode product Y = X x1 C1 x2 C2 x3 C3 on the simulated mesh.
+
+    ``transform(x, "gemt", coeffs=coeffs, **options)``: C_s of shape N_s x K_s (non-square
+    allowed), Y[k1,k2,k3] = sum X[n1,n2,n3] C1[n1,k1] C2[n2,k2] C3[n3,k3], which is
+    ``numpy.einsum("abc,ai,bj,ck->ijk", X, C1, C2, C3)`` and, in TensorLy's words,
+    ``mode_dot`` with C_s transposed along each mode. See ``transform`` for the options
+    (inverse, norm, esop, cell_mode, initial, comm, ...). Returns ``(y, report)``.
+    """
+    return transform(x, "gemt", coeffs=coeffs, **options)
+
+
+def layout(shape, out_shape=None, *, mesh=None, config=None, comm=None):
+    """Which part of the tensors each rank holds in a run on ``comm``.
+
+    Parameters
+    ----------
+    shape : tuple of 3 int
+        The input's shape (N1, N2, N3).
+    out_shape : tuple of 3 int, optional
+        The output's (gemt: the matrices' columns); default ``shape``.
+    mesh, config, comm
+        As for ``transform`` (they decide the mesh, the brick grid and the actuators).
+
+    Returns
+    -------
+    dict
+        ``rank``, ``world_size``, ``brick_ranks`` (the grid p1, p2, p3), ``actuator_ranks``
+        (0 or 3), ``mesh`` (cells), ``bricks`` (per brick rank: ((lo, hi) of the input,
+        (lo, hi) of the output)), and this rank's ``in_slices`` and ``out_slices`` (None on
+        an actuator rank): ``transform(x[in_slices], ..., distributed=True, shape=shape)``.
+    """
+    handle = _handle(comm)
+    out_shape = tuple(shape) if out_shape is None else tuple(out_shape)
+    args = ["triada-transform", "--input", "x", "--output", "y", "--transform", "dct"] + \
+        _options(mesh=mesh) + _config_options(config)
+    d = _triada.layout(args, tuple(shape), out_shape, handle)
+    mine = d["bricks"][d["rank"]] if d["rank"] < len(d["bricks"]) else None
+    slices = lambda box: tuple(slice(a, b) for a, b in zip(*box))  # noqa: E731
+    d["in_slices"] = None if mine is None else slices(mine[0])
+    d["out_slices"] = None if mine is None else slices(mine[1])
+    return d
+
+
+def _write_inputs(inputs, directory):
+    """Arrays {name: array} as datasets /name of one HDF5 file (the program's --input)."""
+    import h5py  # only for numpy inputs of tcu
+    path = os.path.join(directory, "inputs.h5")
+    with h5py.File(path, "w") as f:
+        for name, values in inputs.items():
+            f[name.lstrip("/")] = np.asarray(values)
+    return path
+
+
+def _renamed(value, old, new):
+    """value with every string `old` replaced by `new` (a temporary file's name)."""
+    if isinstance(value, dict):
+        return {k: _renamed(v, old, new) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_renamed(v, old, new) for v in value]
+    return value.replace(old, new) if isinstance(value, str) else value
+
+
+def tcu(algo, size=None, *, m=None, latency=0, A=None, B=None, inputs=None, input=None,
+        report=None, force=False, verbose=False, comm=None, **options):
+    """A Tensor-Core-Unit algorithm on the planar MXU: triada-tcu's job.
+
+    Parameters
+    ----------
+    algo : str
+        ``matmul``, ``strassen``, ``spmm``, ``ge``, ``tclosure``, ``apsd``, ``dft``,
+        ``stencil``, ``intmul``, ``karatsuba``, ``polyeval`` (``--algo``).
+    size : int, optional
+        The natural size (matrix side, vertices, vector length, bits, coefficients;
+        ``--size``); with inputs, their size.
+    m : int, optional
+        The tensor unit size, a perfect square (the unit is sqrt(m) x sqrt(m) cells; ``--m``).
+    latency : int, default 0
+        The latency l of one unit call (``--latency``).
+    A, B : array_like, optional
+        matmul, strassen, spmm: the square input matrices (shortcut for
+        ``inputs={"A": A, "B": B}``). For matmul and strassen the product C is returned.
+    inputs : dict of array_like, optional
+        The algorithm's input datasets by name (``{"A": ..., "b": ...}`` for ge,
+        ``{"adjacency": ...}`` for tclosure and apsd, ...), written to a temporary HDF5 file
+        given as ``--input`` (needs h5py); needed on rank 0 only.
+    input : str, optional
+        An HDF5 input file ``FILE[:/DSET]`` instead (``--input``).
+    report : str or path, optional
+        Also write the JSON report to this file (``--report``); ``force`` replaces one.
+    verbose : bool, default False
+        Print the program's summary or sweep table (rank 0).
+    comm : mpi4py.MPI.Comm, optional
+        As for ``transform``: a sweep's points are split over the ranks, a single run is
+        rank 0's.
+    **options
+        The program's other options, spelled with underscores: ``seed=1``, ``weak=True``,
+        ``cell_mode="fp32"``, ``executor="reference"``, ``mesh="meshcfg/default.ini"``,
+        ``sweep=True``, ``sizes=(32, 64)``, ``ms=(4, 16)``, ... (``triada-tcu --help``);
+        True is a flag, lists are comma-separated.
+
+    Returns
+    -------
+    result : (C, cost) or None
+        matmul and strassen with ``A`` and ``B``: the product C (float64) and the cost
+        (calls, rows, cell_steps, macs, macs_dense, cycles) of the unit that computed it,
+        run again on the same unit as the job's (the job reports, does not keep, C); the
+        cost equals the report's ``tcu`` figures. Otherwise None.
+    report : dict
+        The program's JSON report (``triada-tcu-report/1``) on every rank; an input file
+        written here is named ``inputs`` in it. A result that fails its fp64 check is
+        reported (``verified`` false), not raised, as the program's exit code 4 does.
+    """
+    handle = _handle(comm)
+    given = dict(inputs or {})
+    if A is not None:
+        given["A"] = A
+    if B is not None:
+        given["B"] = B
+    root = _triada.rank(handle) == 0  # rank 0's arguments and files are the call's
+    with tempfile.TemporaryDirectory(prefix="triada-tcu-") as tmp:
+        in_path = _write_inputs(given, tmp) if given and root else input
+        out_path = os.fspath(report) if report is not None else os.path.join(tmp, "report.json")
+        args = ["triada-tcu"] + _options(algo=algo, size=size, m=m, latency=latency,
+                                         input=in_path, report=out_path,
+                                         force=force, **options)
+        summary, code, product = _triada.tcu(args, handle, _native(A), _native(B))
+        text = _read_text(out_path) if root else ""
+        if root and given:
+            text = json.dumps(_renamed(json.loads(text), in_path, "inputs"))
+        text = _triada.bcast_text(text, handle)
+    if verbose and summary:
+        print(summary, end="", flush=True)
+    return product, json.loads(text)
+
+
+def _read_text(path):
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+def conv(layer_or_network, *, method="both", mxu=16, input=None, weights=None, batch=None,
+         latency=0, cell_mode="fp64", executor="fused", mesh=None, seed=1, verify=False,
+         verify_budget=None, max_layers=None, report=None, csv=None, force=False,
+         verbose=False, comm=None):
+    """Convolution layers on the planar MXU: triada-conv's job.
+
+    Parameters
+    ----------
+    layer_or_network : str, path or sequence of int
+        One layer ``(N, C_I, H_I, W_I, C_O, H_F, W_F, stride, pad[, dilation[, groups]])``
+        (a sequence or the comma-separated string; ``--layer``), or a network CSV file
+        (``data/networks/*.csv``, SCALE-Sim topologies; ``--network``).
+    method : {"both", "explicit", "implicit"}, default "both"
+        Explicit im2col, implicit channel-first im2col, or both (``--method``).
+    mxu : int, default 16
+        The side S of the planar MXU: S x S cells (``--mxu``).
+    input : array_like, optional
+        One layer's input, N x C_I x H_I x W_I (NCHW), any real type; default: random
+        values from ``seed`` (``--input``). Needed on rank 0 only.
+    weights : array_like, optional
+        One layer's weights, C_O x C_I/groups x H_F x W_F (``--weights``); rank 0's.
+    batch : int, optional
+        N for every layer (``--batch``).
+    latency : int, default 0
+        The latency l of one unit call (``--latency``).
+    cell_mode : str, default "fp64"
+        The cells' arithmetic, as for ``transform`` (``--cell-mode``).
+    executor : {"fused", "reference"}, default "fused"
+        How the MXU runs its calls (``--executor``); the same bits and counters.
+    mesh : str or path, optional
+        A mesh config INI whose [energy] and [mxu] keys apply (``--mesh``).
+    seed : int, default 1
+        The seed of the random operands (``--seed``).
+    verify : bool, default False
+        Check every layer against the direct convolution; otherwise only layers up to
+        ``verify_budget`` MACs are checked (``--verify``, ``--verify-budget``).
+    verify_budget : float, optional
+        Direct-convolution MACs up to which a layer is checked (default 2e9).
+    max_layers : int, optional
+        Run only the first layers of the network (``--max-layers``).
+    report, csv : str or path, optional
+        Also write the JSON report / the per-layer CSV as the program does; ``force``
+        replaces existing files.
+    verbose : bool, default False
+        Print the program's table (rank 0).
+    comm : mpi4py.MPI.Comm, optional
+        As for ``transform``: the layers' work units are split over the ranks.
+
+    Returns
+    -------
+    outputs : list or None
+        On rank 0 (None elsewhere), per layer: None if it was not checked, else
+        ``{"explicit": y, "implicit": y}`` (the methods run) with y the layer's output
+        N x C_O x H_O x W_O (NCHW, float64), as assembled for the check.
+    report : dict
+        The program's JSON report (``triada-conv-report/1``) on every rank. A layer that
+        fails its check is reported (``verified`` false), not raised.
+    """
+    handle = _handle(comm)
+    spec = os.fspath(layer_or_network) if isinstance(layer_or_network, os.PathLike) \
+        else layer_or_network
+    network = isinstance(spec, str) and (spec.endswith(".csv") or os.path.isfile(spec))
+    operands = []
+    for name, value in (("input", input), ("weights", weights)):
+        if value is not None:
+            value = np.asarray(value)
+            if value.ndim != 4 or value.dtype.kind not in "iuf":
+                raise InputError(f"--{name} {name}: a rank-4 real array expected, got "
+                                 f"{value.dtype.name} of shape {value.shape}")
+            value = np.ascontiguousarray(value, dtype=np.float64)
+        operands.append(value)
+    args = ["triada-conv"] + _options(
+        network=spec if network else None, layer=None if network else _word(spec),
+        method=method, mxu=mxu, batch=batch, latency=latency, cell_mode=cell_mode,
+        executor=executor, mesh=mesh, seed=seed, verify=verify, verify_budget=verify_budget,
+        max_layers=max_layers, report=report, csv=csv, force=force,
+        input=None if input is None else "input", weights=None if weights is None else "weights")
+    text, table, code, outputs = _triada.conv(args, handle, operands[0], operands[1])
+    if verbose and table:
+        print(table, end="", flush=True)
+    result = json.loads(text)
+    if _triada.rank(handle) != 0:
+        return None, result
+    return [_nchw(o, L) for o, L in zip(outputs, result["layers"])], result
+
+
+def _nchw(outputs, layer):
+    """A layer's NHWC output values as N x C_O x H_O x W_O."""
+    if outputs is None:
+        return None
+    dims = (layer["N"], layer["H_O"], layer["W_O"], layer["C_O"])
+    return {k: np.ascontiguousarray(v.reshape(dims).transpose(0, 3, 1, 2))
+            for k, v in outputs.items()}
