@@ -56,6 +56,20 @@ class ScratchBuffer {
   std::vector<double> data_;
 };
 
+// The part of an executor's scratch buffer that the method itself would hold (one tile
+// of a batch), counted in the meter while it lives.
+class MeteredPart {
+ public:
+  MeteredPart(ScratchMeter& meter, u64 bytes) : meter_(meter), bytes_(bytes) { meter_.add(bytes_); }
+  ~MeteredPart() { meter_.remove(bytes_); }
+  MeteredPart(const MeteredPart&) = delete;
+  MeteredPart& operator=(const MeteredPart&) = delete;
+
+ private:
+  ScratchMeter& meter_;
+  u64 bytes_;
+};
+
 void check_operands(const ConvLayer& l, const std::vector<double>& x,
                     const std::vector<double>& w) {
   if (x.size() != l.ifmap_elements())
@@ -320,21 +334,31 @@ ConvResult explicit_conv_units(const ConvLayer& l, const std::vector<double>& x,
   ScratchBuffer F(meter, u1 > u0 ? g * Kgp * COgp : 0);
   filter_groups(l, w, g0, g1, Kgp, COgp, F);
 
-  // A unit's result lands in its output block directly when the block is whole tiles,
-  // else in a padded block that is copied out.
+  // Units run a group's run of C_O tiles at a time as one grid of chains (each tile a work
+  // unit: the same calls, in the same order, as a loop over the units), up to kGridWidth
+  // columns, so the lowered matrix is read once per run; the results land in a wide
+  // buffer (executor scratch) and are copied to the unit blocks.
+  constexpr index_t kGridWidth = 256;
+  const index_t run_tiles = std::clamp<index_t>(kGridWidth / S, 1, tiles);
+  std::vector<double> wide(static_cast<size_t>(u1 > u0 ? Mp * run_tiles * S : 0));
+  // The method's padded output block (when C_O / groups is not whole tiles, or M < S): one
+  // tile of the wide buffer.
   const bool direct_out = COg % S == 0 && M >= S;
-  ScratchBuffer Cpad(meter, direct_out || u1 == u0 ? 0 : Mp * S);
+  const MeteredPart padded_out(meter, direct_out || u1 == u0 ? 0 : u(Mp * S) * 8);
   double* out = res.output.data();
-  for (index_t v = u0; v < u1; ++v) {
-    unit.start_work_unit();
-    const index_t gi = v / tiles, ot = v % tiles, cols = std::min(S, COg - ot * S);
-    double* C = direct_out ? out : Cpad.data();
-    // the depth chunks' calls, accumulating: one chain (TensorUnit::multiply_chain)
-    unit.multiply_chain(Mp, L.data() + gi * Kgp, ldL, F.data() + gi * Kgp * COgp + ot * S, COgp, C,
-                        S, Kgp / S);
-    if (!direct_out)
-      for (index_t m = 0; m < M; ++m) std::copy(C + m * S, C + m * S + cols, out + m * cols);
-    out += M * cols;
+  for (index_t v = u0; v < u1;) {
+    const index_t gi = v / tiles, ot = v % tiles;
+    const index_t nt = std::min({run_tiles, tiles - ot, u1 - v}), ldc = nt * S;
+    unit.multiply_chains(Mp, L.data() + gi * Kgp, ldL, F.data() + gi * Kgp * COgp + ot * S, COgp,
+                         wide.data(), ldc, Kgp / S, {1, nt, true});
+    for (index_t j = 0; j < nt; ++j) {
+      const index_t cols = std::min(S, COg - (ot + j) * S);
+      for (index_t m = 0; m < M; ++m)
+        std::copy(wide.data() + m * ldc + j * S, wide.data() + m * ldc + j * S + cols,
+                  out + m * cols);
+      out += M * cols;
+    }
+    v += nt;
   }
 
   ConvStats& s = res.stats;

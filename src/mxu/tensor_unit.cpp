@@ -88,7 +88,8 @@ void TensorUnit::multiply_chains(index_t r, const double* A, index_t lda, const 
                                  bool accumulate_first) {
   const bool loop = executor_ != MxuExecutor::fused || cell_mode_ != CellMode::fp64;
   for (index_t b = 0; b < grid.row_blocks; ++b)
-    for (index_t j = 0; j < grid.col_blocks; ++j)
+    for (index_t j = 0; j < grid.col_blocks; ++j) {
+      if (grid.unit_per_col_block) start_work_unit();
       for (index_t q = 0; q < links; ++q) {
         const double* Bq = B + q * s_ * ldb + j * s_;
         if (loop) {
@@ -99,6 +100,7 @@ void TensorUnit::multiply_chains(index_t r, const double* A, index_t lda, const 
         check_rows(r);
         account(r, Bq, ldb, q > 0 || accumulate_first);
       }
+    }
   if (loop || links * grid.row_blocks * grid.col_blocks == 0) return;
   MxuCall call{r * grid.row_blocks, s_, A, lda, B, ldb, C, ldc, accumulate_first};
   call.depth = links * s_;

@@ -92,8 +92,11 @@ class TensorUnit {
   // The fp64 fused executor runs it as one kernel pass of row_blocks r rows and col_blocks s
   // columns: A is read and counted once for every column block, B packed and counted once
   // for every row block.
+  // unit_per_col_block: each chain is its own work unit (start_work_unit() before it, as
+  // a caller's loop over units would).
   struct ChainGrid {
     index_t row_blocks = 1, col_blocks = 1;
+    bool unit_per_col_block = false;
   };
   void multiply_chains(index_t r, const double* A, index_t lda, const double* B, index_t ldb,
                        double* C, index_t ldc, index_t links, ChainGrid grid,

@@ -283,7 +283,7 @@ namespace {
 // B (links s x blocks s), leading dimensions padded.
 struct ChainCase {
   index_t s = 4, r = 4, links = 2, blocks = 1, row_blocks = 1, pad = 0;
-  bool weak = false, accumulate_first = false;
+  bool weak = false, accumulate_first = false, units = false;  // units: a work unit per chain
   Mode mode = Mode::esop;
   CellMode cell = CellMode::fp64;
 };
@@ -311,13 +311,15 @@ struct ChainRun {
                           k.accumulate_first);
     if (chain && grid)
       unit.multiply_chains(k.r, A.data(), lda, B.data(), ld, C.data(), ld, k.links,
-                           {k.row_blocks, k.blocks}, k.accumulate_first);
+                           {k.row_blocks, k.blocks, k.units}, k.accumulate_first);
     if (chain) return;
     for (index_t b = 0; b < k.row_blocks; ++b)
-      for (index_t j = 0; j < k.blocks; ++j)
+      for (index_t j = 0; j < k.blocks; ++j) {
+        if (k.units) unit.start_work_unit();
         for (index_t q = 0; q < k.links; ++q)
           unit.multiply(k.r, A.data() + b * k.r * lda + q * s, lda, B.data() + q * s * ld + j * s,
                         ld, C.data() + b * k.r * ld + j * s, ld, q > 0 || k.accumulate_first);
+      }
   }
 };
 
@@ -370,6 +372,7 @@ TEST_CASE("multiply_chain(s) are their loops of accumulating calls: bits, counte
     k.links = 1 + static_cast<index_t>(gen() % 5);
     k.blocks = gen() % 3 == 0 ? 2 + static_cast<index_t>(gen() % 3) : 1;
     k.row_blocks = gen() % 3 == 0 ? 2 + static_cast<index_t>(gen() % 3) : 1;
+    k.units = (k.blocks > 1 || k.row_blocks > 1) && gen() % 2 == 0;
     k.pad = gen() % 3 == 0 ? static_cast<index_t>(gen() % 4) : 0;
     k.accumulate_first = gen() % 2 == 0;
     k.mode = gen() % 3 == 0 ? Mode::dense : Mode::esop;
