@@ -1,6 +1,7 @@
 #include "mxu/memory_side.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <string>
 
@@ -22,11 +23,16 @@ u64 bits_of(double v) {
   return b;
 }
 
-// FNV-1a over the words' bit patterns, then a splitmix64 finish.
-u64 tile_hash(const std::vector<u64>& words) {
-  u64 h = 0xcbf29ce484222325ull;
-  for (const u64 w : words) h = (h ^ w) * 0x100000001b3ull;
+// A tile's words folded into 64 bits, each word mixed in fully (rotate, xor, multiply by
+// an odd constant) so that tiles differing only in high bits (small integers, sparse
+// tiles) do not collide; a splitmix64 finish. Equality is still checked word for word.
+u64 tile_hash(const double* B, index_t ldb, index_t s) {
+  u64 h = 0x243F6A8885A308D3ull;
+  for (index_t i = 0; i < s; ++i)
+    for (index_t k = 0; k < s; ++k)
+      h = (std::rotl(h, 29) ^ bits_of(B[i * ldb + k])) * 0x9E3779B97F4A7C15ull;
   h = (h ^ (h >> 30)) * 0xBF58476D1CE4E5B9ull;
+  h = (h ^ (h >> 27)) * 0x94D049BB133111EBull;
   return h ^ (h >> 31);
 }
 
@@ -78,7 +84,6 @@ MemorySide::MemorySide(const MxuMemoryParams& params, index_t side)
                        " needs at least 5 s^2 = " + std::to_string((kStagingTiles + 1) * tile) +
                        " (double-buffered left and result tiles and one right tile)");
   capacity_ = words / tile - kStagingTiles;
-  scratch_.resize(static_cast<size_t>(tile));
 }
 
 u64 MemorySide::transfer_cycles(u64 bytes) const {
@@ -88,14 +93,17 @@ u64 MemorySide::transfer_cycles(u64 bytes) const {
   return static_cast<u64>((top + bottom - 1) / bottom);
 }
 
-std::list<MemorySide::Tile>::iterator MemorySide::cached_at(const double* B, index_t ldb) {
-  const auto c = at_.find(B);
-  if (c == at_.end()) return lru_.end();
-  const std::uint64_t* bits = c->second->bits.data();
+bool MemorySide::holds(const Tile& t, const double* B, index_t ldb) const {
+  const std::uint64_t* bits = t.bits.data();
   const auto row = static_cast<size_t>(s_) * sizeof(double);
   for (index_t i = 0; i < s_; ++i)
-    if (std::memcmp(B + i * ldb, bits + i * s_, row) != 0) return lru_.end();
-  return c->second;
+    if (std::memcmp(B + i * ldb, bits + i * s_, row) != 0) return false;
+  return true;
+}
+
+std::list<MemorySide::Tile>::iterator MemorySide::cached_at(const double* B, index_t ldb) {
+  const auto c = at_.find(B);
+  return c != at_.end() && holds(*c->second, B, ldb) ? c->second : lru_.end();
 }
 
 void MemorySide::remember(const double* B, std::list<Tile>::iterator it) {
@@ -110,26 +118,36 @@ bool MemorySide::touch_tile(const double* B, index_t ldb) {
     lru_.splice(lru_.begin(), lru_, hit);  // now the most recent
     return true;
   }
-  for (index_t i = 0; i < s_; ++i)
-    for (index_t k = 0; k < s_; ++k)
-      scratch_[static_cast<size_t>(i * s_ + k)] = bits_of(B[i * ldb + k]);
-  const u64 h = tile_hash(scratch_);
+  const u64 h = tile_hash(B, ldb, s_);
   const auto [first, last] = index_.equal_range(h);
   for (auto it = first; it != last; ++it)
-    if (it->second->bits == scratch_) {
+    if (holds(*it->second, B, ldb)) {
       lru_.splice(lru_.begin(), lru_, it->second);
       remember(B, it->second);
       return true;
     }
-  if (lru_.size() == capacity_) evict_oldest();
-  lru_.push_front(Tile{h, scratch_, nullptr});
-  index_.emplace(h, lru_.begin());
-  remember(B, lru_.begin());
+  load(B, ldb, h);
   return false;
 }
 
-void MemorySide::evict_oldest() {
-  const auto victim = std::prev(lru_.end());
+void MemorySide::load(const double* B, index_t ldb, u64 h) {
+  if (lru_.size() == capacity_) {  // the least recent tile's node takes the new words
+    unlink(std::prev(lru_.end()));
+    lru_.splice(lru_.begin(), lru_, std::prev(lru_.end()));
+  } else {
+    lru_.emplace_front();
+    lru_.front().bits.resize(static_cast<size_t>(s_) * static_cast<size_t>(s_));
+  }
+  Tile& t = lru_.front();
+  for (index_t i = 0; i < s_; ++i)
+    std::memcpy(t.bits.data() + i * s_, B + i * ldb, static_cast<size_t>(s_) * sizeof(double));
+  t.hash = h;
+  t.seen_at = nullptr;
+  index_.emplace(h, lru_.begin());
+  remember(B, lru_.begin());
+}
+
+void MemorySide::unlink(std::list<Tile>::iterator victim) {
   const auto [vf, vl] = index_.equal_range(victim->hash);
   for (auto it = vf; it != vl; ++it)
     if (it->second == victim) {
@@ -138,7 +156,6 @@ void MemorySide::evict_oldest() {
     }
   const auto c = at_.find(victim->seen_at);
   if (c != at_.end() && c->second == victim) at_.erase(c);
-  lru_.erase(victim);
 }
 
 void MemorySide::on_call(index_t r, const double* B, index_t ldb, bool accumulate,

@@ -86,10 +86,15 @@ class MemorySide {
   // True if B is resident (and now most recent); otherwise loads it, evicting the least
   // recently used tile when full.
   bool touch_tile(const double* B, index_t ldb);
+  // True if t holds B's words (bit patterns).
+  bool holds(const Tile& t, const double* B, index_t ldb) const;
   // The resident tile last found at B if it still holds B's words, else end().
   std::list<Tile>::iterator cached_at(const double* B, index_t ldb);
   void remember(const double* B, std::list<Tile>::iterator it);
-  void evict_oldest();
+  // B becomes the most recent tile (content hash h), in the least recent one's place if full.
+  void load(const double* B, index_t ldb, std::uint64_t h);
+  // Drops a tile from the hash and address indexes (it stays in lru_).
+  void unlink(std::list<Tile>::iterator victim);
 
   MxuMemoryParams params_;
   index_t s_;
@@ -97,7 +102,6 @@ class MemorySide {
   MemoryCost cost_;
   std::list<Tile> lru_;  // most recent first
   std::unordered_multimap<std::uint64_t, std::list<Tile>::iterator> index_;
-  std::vector<std::uint64_t> scratch_;
   // Address -> the tile found there last: a shortcut only, checked word for word, so the
   // hits and loads are those of the content lookup (resident tiles are never equal to
   // each other: a tile is loaded only when no equal one is resident).
