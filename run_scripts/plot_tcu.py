@@ -3,7 +3,8 @@
 
 Usage: run_scripts/plot_tcu.py REPORT.json [REPORT.json ...] -o DIR
 
-Writes DIR/tcu_<algo>.png per sweep report: for each unit size m, the measured model time
+Writes DIR/tcu_<algo>.png per sweep report (DIR/tcu_<algo>_classical.png for a spmm or
+apsd sweep with --product classical): for each unit size m, the measured model time
 (tensor + CPU, solid, markers) and the theorem's bound with constants 1 (dashed, same
 colour) against the theorem's n, with the fitted growth exponent in the legend.
 Reports of single runs (no "sweep" array) are skipped with a note.
@@ -44,7 +45,9 @@ def plot_report(path, outdir):
         ax.loglog(x, [r["bound"] for r in rs], "--", color=colour, alpha=0.7)
     ax.plot([], [], "k--", alpha=0.7, label="bound (constants 1)")
     weak = " weak" if rep.get("weak") else ""
-    ax.set_title(f"{algo} ({rep.get('theorem', '')}), l = {rep.get('latency')}{weak}; "
+    product = rep.get("product")  # spmm, apsd: fast (the default) or classical
+    shown = f"{algo}, {product} product" if product else algo
+    ax.set_title(f"{shown} ({rep.get('theorem', '')}), l = {rep.get('latency')}{weak}; "
                  f"theorem exponent {rep.get('exponent_theorem', float('nan')):.3f}",
                  fontsize=10)
     ax.set_xlabel(f"n ({N_MEANING.get(algo, 'natural size')})")
@@ -52,7 +55,8 @@ def plot_report(path, outdir):
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
-    out = os.path.join(outdir, f"tcu_{algo}.png")
+    suffix = "_classical" if product == "classical" else ""
+    out = os.path.join(outdir, f"tcu_{algo}{suffix}.png")
     fig.savefig(out, dpi=110)
     plt.close(fig)
     return out

@@ -8,11 +8,15 @@ Runs `triada-tcu --algo NAME --sweep` for the algorithms a table needs and print
 in Markdown, as the document holds it (each run verified):
 
   readme   README.md, "The planar MXU and the TCU algorithms": all eleven algorithms,
-           --latency 10, the default sizes and m in {4, 16, 64, 256}
+           --latency 10, the default sizes and m in {4, 16, 64, 256}; spmm and apsd with
+           the fast product (the default) and again with --product classical
   linear   doc/tcu.md, "Measured growth against the theorems": Theorems 1-6, the same runs
   numeric  doc/tcu_numeric.md, "Bounds and measured growth": Theorems 7-11, --latency 32,
            the larger sizes of numeric_sizes() below, one sweep per (algorithm, m)
-  all      the three (the default; about 5 minutes on an idle 2-core machine)
+  all      the three (the default; about 12 minutes on a 2-core machine)
+
+Below the readme and linear tables it prints the fast product's model time over the
+classical one's at each (size, m) of the spmm and apsd sweeps (its range).
 
 Fits are least-squares slopes of log(model time) against log(n), n the theorem's n, rounded
 once from the reports' full precision. --out DIR keeps the reports (plot_tcu.py draws them);
@@ -29,10 +33,12 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 PROG = "tcu_tables.py"
 LINEAR = ["matmul", "strassen", "spmm", "ge", "tclosure", "apsd"]
 NUMERIC = ["dft", "stencil", "intmul", "karatsuba", "polyeval"]
+PRODUCTS = ["spmm", "apsd"]  # run with the fast product (the default) and the classical one
 MS = [4, 16, 64, 256]
 
 # The theorem's exponent as the tables write it (the reports give the number).
@@ -43,6 +49,16 @@ EXPONENT_TEXT = {
     "karatsuba": "log2 3 = 1.585", "polyeval": "2 (p = n points)",
 }
 README_NOTE = {"stencil": " (k changes with m and size)"}
+# The README's exponent for spmm and apsd, in omega_0 (then each product's value).
+README_PRODUCT_EXPONENT = {"spmm": "1/4 + omega_0/2 (balanced output, Z ~ sqrt(n))",
+                           "apsd": "2 omega_0 (x log n)"}
+# Where the README gives the fast product's bound slope beside its fit: what it includes.
+README_BOUND_NOTE = {"apsd": "with its log n"}
+# doc/tcu.md's theorem exponent: the number, then this (per product for spmm and apsd).
+LINEAR_EXPONENT_NOTE = {
+    "strassen": " (log4 7)", ("spmm", "fast"): " (1/4 + log_4(7)/2)",
+    ("apsd", "fast"): " (2 log_4 7, x log n)", ("apsd", "classical"): " (x log n)",
+}
 # doc/tcu_numeric.md's bound column: the theorem's expression (constants 1).
 NUMERIC_BOUND = {
     "dft": "`(n + l) max(1, log_m n)`",
@@ -83,7 +99,7 @@ class Runner:
                      f"(build it: cmake --build {args.bin} --target triada-tcu)")
         self.np, self.out, self.quick = args.np, args.out, args.quick
 
-    def sweep(self, name, algo, latency, ms, sizes=None):
+    def sweep(self, name, algo, latency, ms, sizes=None, extra=()):
         """Rows and fits of one `triada-tcu --sweep` (all ms, or one m with its sizes)."""
         if self.reports:  # printed again from the reports of an earlier --out
             with open(os.path.join(self.reports, name + ".json")) as f:
@@ -93,10 +109,13 @@ class Runner:
                "--force", "--ms", ",".join(map(str, ms))]
         if sizes:
             cmd += ["--sizes", ",".join(map(str, sizes))]
+        cmd += list(extra)
         if self.np > 1:
             cmd = ["mpirun", "--oversubscribe", "-np", str(self.np)] + cmd
-        print(f"{PROG}: {' '.join(cmd[cmd.index(self.app):])}", file=sys.stderr, flush=True)
+        shown = " ".join(cmd[cmd.index(self.app):])
+        start = time.monotonic()
         run = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        print(f"{PROG}: {shown} ({time.monotonic() - start:.0f} s)", file=sys.stderr, flush=True)
         if run.returncode != 0:
             sys.exit(f"{PROG}: error: {algo} sweep failed (exit {run.returncode}): "
                      f"{run.stderr.strip() or run.stdout.strip()}")
@@ -104,12 +123,17 @@ class Runner:
             rep = json.load(f)
         if not rep["verified"]:
             sys.exit(f"{PROG}: error: {algo} sweep has runs that are not verified ({path})")
+        if "--product" in extra and rep.get("product") != extra[extra.index("--product") + 1]:
+            sys.exit(f"{PROG}: error: {path} reports the product {rep.get('product')}")
         return rep
 
-    def default_sweep(self, algo):
+    def default_sweep(self, algo, product=None):
+        """The default sweep (--product PRODUCT where given)."""
+        extra = ["--product", product] if product else []
+        tag = f"{algo}_{product}" if product else algo
         if self.quick:  # m = 16 only, tiny sizes
-            return self.sweep(f"quick_{algo}", algo, 10, [16], quick_sizes(algo, 16))
-        return self.sweep(f"default_{algo}", algo, 10, MS)
+            return self.sweep(f"quick_{tag}", algo, 10, [16], quick_sizes(algo, 16), extra)
+        return self.sweep(f"default_{tag}", algo, 10, MS, None, extra)
 
     def numeric_sweep(self, algo):
         ms, sizes = ([16], quick_sizes) if self.quick else (MS, numeric_sizes)
@@ -151,8 +175,13 @@ def sig3(v):
     return format(v, "#.3g").rstrip(".")
 
 
+def ratio_text(v):
+    """Ratios as doc/tcu.md writes them: 246, 32.9, 6.2, 0.34."""
+    return f"{v:.0f}" if v >= 100 else f"{v:.1f}" if v >= 1 else format(v, "#.2g")
+
+
 def span(values, fmt=None):
-    show = (lambda v: format(v, fmt)) if fmt else sig3
+    show = fmt if callable(fmt) else (lambda v: format(v, fmt)) if fmt else sig3
     lo, hi = show(min(values)), show(max(values))
     return lo if lo == hi else f"{lo}-{hi}"
 
@@ -161,16 +190,52 @@ def theorem_number(rep):
     return rep["theorem"].split()[-1]
 
 
-def readme_table(reports):
+def trimmed(v):
+    """Three decimals without trailing zeros: 0.952, 1, 2.807."""
+    return format(v, ".3f").rstrip("0").rstrip(".")
+
+
+def readme_cells(algo, reports, classical):
+    """The exponent and fitted cells of one README row."""
+    rep = reports[algo]
+    if algo not in classical:
+        return EXPONENT_TEXT[algo], joined(fits(rep))
+    other = classical[algo]
+    exponent = (f"{README_PRODUCT_EXPONENT[algo]}: {trimmed(rep['exponent_theorem'])} fast "
+                f"(default), {trimmed(other['exponent_theorem'])} classical")
+    note = ""
+    if algo in README_BOUND_NOTE:
+        note = (f" (the bound's slope over these sizes, {README_BOUND_NOTE[algo]}: "
+                f"{span(fits(rep, 'bound_fitted_exponent'), '.2f')})")
+    return exponent, f"fast {joined(fits(rep))}{note}; classical {joined(fits(other))}"
+
+
+def readme_table(reports, classical):
     print("| algorithm | theorem | theorem's exponent in n | fitted, m = 4 / 16 / 64 / 256 | plot |")
     print("| --- | --- | --- | --- | --- |")
     for algo in LINEAR + NUMERIC:
         rep = reports[algo]
+        exponent, fitted = readme_cells(algo, reports, classical)
         note = README_NOTE.get(algo, "")
         if all(r["model_time"]["total"] == r["bound"] for r in rep["sweep"]):
             note = " (model time = bound exactly)"
-        print(f"| `{algo}` | {theorem_number(rep)} | {EXPONENT_TEXT[algo]} | "
-              f"{joined(fits(rep))}{note} | [png](doc/img/tcu_{algo}.png) |")
+        print(f"| `{algo}` | {theorem_number(rep)} | {exponent} | {fitted}{note} | "
+              f"[png](doc/img/tcu_{algo}.png) |")
+    product_ratios(reports, classical)
+
+
+def product_ratios(reports, classical):
+    """The fast product's model time over the classical one's at each (size, m)."""
+    parts = []
+    for algo in PRODUCTS:
+        if algo not in classical:
+            continue
+        fast = {(r["size"], r["m"]): r["model_time"]["total"] for r in reports[algo]["sweep"]}
+        ratios = [fast[(r["size"], r["m"])] / r["model_time"]["total"]
+                  for r in classical[algo]["sweep"] if (r["size"], r["m"]) in fast]
+        parts.append(f"`{algo}` {span(ratios, '.1f')}")
+    print(f"\nFast / classical model time at each size and m of these sweeps: "
+          f"{', '.join(parts)}.")
 
 
 def size_text(rep):
@@ -189,16 +254,27 @@ def size_text(rep):
     return f"{word} {', '.join(others)}, {main}"
 
 
-def linear_table(reports):
+def linear_row(label, rep, note):
+    ratios = [r["ratio"] for r in rep["sweep"]]
+    ratio = "1.00 (exact)" if all(r == 1 for r in ratios) else span(ratios, ratio_text)
+    print(f"| {label} | {rep['theorem']} | {rep['exponent_theorem']:.3f}{note} | "
+          f"{joined(fits(rep))} | {joined(fits(rep, 'bound_fitted_exponent'))} | "
+          f"{size_text(rep)} | {ratio} |")
+
+
+def linear_table(reports, classical):
     print("| algorithm | theorem | theorem exponent | fitted, m = 4 / 16 / 64 / 256 | "
           "bound slope, m = 4 / 16 / 64 / 256 | sizes | ratio |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
     for algo in LINEAR:
-        rep = reports[algo]
-        ratios = [r["ratio"] for r in rep["sweep"]]
-        ratio = "1 (exact)" if all(r == 1 for r in ratios) else span(ratios)
-        print(f"| `{algo}` | {rep['theorem']} | {EXPONENT_TEXT[algo]} | {joined(fits(rep))} | "
-              f"{joined(fits(rep, 'bound_fitted_exponent'))} | {size_text(rep)} | {ratio} |")
+        if algo not in classical:
+            linear_row(f"`{algo}`", reports[algo], LINEAR_EXPONENT_NOTE.get(algo, ""))
+            continue
+        linear_row(f"`{algo}`, fast (default)", reports[algo],
+                   LINEAR_EXPONENT_NOTE.get((algo, "fast"), ""))
+        linear_row(f"`{algo} --product classical`", classical[algo],
+                   LINEAR_EXPONENT_NOTE.get((algo, "classical"), ""))
+    product_ratios(reports, classical)
 
 
 def numeric_table(reports):
@@ -241,16 +317,19 @@ def main():
     try:
         runner = Runner(args)
         want = ["readme", "linear", "numeric"] if args.table == "all" else [args.table]
-        default = {}
+        default, classical = {}, {}
         if "readme" in want or "linear" in want:
             for algo in (LINEAR + NUMERIC if "readme" in want else LINEAR):
                 default[algo] = runner.default_sweep(algo)
+            for algo in PRODUCTS:
+                classical[algo] = runner.default_sweep(algo, "classical")
         for t in want:
             if t == "numeric":
                 numeric = {algo: runner.numeric_sweep(algo) for algo in NUMERIC}
             print(f"\nPrinted by `run_scripts/tcu_tables.py --table {t}"
                   f"{' --quick' if args.quick else ''}`:\n")
-            {"readme": lambda: readme_table(default), "linear": lambda: linear_table(default),
+            {"readme": lambda: readme_table(default, classical),
+             "linear": lambda: linear_table(default, classical),
              "numeric": lambda: numeric_table(numeric)}[t]()
     finally:
         if tmp:

@@ -1,6 +1,7 @@
 #include "mxu/memory_side.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <string>
 
@@ -22,11 +23,16 @@ u64 bits_of(double v) {
   return b;
 }
 
-// FNV-1a over the words' bit patterns, then a splitmix64 finish.
-u64 tile_hash(const std::vector<u64>& words) {
-  u64 h = 0xcbf29ce484222325ull;
-  for (const u64 w : words) h = (h ^ w) * 0x100000001b3ull;
+// A tile's words folded into 64 bits, each word mixed in fully (rotate, xor, multiply by
+// an odd constant) so that tiles differing only in high bits (small integers, sparse
+// tiles) do not collide; a splitmix64 finish. Equality is still checked word for word.
+u64 tile_hash(const double* B, index_t ldb, index_t s) {
+  u64 h = 0x243F6A8885A308D3ull;
+  for (index_t i = 0; i < s; ++i)
+    for (index_t k = 0; k < s; ++k)
+      h = (std::rotl(h, 29) ^ bits_of(B[i * ldb + k])) * 0x9E3779B97F4A7C15ull;
   h = (h ^ (h >> 30)) * 0xBF58476D1CE4E5B9ull;
+  h = (h ^ (h >> 27)) * 0x94D049BB133111EBull;
   return h ^ (h >> 31);
 }
 
@@ -78,7 +84,6 @@ MemorySide::MemorySide(const MxuMemoryParams& params, index_t side)
                        " needs at least 5 s^2 = " + std::to_string((kStagingTiles + 1) * tile) +
                        " (double-buffered left and result tiles and one right tile)");
   capacity_ = words / tile - kStagingTiles;
-  scratch_.resize(static_cast<size_t>(tile));
 }
 
 u64 MemorySide::transfer_cycles(u64 bytes) const {
@@ -88,57 +93,97 @@ u64 MemorySide::transfer_cycles(u64 bytes) const {
   return static_cast<u64>((top + bottom - 1) / bottom);
 }
 
-std::list<MemorySide::Tile>::iterator MemorySide::cached_at(const double* B, index_t ldb) {
-  const auto c = at_.find(B);
-  if (c == at_.end()) return lru_.end();
-  const std::uint64_t* bits = c->second->bits.data();
-  const auto row = static_cast<size_t>(s_) * sizeof(double);
-  for (index_t i = 0; i < s_; ++i)
-    if (std::memcmp(B + i * ldb, bits + i * s_, row) != 0) return lru_.end();
-  return c->second;
-}
-
-void MemorySide::remember(const double* B, std::list<Tile>::iterator it) {
-  const auto old = at_.find(it->seen_at);
-  if (old != at_.end() && old->second == it) at_.erase(old);
-  it->seen_at = B;
-  at_[B] = it;
-}
-
 bool MemorySide::touch_tile(const double* B, index_t ldb) {
-  if (const auto hit = cached_at(B, ldb); hit != lru_.end()) {
-    lru_.splice(lru_.begin(), lru_, hit);  // now the most recent
-    return true;
-  }
-  for (index_t i = 0; i < s_; ++i)
-    for (index_t k = 0; k < s_; ++k)
-      scratch_[static_cast<size_t>(i * s_ + k)] = bits_of(B[i * ldb + k]);
-  const u64 h = tile_hash(scratch_);
-  const auto [first, last] = index_.equal_range(h);
-  for (auto it = first; it != last; ++it)
-    if (it->second->bits == scratch_) {
-      lru_.splice(lru_.begin(), lru_, it->second);
-      remember(B, it->second);
-      return true;
-    }
-  if (lru_.size() == capacity_) evict_oldest();
-  lru_.push_front(Tile{h, scratch_, nullptr});
-  index_.emplace(h, lru_.begin());
-  remember(B, lru_.begin());
-  return false;
+  const u64 h = tile_hash(B, ldb, s_);
+  u64 slot = find(B, ldb, h);
+  const bool hit = slot != kNone;
+  if (hit)
+    lru_unlink(slot);
+  else
+    slot = load(B, ldb, h);
+  lru_push_front(slot);  // now the most recent
+  return hit;
 }
 
-void MemorySide::evict_oldest() {
-  const auto victim = std::prev(lru_.end());
-  const auto [vf, vl] = index_.equal_range(victim->hash);
-  for (auto it = vf; it != vl; ++it)
-    if (it->second == victim) {
-      index_.erase(it);
-      break;
-    }
-  const auto c = at_.find(victim->seen_at);
-  if (c != at_.end() && c->second == victim) at_.erase(c);
-  lru_.erase(victim);
+u64 MemorySide::find(const double* B, index_t ldb, u64 h) const {
+  if (table_.empty()) return kNone;
+  const u64 mask = table_.size() - 1, tile = static_cast<u64>(s_) * static_cast<u64>(s_);
+  const auto row = static_cast<size_t>(s_) * sizeof(double);
+  for (u64 i = h & mask; table_[i].slot != kNone; i = (i + 1) & mask) {
+    if (table_[i].hash != h) continue;
+    const u64* bits = bits_.data() + table_[i].slot * tile;
+    index_t r = 0;
+    while (r < s_ && std::memcmp(B + r * ldb, bits + r * s_, row) == 0) ++r;
+    if (r == s_) return table_[i].slot;
+  }
+  return kNone;
+}
+
+u64 MemorySide::load(const double* B, index_t ldb, u64 h) {
+  const u64 tile = static_cast<u64>(s_) * static_cast<u64>(s_);
+  u64 slot = slots_.size();
+  if (slot == capacity_) {  // full: the least recent tile's slot takes the new words
+    slot = tail_;
+    erase_entry(slot);
+    lru_unlink(slot);
+  } else {
+    slots_.push_back({});
+    bits_.resize(bits_.size() + tile);
+  }
+  u64* bits = bits_.data() + slot * tile;
+  for (index_t r = 0; r < s_; ++r)
+    std::memcpy(bits + r * s_, B + r * ldb, static_cast<size_t>(s_) * sizeof(double));
+  slots_[slot].hash = h;
+  insert_entry(h, slot);
+  return slot;
+}
+
+void MemorySide::insert_entry(u64 h, u64 slot) {
+  if (2 * (slots_.size() + 1) > table_.size()) grow_table();
+  const u64 mask = table_.size() - 1;
+  u64 i = h & mask;
+  while (table_[i].slot != kNone) i = (i + 1) & mask;
+  table_[i] = {h, slot};
+}
+
+void MemorySide::erase_entry(u64 slot) {
+  const u64 mask = table_.size() - 1;
+  u64 i = slots_[slot].hash & mask;
+  while (table_[i].slot != slot) i = (i + 1) & mask;
+  // Move back each later entry of the run whose home is not cyclically in (i, j].
+  for (u64 j = (i + 1) & mask; table_[j].slot != kNone; j = (j + 1) & mask) {
+    const u64 home = table_[j].hash & mask;
+    const bool stays = i <= j ? (i < home && home <= j) : (i < home || home <= j);
+    if (stays) continue;
+    table_[i] = table_[j];
+    i = j;
+  }
+  table_[i] = Entry{};
+}
+
+void MemorySide::grow_table() {
+  std::vector<Entry> old = std::move(table_);
+  table_.assign(std::max<size_t>(64, 2 * old.size()), Entry{});
+  const u64 mask = table_.size() - 1;
+  for (const Entry& e : old) {
+    if (e.slot == kNone) continue;
+    u64 i = e.hash & mask;
+    while (table_[i].slot != kNone) i = (i + 1) & mask;
+    table_[i] = e;
+  }
+}
+
+void MemorySide::lru_unlink(u64 slot) {
+  const Slot& t = slots_[slot];
+  (t.prev == kNone ? head_ : slots_[t.prev].next) = t.next;
+  (t.next == kNone ? tail_ : slots_[t.next].prev) = t.prev;
+}
+
+void MemorySide::lru_push_front(u64 slot) {
+  slots_[slot].prev = kNone;
+  slots_[slot].next = head_;
+  (head_ == kNone ? tail_ : slots_[head_].prev) = slot;
+  head_ = slot;
 }
 
 void MemorySide::on_call(index_t r, const double* B, index_t ldb, bool accumulate,
@@ -177,9 +222,10 @@ void MemorySide::on_host_pass(u64 read_words, u64 write_words) {
 }
 
 void MemorySide::start_work_unit() {
-  lru_.clear();
-  index_.clear();
-  at_.clear();
+  slots_.clear();
+  bits_.clear();
+  table_.clear();  // grows again with the work unit's own tiles
+  head_ = tail_ = kNone;
 }
 
 }  // namespace triada

@@ -27,8 +27,6 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <list>
-#include <unordered_map>
 #include <vector>
 
 #include "core/types.hpp"
@@ -78,30 +76,39 @@ class MemorySide {
   std::uint64_t transfer_cycles(std::uint64_t bytes) const;
 
  private:
-  struct Tile {
-    std::uint64_t hash;
-    std::vector<std::uint64_t> bits;  // the s^2 words' bit patterns, row-major
-    const double* seen_at;            // where the last call found it (the address cache)
+  static constexpr std::uint64_t kNone = ~std::uint64_t{0};
+  // A resident right tile: its words are bits_[slot s^2, (slot + 1) s^2); prev/next link
+  // the slots least-recently-used, most recent at head_.
+  struct Slot {
+    std::uint64_t hash, prev, next;
+  };
+  // The content index: open addressing with linear probing over a power-of-two table,
+  // at most half full; an entry names its slot (kNone: empty) and keeps the slot's hash
+  // so that a probe touches a tile's words only when the hashes agree.
+  struct Entry {
+    std::uint64_t hash = 0, slot = kNone;
   };
   // True if B is resident (and now most recent); otherwise loads it, evicting the least
   // recently used tile when full.
   bool touch_tile(const double* B, index_t ldb);
-  // The resident tile last found at B if it still holds B's words, else end().
-  std::list<Tile>::iterator cached_at(const double* B, index_t ldb);
-  void remember(const double* B, std::list<Tile>::iterator it);
-  void evict_oldest();
+  // The slot holding B's words (bit patterns, compared word for word), else kNone.
+  std::uint64_t find(const double* B, index_t ldb, std::uint64_t h) const;
+  // B's words into a free slot, or the least recent one's when full; returns the slot.
+  std::uint64_t load(const double* B, index_t ldb, std::uint64_t h);
+  void insert_entry(std::uint64_t h, std::uint64_t slot);
+  void erase_entry(std::uint64_t slot);  // backward-shift deletion, no tombstones
+  void grow_table();
+  void lru_unlink(std::uint64_t slot);
+  void lru_push_front(std::uint64_t slot);
 
   MxuMemoryParams params_;
   index_t s_;
   std::uint64_t capacity_;
   MemoryCost cost_;
-  std::list<Tile> lru_;  // most recent first
-  std::unordered_multimap<std::uint64_t, std::list<Tile>::iterator> index_;
-  std::vector<std::uint64_t> scratch_;
-  // Address -> the tile found there last: a shortcut only, checked word for word, so the
-  // hits and loads are those of the content lookup (resident tiles are never equal to
-  // each other: a tile is loaded only when no equal one is resident).
-  std::unordered_map<const double*, std::list<Tile>::iterator> at_;
+  std::vector<Slot> slots_;          // resident tiles (grows up to capacity_)
+  std::vector<std::uint64_t> bits_;  // their words, s^2 per slot, row-major
+  std::uint64_t head_ = kNone, tail_ = kNone;
+  std::vector<Entry> table_;
 };
 
 }  // namespace triada

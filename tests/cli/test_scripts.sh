@@ -171,23 +171,53 @@ check "crossover table written and printed" bash -c "
   grep -q '^N x N x N  *repeated  *45nm' '$dir/ph/crossover.txt' &&
   grep -q '^N x N/2 x 2N  *rc  *7nm' '$dir/physical.log'"
 
-echo "-- tcu_tables.py --quick: the numeric table's rows; each doc names the command at its table"
-check "tcu_tables.py --table numeric --quick" logged "$dir/tcu_tables.log" \
-  "$PYTHON" "$SRC/run_scripts/tcu_tables.py" --table numeric --quick --bin "$TRIADA_BIN" \
+echo "-- tcu_tables.py --quick: every table's rows, both products; each doc names the command at its table"
+check "tcu_tables.py --table all --quick" logged "$dir/tcu_tables.log" \
+  "$PYTHON" "$SRC/run_scripts/tcu_tables.py" --table all --quick --bin "$TRIADA_BIN" \
   --out "$dir/tcu_tables"
-check "the numeric table: a header and five rows of figures" "$PYTHON" - "$dir/tcu_tables.log" <<'EOF'
+check "the tables: their rows of figures, spmm and apsd with each product" \
+  "$PYTHON" - "$dir/tcu_tables.log" <<'EOF'
 import re, sys
-rows = [l for l in open(sys.argv[1]) if l.startswith("| ")]
-assert rows[0].startswith("| algorithm | theorem | bound |"), rows[0]
-body = rows[2:]
-assert [r.split("|")[1].strip() for r in body] == ["dft", "stencil", "intmul", "karatsuba",
-                                                   "polyeval"], body
-for r in body:
-    cells = [c.strip() for c in r.split("|")[1:-1]]
-    for c in cells[4:6]:
+tables, name = {}, None
+for l in open(sys.argv[1]):
+    m = re.match(r"Printed by `run_scripts/tcu_tables.py --table (\w+) --quick`:", l)
+    if m:
+        name = m.group(1)
+    elif l.startswith("| ") and name:
+        tables.setdefault(name, []).append([c.strip() for c in l.split("|")[1:-1]])
+    elif l.startswith("Fast / classical") and name:
+        tables[name + " ratios"] = re.findall(r"`(\w+)` ([0-9.]+)", l)
+assert sorted(tables) == ["linear", "linear ratios", "numeric", "readme", "readme ratios"], tables
+numeric = tables["numeric"]
+assert numeric[0][:3] == ["algorithm", "theorem", "bound"], numeric[0]
+assert [r[0] for r in numeric[2:]] == ["dft", "stencil", "intmul", "karatsuba", "polyeval"]
+for r in numeric[2:]:
+    for c in r[4:6]:
         assert re.fullmatch(r"-?[0-9]+\.[0-9]{3}", c), r
-    assert float(cells[7]) > 0, r
+    assert float(r[7]) > 0, r
+linear = tables["linear"][2:]
+assert [r[0] for r in linear] == [
+    "`matmul`", "`strassen`", "`spmm`, fast (default)", "`spmm --product classical`", "`ge`",
+    "`tclosure`", "`apsd`, fast (default)", "`apsd --product classical`"], linear
+assert [r[2][:5] for r in linear] == ["1.500", "1.404", "0.952", "1.000", "1.500", "3.000",
+                                      "2.807", "3.000"], linear
+for r in linear:
+    assert all(re.fullmatch(r"-?[0-9]+\.[0-9]{2}", c) for c in r[3:5]), r
+readme = {r[0]: r for r in tables["readme"][2:]}
+assert len(readme) == 11, readme
+for algo, fast, classical in [("spmm", "0.952", "1"), ("apsd", "2.807", "3")]:
+    r = readme[f"`{algo}`"]
+    assert r[2].endswith(f": {fast} fast (default), {classical} classical"), r
+    assert re.fullmatch(r"fast -?[0-9.]+( \(.*\))?; classical -?[0-9.]+", r[3]), r
+for t in ("readme ratios", "linear ratios"):
+    assert [a for a, _ in tables[t]] == ["spmm", "apsd"], tables[t]
+    assert all(float(v) > 0 for _, v in tables[t]), tables[t]
 EOF
+check "plot_tcu.py: a classical sweep's plot beside the fast one's" logged "$dir/plot_tcu.log" \
+  "$PYTHON" "$SRC/run_scripts/plot_tcu.py" "$dir/tcu_tables/quick_spmm.json" \
+  "$dir/tcu_tables/quick_spmm_classical.json" -o "$dir/tcu_img"
+check "plot_tcu.py wrote tcu_spmm.png and tcu_spmm_classical.png" pngs_ok "$dir/tcu_img" \
+  tcu_spmm.png tcu_spmm_classical.png
 for spec in "README.md readme" "doc/tcu.md linear" "doc/tcu_numeric.md numeric"; do
   read -r doc table <<<"$spec"
   check "$doc names run_scripts/tcu_tables.py --table $table at its table" \

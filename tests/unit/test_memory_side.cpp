@@ -3,7 +3,10 @@
 // by hand.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <fstream>
+#include <list>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -139,6 +142,136 @@ TEST_CASE("one buffer rewritten between calls is looked up by its words, not its
   CHECK(mem.cost().tile_hits == hits);
   CHECK(hits > 50);
   CHECK(loads > 50);
+}
+
+namespace {
+
+// The model of mxu/memory_side.hpp written out plainly, as the oracle of the randomized
+// test below: resident right tiles as a list of bit-pattern vectors, most recent first,
+// found by a linear scan; 34 GB/s at 0.7 GHz moves 340 bytes in 7 cycles.
+struct ReferenceMemory {
+  u64 s, capacity, word_bytes;
+  std::list<std::vector<u64>> resident;
+  MemoryCost c;
+
+  static u64 cycles(u64 bytes) { return (bytes * 7 + 339) / 340; }
+
+  void call(u64 r, const double* B, u64 ldb, bool accumulate, u64 compute) {
+    std::vector<u64> words(s * s);
+    for (u64 i = 0; i < s; ++i) std::memcpy(&words[i * s], B + i * ldb, s * sizeof(double));
+    const auto at = std::find(resident.begin(), resident.end(), words);
+    const bool hit = at != resident.end();
+    if (hit)
+      resident.erase(at);
+    else if (resident.size() == capacity)
+      resident.pop_back();
+    resident.push_front(words);
+    const u64 rs = r * s, load = hit ? 0 : s * s, back = accumulate ? rs : 0;
+    c.tile_hits += hit ? 1 : 0;
+    c.tile_loads += hit ? 0 : 1;
+    c.sram_writes += rs + load + back + rs;
+    c.sram_reads += rs + s * s + back + rs;
+    host(rs + load + back, rs, compute);
+  }
+
+  void host(u64 read_words, u64 write_words, u64 compute) {
+    c.dram_read_bytes += read_words * word_bytes;
+    c.dram_write_bytes += write_words * word_bytes;
+    const u64 t = cycles((read_words + write_words) * word_bytes);
+    c.dram_cycles += t;
+    c.stall_cycles += t > compute ? t - compute : 0;
+  }
+};
+
+// Random calls on both memories: tiles rewritten in staging buffers, called where they
+// live, inside a wider array, after an in-place change of one word, equal contents at
+// different addresses (the pool repeats itself), host passes and new work units.
+struct RandomCalls {
+  u64 s;
+  std::mt19937_64 rng;
+  std::vector<std::vector<double>> pool, staging;
+  std::vector<double> wide;
+
+  RandomCalls(u64 side, u64 pool_size, u64 seed) : s(side), rng(seed) {
+    for (u64 i = 0; i < pool_size; ++i)
+      pool.push_back(i > 0 && pick(5) == 0 ? pool[pick(i)] : fresh(s * s));
+    staging.assign(3, std::vector<double>(s * s));
+  }
+  u64 pick(u64 n) { return std::uniform_int_distribution<u64>(0, n - 1)(rng); }
+  double word() {  // few values, both zeros: equal and almost equal tiles are common
+    static constexpr double kWords[] = {0.0, -0.0, 1.0, -1.0, 2.0, 0.5};
+    return kWords[pick(6)];
+  }
+  std::vector<double> fresh(u64 n) {
+    std::vector<double> v(n);
+    for (double& x : v) x = word();
+    return v;
+  }
+  // The next call's right tile: its first word and leading dimension.
+  std::pair<const double*, u64> tile() {
+    const u64 kind = pick(100), id = pick(pool.size());
+    std::vector<double>& t = pool[id];
+    if (kind < 40) {
+      std::vector<double>& b = staging[pick(staging.size())];
+      b = t;
+      return {b.data(), s};
+    }
+    if (kind < 65) return {t.data(), s};
+    if (kind < 85) {
+      const u64 ld = s + 3, off = pick(4);
+      wide = fresh(s * ld);
+      for (u64 i = 0; i < s; ++i)
+        std::copy(t.begin() + i * s, t.begin() + (i + 1) * s, wide.begin() + i * ld + off);
+      return {wide.data() + off, ld};
+    }
+    t[pick(t.size())] = word();
+    return {t.data(), s};
+  }
+};
+
+}  // namespace
+
+TEST_CASE("the counters equal a plain LRU model's over long random call sequences",
+          "[mxu][memory]") {
+  // (side, word bits): capacities 28, 10, 12, 1 and 252 right tiles in 1 KiB.
+  const std::pair<u64, u64> cases[] = {{2, 64}, {3, 64}, {4, 32}, {5, 64}, {2, 8}};
+  for (const auto& [s, bits] : cases) {
+    CAPTURE(s, bits);
+    MxuMemoryParams p;
+    p.sram_kib = 1;
+    p.word_bits = bits;
+    MemorySide mem(p, static_cast<index_t>(s));
+    ReferenceMemory ref{s, 1024 * 8 / bits / (s * s) - 4, bits / 8, {}, {}};
+    REQUIRE(mem.tile_capacity() == ref.capacity);
+    RandomCalls gen(s, 2 * ref.capacity + 3, 1000 * s + bits);
+    const int calls = 20000;
+    int first_mismatch = -1;
+    for (int k = 0; k < calls; ++k) {
+      if (gen.pick(500) == 0) {
+        mem.start_work_unit();
+        ref.resident.clear();
+      }
+      if (gen.pick(50) == 0) {
+        const u64 rd = gen.pick(100), wr = gen.pick(100);
+        mem.on_host_pass(rd, wr);
+        ref.host(rd, wr, 0);
+      }
+      const auto [B, ldb] = gen.tile();
+      const u64 r = 1 + gen.pick(3 * s), compute = gen.pick(200);
+      const bool accumulate = gen.pick(2) == 1;
+      mem.on_call(static_cast<index_t>(r), B, static_cast<index_t>(ldb), accumulate, compute);
+      ref.call(r, B, ldb, accumulate, compute);
+      if (first_mismatch < 0 && !(mem.cost() == ref.c)) first_mismatch = k;
+    }
+    CHECK(first_mismatch == -1);
+    for (std::size_t i = 0; i < MemoryCost::kCounters; ++i) {
+      CAPTURE(i);  // the counter, in MemoryCost's declaration order
+      CHECK(mem.cost().values()[i] == ref.c.values()[i]);
+    }
+    // The sequence exercised hits, evictions and reloads.
+    CHECK(ref.c.tile_hits > calls / 20);
+    CHECK(ref.c.tile_loads > 2 * ref.capacity);
+  }
 }
 
 TEST_CASE("a new work unit starts with an empty buffer", "[mxu][memory]") {
