@@ -13,7 +13,7 @@ in Markdown, as the document holds it (each run verified):
   linear   doc/tcu.md, "Measured growth against the theorems": Theorems 1-6, the same runs
   numeric  doc/tcu_numeric.md, "Bounds and measured growth": Theorems 7-11, --latency 32,
            the larger sizes of numeric_sizes() below, one sweep per (algorithm, m)
-  all      the three (the default; about 12 minutes on a 2-core machine)
+  all      the three (the default; about 5 minutes on a 2-core machine)
 
 Below the readme and linear tables it prints the fast product's model time over the
 classical one's at each (size, m) of the spmm and apsd sweeps (its range).

@@ -36,6 +36,15 @@ u64 tile_hash(const double* B, index_t ldb, index_t s) {
   return h ^ (h >> 31);
 }
 
+// True if the s x s tile at B holds the words `bits` (row-major), bit pattern for bit
+// pattern; an inline loop, as tiles are small (s^2 = m words).
+bool same_words(const double* B, index_t ldb, index_t s, const u64* bits) {
+  for (index_t i = 0; i < s; ++i, bits += s)
+    for (index_t k = 0; k < s; ++k)
+      if (bits_of(B[i * ldb + k]) != bits[k]) return false;
+  return true;
+}
+
 void check_params(const MxuMemoryParams& p) {
   if (p.word_bits < 8 || p.word_bits > 128 || p.word_bits % 8 != 0)
     throw config_error("[mxu] word_bits: expected a multiple of 8 in [8, 128], got " +
@@ -108,13 +117,9 @@ bool MemorySide::touch_tile(const double* B, index_t ldb) {
 u64 MemorySide::find(const double* B, index_t ldb, u64 h) const {
   if (table_.empty()) return kNone;
   const u64 mask = table_.size() - 1, tile = static_cast<u64>(s_) * static_cast<u64>(s_);
-  const auto row = static_cast<size_t>(s_) * sizeof(double);
   for (u64 i = h & mask; table_[i].slot != kNone; i = (i + 1) & mask) {
     if (table_[i].hash != h) continue;
-    const u64* bits = bits_.data() + table_[i].slot * tile;
-    index_t r = 0;
-    while (r < s_ && std::memcmp(B + r * ldb, bits + r * s_, row) == 0) ++r;
-    if (r == s_) return table_[i].slot;
+    if (same_words(B, ldb, s_, bits_.data() + table_[i].slot * tile)) return table_[i].slot;
   }
   return kNone;
 }
