@@ -17,6 +17,19 @@ namespace triada {
 
 namespace {
 constexpr index_t kPolyevalMaxSize = 16384;
+
+// Theorem 11 for p points (constants 1).
+double polyeval_bound(double p, double n, double m, double l) {
+  return p * n / std::sqrt(m) + p * std::sqrt(m) + n / m * l;
+}
+
+// sum_h |a_h| |x|^h by Horner in long double: what bounds the partial sums, and the scale
+// of the check's error.
+long double magnitude(const std::vector<double>& a, long double ax) {
+  long double mag = 0.0L;
+  for (size_t j = a.size(); j-- > 0;) mag = mag * ax + std::fabs(static_cast<long double>(a[j]));
+  return mag;
+}
 }  // namespace
 
 std::vector<double> tcu_polyeval_points(TensorUnit& unit, const std::vector<double>& coeffs,
@@ -104,9 +117,7 @@ PolyInput polyeval_input(const TcuProblem& p, index_t s) {
       static_cast<long double>(std::max<index_t>(static_cast<index_t>(in.a.size()), s) - 1);
   for (size_t i = 0; i < in.x.size(); ++i) {
     const long double ax = std::fabs(static_cast<long double>(in.x[i]));
-    long double mag = 0.0L;
-    for (size_t j = in.a.size(); j-- > 0;) mag = mag * ax + std::fabs(in.a[j]);
-    if (!(mag <= top) || (ax > 1 && h * std::log(ax) >= std::log(top)))
+    if (!(magnitude(in.a, ax) <= top) || (ax > 1 && h * std::log(ax) >= std::log(top)))
       throw input_error(file + ":/points: point " + std::to_string(i) +
                         ": sum_h |a_h| |x|^h or x^h overflows binary64");
   }
@@ -126,12 +137,9 @@ TcuRun tcu_polyeval(TensorUnit& unit, const TcuProblem& p) {
   // Horner in long double; error scaled by sum_h |a_h| |x|^h (the condition of the sum).
   double err = 0.0;
   for (size_t i = 0; i < x.size(); ++i) {
-    long double h = 0.0L, mag = 0.0L;
-    const long double xi = x[i];
-    for (size_t j = a.size(); j-- > 0;) {
-      h = h * xi + a[j];
-      mag = mag * std::fabs(xi) + std::fabs(static_cast<long double>(a[j]));
-    }
+    long double h = 0.0L;
+    const long double xi = x[i], mag = magnitude(a, std::fabs(xi));
+    for (size_t j = a.size(); j-- > 0;) h = h * xi + a[j];
     const long double diff = std::fabs(static_cast<long double>(y[i]) - h);
     err = std::max(err, static_cast<double>(mag > 0 ? diff / mag : diff));
   }
@@ -158,11 +166,8 @@ TcuRun tcu_polyeval(TensorUnit& unit, const TcuProblem& p) {
       {"result_head", std::vector<double>(y.begin(), y.begin() + std::min<index_t>(np, 8))},
       {"error_measure", "|y - horner| / sum_h |a_h| |x|^h"}};
   if (p.points > 0 || !p.input.empty()) {  // p no longer tied to n
-    const double sm = std::sqrt(static_cast<double>(unit.m()));
-    run.bound = static_cast<double>(np) * static_cast<double>(n) / sm +
-                static_cast<double>(np) * sm +
-                static_cast<double>(n) / static_cast<double>(unit.m()) *
-                    static_cast<double>(unit.latency());
+    run.bound = polyeval_bound(static_cast<double>(np), static_cast<double>(n),
+                               static_cast<double>(unit.m()), static_cast<double>(unit.latency()));
     run.bound_formula = "p n / sqrt(m) + p sqrt(m) + (n/m) l, p = " + std::to_string(np);
     run.growth_exponent = 1.0;  // in n for a fixed p
   }
@@ -170,8 +175,7 @@ TcuRun tcu_polyeval(TensorUnit& unit, const TcuProblem& p) {
 }
 
 double bound_polyeval(double n, double m, double l) {
-  const double p = n;
-  return p * n / std::sqrt(m) + p * std::sqrt(m) + n / m * l;
+  return polyeval_bound(n, n, m, l);  // p = n
 }
 const char* formula_polyeval() {
   return "p n / sqrt(m) + p sqrt(m) + (n/m) l, p = n";
