@@ -304,10 +304,10 @@ Operands intmul_operands(const TcuProblem& p, const char* name) {
   const std::string file = tcu_in::input_file(p, name, "/a and /b");
   o.a = read_digits(file, "/a");
   o.b = read_digits(file, "/b");
-  const index_t la = bit_length(o.a), lb = bit_length(o.b);
-  tcu_in::check_size(p.size_name, name, std::max<index_t>({la, lb, 1}), kIntmulMaxBits,
-                     "operands of a number of bits", file + (la >= lb ? ":/a" : ":/b"));
-  o.bits = tcu_in::resolve_size(p, std::max<index_t>({la, lb, 1}), name);
+  const index_t la = bit_length(o.a), lb = bit_length(o.b), bits = std::max<index_t>({la, lb, 1});
+  tcu_in::check_size(p.size_name, name, bits, kIntmulMaxBits, "operands of a number of bits",
+                     file + (la >= lb ? ":/a" : ":/b"));
+  o.bits = tcu_in::resolve_size(p, bits, name);
   o.source = file;
   return o;
 }
