@@ -20,6 +20,9 @@ enum class TcuProduct { classical, fast };
 TcuProduct parse_tcu_product(const std::string& word);  // throws config_error
 std::string to_string(TcuProduct p);
 double product_omega0(TcuProduct p);  // 3/2 or log_4 7
+// omega_0 as bound formulas state it: "log_4 7 = 1.4037 (fast product)" or "3/2 (classical
+// product)".
+std::string omega0_text(TcuProduct p);
 
 struct TcuProblem {
   std::int64_t size = 0;   // natural size: matrix side, vertices, vector length, bits, coefficients

@@ -435,17 +435,14 @@ TcuRun tcu_matmul(TensorUnit& u, const TcuProblem& p) {
 // Theorem 1: Strassen (n0 = 4, p0 = 7), recursion ending on the unit at s x s blocks.
 // Time ((n/m)^w0)(m + l), w0 = log_4 7.
 
-namespace {
-const double kStrassenW0 = std::log(7.0) / std::log(4.0);
-}
 double bound_strassen(double n, double m, double l) {
-  return std::pow(n / m, kStrassenW0) * (m + l);
+  return std::pow(n / m, product_omega0(TcuProduct::fast)) * (m + l);
 }
 const char* formula_strassen() {
   return "(n/m)^w0 (m + l), w0 = log_4 7 = 1.4037";
 }
 double exponent_strassen() {
-  return kStrassenW0;
+  return product_omega0(TcuProduct::fast);
 }
 
 std::vector<double> tcu_strassen_dense(TensorUnit& u, const std::vector<double>& A,
@@ -801,9 +798,7 @@ double apsd_bound(double n, double m, double l, TcuProduct product) {
   return std::pow(n * n / m, product_omega0(product)) * (m + l) * std::max(1.0, std::log2(n));
 }
 std::string apsd_formula(TcuProduct product) {
-  return std::string("(n^2/m)^w0 (m + l) log2 n, w0 = ") + (product == TcuProduct::fast
-                                                                ? "log_4 7 = 1.4037 (fast product)"
-                                                                : "3/2 (classical product)");
+  return "(n^2/m)^w0 (m + l) log2 n, w0 = " + omega0_text(product);
 }
 }  // namespace
 

@@ -19,6 +19,10 @@ double product_omega0(TcuProduct p) {
   return p == TcuProduct::fast ? std::log(7.0) / std::log(4.0) : 1.5;
 }
 
+std::string omega0_text(TcuProduct p) {
+  return p == TcuProduct::fast ? "log_4 7 = 1.4037 (fast product)" : "3/2 (classical product)";
+}
+
 const std::vector<TcuAlgorithm>& tcu_algorithms() {
   // Bound formulas: see each implementation file for the theorem's statement.
   static const std::vector<TcuAlgorithm> table = {

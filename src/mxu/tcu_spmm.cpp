@@ -618,9 +618,7 @@ TcuRun tcu_spmm(TensorUnit& u, const TcuProblem& p) {
       [Z, I](double n_, double m, double l, TcuProduct q) {
         return spmm_theorem(n_, m, l, Z, I, q);
       },
-      std::string("sqrt(n/Z) (Z/m)^w0 (m + l) + I, the run's Z and I, w0 = ") +
-          (p.product == TcuProduct::fast ? "log_4 7 = 1.4037 (fast product)"
-                                         : "3/2 (classical product)"),
+      "sqrt(n/Z) (Z/m)^w0 (m + l) + I, the run's Z and I, w0 = " + omega0_text(p.product),
       0.25 + product_omega0(p.product) / 2);
   run.details["theorem_condition_Z_ge_m"] = Z >= dbl(u.m());
   return run;
