@@ -448,22 +448,20 @@ double exponent_strassen() {
 std::vector<double> tcu_strassen_dense(TensorUnit& u, const std::vector<double>& A,
                                        const std::vector<double>& B, index_t side,
                                        nlohmann::json* details) {
-  const index_t s = u.side();
-  // Padding: to D = s 2^k >= side with zero rows and columns, so that halving ends at s.
-  index_t D = s;
-  int levels = 0;
-  while (D < side) D *= 2, ++levels;
-  const Mat Ap = pad_square(A, side, D), Bp = pad_square(B, side, D);
-  Mat Cp(sz(D * D), 0.0);
-  strassen_rec(u, D, Ap.data(), D, Bp.data(), D, Cp.data(), D);
+  // The fast product with a single block: padded with zero rows and columns to
+  // D = s 2^k >= side, so that halving ends at s.
+  Mat C = fast_product(u, side, side, side, A, B);
   if (details) {
+    const index_t s = u.side(), D = fast_product_side(s, side, side, side);
+    int levels = 0;
+    for (index_t d = s; d < D; d *= 2) ++levels;
     (*details)["padded_side"] = D;
     (*details)["padding"] = D == side ? "none" : "zero rows/columns up to sqrt(m) 2^k";
     (*details)["recursion_levels"] = levels;
     (*details)["base_products"] = std::pow(7.0, levels);
     (*details)["base_block_side"] = s;
   }
-  return unpad_square(Cp, D, side);
+  return C;
 }
 
 TcuRun tcu_strassen(TensorUnit& u, const TcuProblem& p) {
