@@ -109,16 +109,21 @@ Hash make_hash(index_t side, index_t buckets, bool identity, std::mt19937_64& ge
   return h;
 }
 
-// The count sketch must stay exact: every partial sum of a classical product is at most
-// K alpha beta (alpha, beta: the largest operand entries, all >= 0). In Strassen on D x D
-// blocks (Theorem 1) operands at depth t are sums of up to 2^t entries, and a node of side
-// h sums four products of h/2-sided blocks of entries <= 2^t alpha, 2^t beta, so every
-// intermediate is at most 8 D^2 / s alpha beta; the depth chunks' sum is at most K alpha beta.
+// Every partial sum of a classical product of depth K is at most K alpha beta (alpha, beta:
+// the largest operand magnitudes). In Strassen on D x D blocks (Theorem 1) operands at depth
+// t are sums of up to 2^t entries, and a node of side h sums four products of h/2-sided
+// blocks of entries <= 2^t alpha, 2^t beta, so every intermediate is at most
+// strassen_reach(D, s) alpha beta; the depth chunks' sum is at most K alpha beta.
+double strassen_reach(index_t D, index_t s) {
+  return 8.0 * dbl(D) * dbl(D) / dbl(s);
+}
+
+// The count sketch must stay exact (its entries are >= 0).
 void check_exact_counts(double alpha, double beta, index_t K, index_t D, index_t s,
                         TcuProduct product, int round) {
   const double reach =
-      (product == TcuProduct::fast ? std::max(8.0 * dbl(D) * dbl(D) / dbl(s), dbl(K)) : dbl(K)) *
-      alpha * beta;
+      (product == TcuProduct::fast ? std::max(strassen_reach(D, s), dbl(K)) : dbl(K)) * alpha *
+      beta;
   if (reach < kExact) return;
   throw input_error("spmm: the count sketch of round " + std::to_string(round) +
                     " needs integers up to " + std::to_string(reach) +
@@ -371,8 +376,7 @@ std::vector<SparseEntry> tcu_spmm_entries(TensorUnit& u, std::vector<SparseEntry
   const auto [alpha, beta] = sketch_magnitudes(A, B, side);
   const index_t s = u.side(), Kp = round_up(side, s), D = fast_product_side(s, side, Kp, side);
   // Value sketches and their products' intermediates (check_exact_counts) must stay finite.
-  if ((8.0 * dbl(D) * dbl(D) / dbl(s) + dbl(Kp)) * alpha * beta >
-      std::numeric_limits<double>::max() / 4)
+  if ((strassen_reach(D, s) + dbl(Kp)) * alpha * beta > std::numeric_limits<double>::max() / 4)
     throw input_error("spmm: values too large; the sketches' sums could overflow binary64");
   std::mt19937_64 gen(seed ^ 0x5a17c0ffeeULL);
   nlohmann::json rounds = nlohmann::json::array(), vrounds = nlohmann::json::array();
@@ -558,7 +562,7 @@ SpmmCheck check_spmm(const std::vector<SparseEntry>& C, const std::vector<Sparse
     const auto D = r["block_side"].get<index_t>();
     const index_t q = (K + D - 1) / D;
     normwise = std::max(normwise, dbl(q) * strassen_error_factor(D, s) + dbl(q * (q - 1) * D));
-    reach = std::max(reach, (8.0 * dbl(D) * dbl(D) / dbl(s) + dbl(K)) * alpha * beta);
+    reach = std::max(reach, (strassen_reach(D, s) + dbl(K)) * alpha * beta);
   }
   std::vector<SparseEntry> absA(A), absB(B);
   for (auto& e : absA) e.v = std::abs(e.v);
