@@ -318,12 +318,16 @@ struct SweepPoint {
   std::int64_t m = 0, size = 0;
 };
 
+// The problem sizes of a sweep at unit size m: --sizes, else the algorithm's series.
+std::vector<std::int64_t> sweep_sizes(const TcuConfig& cfg, std::int64_t m) {
+  return cfg.sizes.empty() ? tcu_default_sizes(cfg.algo, m) : cfg.sizes;
+}
+
 // The sweep's points in report order: unit sizes outer, problem sizes inner.
 std::vector<SweepPoint> sweep_points(const TcuConfig& cfg, const std::vector<std::int64_t>& ms) {
   std::vector<SweepPoint> points;
   for (const std::int64_t m : ms)
-    for (const std::int64_t size : cfg.sizes.empty() ? tcu_default_sizes(cfg.algo, m) : cfg.sizes)
-      points.push_back({m, size});
+    for (const std::int64_t size : sweep_sizes(cfg, m)) points.push_back({m, size});
   return points;
 }
 
@@ -448,10 +452,8 @@ int run_sweep(const TcuConfig& cfg, const TcuAlgorithm& algo, TextOutput& report
   print_sweep_header(cfg, algo, formula, out);
   size_t next = 0;
   for (const std::int64_t m : ms) {
-    const std::vector<std::int64_t> sizes =
-        cfg.sizes.empty() ? tcu_default_sizes(cfg.algo, m) : cfg.sizes;
     std::vector<double> ns, times, bounds;
-    for (const std::int64_t size : sizes) {
+    for (const std::int64_t size : sweep_sizes(cfg, m)) {
       const nlohmann::json& r = results[next++];
       const auto& t = r["tcu"];
       nlohmann::json row = {{"m", m},
