@@ -33,14 +33,6 @@ index_t power_at_least(index_t v, index_t s) {  // the smallest power of s >= v,
   return L;
 }
 
-// |w_hat - w| of a twiddle e^{2 pi i e / n} from cos and sin of the angle 2 pi e / n,
-// computed as (2 pi) e / n: the angle within g_3 2 pi (pi, *, / each round once), cos and
-// sin within 1 ulp (<= u below 1), each part within 2 pi g_3 + u, the complex within
-// sqrt(2) times that.
-double twiddle_mu() {
-  return tcu_twiddle_error_bound();
-}
-
 // One Cooley-Tukey level (tcu_batched_dft): s-point DFTs z = X^T W_s as 4 real products with
 // the sums in the accumulators, then the twiddles. An output z_k is a sum of 2s real
 // products per part, within g_2s sum |v_j| |w_hat_jk| <= g_2s (1 + mu) ||v||_1 per part,
@@ -58,7 +50,7 @@ double eta_twiddle(double mu) {
 // path from each input to each output), so d levels give ((1 + eta)^d - 1) ||x||_1 per
 // output (the usual induction, Higham Sec. 24.1 in absolute values).
 double eta_level_componentwise(index_t s) {
-  const double mu = twiddle_mu();
+  const double mu = tcu_twiddle_error_bound();
   return (1.0 + eta_dft(s, mu)) * (1.0 + eta_twiddle(mu)) - 1.0;
 }
 
@@ -66,7 +58,7 @@ double eta_level_componentwise(index_t s) {
 // = sqrt(s) eta_D ||z||_2 per block; a level is sqrt(s) times a unitary matrix, so d levels
 // give (1 + eta)^d - 1 relative to ||y||_2 (Higham, proof of Thm 24.2).
 double eta_level_norm(index_t s) {
-  const double mu = twiddle_mu();
+  const double mu = tcu_twiddle_error_bound();
   return (1.0 + std::sqrt(static_cast<double>(s)) * eta_dft(s, mu)) * (1.0 + eta_twiddle(mu)) - 1.0;
 }
 
@@ -99,6 +91,9 @@ double error_gamma(double k, double u) {
   return k * u / (1.0 - k * u);
 }
 
+// A twiddle from cos and sin of the angle 2 pi e / n computed as (2 pi) e / n: the angle
+// within g_3 2 pi (pi, *, / each round once), cos and sin within 1 ulp (<= u below 1), each
+// part within 2 pi g_3 + u, the complex within sqrt(2) times that.
 double tcu_twiddle_error_bound() {
   return std::sqrt(2.0) * (2.0 * std::numbers::pi * g(3) + kU);
 }
