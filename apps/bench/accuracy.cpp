@@ -274,7 +274,6 @@ void write_accuracy_json(const BenchConfig& cfg, int size, const json& workloads
       "energy_total_pj: the whole energy model (buses, waits, static) with that mac_pj";
   j["accuracy"] = rows;
   write_json(cfg.json, j, cfg.force);
-  if (cfg.json != "-") std::cout << "\nwrote " << cfg.json << "\n";
 }
 
 }  // namespace

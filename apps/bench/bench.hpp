@@ -29,6 +29,7 @@
 #include "geometry/brick.hpp"
 #include "geometry/plan.hpp"
 #include "io/generate.hpp"
+#include "mesh/mpi.hpp"
 #include "mesh/topology.hpp"
 
 namespace triada {
@@ -183,14 +184,25 @@ std::string default_json_path(int world_size);
 // Creates the folder of the JSON file and probes the file as every output is probed
 // (io/output_files.hpp), before any timing.
 void prepare_json_path(const std::string& path, bool force);
+// Writes the JSON to `path` ("-": stdout), then "wrote PATH" on stdout for a file.
 void write_json(const std::string& path, const json& j, bool force);
+
+// Runs `f` on rank 0 of `world` while the others wait, an error agreed by every rank as
+// everywhere else (mpi::collectively). Returns 0, the exit code of a run that gets here.
+template <class F>
+int on_rank0(MPI_Comm world, F&& f) {
+  mpi::collectively(world, [&] {
+    if (mpi::rank(world) == 0) f();
+  });
+  return 0;
+}
 
 // accuracy.cpp: --accuracy, collective over `world`.
 int run_accuracy(const BenchConfig& cfg, MPI_Comm world);
-// mxu.cpp: --mxu, collective over `world` (rank 0 times).
-int run_mxu(const BenchConfig& cfg, MPI_Comm world);
-// m3xu.cpp: --m3xu, collective over `world` (rank 0 runs).
-int run_m3xu(const BenchConfig& cfg, MPI_Comm world);
+// mxu.cpp: --mxu, on one rank (one core: on_rank0).
+void run_mxu(const BenchConfig& cfg);
+// m3xu.cpp: --m3xu, on one rank (on_rank0).
+void run_m3xu(const BenchConfig& cfg);
 
 }  // namespace bench
 }  // namespace triada

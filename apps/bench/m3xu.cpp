@@ -21,7 +21,6 @@
 #include "apps/bench/bench.hpp"
 #include "config/options.hpp"
 #include "conv/conv.hpp"
-#include "mesh/mpi.hpp"
 #include "mxu/memory_side.hpp"
 #include "mxu/tensor_unit.hpp"
 
@@ -247,7 +246,9 @@ json m3xu_json(const BenchConfig& cfg, const RunParams& p, const std::vector<Des
   return j;
 }
 
-void run_m3xu_rows(const BenchConfig& cfg) {
+}  // namespace
+
+void run_m3xu(const BenchConfig& cfg) {
   const MeshConfig mesh = parse_mesh_file(cfg.mesh);
   RunParams p{cfg.quick ? 32 : 128, cfg.quick ? 4 : 16, 0, 0};
   if (!cfg.m3xu_size_default) p.n = cfg.sizes.front()[0];
@@ -276,17 +277,6 @@ void run_m3xu_rows(const BenchConfig& cfg) {
   const json comp = comparisons(rows);
   print_comparisons(comp);
   write_json(cfg.json, m3xu_json(cfg, p, rows, comp), cfg.force);
-  if (cfg.json != "-") std::cout << "\nwrote " << cfg.json << "\n";
-}
-
-}  // namespace
-
-// Rank 0 runs the designs; the others wait, and an error is agreed as everywhere else.
-int run_m3xu(const BenchConfig& cfg, MPI_Comm world) {
-  mpi::collectively(world, [&] {
-    if (mpi::rank(world) == 0) run_m3xu_rows(cfg);
-  });
-  return 0;
 }
 
 }  // namespace triada::bench

@@ -347,8 +347,8 @@ int run_bench(int argc, char** argv) {
     if (rank == 0) prepare_json_path(cfg.json, cfg.force);
   });
   if (cfg.accuracy) return run_accuracy(cfg, world);
-  if (cfg.mxu) return run_mxu(cfg, world);
-  if (cfg.m3xu) return run_m3xu(cfg, world);
+  if (cfg.mxu) return on_rank0(world, [&] { run_mxu(cfg); });
+  if (cfg.m3xu) return on_rank0(world, [&] { run_m3xu(cfg); });
   TimingRun t(cfg, world);
   t.rank = rank;
   t.size = size;
@@ -366,7 +366,6 @@ int run_bench(int argc, char** argv) {
     const std::string load_end = load_average();
     print_report(t, inherited_core, load_end);
     write_json(cfg.json, report_json(t, inherited_core, load_end), cfg.force);
-    if (cfg.json != "-") std::cout << "\nwrote " << cfg.json << "\n";
   });
   return 0;
 }

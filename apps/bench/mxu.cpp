@@ -13,7 +13,6 @@
 #include "apps/bench/bench.hpp"
 #include "conv/conv.hpp"
 #include "conv/conv_layer.hpp"
-#include "mesh/mpi.hpp"
 #include "mxu/tcu_linear_algebra.hpp"
 #include "mxu/tensor_unit.hpp"
 
@@ -188,7 +187,9 @@ json mxu_json(const BenchConfig& cfg, const std::vector<MxuRow>& rows) {
   return j;
 }
 
-void run_mxu_rows(const BenchConfig& cfg) {
+}  // namespace
+
+void run_mxu(const BenchConfig& cfg) {
   std::cout << "triada-bench --mxu: the fused MXU executor (fp64, ESOP on) against OpenBLAS "
                "dgemm, one thread, best of "
             << cfg.reps << " after a warm-up\n"
@@ -204,17 +205,6 @@ void run_mxu_rows(const BenchConfig& cfg) {
   rows.push_back(matmul_row(cfg.quick ? 128 : 2048, 256, cfg.reps, cfg.seed));
   print_rows(rows);
   write_json(cfg.json, mxu_json(cfg, rows), cfg.force);
-  if (cfg.json != "-") std::cout << "\nwrote " << cfg.json << "\n";
-}
-
-}  // namespace
-
-// Rank 0 times (one core); the others wait, and an error is agreed as everywhere else.
-int run_mxu(const BenchConfig& cfg, MPI_Comm world) {
-  mpi::collectively(world, [&] {
-    if (mpi::rank(world) == 0) run_mxu_rows(cfg);
-  });
-  return 0;
 }
 
 }  // namespace triada::bench

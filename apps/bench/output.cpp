@@ -142,6 +142,7 @@ void prepare_json_path(const std::string& path, bool force) {
 
 void write_json(const std::string& path, const json& j, bool force) {
   write_text_output(path, j.dump(1) + "\n", force);
+  if (path != "-") std::cout << "\nwrote " << path << "\n";
 }
 
 }  // namespace triada::bench

@@ -128,13 +128,12 @@ std::uint64_t TensorUnit::multiply_reference(index_t r, const double* A, index_t
     // A chunk of s rows of A; past row r the cells hold no registers and stay idle.
     const index_t rows = std::min(s_, r - base);
     for (index_t i = 0; i < s_; ++i)
-      for (index_t j = 0; j < s_; ++j) {
-        Cell<double>& cell = cells[i * s_ + j];
-        cell = Cell<double>{};
-        if (i >= rows) continue;
-        const double c0 = accumulate ? C[(base + i) * ldc + j] : 0.0;  // W0 of output (i, j)
-        cell = Cell<double>{true, A[(base + i) * lda + j], true, mma_start(cell_mode_, c0)};
-      }
+      for (index_t j = 0; j < s_; ++j)
+        cells[i * s_ + j] =
+            i < rows
+                ? Cell<double>{true, A[(base + i) * lda + j], true,
+                               mma_start(cell_mode_, accumulate ? C[(base + i) * ldc + j] : 0.0)}
+                : Cell<double>{};
     for (index_t t = 0; t < s_; ++t) {  // the actuator streams row t of B, tag at t
       for (index_t k = 0; k < s_; ++k) x[k] = XElement<double>{B[t * ldb + k], k == t};
       for (index_t i = 0; i < s_; ++i) y[i] = pivot_output(cells[i * s_ + t], &x[t], mode_);

@@ -159,13 +159,6 @@ float split_mac(float w, float a, float b, float (*narrow)(float), bool four) {
   w = std::fmaf(ah, bl, w);
   return std::fmaf(ah, bh, w);
 }
-
-// An M3XU step (Sec. IV-A, V-B: FP32 results, "no additional error compared to
-// conventional FP32 ALUs"): the exact product added to the binary32 register, one rounding.
-double m3xu_step(double w, double y, double c) {
-  const double p = m3xu_product(static_cast<float>(y), static_cast<float>(c));
-  return round_sum_binary32(static_cast<float>(w), p, -0.0);
-}
 }  // namespace
 
 double mac(CellMode m, double w, double y, double c) {
@@ -183,7 +176,9 @@ double mac(CellMode m, double w, double y, double c) {
       return std::fmaf(round_fp16(yf), round_fp16(cf), wf);
     case CellMode::m3xu_fp32:
     case CellMode::m3xu_fp32c:
-      return m3xu_step(w, y, c);
+      // Sec. IV-A, V-B (FP32 results, "no additional error compared to conventional FP32
+      // ALUs"): the exact product added to the binary32 W, one rounding.
+      return round_sum_binary32(wf, m3xu_product(yf, cf), -0.0);
     case CellMode::m3xu_fp32_wide:  // the wide accumulator: the exact product added in binary64
       return w + m3xu_product(yf, cf);
     case CellMode::x3tf32:
@@ -240,8 +235,8 @@ double mma_start(CellMode m, double c0) {
 }
 
 double mma_mac(CellMode m, double w, double y, double c) {
-  if (!cell_mode_info(m).sums_call_wide) return mac(m, w, y, c);
-  return w + m3xu_product(static_cast<float>(y), static_cast<float>(c));
+  // The M3XU call's register is the wide accumulator: m3xu-fp32-wide's step.
+  return mac(cell_mode_info(m).sums_call_wide ? CellMode::m3xu_fp32_wide : m, w, y, c);
 }
 
 double mma_store(CellMode m, double c0, double w) {
