@@ -33,7 +33,7 @@ class FileTensors final : public TransformTensors {
     check_not_input(info);
     return info;
   }
-  TensorInfo inspect_initial() override { return inspect_tensor(cfg_.initial); }
+  TensorInfo inspect_initial(const ext3&) override { return inspect_tensor(cfg_.initial); }
 
   CoeffMatrix gemt_matrix(int axis, std::string& what) override {
     const std::string dset = "/C" + std::to_string(axis);

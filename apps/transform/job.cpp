@@ -2,8 +2,6 @@
 
 #include <chrono>
 #include <cmath>
-#include <filesystem>
-#include <optional>
 
 #include "apps/common/option_error.hpp"
 #include "apps/common/world_plan.hpp"
@@ -101,7 +99,7 @@ ProblemFacts validate(const TransformConfig& cfg, TransformTensors& tensors, Ten
     f.coeffs_complex |= c.is_complex ? 1 : 0;
   }
   if (!cfg.initial.file.empty()) {
-    y0 = tensors.inspect_initial();
+    y0 = tensors.inspect_initial(f.out_shape);
     check_initial(y0, tensors.names(info, y0).initial, f);
   }
   return f;
@@ -285,7 +283,7 @@ nlohmann::json run_typed(Job& job) {
   // Error of the output against an fp64 run of the same input (relative to max |fp64|).
   std::array<double, 3> err{0, 0, 0};  // max |d|, sum |d|, max |ref|
   if (cfg.check) err = fp64_error(topo, opt, std::move(check_input), initial, res.out);
-  const RunCounters rc = res.counters;  // the result may leave with the tensors' write
+  const RunCounters& rc = res.counters;  // write() may take res.out, never the counters
   // Every output is finished (written, checked, on disk) before any is published.
   mpi::collectively(topo.world(), [&] {
     if (topo.is_brick()) job.tensors.write(job.names, topo, res);

@@ -34,9 +34,10 @@ class TransformTensors {
   // World rank 0, first: the files of the run (for check_distinct) and the output's check.
   virtual std::vector<RunFile> run_files() const = 0;
   virtual void check_output() = 0;
-  // World rank 0: X's (and, with an initial output, Y0's) facts, checked.
+  // World rank 0: X's (and, with an initial output, Y0's) facts, checked. `out_shape`: the
+  // output's, the whole shape of a Y0 given in parts (its check against it is the job's).
   virtual TensorInfo inspect_input() = 0;
-  virtual TensorInfo inspect_initial() = 0;
+  virtual TensorInfo inspect_initial(const ext3& out_shape) = 0;
   // gemt's C_axis as given (on world rank 0, then on its actuator's rank); `what` names it.
   virtual CoeffMatrix gemt_matrix(int axis, std::string& what) = 0;
   // Every rank, after validation: the names, from the facts rank 0 found.

@@ -42,8 +42,8 @@ class ArrayTensors final : public TransformTensors {
   TensorInfo inspect_input() override {
     return inspect(in_.x, "x", in_.distributed ? in_.global_shape : ext3{});
   }
-  TensorInfo inspect_initial() override {
-    return inspect(in_.initial, "initial", in_.distributed ? in_.initial_shape : ext3{});
+  TensorInfo inspect_initial(const ext3& out_shape) override {
+    return inspect(in_.initial, "initial", in_.distributed ? out_shape : ext3{});
   }
 
   CoeffMatrix gemt_matrix(int axis, std::string& what) override {

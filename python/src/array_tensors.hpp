@@ -17,8 +17,7 @@ struct ArrayInputs {
   ArrayView x, initial;  // initial.given: the affine form's Y0
   std::array<ArrayView, 3> coeffs;
   bool distributed = false;  // x and initial are this rank's parts (their boxes: layout())
-  ext3 global_shape{};       // distributed: X's shape
-  ext3 initial_shape{};      // distributed: Y0's shape (the output's)
+  ext3 global_shape{};       // distributed: X's shape (Y0's is the output's)
   bool gather = true;        // the result whole on world rank 0; else each brick rank's part
 };
 

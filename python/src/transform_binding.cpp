@@ -46,14 +46,13 @@ pyb::object result_array(ArrayResult& r) {
 pyb::tuple transform(const std::vector<std::string>& args, const pyb::object& x,
                      const pyb::object& initial, const std::vector<pyb::object>& coeffs,
                      std::optional<std::int64_t> comm_handle, bool distributed, Shape shape,
-                     Shape initial_shape, bool gather) {
+                     bool gather) {
   ArrayInputs in;
   in.x = view_of(x);
   in.initial = view_of(initial);
   for (std::size_t a = 0; a < coeffs.size() && a < 3; ++a) in.coeffs[a] = view_of(coeffs[a]);
   in.distributed = distributed;
   if (shape) in.global_shape = *shape;
-  if (initial_shape) in.initial_shape = *initial_shape;
   in.gather = gather;
   ArrayResult result;
   std::string report, summary;

@@ -85,9 +85,14 @@ def _native(a):
     if a is None:
         return None
     a = np.asarray(a)
-    if a.dtype.byteorder not in "=|" and a.dtype.byteorder != np.dtype("=f8").byteorder:
+    if a.dtype.byteorder not in "=|":  # numpy spells this machine's order "="
         a = a.astype(a.dtype.newbyteorder("="))
     return a
+
+
+def _slices(lo, hi):
+    """The index of the part [lo, hi) of a tensor."""
+    return tuple(slice(a, b) for a, b in zip(lo, hi))
 
 
 class BrickArray(np.ndarray):
@@ -102,7 +107,7 @@ class BrickArray(np.ndarray):
 
     @property
     def slices(self):
-        return tuple(slice(a, b) for a, b in zip(self.lo, self.hi))
+        return _slices(self.lo, self.hi)
 
 
 def _brick_array(values, box):
@@ -211,8 +216,8 @@ def transform(x, transform="dct", *, inverse=False, norm="ortho", stage_order="3
     """
     handle = _handle(comm)
     kinds = transform if isinstance(transform, str) else ",".join(transform)
-    order = stage_order if isinstance(stage_order, str) else (
-        str(stage_order) if isinstance(stage_order, int) else "".join(map(str, stage_order)))
+    order = (str(stage_order) if isinstance(stage_order, (str, int))
+             else "".join(map(str, stage_order)))
     matrices = [None, None, None] if coeffs is None else [_native(c) for c in coeffs]
     args = ["triada-transform", "--input", "x", "--output", "y"] + _options(
         transform=kinds, inverse=inverse, norm=norm, stage_order=order,
@@ -222,28 +227,15 @@ def transform(x, transform="dct", *, inverse=False, norm="ortho", stage_order="3
         shuffle_seed=shuffle_seed, report=report, trace=trace, force=force,
         quiet=not verbose) + _config_options(config)
     x, initial = _native(x), _native(initial)
-    y0_shape = None
-    if distributed:
-        if shape is None:
-            raise ConfigError("distributed=True needs shape=(N1, N2, N3), the whole input's")
-        y0_shape = _output_shape(kinds, shape, matrices) if initial is not None else None
+    if distributed and shape is None:
+        raise ConfigError("distributed=True needs shape=(N1, N2, N3), the whole input's")
     y, box, text, summary = _triada.transform(args, x, initial, matrices, handle, distributed,
-                                              shape, y0_shape, gather)
+                                              shape, gather)
     if verbose and summary:
         print(summary, end="", flush=True)
     if y is not None and not gather:
         y = _brick_array(y, box)
     return y, json.loads(text)
-
-
-def _output_shape(kinds, shape, matrices):
-    """The output's shape: gemt's axes take their matrix's columns."""
-    words = kinds.split(",") * (3 if "," not in kinds else 1)
-    out = list(shape)
-    for a in range(3):
-        if words[a] == "gemt" and matrices[a] is not None:
-            out[a] = np.shape(matrices[a])[1]
-    return tuple(out)
 
 
 def gemt(x, coeffs, **options):
@@ -284,9 +276,8 @@ def layout(shape, out_shape=None, *, mesh=None, config=None, comm=None):
         _options(mesh=mesh) + _config_options(config)
     d = _triada.layout(args, tuple(shape), out_shape, handle)
     mine = d["bricks"][d["rank"]] if d["rank"] < len(d["bricks"]) else None
-    slices = lambda box: tuple(slice(a, b) for a, b in zip(*box))  # noqa: E731
-    d["in_slices"] = None if mine is None else slices(mine[0])
-    d["out_slices"] = None if mine is None else slices(mine[1])
+    d["in_slices"] = None if mine is None else _slices(*mine[0])
+    d["out_slices"] = None if mine is None else _slices(*mine[1])
     return d
 
 

@@ -3,7 +3,8 @@
 # `pass` and `fail MESSAGE...` count an outcome decided by the script; `summary` prints
 # the closing "N passed, M failed" line and fails the script if anything failed; `run_np`
 # runs an app at a given rank count (below); `sanitized` is true for a sanitizer build;
-# `expect_error` checks a refusal of $APP (below).
+# `expect_error` checks a refusal of $APP, `expect_error_np` one at a rank count, and
+# `in_scratch_dir` moves into a temporary directory (below).
 passed=0
 failed=0
 pass() { passed=$((passed + 1)); }
@@ -61,4 +62,28 @@ expect_error() {
     return
   fi
   pass
+}
+# expect_error_np NP CODE PATTERN PROGRAM ARGS...: PROGRAM ARGS at NP ranks (run_np) exits
+# with CODE and its output (stdout and stderr, every rank's) holds exactly one line
+# "<program>: error: ..." containing PATTERN.
+expect_error_np() {
+  local np=$1 code=$2 pattern=$3 app
+  shift 3
+  app=$(basename "$1")
+  run_np "$np" "$@"
+  if [ "$rc" -ne "$code" ]; then
+    fail "np $np $*: exited $rc, expected $code: $(cat err.txt)"
+  elif [ "$(grep -c "^$app: error" err.txt)" -ne 1 ] ||
+    ! grep -q "^$app: error: .*$pattern" err.txt; then
+    fail "np $np $*: expected one '$app: error: ...$pattern' line, got: $(cat err.txt)"
+  else
+    pass
+  fi
+}
+# in_scratch_dir NAME: a new directory $tmp (triada-NAME.XXXXXX under $TMPDIR), removed at
+# exit, becomes the working directory.
+in_scratch_dir() {
+  tmp=$(mktemp -d "${TMPDIR:-/tmp}/triada-$1.XXXXXX")
+  trap 'rm -rf "$tmp"' EXIT
+  cd "$tmp" || exit 1
 }

@@ -18,9 +18,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # shellcheck source=tests/cli/lib_check.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib_check.sh"
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/triada-conv-test.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-cd "$tmp" || exit 1
+in_scratch_dir conv-test
 
 echo "-- one layer, both methods: exit 0, verified, report keys and closed forms"
 if "$APP" --layer 1,3,32,32,16,3,3,1,1 --method both --report r.json >out.txt 2>err.txt; then

@@ -18,9 +18,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # shellcheck source=tests/cli/lib_check.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib_check.sh"
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/triada-dist-test.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-cd "$tmp"
+in_scratch_dir dist-test
 
 # same_reports A B...: B... equal A but for wall times and the rank count; prints the
 # first differing keys.
@@ -120,29 +118,12 @@ run_np 3 "$TCU" --algo ge --size 31 --m 16 --latency 2 --report g3.json
 check "tcu single run np 3 exits 0" test "$rc" -eq 0
 check "tcu single run: same report at np 1 and 3" "$PYTHON" same.py g1.json g3.json
 
-# expect_error NP CODE PATTERN APP ARGS...: exit code CODE and one "<app>: error:" line
-# containing PATTERN.
-expect_error() {
-  local np=$1 code=$2 pattern=$3 app
-  shift 3
-  app=$(basename "$1")
-  run_np "$np" "$@"
-  if [ "$rc" -ne "$code" ]; then
-    fail "np $np $*: exited $rc, expected $code: $(cat err.txt)"
-  elif [ "$(grep -c "^$app: error" err.txt)" -ne 1 ] ||
-    ! grep -q "^$app: error: .*$pattern" err.txt; then
-    fail "np $np $*: expected one '$app: error: ...$pattern' line, got: $(cat err.txt)"
-  else
-    pass
-  fi
-}
-
 echo "-- errors: agreed by every rank, one line, the serial exit code"
 for np in 1 3; do
-  expect_error "$np" 1 "no such file" "$CONV" --layer 1,3,8,8,4,3,3,1,1 --input nosuch.h5
-  expect_error "$np" 1 "needs .* available" "$CONV" --layer 1000,512,224,224,512,3,3,1,1
+  expect_error_np "$np" 1 "no such file" "$CONV" --layer 1,3,8,8,4,3,3,1,1 --input nosuch.h5
+  expect_error_np "$np" 1 "needs .* available" "$CONV" --layer 1000,512,224,224,512,3,3,1,1
   # the first failing point in report order is the one reported, whichever rank ran it
-  expect_error "$np" 2 "n = 17 must be a power" "$TCU" --algo dft --sweep --sizes 16,17,18 \
+  expect_error_np "$np" 2 "n = 17 must be a power" "$TCU" --algo dft --sweep --sizes 16,17,18 \
     --ms 16 --latency 1
 done
 

@@ -33,9 +33,7 @@ source "$here/lib_check.sh"
 # is refused before any read (check_chunks in io/tensor_io.cpp).
 KNOWN_UPSTREAM_CRASHES=" "
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/triada-fuzz.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-cd "$tmp"
+in_scratch_dir fuzz
 mkdir m out res sess
 "$PYTHON" "$here/fuzz_mutants.py" m "$PER_BASE" >names.txt
 

@@ -17,9 +17,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # shellcheck source=tests/cli/lib_check.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib_check.sh"
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/triada-initial.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-cd "$tmp"
+in_scratch_dir initial
 
 # run NP ARGS... : the app (quiet), plain at NP=1 or under mpirun; a failure is a failed check.
 run() {

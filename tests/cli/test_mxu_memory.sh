@@ -15,9 +15,7 @@ TCU="$TRIADA_BIN/triada-tcu"
 # shellcheck source=tests/cli/lib_check.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib_check.sh"
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/triada-mxu-memory-test.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-cd "$tmp" || exit 1
+in_scratch_dir mxu-memory-test
 
 echo "-- conv: C_I = S = 16, M = 64: both methods make the same calls' traffic"
 # 1 x 16 x 8 x 8 -> 16, 3x3, pad 1: M = 64 rows, K = 144 = 9 chunks of S, one C_O tile; no

@@ -16,9 +16,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # shellcheck source=tests/cli/lib_check.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib_check.sh"
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/triada-scalesim-test.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-cd "$tmp" || exit 1
+in_scratch_dir scalesim-test
 
 # same_methods A.json B.json: the same layers (names, shapes) with equal method objects,
 # wall_seconds aside: every counter and the error against the direct convolution (the same

@@ -14,9 +14,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # shellcheck source=tests/cli/lib_check.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib_check.sh"
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/triada-sizes.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-cd "$tmp"
+in_scratch_dir sizes
 mkdir in
 
 "$PYTHON" - <<'EOF'

@@ -17,9 +17,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # shellcheck source=tests/cli/lib_check.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib_check.sh"
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/triada-tcu-test.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-cd "$tmp" || exit 1
+in_scratch_dir tcu-test
 
 echo "-- matmul: exit 0, report keys, verified, model time = (n/m)(sqrt(n m) + l)"
 if "$APP" --algo matmul --size 64 --m 16 --latency 10 --report r.json >out.txt 2>err.txt; then

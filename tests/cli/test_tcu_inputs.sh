@@ -15,9 +15,7 @@ APP="$TRIADA_BIN/triada-tcu"
 # shellcheck source=tests/cli/lib_check.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib_check.sh"
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/triada-tcu-inputs.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-cd "$tmp" || exit 1
+in_scratch_dir tcu-inputs
 
 # The inputs, and what numpy and Python integers say the results are.
 "$PYTHON" - <<'EOF' || exit 1

@@ -16,9 +16,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # shellcheck source=tests/cli/lib_check.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib_check.sh"
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/triada-transform-errors.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-cd "$tmp"
+in_scratch_dir transform-errors
 mkdir in cases
 
 # ---- inputs ---------------------------------------------------------------------------
