@@ -89,7 +89,7 @@ double rel_diff(const std::vector<double>& a, const std::vector<double>& b) {
 
 // (a) The layer's GEMM on a unit of side S: the explicit method's calls (C_O tile outer,
 // depth chunk inner, accumulating in the cells: a chain per tile, issued as explicit_conv
-// does, 256 columns of tiles per grid of chains), then the whole convolutions.
+// does, TensorUnit::kGridColumns columns of tiles per grid of chains), then the whole convolutions.
 MxuRow conv_row(const ConvLayer& l, index_t S, int reps, std::uint64_t seed) {
   const std::vector<double> x = random_tensor(l.ifmap_elements(), seed, 0);
   const std::vector<double> w = random_tensor(l.weight_elements(), seed, 1);
@@ -104,7 +104,7 @@ MxuRow conv_row(const ConvLayer& l, index_t S, int reps, std::uint64_t seed) {
             std::to_string(K) + "x" + std::to_string(N);
   r.side = S;
   r.macs = static_cast<std::uint64_t>(M * K * N);
-  const index_t run = std::max<index_t>(1, 256 / S) * S;
+  const index_t run = unit.grid_col_blocks() * S;
   r.mxu_seconds = best_of(reps, [&] {
     for (index_t ot = 0; ot < N; ot += run)
       unit.multiply_chains(M, L.data(), K, F.data() + ot, N, C.data() + ot, N, K / S,

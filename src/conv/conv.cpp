@@ -37,27 +37,8 @@ class ScratchMeter {
   u64 current_ = 0, peak_ = 0;
 };
 
-class ScratchBuffer {
- public:
-  ScratchBuffer(ScratchMeter& meter, index_t count)
-      : meter_(meter), data_(static_cast<size_t>(count), 0.0) {
-    meter_.add(bytes());
-  }
-  ~ScratchBuffer() { meter_.remove(bytes()); }
-  ScratchBuffer(const ScratchBuffer&) = delete;
-  ScratchBuffer& operator=(const ScratchBuffer&) = delete;
-  double* data() { return data_.data(); }
-  double& operator[](index_t i) { return data_[static_cast<size_t>(i)]; }
-  void zero() { std::fill(data_.begin(), data_.end(), 0.0); }
-  u64 bytes() const { return data_.size() * sizeof(double); }
-
- private:
-  ScratchMeter& meter_;
-  std::vector<double> data_;
-};
-
-// The part of an executor's scratch buffer that the method itself would hold (one tile
-// of a batch), counted in the meter while it lives.
+// Bytes counted in the meter while this lives: a buffer of the method's, or the part of
+// an executor's scratch that the method itself would hold (one tile of a batch).
 class MeteredPart {
  public:
   MeteredPart(ScratchMeter& meter, u64 bytes) : meter_(meter), bytes_(bytes) { meter_.add(bytes_); }
@@ -68,6 +49,18 @@ class MeteredPart {
  private:
   ScratchMeter& meter_;
   u64 bytes_;
+};
+
+class ScratchBuffer {
+ public:
+  ScratchBuffer(ScratchMeter& meter, index_t count)
+      : data_(static_cast<size_t>(count), 0.0), metered_(meter, data_.size() * sizeof(double)) {}
+  double* data() { return data_.data(); }
+  double& operator[](index_t i) { return data_[static_cast<size_t>(i)]; }
+
+ private:
+  std::vector<double> data_;
+  MeteredPart metered_;
 };
 
 void check_operands(const ConvLayer& l, const std::vector<double>& x,
@@ -335,11 +328,10 @@ ConvResult explicit_conv_units(const ConvLayer& l, const std::vector<double>& x,
   filter_groups(l, w, g0, g1, Kgp, COgp, F);
 
   // Units run a group's run of C_O tiles at a time as one grid of chains (each tile a work
-  // unit: the same calls, in the same order, as a loop over the units), up to kGridWidth
+  // unit: the same calls, in the same order, as a loop over the units), up to kGridColumns
   // columns, so the lowered matrix is read once per run; the results land in a wide
   // buffer (executor scratch) and are copied to the unit blocks.
-  constexpr index_t kGridWidth = 256;
-  const index_t run_tiles = std::clamp<index_t>(kGridWidth / S, 1, tiles);
+  const index_t run_tiles = std::min(unit.grid_col_blocks(), tiles);
   std::vector<double> wide(static_cast<size_t>(u1 > u0 ? Mp * run_tiles * S : 0));
   // The method's padded output block (when C_O / groups is not whole tiles, or M < S): one
   // tile of the wide buffer.
@@ -388,14 +380,24 @@ std::uint64_t implicit_extra_bound_bytes(index_t side) {
 namespace {
 
 // The implicit method's blocking of one layer on an S x S unit.
+// Call k of a row block: filter row fh, taps fw0 .. fw0 + taps - 1, channels c0 .. c0 + cw.
+struct ImplicitCall {
+  index_t fh, fw0, taps, c0, cw;
+};
 struct ImplicitPlan {
-  index_t S, P, chunks, calls_per_block;  // calls per row block: H_F ceil(W_F / P) chunks
+  index_t S, P;
+  std::vector<ImplicitCall> calls;  // in call order (h_f, tap group, channel chunk)
+  index_t calls_per_block() const { return static_cast<index_t>(calls.size()); }
 };
 
 ImplicitPlan implicit_plan(const ConvLayer& l, index_t S) {
-  const index_t P = implicit_packed_taps(l, S);
-  const index_t chunks = P > 1 ? 1 : ceil_div(l.C_I_group(), S);
-  return {S, P, chunks, l.H_F * ceil_div(l.W_F, P) * chunks};
+  ImplicitPlan p{S, implicit_packed_taps(l, S), {}};
+  const index_t Cg = l.C_I_group(), chunks = p.P > 1 ? 1 : ceil_div(Cg, S);
+  for (index_t fh = 0; fh < l.H_F; ++fh)
+    for (index_t fw0 = 0; fw0 < l.W_F; fw0 += p.P)
+      for (index_t cc = 0; cc < chunks; ++cc)
+        p.calls.push_back({fh, fw0, std::min(p.P, l.W_F - fw0), cc * S, std::min(S, Cg - cc * S)});
+  return p;
 }
 
 // The right tiles of unit (gi, o0, cols), one S x S tile per call of a row block in call
@@ -405,18 +407,16 @@ ImplicitPlan implicit_plan(const ConvLayer& l, index_t S) {
 void pack_right_tiles(const ConvLayer& l, const std::vector<double>& w, const ImplicitPlan& p,
                       const ConvUnitColumns& u, std::vector<double>& B) {
   const index_t S = p.S, Cg = l.C_I_group();
-  B.assign(static_cast<size_t>(p.calls_per_block * S * S), 0.0);
+  B.assign(static_cast<size_t>(p.calls_per_block() * S * S), 0.0);
   double* tile = B.data();
-  for (index_t fh = 0; fh < l.H_F; ++fh)
-    for (index_t fw0 = 0; fw0 < l.W_F; fw0 += p.P)
-      for (index_t cc = 0; cc < p.chunks; ++cc, tile += S * S) {
-        const index_t taps = std::min(p.P, l.W_F - fw0), c0 = cc * S, cw = std::min(S, Cg - c0);
-        for (index_t j = 0; j < taps; ++j)
-          for (index_t c = 0; c < cw; ++c)
-            for (index_t k = 0; k < u.count; ++k)
-              tile[(j * cw + c) * S + k] = w[static_cast<size_t>(
-                  (((u.first + k) * Cg + c0 + c) * l.H_F + fh) * l.W_F + fw0 + j)];
-      }
+  for (const ImplicitCall& c : p.calls) {
+    for (index_t j = 0; j < c.taps; ++j)
+      for (index_t ch = 0; ch < c.cw; ++ch)
+        for (index_t k = 0; k < u.count; ++k)
+          tile[(j * c.cw + ch) * S + k] = w[static_cast<size_t>(
+              (((u.first + k) * Cg + c.c0 + ch) * l.H_F + c.fh) * l.W_F + c.fw0 + j)];
+    tile += S * S;
+  }
 }
 
 // The address generator's state of one row block: per row, (n, h_o s - p, w_o s - p).
@@ -448,7 +448,7 @@ void start_row_block(const ConvLayer& l, index_t S, index_t m0, RowBlock& b) {
 class StagingBatch {
  public:
   StagingBatch(ScratchMeter& meter, index_t S, index_t calls, index_t row_blocks)
-      : meter_(meter), tile_bytes_(calls > 0 ? static_cast<u64>(S * S * 8) : 0) {
+      : metered_(meter, calls > 0 ? 2 * u(S * S) * 8 : 0) {
     const index_t tiles = std::max<index_t>(kBatchBytes / (S * S * 8), 1);
     links_ = std::clamp<index_t>(tiles, 1, std::max<index_t>(calls, 1));
     blocks_ = links_ < calls ? 1 : std::clamp<index_t>(tiles / links_, 1, row_blocks);
@@ -456,11 +456,7 @@ class StagingBatch {
       a_.resize(static_cast<size_t>(blocks_ * S * links_ * S));
       c_.resize(static_cast<size_t>(blocks_ * S * S));
     }
-    meter_.add(2 * tile_bytes_);
   }
-  ~StagingBatch() { meter_.remove(2 * tile_bytes_); }
-  StagingBatch(const StagingBatch&) = delete;
-  StagingBatch& operator=(const StagingBatch&) = delete;
   index_t links() const { return links_; }
   index_t blocks() const { return blocks_; }
   double* a() { return a_.data(); }
@@ -468,8 +464,7 @@ class StagingBatch {
 
  private:
   static constexpr index_t kBatchBytes = 1 << 21;
-  ScratchMeter& meter_;
-  u64 tile_bytes_;
+  MeteredPart metered_;  // one A tile and one output tile
   index_t links_ = 1, blocks_ = 1;
   std::vector<double> a_, c_;
 };
@@ -482,7 +477,7 @@ class StagingBatch {
 void stage_left_tiles(const ConvLayer& l, const std::vector<double>& x, const ImplicitPlan& p,
                       const RowBlock& b, index_t first_channel, index_t k0, index_t links,
                       double* A, index_t lda) {
-  const index_t S = p.S, Cg = l.C_I_group(), tap_groups = ceil_div(l.W_F, p.P);
+  const index_t S = p.S;
   for (index_t i = 0; i < S; ++i) {
     double* arow = A + i * lda;
     if (i >= b.rows) {
@@ -491,19 +486,17 @@ void stage_left_tiles(const ConvLayer& l, const std::vector<double>& x, const Im
     }
     const index_t n = b.n[static_cast<size_t>(i)];
     for (index_t q = 0; q < links; ++q) {
-      const index_t k = k0 + q, cc = k % p.chunks, fw0 = k / p.chunks % tap_groups * p.P;
-      const index_t fh = k / (p.chunks * tap_groups),
-                    h = b.h[static_cast<size_t>(i)] + fh * l.dilation;
-      const index_t taps = std::min(p.P, l.W_F - fw0), cw = std::min(S, Cg - cc * S);
+      const ImplicitCall& c = p.calls[static_cast<size_t>(k0 + q)];
+      const index_t h = b.h[static_cast<size_t>(i)] + c.fh * l.dilation;
       double* to = arow + q * S;
-      for (index_t j = 0; j < taps; ++j, to += cw) {
-        const index_t wi = b.w[static_cast<size_t>(i)] + (fw0 + j) * l.dilation;
+      for (index_t j = 0; j < c.taps; ++j, to += c.cw) {
+        const index_t wi = b.w[static_cast<size_t>(i)] + (c.fw0 + j) * l.dilation;
         if (h < 0 || h >= l.H_I || wi < 0 || wi >= l.W_I) {
-          std::fill(to, to + cw, 0.0);
+          std::fill(to, to + c.cw, 0.0);
           continue;
         }
-        simd::copy_short(x.data() + ((n * l.H_I + h) * l.W_I + wi) * l.C_I + first_channel + cc * S,
-                         to, cw);
+        simd::copy_short(x.data() + ((n * l.H_I + h) * l.W_I + wi) * l.C_I + first_channel + c.c0,
+                         to, c.cw);
       }
       std::fill(to, arow + (q + 1) * S, 0.0);
     }
@@ -519,8 +512,8 @@ void implicit_row_blocks(const ConvLayer& l, const std::vector<double>& x, const
                          const std::vector<double>& B, TensorUnit& unit, StagingBatch& batch,
                          RowBlock& b, double* out) {
   const index_t S = p.S, lda = batch.links() * S;
-  for (index_t k0 = 0; k0 < p.calls_per_block; k0 += batch.links()) {
-    const index_t links = std::min(batch.links(), p.calls_per_block - k0);
+  for (index_t k0 = 0; k0 < p.calls_per_block(); k0 += batch.links()) {
+    const index_t links = std::min(batch.links(), p.calls_per_block() - k0);
     for (index_t bb = 0; bb < blocks; ++bb) {
       start_row_block(l, S, m0 + bb * S, b);
       stage_left_tiles(l, x, p, b, u.group * l.C_I_group(), k0, links, batch.a() + bb * S * lda,
@@ -557,7 +550,7 @@ ConvResult implicit_conv_units(const ConvLayer& l, const std::vector<double>& x,
   ConvResult res;
   res.output.assign(conv_unit_output_elements(l, S, u0, u1), 0.0);
 
-  StagingBatch batch(meter, S, u1 > u0 ? p.calls_per_block : 0, ceil_div(l.M(), S));
+  StagingBatch batch(meter, S, u1 > u0 ? p.calls_per_block() : 0, ceil_div(l.M(), S));
   std::vector<double> B;  // the unit's right tiles: its weights in tap order
   RowBlock b{0, 0, std::vector<index_t>(static_cast<size_t>(S)),
              std::vector<index_t>(static_cast<size_t>(S)),

@@ -95,15 +95,14 @@ void strip_call(TensorUnit& u, index_t r, const double* A, index_t lda, const do
 // through the unit with B_tj resident, accumulating in the cells (accumulate = true after
 // the first strip), so no CPU additions are needed. Column block j outer, t inner: the
 // calls of one C_j form a chain (TensorUnit::multiply_chain), and adjacent C_j share A
-// (multiply_chains, kGemmWidth columns at a time: the same calls in the same order). Needs
+// (multiply_chains, TensorUnit::kGridColumns at a time: the same calls in the same order). Needs
 // R >= s and K, N multiples of s (R a multiple of s on a weak unit: a chain per chunk of s
 // rows, chunks inside j, so one block at a time there).
 void unit_gemm(TensorUnit& u, index_t R, index_t K, index_t N, const double* A, index_t lda,
                const double* B, index_t ldb, double* C, index_t ldc, bool accumulate) {
-  constexpr index_t kGemmWidth = 256;  // C columns per kernel pass (B's panels fill L2)
   const index_t s = u.side();
   const index_t rows = u.weak() ? s : R;
-  const index_t group = rows == R ? std::max<index_t>(1, kGemmWidth / s) : 1;
+  const index_t group = rows == R ? u.grid_col_blocks() : 1;
   for (index_t j = 0; j < N; j += group * s) {
     const index_t blocks = std::min(group, (N - j) / s);
     for (index_t base = 0; base < R; base += rows)

@@ -10,6 +10,7 @@
 // The cells compute in a cell mode (precision/cell_mode.hpp): a call is one MMA, its
 // outputs what mma_store() gives (the M3XU modes sum a call's exact products wide and add
 // C once), and each time step takes the mode's sub-steps (TcuCost::cycles).
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -92,15 +93,19 @@ class TensorUnit {
   // The fp64 fused executor runs it as one kernel pass of row_blocks r rows and col_blocks s
   // columns: A is read and counted once for every column block, B packed and counted once
   // for every row block.
-  // unit_per_col_block: each chain is its own work unit (start_work_unit() before it, as
-  // a caller's loop over units would).
+  // unit_per_chain: each chain is its own work unit (start_work_unit() before it, as a
+  // caller's loop over units would).
   struct ChainGrid {
     index_t row_blocks = 1, col_blocks = 1;
-    bool unit_per_col_block = false;
+    bool unit_per_chain = false;
   };
   void multiply_chains(index_t r, const double* A, index_t lda, const double* B, index_t ldb,
                        double* C, index_t ldc, index_t links, ChainGrid grid,
                        bool accumulate_first = false);
+  // Column blocks per grid for callers that cut a wide product: kGridColumns columns (B's
+  // packed panels of a depth chunk then fill L2), at least one block.
+  static constexpr index_t kGridColumns = 256;
+  index_t grid_col_blocks() const { return std::max<index_t>(1, kGridColumns / s_); }
 
   // Scalar work an algorithm does outside the unit (additions, comparisons, ...).
   void cpu(std::uint64_t ops) { cost_.cpu_time += ops; }

@@ -51,29 +51,35 @@ std::string parse_error(const std::string& text) {
   return "(no error)";
 }
 
-// The direct convolution as seven plain loops (n, o, h_o, w_o, c, h_f, w_f): the oracle of
-// the blocked direct_conv, which must sum every element in this order.
-std::vector<double> plain_direct(const ConvLayer& l, const std::vector<double>& x,
-                                 const std::vector<double>& w) {
+// The direct convolution's products in the seven plain loops' order (n, o, h_o, w_o, c,
+// h_f, w_f): f(output index, x index, w index) for each tap inside the input.
+template <class F>
+void for_each_tap(const ConvLayer& l, F f) {
   const index_t HO = l.H_O(), WO = l.W_O(), Cg = l.C_I_group(), COg = l.C_O_group();
-  std::vector<double> y(static_cast<size_t>(l.ofmap_elements()), 0.0);
   for (index_t n = 0; n < l.N; ++n)
     for (index_t o = 0; o < l.C_O; ++o)
       for (index_t ho = 0; ho < HO; ++ho)
         for (index_t wo = 0; wo < WO; ++wo) {
-          double acc = 0.0;
+          const auto out = static_cast<size_t>(((n * HO + ho) * WO + wo) * l.C_O + o);
           for (index_t c = 0; c < Cg; ++c)
             for (index_t fh = 0; fh < l.H_F; ++fh)
               for (index_t fw = 0; fw < l.W_F; ++fw) {
                 const index_t h = ho * l.stride - l.pad + fh * l.dilation;
                 const index_t wi = wo * l.stride - l.pad + fw * l.dilation;
                 if (h < 0 || h >= l.H_I || wi < 0 || wi >= l.W_I) continue;
-                acc += x[static_cast<size_t>(((n * l.H_I + h) * l.W_I + wi) * l.C_I + o / COg * Cg +
-                                             c)] *
-                       w[static_cast<size_t>(((o * Cg + c) * l.H_F + fh) * l.W_F + fw)];
+                f(out,
+                  static_cast<size_t>(((n * l.H_I + h) * l.W_I + wi) * l.C_I + o / COg * Cg + c),
+                  static_cast<size_t>(((o * Cg + c) * l.H_F + fh) * l.W_F + fw));
               }
-          y[static_cast<size_t>(((n * HO + ho) * WO + wo) * l.C_O + o)] = acc;
         }
+}
+
+// The direct convolution as seven plain loops: the oracle of the blocked direct_conv, which
+// must sum every element in this order (each output from +0, as a fresh accumulator).
+std::vector<double> plain_direct(const ConvLayer& l, const std::vector<double>& x,
+                                 const std::vector<double>& w) {
+  std::vector<double> y(static_cast<size_t>(l.ofmap_elements()), 0.0);
+  for_each_tap(l, [&](size_t out, size_t xi, size_t wi) { y[out] += x[xi] * w[wi]; });
   return y;
 }
 
@@ -82,31 +88,13 @@ struct Direct {
   std::vector<long double> y, mag;
 };
 Direct oracle(const ConvLayer& l, const std::vector<double>& x, const std::vector<double>& w) {
-  const index_t HO = l.H_O(), WO = l.W_O(), Cg = l.C_I_group(), COg = l.C_O_group();
   Direct d{std::vector<long double>(static_cast<size_t>(l.ofmap_elements())),
            std::vector<long double>(static_cast<size_t>(l.ofmap_elements()))};
-  for (index_t n = 0; n < l.N; ++n)
-    for (index_t o = 0; o < l.C_O; ++o)
-      for (index_t ho = 0; ho < HO; ++ho)
-        for (index_t wo = 0; wo < WO; ++wo) {
-          long double acc = 0, mag = 0;
-          for (index_t c = 0; c < Cg; ++c)
-            for (index_t fh = 0; fh < l.H_F; ++fh)
-              for (index_t fw = 0; fw < l.W_F; ++fw) {
-                const index_t h = ho * l.stride - l.pad + fh * l.dilation;
-                const index_t wi = wo * l.stride - l.pad + fw * l.dilation;
-                if (h < 0 || h >= l.H_I || wi < 0 || wi >= l.W_I) continue;
-                const long double t =
-                    static_cast<long double>(x[static_cast<size_t>(
-                        ((n * l.H_I + h) * l.W_I + wi) * l.C_I + o / COg * Cg + c)]) *
-                    w[static_cast<size_t>(((o * Cg + c) * l.H_F + fh) * l.W_F + fw)];
-                acc += t;
-                mag += std::fabs(t);
-              }
-          const auto i = static_cast<size_t>(((n * HO + ho) * WO + wo) * l.C_O + o);
-          d.y[i] = acc;
-          d.mag[i] = mag;
-        }
+  for_each_tap(l, [&](size_t out, size_t xi, size_t wi) {
+    const long double t = static_cast<long double>(x[xi]) * w[wi];
+    d.y[out] += t;
+    d.mag[out] += std::fabs(t);
+  });
   return d;
 }
 

@@ -13,6 +13,7 @@
 #include "mxu/tcu_algorithms.hpp"
 #include "mxu/tcu_linear_algebra.hpp"
 #include "support/catch.hpp"
+#include "support/tcu_options.hpp"
 
 using namespace triada;
 
@@ -24,14 +25,6 @@ TcuRun run_algo(const char* name, std::int64_t size, std::int64_t m, std::int64_
                 bool weak = false, std::uint64_t seed = 7) {
   TensorUnit u(m, l, weak);
   return find_tcu_algorithm(name).run(u, TcuProblem{size, seed, ""});
-}
-
-std::optional<TcuConfig> parse(std::vector<std::string> args) {
-  args.insert(args.begin(), "triada-tcu");
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  std::ostringstream help;
-  return parse_tcu_options(static_cast<int>(argv.size()), argv.data(), help);
 }
 
 }  // namespace
@@ -205,23 +198,29 @@ TEST_CASE("bad sizes, units and algorithm names are config errors", "[mxu][tcu][
     CHECK_THROWS_AS(run_algo(name, -3, 16), config_error);
     CHECK_THROWS_AS(run_algo(name, 1 << 20, 16), config_error);
   }
-  CHECK_THROWS_AS(parse({"--algo", "matmul", "--size", "8", "--m", "15", "--latency", "1"}),
+  CHECK_THROWS_AS(
+      parse_tcu_words({"--algo", "matmul", "--size", "8", "--m", "15", "--latency", "1"}),
+      config_error);
+  CHECK_THROWS_AS(parse_tcu_words({"--algo", "nope", "--size", "8", "--m", "16", "--latency", "1"}),
                   config_error);
-  CHECK_THROWS_AS(parse({"--algo", "nope", "--size", "8", "--m", "16", "--latency", "1"}),
+  CHECK_THROWS_AS(
+      parse_tcu_words({"--algo", "matmul", "--size", "0", "--m", "16", "--latency", "1"}),
+      config_error);
+  CHECK_THROWS_AS(parse_tcu_words({"--algo", "matmul", "--m", "16", "--latency", "1"}),
                   config_error);
-  CHECK_THROWS_AS(parse({"--algo", "matmul", "--size", "0", "--m", "16", "--latency", "1"}),
-                  config_error);
-  CHECK_THROWS_AS(parse({"--algo", "matmul", "--m", "16", "--latency", "1"}), config_error);
-  CHECK_THROWS_AS(parse({"--size", "8", "--m", "16", "--latency", "1"}), config_error);
-  CHECK_THROWS_AS(parse({"--algo", "matmul", "--size", "8", "--m", "16"}), config_error);
-  CHECK_THROWS_AS(parse({"--algo", "matmul", "--size", "8", "--m", "16", "--latency", "-1"}),
-                  config_error);
-  CHECK_THROWS_AS(parse({"--algo", "matmul", "--bogus"}), config_error);
-  const auto ok = parse({"--algo", "ge", "--size", "8", "--m", "16", "--latency", "1", "--weak"});
+  CHECK_THROWS_AS(parse_tcu_words({"--size", "8", "--m", "16", "--latency", "1"}), config_error);
+  CHECK_THROWS_AS(parse_tcu_words({"--algo", "matmul", "--size", "8", "--m", "16"}), config_error);
+  CHECK_THROWS_AS(
+      parse_tcu_words({"--algo", "matmul", "--size", "8", "--m", "16", "--latency", "-1"}),
+      config_error);
+  CHECK_THROWS_AS(parse_tcu_words({"--algo", "matmul", "--bogus"}), config_error);
+  const auto ok =
+      parse_tcu_words({"--algo", "ge", "--size", "8", "--m", "16", "--latency", "1", "--weak"});
   REQUIRE(ok);
   CHECK(ok->algo == "ge");
   CHECK(ok->weak);
-  const auto sweep = parse({"--algo", "matmul", "--sweep", "--latency", "0", "--ms", "4,16"});
+  const auto sweep =
+      parse_tcu_words({"--algo", "matmul", "--sweep", "--latency", "0", "--ms", "4,16"});
   REQUIRE(sweep);
   CHECK(sweep->ms == std::vector<std::int64_t>{4, 16});
 }

@@ -14,18 +14,11 @@
 #include "core/error.hpp"
 #include "mxu/tcu_algorithms.hpp"
 #include "support/catch.hpp"
+#include "support/tcu_options.hpp"
 
 using namespace triada;
 
 namespace {
-
-std::optional<TcuConfig> parse(std::vector<std::string> args) {
-  args.insert(args.begin(), "triada-tcu");
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  std::ostringstream help;
-  return parse_tcu_options(static_cast<int>(argv.size()), argv.data(), help);
-}
 
 TcuProblem problem(std::int64_t size, std::uint64_t seed) {
   TcuProblem p;
@@ -163,7 +156,7 @@ TEST_CASE("triada-tcu takes --product, --k, --kernel and --points for their algo
   const auto single = [](std::vector<std::string> extra) {
     std::vector<std::string> a{"--size", "8", "--m", "16", "--latency", "1"};
     a.insert(a.end(), extra.begin(), extra.end());
-    return parse(a);
+    return parse_tcu_words(a);
   };
   auto c = single({"--algo", "spmm", "--product", "classical"});
   REQUIRE(c);
@@ -202,6 +195,7 @@ TEST_CASE("triada-tcu takes --product, --k, --kernel and --points for their algo
   refused({"--algo", "polyeval", "--points", "-3"}, "--points");
   refused({"--algo", "polyeval", "--points", "3", "--input", "p.h5"}, "--points");
   refused({"--algo", "matmul", "--input", ""}, "--input");
-  CHECK_THROWS_WITH(parse({"--algo", "spmm", "--sweep", "--latency", "1", "--product", "both"}),
-                    Catch::Contains("--product both"));
+  CHECK_THROWS_WITH(
+      parse_tcu_words({"--algo", "spmm", "--sweep", "--latency", "1", "--product", "both"}),
+      Catch::Contains("--product both"));
 }
