@@ -3,7 +3,6 @@
 // references on hand-computed cases, and the error paths.
 #include <cmath>
 #include <cstdint>
-#include <sstream>
 #include <string>
 #include <vector>
 
