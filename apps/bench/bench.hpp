@@ -25,11 +25,13 @@
 #include "actuator/coefficients.hpp"
 #include "core/types.hpp"
 #include "counters/counters.hpp"
+#include "counters/progress.hpp"
 #include "engine/engine.hpp"
 #include "geometry/brick.hpp"
 #include "geometry/plan.hpp"
 #include "io/generate.hpp"
 #include "mesh/topology.hpp"
+#include "report/provenance.hpp"
 
 namespace triada {
 
@@ -56,6 +58,11 @@ struct BenchConfig {
   // the GEMM side is sizes[0][0] unless m3xu_size_default.
   bool m3xu = false;
   bool m3xu_size_default = true;
+  // --progress: never silences the per-row lines on stderr (auto and always print them: they
+  // are plain lines, one per finished row).
+  ProgressMode progress = ProgressMode::automatic;
+  std::string command_line;  // the words of the run, shell-quoted (report/provenance.hpp)
+  Provenance provenance;     // the run's, set by run_bench on every rank: each JSON's record
 };
 
 // Parses the command line. Returns nothing after writing --help to `help`; throws
@@ -174,7 +181,6 @@ json nullable(double v);
 json row_json(const Row& r);
 std::string fmt(const char* f, double v);
 void print_table(std::ostream& os, const std::vector<Row>& rows, TransformKind kind);
-std::string host_name();
 std::string today();
 std::string cpu_model();
 std::string env_or(const char* name, const char* fallback);
@@ -183,7 +189,10 @@ std::string default_json_path(int world_size);
 // Creates the folder of the JSON file and probes the file as every output is probed
 // (io/output_files.hpp), before any timing.
 void prepare_json_path(const std::string& path, bool force);
-void write_json(const std::string& path, const json& j, bool force);
+// Writes `j` with the run's `provenance` to cfg.json (--force: cfg.force).
+void write_json(const BenchConfig& cfg, json j);
+// Whether rank `rank` prints the bench's progress lines (rank 0 unless --progress never).
+bool prints_progress(const BenchConfig& cfg, int rank);
 
 // accuracy.cpp: --accuracy, collective over `world`.
 int run_accuracy(const BenchConfig& cfg, MPI_Comm world);

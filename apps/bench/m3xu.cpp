@@ -275,7 +275,7 @@ void run_m3xu_rows(const BenchConfig& cfg) {
   print_m3xu(rows, p);
   const json comp = comparisons(rows);
   print_comparisons(comp);
-  write_json(cfg.json, m3xu_json(cfg, p, rows, comp), cfg.force);
+  write_json(cfg, m3xu_json(cfg, p, rows, comp));
   if (cfg.json != "-") std::cout << "\nwrote " << cfg.json << "\n";
 }
 

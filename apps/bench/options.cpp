@@ -87,11 +87,15 @@ std::optional<BenchConfig> parse_bench_options(int argc, char** argv, std::ostre
                                                int world_size) {
   std::string sizes = "32,64,128,256,100x60x90", sparsity = "dense,r50,r90,r99,lines90",
               variants = "fused,reference,openblas,fftw", reps = "3", ref_max = "32768",
-              transform = "dct", actuators = "colocated", seed = "1", json_path, mesh;
+              transform = "dct", actuators = "colocated", seed = "1", json_path, mesh,
+              progress = "auto";
   po::options_description desc("Options");
   // clang-format off
   desc.add_options()
     ("help,h", "print this help and exit")
+    ("version", "print the version, git commit and MPI and HDF5 libraries, and exit")
+    ("progress", po::value(&progress)->value_name("WHEN")->default_value(progress),
+     "auto | always: a line on stderr per finished row (plain lines, terminal or not) | never")
     ("sizes", po::value(&sizes)->value_name("LIST")->default_value(sizes),
      "tensor shapes, comma-separated: N for an N^3 cube or N1xN2xN3")
     ("sparsity", po::value(&sparsity)->value_name("LIST")->default_value(sparsity),
@@ -203,6 +207,8 @@ std::optional<BenchConfig> parse_bench_options(int argc, char** argv, std::ostre
     c.json = "bench/results/m3xu-" + host_name() + "-" + today() + ".json";
   if (c.json.empty()) throw config_error("--json: empty file name");
   c.force = vm.count("force") > 0;
+  c.progress = parse_progress_mode(progress);
+  c.command_line = shell_words(argc, argv);
   return c;
 }
 
