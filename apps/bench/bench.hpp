@@ -185,7 +185,8 @@ std::string today();
 std::string cpu_model();
 std::string env_or(const char* name, const char* fallback);
 std::string load_average();
-std::string default_json_path(int world_size);
+// bench/results/<kind>-<host>-<date>[-np<K>].json for the run `c` configures.
+std::string default_json_path(const BenchConfig& c, int world_size);
 // Creates the folder of the JSON file and probes the file as every output is probed
 // (io/output_files.hpp), before any timing.
 void prepare_json_path(const std::string& path, bool force);

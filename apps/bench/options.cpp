@@ -74,9 +74,13 @@ std::vector<std::string> parse_list(const std::string& s, const std::string& opt
 }
 }  // namespace
 
-std::string default_json_path(int world_size) {
-  return "bench/results/bench-" + host_name() + "-" + today() + "-np" + std::to_string(world_size) +
-         ".json";
+std::string default_json_path(const BenchConfig& c, int world_size) {
+  const std::string day = host_name() + "-" + today();
+  if (c.accuracy)
+    return "bench/results/accuracy-" + day + "-np" + std::to_string(world_size) + ".json";
+  if (c.mxu) return "bench/results/mxu-" + day + ".json";
+  if (c.m3xu) return "bench/results/m3xu-" + day + ".json";
+  return "bench/results/bench-" + day + "-np" + std::to_string(world_size) + ".json";
 }
 
 }  // namespace bench
@@ -197,14 +201,7 @@ std::optional<BenchConfig> parse_bench_options(int argc, char** argv, std::ostre
                        "'");
   if (!parse_int(seed, c.seed))
     throw config_error("--seed: expected a non-negative integer, got '" + printable(seed) + "'");
-  c.json = vm.count("json") ? json_path : default_json_path(world_size);
-  if (c.accuracy && !vm.count("json"))
-    c.json = "bench/results/accuracy-" + host_name() + "-" + today() + "-np" +
-             std::to_string(world_size) + ".json";
-  if (c.mxu && !vm.count("json"))
-    c.json = "bench/results/mxu-" + host_name() + "-" + today() + ".json";
-  if (c.m3xu && !vm.count("json"))
-    c.json = "bench/results/m3xu-" + host_name() + "-" + today() + ".json";
+  c.json = vm.count("json") ? json_path : default_json_path(c, world_size);
   if (c.json.empty()) throw config_error("--json: empty file name");
   c.force = vm.count("force") > 0;
   c.progress = parse_progress_mode(progress);

@@ -28,7 +28,8 @@ Provenance run_provenance(MPI_Comm comm, const std::string& program,
 }
 
 void set_provenance_attributes(TensorWriter& w, const Provenance& p) {
-  for (const auto& [key, value] : to_json(p).items()) {
+  const nlohmann::json record = to_json(p);  // alive through the loop
+  for (const auto& [key, value] : record.items()) {
     if (value.is_number_integer())
       w.set_attribute(key, value.get<index_t>());
     else
