@@ -54,7 +54,7 @@ TEST_CASE("the commit is a hash, a dirty hash or unknown", "[provenance]") {
   CHECK(std::regex_match(git_commit(), std::regex("[0-9a-f]{7,64}(-dirty)?|unknown")));
 }
 
-TEST_CASE("--progress takes auto, always and never", "[progress]") {
+TEST_CASE("progress modes: auto, always and never", "[progress]") {
   CHECK(parse_progress_mode("auto") == ProgressMode::automatic);
   CHECK(parse_progress_mode("always") == ProgressMode::always);
   CHECK(parse_progress_mode("never") == ProgressMode::never);
