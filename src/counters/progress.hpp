@@ -1,5 +1,5 @@
 #pragma once
-// Progress of a long run on rank 0's stderr (README "Progress"). --progress picks the form:
+// Progress of a long run on rank 0's stderr (doc/design.md §5.7). --progress picks the form:
 //   auto (default): on a terminal the live line, rewritten in place at most twice a second;
 //     elsewhere (a batch log) plain lines, one when 10 seconds have passed or the run has
 //     advanced by 10% since the last one, whichever comes first. Both start once the run

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Provenance and progress of every program (README "Provenance" and "Progress"):
+# Provenance and progress of every program (doc/design.md §5.6, §5.7):
 # --version names the project version and the git commit of the sources (git rev-parse, or
 # "unknown" outside a checkout); every JSON report (transform, --model-only, tcu, conv,
 # bench) and every HDF5 output (transform, gen) records program, version, commit, command
