@@ -273,7 +273,7 @@ void write_accuracy_json(const BenchConfig& cfg, int size, const json& workloads
       "mode's substep_pj x those sub-steps; energy_mac_pj = MACs x mac_pj; "
       "energy_total_pj: the whole energy model (buses, waits, static) with that mac_pj";
   j["accuracy"] = rows;
-  write_json(cfg.json, j, cfg.force);
+  write_json(cfg, j);
 }
 
 }  // namespace
@@ -299,7 +299,7 @@ int run_accuracy(const BenchConfig& cfg, MPI_Comm world) {
         run_accuracy_workload<cplx>(world, cfg, shape, meshes, w);
       else
         run_accuracy_workload<double>(world, cfg, shape, meshes, w);
-      if (rank == 0)
+      if (prints_progress(cfg, rank))
         std::fprintf(stderr, "triada-bench --accuracy %s %s: done\n", shape_str(shape).c_str(),
                      w.name.c_str());
     }

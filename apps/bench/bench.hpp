@@ -25,12 +25,14 @@
 #include "actuator/coefficients.hpp"
 #include "core/types.hpp"
 #include "counters/counters.hpp"
+#include "counters/progress.hpp"
 #include "engine/engine.hpp"
 #include "geometry/brick.hpp"
 #include "geometry/plan.hpp"
 #include "io/generate.hpp"
 #include "mesh/mpi.hpp"
 #include "mesh/topology.hpp"
+#include "report/provenance.hpp"
 
 namespace triada {
 
@@ -57,6 +59,11 @@ struct BenchConfig {
   // the GEMM side is sizes[0][0] unless m3xu_size_default.
   bool m3xu = false;
   bool m3xu_size_default = true;
+  // --progress: never silences the per-row lines on stderr (auto and always print them: they
+  // are plain lines, one per finished row).
+  ProgressMode progress = ProgressMode::automatic;
+  std::string command_line;  // the words of the run, shell-quoted (report/provenance.hpp)
+  Provenance provenance;     // the run's, set by run_bench on every rank: each JSON's record
 };
 
 // Parses the command line. Returns nothing after writing --help to `help`; throws
@@ -175,17 +182,20 @@ json nullable(double v);
 json row_json(const Row& r);
 std::string fmt(const char* f, double v);
 void print_table(std::ostream& os, const std::vector<Row>& rows, TransformKind kind);
-std::string host_name();
 std::string today();
 std::string cpu_model();
 std::string env_or(const char* name, const char* fallback);
 std::string load_average();
-std::string default_json_path(int world_size);
+// bench/results/<kind>-<host>-<date>[-np<K>].json for the run `c` configures.
+std::string default_json_path(const BenchConfig& c, int world_size);
 // Creates the folder of the JSON file and probes the file as every output is probed
 // (io/output_files.hpp), before any timing.
 void prepare_json_path(const std::string& path, bool force);
-// Writes the JSON to `path` ("-": stdout), then "wrote PATH" on stdout for a file.
-void write_json(const std::string& path, const json& j, bool force);
+// Writes `j` with the run's `provenance` to cfg.json ("-": stdout; --force: cfg.force), then
+// "wrote PATH" on stdout for a file.
+void write_json(const BenchConfig& cfg, json j);
+// Whether rank `rank` prints the bench's progress lines (rank 0 unless --progress never).
+bool prints_progress(const BenchConfig& cfg, int rank);
 
 // Runs `f` on rank 0 of `world` while the others wait, an error agreed by every rank as
 // everywhere else (mpi::collectively). Returns 0, the exit code of a run that gets here.

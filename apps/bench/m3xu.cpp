@@ -276,7 +276,7 @@ void run_m3xu(const BenchConfig& cfg) {
   print_m3xu(rows, p);
   const json comp = comparisons(rows);
   print_comparisons(comp);
-  write_json(cfg.json, m3xu_json(cfg, p, rows, comp), cfg.force);
+  write_json(cfg, m3xu_json(cfg, p, rows, comp));
 }
 
 }  // namespace triada::bench

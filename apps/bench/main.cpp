@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "apps/bench/bench.hpp"
+#include "apps/common/provenance.hpp"
 #include "apps/common/run_main.hpp"
 #include "apps/common/world_plan.hpp"
 #include "core/checked.hpp"
@@ -45,7 +46,7 @@ struct TimingRun {
   }
   void progress(const Row& r) {
     ++done;
-    if (rank != 0) return;
+    if (!prints_progress(cfg, rank)) return;
     std::fprintf(stderr, "triada-bench [%d/%d] %s %s %s: %.6f s, %.3f GFLOP/s\n", done, total_rows,
                  shape_str(r.shape).c_str(), r.sparsity.c_str(), r.variant.c_str(), r.seconds,
                  r.gflops());
@@ -342,6 +343,7 @@ int run_bench(int argc, char** argv) {
     if (rank == 0) std::cout << help.str();
     return 0;
   }
+  parsed->provenance = run_provenance(world, "triada-bench", parsed->command_line);
   const BenchConfig& cfg = *parsed;
   mpi::collectively(world, [&] {
     if (rank == 0) prepare_json_path(cfg.json, cfg.force);
@@ -365,7 +367,7 @@ int run_bench(int argc, char** argv) {
     const std::string inherited_core = openblas_corename();
     const std::string load_end = load_average();
     print_report(t, inherited_core, load_end);
-    write_json(cfg.json, report_json(t, inherited_core, load_end), cfg.force);
+    write_json(cfg, report_json(t, inherited_core, load_end));
   });
   return 0;
 }

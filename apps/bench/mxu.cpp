@@ -200,11 +200,12 @@ void run_mxu(const BenchConfig& cfg) {
   std::vector<MxuRow> rows;
   for (const index_t S : cfg.quick ? std::vector<index_t>{4, 16} : std::vector<index_t>{16, 128}) {
     rows.push_back(conv_row(l, S, cfg.reps, cfg.seed));
-    std::fprintf(stderr, "triada-bench --mxu conv S=%lld: done\n", static_cast<long long>(S));
+    if (prints_progress(cfg, 0))  // rank 0 times
+      std::fprintf(stderr, "triada-bench --mxu conv S=%lld: done\n", static_cast<long long>(S));
   }
   rows.push_back(matmul_row(cfg.quick ? 128 : 2048, 256, cfg.reps, cfg.seed));
   print_rows(rows);
-  write_json(cfg.json, mxu_json(cfg, rows), cfg.force);
+  write_json(cfg, mxu_json(cfg, rows));
 }
 
 }  // namespace triada::bench

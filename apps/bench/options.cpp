@@ -74,9 +74,13 @@ std::vector<std::string> parse_list(const std::string& s, const std::string& opt
 }
 }  // namespace
 
-std::string default_json_path(int world_size) {
-  return "bench/results/bench-" + host_name() + "-" + today() + "-np" + std::to_string(world_size) +
-         ".json";
+std::string default_json_path(const BenchConfig& c, int world_size) {
+  const std::string day = host_name() + "-" + today();
+  if (c.accuracy)
+    return "bench/results/accuracy-" + day + "-np" + std::to_string(world_size) + ".json";
+  if (c.mxu) return "bench/results/mxu-" + day + ".json";
+  if (c.m3xu) return "bench/results/m3xu-" + day + ".json";
+  return "bench/results/bench-" + day + "-np" + std::to_string(world_size) + ".json";
 }
 
 }  // namespace bench
@@ -87,11 +91,15 @@ std::optional<BenchConfig> parse_bench_options(int argc, char** argv, std::ostre
                                                int world_size) {
   std::string sizes = "32,64,128,256,100x60x90", sparsity = "dense,r50,r90,r99,lines90",
               variants = "fused,reference,openblas,fftw", reps = "3", ref_max = "32768",
-              transform = "dct", actuators = "colocated", seed = "1", json_path, mesh;
+              transform = "dct", actuators = "colocated", seed = "1", json_path, mesh,
+              progress = "auto";
   po::options_description desc("Options");
   // clang-format off
   desc.add_options()
     ("help,h", "print this help and exit")
+    ("version", "print the version, git commit and MPI and HDF5 libraries, and exit")
+    ("progress", po::value(&progress)->value_name("WHEN")->default_value(progress),
+     "auto | always: a line on stderr per finished row (plain lines, terminal or not) | never")
     ("sizes", po::value(&sizes)->value_name("LIST")->default_value(sizes),
      "tensor shapes, comma-separated: N for an N^3 cube or N1xN2xN3")
     ("sparsity", po::value(&sparsity)->value_name("LIST")->default_value(sparsity),
@@ -193,16 +201,11 @@ std::optional<BenchConfig> parse_bench_options(int argc, char** argv, std::ostre
                        "'");
   if (!parse_int(seed, c.seed))
     throw config_error("--seed: expected a non-negative integer, got '" + printable(seed) + "'");
-  c.json = vm.count("json") ? json_path : default_json_path(world_size);
-  if (c.accuracy && !vm.count("json"))
-    c.json = "bench/results/accuracy-" + host_name() + "-" + today() + "-np" +
-             std::to_string(world_size) + ".json";
-  if (c.mxu && !vm.count("json"))
-    c.json = "bench/results/mxu-" + host_name() + "-" + today() + ".json";
-  if (c.m3xu && !vm.count("json"))
-    c.json = "bench/results/m3xu-" + host_name() + "-" + today() + ".json";
+  c.json = vm.count("json") ? json_path : default_json_path(c, world_size);
   if (c.json.empty()) throw config_error("--json: empty file name");
   c.force = vm.count("force") > 0;
+  c.progress = parse_progress_mode(progress);
+  c.command_line = shell_words(argc, argv);
   return c;
 }
 

@@ -14,12 +14,6 @@
 
 namespace triada::bench {
 
-std::string host_name() {
-  char buf[256] = {};
-  if (gethostname(buf, sizeof buf - 1) != 0) return "unknown";
-  return buf;
-}
-
 std::string today() {
   const std::time_t t = std::time(nullptr);
   std::tm tm{};
@@ -140,9 +134,16 @@ void prepare_json_path(const std::string& path, bool force) {
   probe_output(path, force, true);
 }
 
-void write_json(const std::string& path, const json& j, bool force) {
-  write_text_output(path, j.dump(1) + "\n", force);
-  if (path != "-") std::cout << "\nwrote " << path << "\n";
+void write_json(const BenchConfig& cfg, json j) {
+  j["provenance"] = to_json(cfg.provenance);
+  // A command line's words need not be UTF-8: such bytes are shown as U+FFFD.
+  write_text_output(cfg.json, j.dump(1, ' ', false, json::error_handler_t::replace) + "\n",
+                    cfg.force);
+  if (cfg.json != "-") std::cout << "\nwrote " << cfg.json << "\n";
+}
+
+bool prints_progress(const BenchConfig& cfg, int rank) {
+  return rank == 0 && cfg.progress != ProgressMode::never;
 }
 
 }  // namespace triada::bench

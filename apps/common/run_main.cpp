@@ -1,9 +1,11 @@
 #include "apps/common/run_main.hpp"
 
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <string>
 
+#include "apps/common/provenance.hpp"
 #include "core/error.hpp"
 #include "io/hdf5.hpp"
 #include "io/output_files.hpp"
@@ -16,6 +18,14 @@ namespace {
 // HDF5 closes what is still open at exit, after MPI_Finalize: close it while MPI runs.
 void close_hdf5() noexcept {
   h5::close_library();
+}
+
+// --version anywhere among the words (Boost takes a word "--version" as that option, never
+// as another option's value): every program answers it before parsing anything else.
+bool wants_version(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i)
+    if (std::strcmp(argv[i], "--version") == 0) return true;
+  return false;
 }
 
 int exit_code_of(const std::exception& e) {
@@ -44,6 +54,11 @@ int run_main(const std::string& app, int argc, char** argv,
   mpi::Environment env(argc, argv);
   set_overwrite_option("--force");  // every program's option for replacing outputs
   const int rank = mpi::rank(MPI_COMM_WORLD), size = mpi::size(MPI_COMM_WORLD);
+  if (wants_version(argc, argv)) {
+    if (rank == 0) std::fputs(version_text(app).c_str(), stdout);
+    close_hdf5();
+    return 0;
+  }
   try {
     const int code = body(argc, argv);
     close_hdf5();

@@ -4,7 +4,8 @@
 // Errors raised collectively (every rank throws the same, see mpi::collectively) are
 // printed by rank 0 only and the run ends normally with code 1 (input) or 2 (config);
 // an error raised on one rank alone is printed by that rank and MPI_Abort ends the rest,
-// so no rank is left waiting in a collective.
+// so no rank is left waiting in a collective. `--version` among the words prints the
+// version text (apps/common/provenance.hpp) on rank 0 and returns 0 without running `body`.
 #include <functional>
 #include <string>
 

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "core/checked.hpp"
+#include "counters/progress.hpp"
 #include "mesh/mpi.hpp"
 #include "mxu/tensor_unit.hpp"
 
@@ -58,7 +59,30 @@ struct RankRun {
     std::vector<double> own[2];
   };
   std::vector<Deferred> deferred;
+  Progress* progress;            // rank 0's report of its parts (counters/progress.hpp)
+  double cost_done, cost_total;  // this rank's parts, in dense MACs
 };
+
+// A part's cost: its units' dense MACs (the split's measure).
+double part_cost(const RankRun& run, const ConvPart& p) {
+  return static_cast<double>(
+             conv_unit_dense_macs(run.layers[p.layer], run.cfg.mxu, p.is_explicit)) *
+         static_cast<double>(p.u1 - p.u0);
+}
+
+// After part `k` of this rank's parts: the progress line, weighted by cost.
+void part_done(RankRun& run, std::size_t k) {
+  const std::vector<ConvPart>& mine = run.split[static_cast<size_t>(run.rank)];
+  const ConvPart& p = mine[k];
+  run.cost_done += part_cost(run, p);
+  const double fraction = run.cost_total > 0 ? run.cost_done / run.cost_total : 1.0;
+  run.progress->update(fraction, [&] {
+    return "layer " + std::to_string(p.layer + 1) + "/" + std::to_string(run.layers.size()) + " (" +
+           run.layers[p.layer].name + ") " + (p.is_explicit ? "explicit" : "implicit") + ": part " +
+           std::to_string(k + 1) + "/" + std::to_string(mine.size()) + " of rank " +
+           std::to_string(run.rank);
+  });
+}
 
 // Layer i's operands: the files' (--layer) or the random ones of stream 2 i, 2 i + 1.
 std::vector<double> operand(const RankRun& run, std::size_t i, bool input) {
@@ -147,8 +171,10 @@ std::size_t run_layer(RankRun& run, std::size_t p) {
   const std::size_t i = mine[p].layer;
   const std::vector<double> x = operand(run, i, true), w = operand(run, i, false);
   std::vector<double> own[2];
-  for (; p < mine.size() && mine[p].layer == i; ++p)
+  for (; p < mine.size() && mine[p].layer == i; ++p) {
     own[mine[p].is_explicit ? 0 : 1] = run_part(run, mine[p], x, w);
+    part_done(run, p);
+  }
   if (!run.out[i].checked) return p;
   const int host = checking_rank(run.split, i);
   if (host == run.rank && holds_whole_layer(run, i)) {
@@ -258,6 +284,7 @@ std::vector<LayerOutcome> run_conv_distributed(const std::vector<ConvLayer>& lay
                                                const std::vector<double>& file_input,
                                                const std::vector<double>& file_weights,
                                                MPI_Comm comm) {
+  Progress progress("triada-conv", cfg.progress, mpi::rank(comm) == 0);
   RankRun run{layers,
               cfg,
               file_input,
@@ -268,10 +295,15 @@ std::vector<LayerOutcome> run_conv_distributed(const std::vector<ConvLayer>& lay
               std::vector<LayerOutcome>(layers.size()),
               {},
               {},
-              {}};
+              {},
+              &progress,
+              0.0,
+              0.0};
   for (std::size_t i = 0; i < layers.size(); ++i) run.out[i].checked = is_checked(layers[i], cfg);
   const std::vector<ConvPart>& mine = run.split[static_cast<size_t>(run.rank)];
+  for (const ConvPart& part : mine) run.cost_total += part_cost(run, part);
   for (std::size_t p = 0; p < mine.size();) p = run_layer(run, p);
+  progress.finish();
   mpi::sleepy_barrier(comm);  // ranks done early wait asleep, not spinning
   for (RankRun::Deferred& d : run.deferred)
     check_layer(run, d.layer, operand(run, d.layer, true), operand(run, d.layer, false), d.own);

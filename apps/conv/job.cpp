@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "apps/common/memory_report.hpp"
+#include "apps/common/provenance.hpp"
 #include "apps/conv/csv_report.hpp"
 #include "config/options.hpp"
 #include "core/checked.hpp"
@@ -549,6 +550,7 @@ ConvRun run_conv(const ConvConfig& cfg, MPI_Comm comm, std::ostream& out) {
   print_header(out);
   nlohmann::json report = report_head(cfg, energy, source, listed);
   report["config"]["ranks"] = mpi::size(comm);
+  report["provenance"] = to_json(run_provenance(comm, "triada-conv", cfg.command_line));
 
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<LayerOutcome> outcomes =

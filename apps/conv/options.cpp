@@ -10,6 +10,7 @@
 #include "core/error.hpp"
 #include "mxu/memory_side.hpp"
 #include "mxu/tensor_unit.hpp"
+#include "report/provenance.hpp"
 
 namespace po = boost::program_options;
 
@@ -71,12 +72,13 @@ void set_method(ConvConfig& c, const std::string& method) {
 
 std::optional<ConvConfig> parse_conv_options(int argc, char** argv, std::ostream& help) {
   std::string network, layer, method, mxu, batch, latency, cell_mode, mesh, report, csv, input,
-      weights, seed, budget, max_layers, executor;
+      weights, seed, budget, max_layers, executor, progress;
   bool verify = false;
   po::options_description desc("Options");
   // clang-format off
   desc.add_options()
       ("help,h", "print this help and exit")
+      ("version", "print the version, git commit and MPI and HDF5 libraries, and exit")
       ("network", po::value(&network),
        "network file FILE.csv: one convolution layer a row, header 'Layer name,IFMAP Height,"
        "IFMAP Width,Filter Height,Filter Width,Channels,Num Filter,Strides,Padding[,Dilation"
@@ -129,7 +131,10 @@ std::optional<ConvConfig> parse_conv_options(int argc, char** argv, std::ostream
       ("verify-budget", po::value(&budget)->default_value("2e9"),
        "direct-convolution MACs up to which a layer is checked without --verify (the direct "
        "loops run at a few 1e9 MACs a second on one core)")
-      ("max-layers", po::value(&max_layers), "run only the first K layers of the network");
+      ("max-layers", po::value(&max_layers), "run only the first K layers of the network")
+      ("progress", po::value(&progress)->default_value("auto"),
+       "auto: a live line on a terminal, else a plain line every 10 s or 10% | always: plain "
+       "lines, also on a terminal | never; rank 0 reports its layers and methods");
   // clang-format on
   const po::variables_map vm = parse_command_line_strict(argc, argv, desc);
   if (vm.count("help")) {
@@ -168,6 +173,8 @@ std::optional<ConvConfig> parse_conv_options(int argc, char** argv, std::ostream
     throw config_error("--verify-budget: expected a number of MACs >= 0, got '" +
                        printable(budget) + "'");
   if (vm.count("max-layers")) c.max_layers = parse_positive("--max-layers", max_layers);
+  c.progress = parse_progress_mode(progress);
+  c.command_line = shell_words(argc, argv);
   if (!c.network.empty() && (!c.input.empty() || !c.weights.empty()))
     throw config_error("--input and --weights go with --layer (network layers get random data)");
   // Check the layers (and the network file) now, so a bad file is a config error up front.

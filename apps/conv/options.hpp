@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/types.hpp"
+#include "counters/progress.hpp"
 #include "mxu/tensor_unit.hpp"
 #include "physical/mxu_memory.hpp"
 #include "precision/cell_mode.hpp"
@@ -34,6 +35,8 @@ struct ConvConfig {
   bool verify = false;         // direct convolution on every layer
   double verify_budget = 2e9;  // without --verify: direct only up to this many MACs
   std::optional<std::int64_t> max_layers;
+  ProgressMode progress = ProgressMode::automatic;  // --progress (counters/progress.hpp)
+  std::string command_line;  // the words of the run, shell-quoted (report/provenance.hpp)
   // Not options (the Python module's): each checked layer's outputs kept, on rank 0; and
   // --layer's operands in memory (NCHW input, OIHW weights, with their dims) instead of
   // the files of --input and --weights, which then only name them.

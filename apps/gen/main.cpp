@@ -9,11 +9,13 @@
 #include <string>
 #include <vector>
 
+#include "apps/common/provenance.hpp"
 #include "apps/common/run_main.hpp"
 #include "apps/gen/options.hpp"
 #include "core/checked.hpp"
 #include "core/error.hpp"
 #include "core/types.hpp"
+#include "counters/progress.hpp"
 #include "geometry/brick.hpp"
 #include "io/generate.hpp"
 #include "io/tensor_io.hpp"
@@ -23,18 +25,45 @@
 namespace triada {
 namespace {
 
+// Rank 0's progress: the planes of its slab generated (the write is one collective call).
+PlaneProgress plane_progress(Progress& progress) {
+  return [&progress](index_t done, index_t total) {
+    progress.update(static_cast<double>(done) / static_cast<double>(total), [&] {
+      return "generate: plane " + std::to_string(done) + "/" + std::to_string(total) +
+             " of rank 0's slab";
+    });
+  };
+}
+
 template <class T>
 index_t generate_and_write(const GenConfig& c, MPI_Comm comm, TensorWriter& w) {
   const int rank = mpi::rank(comm), size = mpi::size(comm);
   const Brick slab = generator_slab(c.spec.shape, size, rank);
   std::vector<T> values;
   index_t local = 0;
+  Progress progress("triada-gen", c.progress, rank == 0);
   mpi::collectively(comm, [&] {
-    local = out_of_memory_is_input_error(c.output.str(),
-                                         [&] { return generate_brick(c.spec, slab, values); });
+    local = out_of_memory_is_input_error(c.output.str(), [&] {
+      return generate_brick(c.spec, slab, values, plane_progress(progress));
+    });
   });
+  progress.finish();
   w.write_brick(slab, values);
   return mpi::sum_of(comm, std::int64_t{local});
+}
+
+// The file's attributes: how it was generated, and by what (apps/common/provenance.hpp).
+void set_gen_attributes(TensorWriter& w, const GenConfig& c, const Provenance& prov) {
+  w.set_attribute("generator", std::string("triada-gen"));
+  w.set_attribute("shape", std::vector<index_t>(c.spec.shape.begin(), c.spec.shape.end()));
+  w.set_attribute("type", to_string(c.type));
+  w.set_attribute("dist", c.dist_name);
+  w.set_attribute("seed", static_cast<index_t>(c.spec.seed));
+  w.set_attribute("sparsity", c.spec.sparsity);
+  w.set_attribute("zero_lines", c.spec.zero_lines);
+  w.set_attribute("zero_planes", c.spec.zero_planes);
+  w.set_attribute("plane_axis", index_t{c.spec.plane_axis});
+  set_provenance_attributes(w, prov);
 }
 
 int run(int argc, char** argv) {
@@ -59,18 +88,11 @@ int run(int argc, char** argv) {
   });
   require_node_memory(comm, need, what);
 
+  const Provenance prov = run_provenance(comm, "triada-gen", c.command_line);
   TensorWriter w(comm, c.output, c.spec.shape, c.type, c.force);
   const index_t nonzeros = is_complex(c.type) ? generate_and_write<cplx>(c, comm, w)
                                               : generate_and_write<double>(c, comm, w);
-  w.set_attribute("generator", std::string("triada-gen"));
-  w.set_attribute("shape", std::vector<index_t>(c.spec.shape.begin(), c.spec.shape.end()));
-  w.set_attribute("type", to_string(c.type));
-  w.set_attribute("dist", c.dist_name);
-  w.set_attribute("seed", std::vector<index_t>{static_cast<index_t>(c.spec.seed)});
-  w.set_attribute("sparsity", c.spec.sparsity);
-  w.set_attribute("zero_lines", c.spec.zero_lines);
-  w.set_attribute("zero_planes", c.spec.zero_planes);
-  w.set_attribute("plane_axis", std::vector<index_t>{c.spec.plane_axis});
+  set_gen_attributes(w, c, prov);
   w.commit();
 
   if (rank == 0) {

@@ -10,6 +10,7 @@
 #include "config/options.hpp"
 #include "core/error.hpp"
 #include "core/types.hpp"
+#include "report/provenance.hpp"
 
 namespace po = boost::program_options;
 
@@ -58,11 +59,12 @@ double parse_fraction(const std::string& option, const std::string& s) {
 
 std::optional<GenConfig> parse_gen_options(int argc, char** argv, std::ostream& help) {
   std::string output, shape, type = "float64", dist = "uniform", sparsity = "0", lines = "0",
-                             planes = "0", axis = "1", seed = "1";
+                             planes = "0", axis = "1", seed = "1", progress = "auto";
   po::options_description desc("Options");
   // clang-format off
   desc.add_options()
     ("help,h", "print this help and exit")
+    ("version", "print the version, git commit and MPI and HDF5 libraries, and exit")
     ("output,o", po::value(&output)->value_name("FILE[:/DSET]"),
      "output HDF5 file, optionally with the dataset path (default dataset /x); required")
     ("shape", po::value(&shape)->value_name("N1,N2,N3"),
@@ -87,7 +89,10 @@ std::optional<GenConfig> parse_gen_options(int argc, char** argv, std::ostream& 
     ("seed", po::value(&seed)->value_name("S")->default_value(seed),
      "random seed, an integer in [0, 2^63); the same seed gives the same file for any "
      "number of MPI ranks")
-    ("force", "overwrite an existing output file");
+    ("force", "overwrite an existing output file")
+    ("progress", po::value(&progress)->value_name("WHEN")->default_value(progress),
+     "auto: a live line on a terminal, else a plain line every 10 s or 10% | always: plain "
+     "lines, also on a terminal | never");
   // clang-format on
 
   const po::variables_map vm = parse_command_line_strict(argc, argv, desc);
@@ -123,6 +128,8 @@ std::optional<GenConfig> parse_gen_options(int argc, char** argv, std::ostream& 
       cfg.spec.seed > static_cast<std::uint64_t>(std::numeric_limits<index_t>::max()))
     throw config_error("--seed: expected an integer in [0, 2^63), got '" + printable(seed) + "'");
   cfg.force = vm.count("force") > 0;
+  cfg.progress = parse_progress_mode(progress);
+  cfg.command_line = shell_words(argc, argv);
 
   if (cfg.type == ElementType::int32) {
     if (cfg.spec.dist == Dist::uniform || cfg.spec.dist == Dist::normal)

@@ -5,6 +5,7 @@
 #include <ostream>
 #include <string>
 
+#include "counters/progress.hpp"
 #include "io/generate.hpp"
 #include "io/tensor_io.hpp"
 
@@ -16,6 +17,8 @@ struct GenConfig {
   std::string dist_name = "uniform";
   GenSpec spec;  // shape, distribution, sparsity, zero lines / planes, seed
   bool force = false;
+  ProgressMode progress = ProgressMode::automatic;  // --progress (counters/progress.hpp)
+  std::string command_line;  // the words of the run, shell-quoted (report/provenance.hpp)
 };
 
 // Returns nothing for --help (the text goes to `help`). Throws config_error with one line

@@ -15,10 +15,12 @@
 #include <sstream>
 
 #include "apps/common/memory_report.hpp"
+#include "apps/common/provenance.hpp"
 #include "apps/common/serial_main.hpp"
 #include "config/options.hpp"
 #include "core/checked.hpp"
 #include "core/error.hpp"
+#include "counters/progress.hpp"
 #include "io/output_files.hpp"
 #include "mesh/mpi.hpp"
 #include "mxu/memory_side.hpp"
@@ -90,7 +92,9 @@ std::string sci(const nlohmann::json& v) {
 
 // Atomic like every output (io/output_files.hpp): probed before the run, written beside
 // the target, then renamed onto it.
-void write_report(TextOutput& file, const nlohmann::json& report) {
+// It records the run's provenance (apps/common/provenance.hpp).
+void write_report(TextOutput& file, nlohmann::json report, const Provenance& prov) {
+  report["provenance"] = to_json(prov);
   file.stage(report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   file.publish();
 }
@@ -355,6 +359,10 @@ std::vector<nlohmann::json> run_sweep_points(const TcuConfig& cfg, const TcuAlgo
   nlohmann::json mine = nlohmann::json::object();
   std::exception_ptr failure;
   long long first_failure = std::numeric_limits<long long>::max();
+  // Rank 0's progress: its own points done, of its share.
+  Progress progress("triada-tcu", cfg.progress, rank == 0);
+  const auto n_mine = static_cast<std::size_t>(std::count(owner.begin(), owner.end(), rank));
+  std::size_t done = 0;
   for (size_t k = 0; k < points.size() && !failure; ++k) {
     if (owner[k] != rank) continue;
     try {
@@ -365,7 +373,13 @@ std::vector<nlohmann::json> run_sweep_points(const TcuConfig& cfg, const TcuAlgo
       failure = std::current_exception();
       first_failure = static_cast<long long>(k);
     }
+    progress.update(static_cast<double>(++done) / static_cast<double>(n_mine), [&] {
+      return "sweep: point " + std::to_string(done) + "/" + std::to_string(n_mine) +
+             " of rank 0 (m " + std::to_string(points[k].m) + ", size " +
+             std::to_string(points[k].size) + ")";
+    });
   }
+  progress.finish();
   mpi::sleepy_barrier(comm);
   const long long first = mpi::min_of(comm, first_failure);
   mpi::collectively(comm, [&] {
@@ -435,8 +449,8 @@ void print_products(const nlohmann::json& r, std::ostream& out) {
 
 // --sweep: a size series for each unit size, its table, the fitted growth exponents and the
 // report (rank 0). Returns the exit code (on rank 0; 0 elsewhere).
-int run_sweep(const TcuConfig& cfg, const TcuAlgorithm& algo, TextOutput& report_out, MPI_Comm comm,
-              std::ostream& out) {
+int run_sweep(const TcuConfig& cfg, const TcuAlgorithm& algo, TextOutput& report_out,
+              const Provenance& prov, MPI_Comm comm, std::ostream& out) {
   std::vector<std::int64_t> ms = cfg.ms;
   if (ms.empty()) ms = cfg.m > 0 ? std::vector<std::int64_t>{cfg.m} : tcu_default_ms(cfg.algo);
   nlohmann::json rows = nlohmann::json::array(), fits = nlohmann::json::array();
@@ -528,7 +542,7 @@ int run_sweep(const TcuConfig& cfg, const TcuAlgorithm& algo, TextOutput& report
                              {"fits", fits}};
     const auto& details = results.front()["details"];
     if (details.contains("product")) report["product"] = details["product"];
-    write_report(report_out, report);
+    write_report(report_out, report, prov);
   }
   return all_ok || lower ? 0 : 4;
 }
@@ -542,9 +556,10 @@ int run_tcu_job(const TcuConfig& cfg, MPI_Comm comm, std::ostream& out) {
     algo = &find_tcu_algorithm(cfg.algo);
     if (mpi::rank(comm) == 0) report_out = report_file(cfg);
   });
+  const Provenance prov = run_provenance(comm, "triada-tcu", cfg.command_line);
   int code = 0;
   if (cfg.sweep) {
-    code = run_sweep(cfg, *algo, report_out, comm, out);
+    code = run_sweep(cfg, *algo, report_out, prov, comm, out);
   } else {  // one run: its calls depend on each other, rank 0 runs it alone
     on_rank0(comm, [&] {
       nlohmann::json r =
@@ -554,7 +569,7 @@ int run_tcu_job(const TcuConfig& cfg, MPI_Comm comm, std::ostream& out) {
       if (cfg.both_products) ok = run_other_product(cfg, *algo, r) && ok;
       print_single(r, out);
       print_products(r, out);
-      if (!cfg.report.empty()) write_report(report_out, r);
+      if (!cfg.report.empty()) write_report(report_out, r, prov);
       code = ok || cfg.cell_mode != CellMode::fp64 ? 0 : 4;
     });
   }

@@ -12,6 +12,7 @@
 #include "mxu/memory_side.hpp"
 #include "mxu/tcu_algorithms.hpp"
 #include "mxu/tensor_unit.hpp"
+#include "report/provenance.hpp"
 
 namespace po = boost::program_options;
 
@@ -118,14 +119,18 @@ void print_help(const po::options_description& desc, std::ostream& help) {
 
 std::optional<TcuConfig> parse_tcu_options(int argc, char** argv, std::ostream& help) {
   std::string algo, size, m, latency, seed = "1", input, report, sizes, ms, cell_mode = "fp64",
-                                      mesh, executor = "fused";
+                                      mesh, executor = "fused", progress = "auto";
   bool weak = false, sweep = false;
   std::string names;
   for (const auto& a : tcu_algorithms()) names += (names.empty() ? "" : ", ") + std::string(a.name);
   po::options_description desc("Options");
-  desc.add_options()                                                          //
-      ("help,h", "print this help and exit")                                  //
-      ("algo", po::value(&algo), ("algorithm (required): " + names).c_str())  //
+  desc.add_options()                                                                     //
+      ("help,h", "print this help and exit")                                             //
+      ("version", "print the version, git commit and MPI and HDF5 libraries, and exit")  //
+      ("progress", po::value(&progress)->default_value(progress),
+       "auto: a live line on a terminal, else a plain line every 10 s or 10% | always: plain "
+       "lines, also on a terminal | never; a sweep reports its points, a single run nothing")  //
+      ("algo", po::value(&algo), ("algorithm (required): " + names).c_str())                   //
       ("size", po::value(&size),
        "natural problem size (required for a single run unless --input): matrix side "
        "(matmul, strassen, spmm, stencil), equations (ge), vertices (tclosure, apsd), vector "
@@ -209,6 +214,8 @@ std::optional<TcuConfig> parse_tcu_options(int argc, char** argv, std::ostream& 
   c.weak = weak;
   c.report = report;
   c.force = vm.count("force") > 0;
+  c.progress = parse_progress_mode(progress);
+  c.command_line = shell_words(argc, argv);
   c.sweep = sweep;
   c.cell_mode = named("--cell-mode", [&] { return parse_cell_mode(cell_mode); });
   c.executor = named("--executor", [&] { return parse_mxu_executor(executor); });

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "counters/progress.hpp"
 #include "mxu/tcu_algorithms.hpp"
 #include "mxu/tensor_unit.hpp"
 #include "physical/mxu_memory.hpp"
@@ -36,6 +37,8 @@ struct TcuConfig {
   std::int64_t sweeps = 0;                    // --k (stencil), 0 = the default k
   std::vector<double> kernel;                 // --kernel (stencil), empty = the default
   std::int64_t points = 0;                    // --points (polyeval), 0 = p = n
+  ProgressMode progress = ProgressMode::automatic;  // --progress (counters/progress.hpp)
+  std::string command_line;  // the words of the run, shell-quoted (report/provenance.hpp)
 };
 
 // Parses and validates the command line. Returns nothing for --help (text in `help`).

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <optional>
 
+#include "apps/common/provenance.hpp"
 #include "apps/transform/job.hpp"
 #include "core/error.hpp"
 #include "io/output_files.hpp"
@@ -57,11 +58,13 @@ class FileTensors final : public TransformTensors {
     read_brick(topo.bricks(), initial ? cfg_.initial.file : cfg_.input.file, info, box, out);
   }
 
-  void write(const TensorNames& names, const Topology& topo, EngineResult<double>& res) override {
-    write_typed(names, topo, res);
+  void write(const TensorNames& names, const Provenance& prov, const Topology& topo,
+             EngineResult<double>& res) override {
+    write_typed(names, prov, topo, res);
   }
-  void write(const TensorNames& names, const Topology& topo, EngineResult<cplx>& res) override {
-    write_typed(names, topo, res);
+  void write(const TensorNames& names, const Provenance& prov, const Topology& topo,
+             EngineResult<cplx>& res) override {
+    write_typed(names, prov, topo, res);
   }
   void publish() override {
     if (writer_) writer_->publish();
@@ -79,7 +82,8 @@ class FileTensors final : public TransformTensors {
 
   // This brick's part of the output with its attributes, finished but not yet published.
   template <class T>
-  void write_typed(const TensorNames& names, const Topology& topo, const EngineResult<T>& res) {
+  void write_typed(const TensorNames& names, const Provenance& prov, const Topology& topo,
+                   const EngineResult<T>& res) {
     const Plan& plan = topo.plan();
     const RunCounters& rc = res.counters;
     TensorWriter& w =
@@ -99,7 +103,8 @@ class FileTensors final : public TransformTensors {
     std::vector<index_t> steps;
     for (const auto& s : rc.stages) steps.push_back(static_cast<index_t>(s.steps));
     w.set_attribute("steps_per_stage", steps);
-    w.set_attribute("steps", std::vector<index_t>{static_cast<index_t>(rc.total_steps())});
+    w.set_attribute("steps", static_cast<index_t>(rc.total_steps()));
+    set_provenance_attributes(w, prov);
     w.finish();
   }
 

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "apps/common/option_error.hpp"
+#include "apps/common/provenance.hpp"
 #include "apps/common/world_plan.hpp"
 #include "core/checked.hpp"
 #include "core/error.hpp"
@@ -143,6 +144,7 @@ struct Job {
   MPI_Comm world;
   std::ostream& out;
   std::chrono::steady_clock::time_point t0;
+  Provenance provenance;  // rank 0's, on every rank (the output's attributes, the report)
 };
 
 // The report's problem, precision and memory figures (report/report.hpp).
@@ -154,6 +156,7 @@ ReportContext report_context(const Job& job, const EngineOptions& opt,
   const Plan& plan = job.plan;
   ReportContext ctx;
   ctx.app = "triada-transform";
+  ctx.provenance = job.provenance;
   ctx.problem = {{"input", job.names.input},
                  {"input_type", job.info.type_name},
                  {"output", job.names.output},
@@ -205,7 +208,12 @@ EngineOptions engine_options(Job& job, const Topology& topo, Progress& progress)
   };
   if (topo.world_rank() == 0)
     opt.on_progress = [&job, &progress](int s, std::uint64_t done, std::uint64_t total) {
-      progress.update(s, job.plan.stages[s].axis, done, total);
+      const int stages = static_cast<int>(job.plan.stages.size());
+      progress.update(stage_fraction(s, stages, done, total), [&] {
+        return "stage " + std::to_string(s + 1) + "/" + std::to_string(stages) + " (axis " +
+               std::to_string(job.plan.stages[s].axis) + "): step " + std::to_string(done) + "/" +
+               std::to_string(total);
+      });
     };
   return opt;
 }
@@ -269,7 +277,7 @@ nlohmann::json run_typed(Job& job) {
   std::vector<T> in, y0;
   read_bricks(job, topo, in, y0);
   const std::vector<T>* initial = cfg.initial.file.empty() ? nullptr : &y0;
-  Progress progress(!cfg.quiet && topo.world_rank() == 0, static_cast<int>(job.plan.stages.size()));
+  Progress progress("triada-transform", cfg.progress, !cfg.quiet && topo.world_rank() == 0);
   const EngineOptions opt = engine_options(job, topo, progress);
   // --check keeps the input to rerun it in fp64 afterwards.
   std::vector<T> check_input;
@@ -286,7 +294,7 @@ nlohmann::json run_typed(Job& job) {
   const RunCounters& rc = res.counters;  // write() may take res.out, never the counters
   // Every output is finished (written, checked, on disk) before any is published.
   mpi::collectively(topo.world(), [&] {
-    if (topo.is_brick()) job.tensors.write(job.names, topo, res);
+    if (topo.is_brick()) job.tensors.write(job.names, job.provenance, topo, res);
   });
   std::string summary;  // rank 0's, printed once everything is published
   nlohmann::json report;
@@ -358,7 +366,8 @@ Plan transform_plan(const TransformConfig& cfg, MPI_Comm world, const ext3& in_s
 
 nlohmann::json run_transform(const TransformConfig& cfg, TransformTensors& tensors, MPI_Comm world,
                              std::ostream& out) {
-  Job job{cfg, tensors, {}, {}, {}, {}, {}, {}, world, out, std::chrono::steady_clock::now()};
+  Job job{cfg, tensors, {}, {}, {}, {}, {}, {}, world, out, std::chrono::steady_clock::now(), {}};
+  job.provenance = run_provenance(world, "triada-transform", cfg.command_line);
   const ProblemFacts facts = agreed_facts(job);
   job.plan = transform_plan(cfg, world, facts.in_shape, facts.out_shape);
 

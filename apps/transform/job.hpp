@@ -15,6 +15,7 @@
 #include "engine/engine.hpp"
 #include "io/output_files.hpp"
 #include "io/tensor_io.hpp"
+#include "report/provenance.hpp"
 
 namespace triada {
 
@@ -49,10 +50,13 @@ class TransformTensors {
                     std::vector<double>& out) = 0;
   virtual void read(const Topology& topo, const TensorInfo& info, bool initial, const Brick& box,
                     std::vector<cplx>& out) = 0;
-  // Brick ranks, collective over them: the result written (files: with its attributes), not
-  // yet visible; publish() (every rank) makes it visible once every output is written.
-  virtual void write(const TensorNames& names, const Topology& topo, EngineResult<double>& res) = 0;
-  virtual void write(const TensorNames& names, const Topology& topo, EngineResult<cplx>& res) = 0;
+  // Brick ranks, collective over them: the result written (files: with its attributes and
+  // the run's provenance), not yet visible; publish() (every rank) makes it visible once
+  // every output is written.
+  virtual void write(const TensorNames& names, const Provenance& prov, const Topology& topo,
+                     EngineResult<double>& res) = 0;
+  virtual void write(const TensorNames& names, const Provenance& prov, const Topology& topo,
+                     EngineResult<cplx>& res) = 0;
   virtual void publish() = 0;
 };
 

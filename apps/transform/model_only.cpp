@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "apps/common/provenance.hpp"
 #include "apps/common/world_plan.hpp"
 #include "apps/transform/job.hpp"
 #include "io/output_files.hpp"
@@ -62,8 +63,12 @@ void run_model_only(const TransformConfig& cfg, MPI_Comm world, std::ostream& ou
     if (!root) return;
     const RunCounters rc = dense_run_counters(plan, substeps(cfg.mesh.cell_mode, complex_run));
     ReportContext ctx = model_context(cfg, plan, rc, complex_run);
+    ctx.provenance = local_provenance("triada-transform", cfg.command_line, mpi::size(world));
     ctx.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    report.stage(make_report(plan, rc, ctx).dump(2) + "\n");
+    // A command line's words need not be UTF-8: such bytes are shown as U+FFFD.
+    report.stage(
+        make_report(plan, rc, ctx).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +
+        "\n");
     summary = summary_text(plan, rc, ctx);
   });
   mpi::collectively(world, [&] { report.publish(); });

@@ -7,6 +7,7 @@
 #include "apps/common/option_error.hpp"
 #include "core/error.hpp"
 #include "precision/cell_mode.hpp"
+#include "report/provenance.hpp"
 
 namespace po = boost::program_options;
 
@@ -48,6 +49,7 @@ po::options_description transform_options() {
   // clang-format off
   main.add_options()
     ("help,h", "print this help and exit")
+    ("version", "print the version, git commit and MPI and HDF5 libraries, and exit")
     ("input,i", po::value<std::string>(),
      "input tensor FILE[:/DSET]; default dataset: the file's only rank-3 dataset")
     ("output,o", po::value<std::string>(), "output FILE[:/DSET]; default dataset /y")
@@ -68,6 +70,9 @@ po::options_description transform_options() {
     ("trace", po::value<std::string>(), "write the per-step CSV trace here")
     ("force", po::bool_switch(), "overwrite an existing output file")
     ("quiet,q", po::bool_switch(), "print no summary and no progress line")
+    ("progress", po::value<std::string>()->default_value("auto"),
+     "auto: a live line on a terminal, else a plain line every 10 s or 10% | always: plain "
+     "lines, also on a terminal | never")
     ("cell-mode", po::value<std::string>(),
      ("cell arithmetic (overrides [cell] mode): " + cell_mode_names(", ")).c_str())
     ("check", po::bool_switch(),
@@ -143,6 +148,7 @@ TransformConfig transform_config(const MeshCommandLine& cl) {
   if (vm.count("trace")) c.trace = text(vm, "trace");
   c.force = vm["force"].as<bool>();
   c.quiet = vm["quiet"].as<bool>();
+  c.progress = parse_progress_mode(text(vm, "progress"));
   c.executor = text(vm, "executor");
   if (c.executor != "fused" && c.executor != "reference")
     throw config_error("--executor: expected fused or reference, got " + in_quotes(c.executor));
@@ -162,7 +168,9 @@ std::optional<TransformConfig> parse_transform_options(int argc, char** argv, st
   const std::optional<MeshCommandLine> cl =
       MeshCommandLine::parse(argc, argv, transform_options(), "mesh", out);
   if (!cl) return std::nullopt;
-  return transform_config(*cl);
+  TransformConfig c = transform_config(*cl);
+  c.command_line = shell_words(argc, argv);
+  return c;
 }
 
 }  // namespace triada

@@ -11,6 +11,7 @@
 
 #include "actuator/coefficients.hpp"
 #include "config/options.hpp"
+#include "counters/progress.hpp"
 #include "io/tensor_io.hpp"
 
 namespace triada {
@@ -32,6 +33,8 @@ struct TransformConfig {
   std::string trace;   // per-step CSV path, empty: none
   bool force = false;
   bool quiet = false;
+  ProgressMode progress = ProgressMode::automatic;  // --progress (counters/progress.hpp)
+  std::string command_line;        // the words of the run, shell-quoted (report/provenance.hpp)
   std::string executor = "fused";  // fused | reference
   std::uint64_t shuffle_seed = 0;
   bool check = false;               // rerun in fp64 and report the output's error

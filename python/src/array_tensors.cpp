@@ -82,10 +82,12 @@ class ArrayTensors final : public TransformTensors {
             std::vector<cplx>& out) override {
     read_typed(topo, info, initial, box, out);
   }
-  void write(const TensorNames&, const Topology& topo, EngineResult<double>& res) override {
+  void write(const TensorNames&, const Provenance&, const Topology& topo,
+             EngineResult<double>& res) override {
     write_typed(topo, res);
   }
-  void write(const TensorNames&, const Topology& topo, EngineResult<cplx>& res) override {
+  void write(const TensorNames&, const Provenance&, const Topology& topo,
+             EngineResult<cplx>& res) override {
     write_typed(topo, res);
   }
   void publish() override {}

@@ -38,8 +38,14 @@ MPI_Comm comm_of(const std::optional<std::int64_t>& fortran_handle);
 // distributed arrays, or None where rank 0's are used).
 std::vector<std::string> rank0_args(const std::vector<std::string>& args, MPI_Comm comm);
 
+// The interpreter's own command line, shell-quoted (sys.orig_argv: "python3 script.py
+// args"; [sys.executable] + sys.argv before Python 3.10): a call's provenance record
+// (report/provenance.hpp). Takes the GIL for the time it reads them.
+std::string python_command_line();
+
 // A program's parser run on rank 0's `args` (args[0] the program's name) on every rank of
-// `comm`, its errors agreed (mpi::collectively), as the program runs it.
+// `comm`, its errors agreed (mpi::collectively), as the program runs it; the command line
+// it records is the interpreter's.
 template <class Parse>
 auto parse_args(const std::vector<std::string>& args, Parse parse, MPI_Comm comm) {
   std::vector<std::string> words = rank0_args(args, comm);
@@ -50,6 +56,7 @@ auto parse_args(const std::vector<std::string>& args, Parse parse, MPI_Comm comm
   decltype(parse(0, nullptr, help)) cfg;
   mpi::collectively(comm, [&] { cfg = parse(static_cast<int>(words.size()), argv.data(), help); });
   if (!cfg) throw config_error("--help: see help() of the Python function");
+  cfg->command_line = python_command_line();
   return *cfg;
 }
 

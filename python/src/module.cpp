@@ -10,6 +10,7 @@
 #include "io/hdf5.hpp"
 #include "io/output_files.hpp"
 #include "precision/cell_mode.hpp"
+#include "report/provenance.hpp"
 
 namespace triada::py {
 
@@ -32,6 +33,24 @@ ArrayView view_of(const pyb::object& obj) {
 MPI_Comm comm_of(const std::optional<std::int64_t>& fortran_handle) {
   mpi::start_if_needed();
   return fortran_handle ? mpi::comm_from_fortran(*fortran_handle) : MPI_COMM_WORLD;
+}
+
+std::string python_command_line() {
+  pyb::gil_scoped_acquire gil;
+  try {
+    const pyb::module_ sys = pyb::module_::import("sys");
+    if (pyb::hasattr(sys, "orig_argv"))
+      return shell_words(sys.attr("orig_argv").cast<std::vector<std::string>>());
+    std::vector<std::string> words{sys.attr("executable").cast<std::string>()};
+    if (pyb::hasattr(sys, "argv"))
+      for (const std::string& w : sys.attr("argv").cast<std::vector<std::string>>())
+        words.push_back(w);
+    return shell_words(words);
+  } catch (const pyb::error_already_set&) {  // e.g. a word that is not valid UTF-8
+    return "python3 (command line not readable)";
+  } catch (const pyb::cast_error&) {
+    return "python3 (command line not readable)";
+  }
 }
 
 std::vector<std::string> rank0_args(const std::vector<std::string>& args, MPI_Comm comm) {

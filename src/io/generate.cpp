@@ -109,7 +109,8 @@ std::uint64_t generate_bytes(const GenSpec& c, const Brick& b, std::size_t eleme
 }
 
 template <class T>
-index_t generate_brick(const GenSpec& c, const Brick& b, std::vector<T>& out) {
+index_t generate_brick(const GenSpec& c, const Brick& b, std::vector<T>& out,
+                       const PlaneProgress& on_plane) {
   const auto [N1, N2, N3] = c.shape;
   const int pa = c.plane_axis - 1;
   const index_t n_lines = checked_mul(N1, N2, "shape " + to_string(c.shape));
@@ -119,7 +120,7 @@ index_t generate_brick(const GenSpec& c, const Brick& b, std::vector<T>& out) {
   out.assign(static_cast<size_t>(b.count()), T{});
   index_t nonzeros = 0;
   size_t k = 0;
-  for (index_t i1 = b.lo[0]; i1 < b.hi[0]; ++i1)
+  for (index_t i1 = b.lo[0]; i1 < b.hi[0]; ++i1) {
     for (index_t i2 = b.lo[1]; i2 < b.hi[1]; ++i2) {
       const bool line_zero = lines.contains(i1 * N2 + i2);
       for (index_t i3 = b.lo[2]; i3 < b.hi[2]; ++i3, ++k) {
@@ -140,10 +141,14 @@ index_t generate_brick(const GenSpec& c, const Brick& b, std::vector<T>& out) {
         nonzeros += !is_zero(out[k]);
       }
     }
+    if (on_plane) on_plane(i1 + 1 - b.lo[0], b.hi[0] - b.lo[0]);
+  }
   return nonzeros;
 }
 
-template index_t generate_brick(const GenSpec&, const Brick&, std::vector<double>&);
-template index_t generate_brick(const GenSpec&, const Brick&, std::vector<cplx>&);
+template index_t generate_brick(const GenSpec&, const Brick&, std::vector<double>&,
+                                const PlaneProgress&);
+template index_t generate_brick(const GenSpec&, const Brick&, std::vector<cplx>&,
+                                const PlaneProgress&);
 
 }  // namespace triada

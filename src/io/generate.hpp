@@ -4,6 +4,7 @@
 // generated on its own and the result does not depend on the rank layout. Used by
 // triada-gen (files) and triada-bench (brick-local inputs, no file).
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -68,11 +69,16 @@ std::uint64_t generate_bytes(const GenSpec& spec, const Brick& b, std::size_t el
 // Fills `out` with the brick `b` (clipped by the caller to the tensor) of the tensor
 // `spec` describes, in C order of the brick, and returns its number of non-zeros.
 // T is double or cplx (complex draws real and imaginary parts independently; index and
-// ones have imaginary part 0).
+// ones have imaginary part 0). `on_plane` (if any) is called after each plane along axis 1
+// with the planes done and the brick's total (triada-gen's progress).
+using PlaneProgress = std::function<void(index_t done, index_t total)>;
 template <class T>
-index_t generate_brick(const GenSpec& spec, const Brick& b, std::vector<T>& out);
+index_t generate_brick(const GenSpec& spec, const Brick& b, std::vector<T>& out,
+                       const PlaneProgress& on_plane = {});
 
-extern template index_t generate_brick(const GenSpec&, const Brick&, std::vector<double>&);
-extern template index_t generate_brick(const GenSpec&, const Brick&, std::vector<cplx>&);
+extern template index_t generate_brick(const GenSpec&, const Brick&, std::vector<double>&,
+                                       const PlaneProgress&);
+extern template index_t generate_brick(const GenSpec&, const Brick&, std::vector<cplx>&,
+                                       const PlaneProgress&);
 
 }  // namespace triada

@@ -85,6 +85,12 @@ void close_library() noexcept {
   H5close();
 }
 
+std::string library_version() {
+  unsigned major = 0, minor = 0, release = 0;
+  CHECK_H5(H5get_libversion(&major, &minor, &release));
+  return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(release);
+}
+
 QuietErrors::QuietErrors() noexcept {
   saved_ = H5Eget_auto2(H5E_DEFAULT, &func_, &data_) >= 0;
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);

@@ -162,6 +162,9 @@ std::vector<double> read_as_double(const Dataset& d, std::uint64_t count);
 // MPI_Finalize: a parallel file left open by a failure would then call MPI and crash.
 void close_library() noexcept;
 
+// The HDF5 library this program runs with (H5get_libversion), e.g. "1.10.8".
+std::string library_version();
+
 // "rank N", "scalar" or "empty (null dataspace)" for a dataspace.
 std::string describe_extent(hid_t space);
 

@@ -709,7 +709,7 @@ std::uint64_t create_serially(const std::string& shown, const OutputTarget& targ
 
 struct PendingAttribute {
   std::string name;
-  enum { text, ints, real } kind = text;
+  enum { text, ints, integer, real } kind = text;  // integer, real, text: scalars
   std::string s;
   std::vector<index_t> v;
   double d = 0;
@@ -734,6 +734,10 @@ void write_attribute(hid_t dset, const PendingAttribute& a) {
     const hsize_t n = a.v.size();
     s = h5::Dataspace(CHECK_H5(H5Screate_simple(1, &n, nullptr)));
     buf = a.v.empty() ? static_cast<const void*>(&zero) : static_cast<const void*>(a.v.data());
+  } else if (a.kind == PendingAttribute::integer) {
+    t = h5::Datatype(CHECK_H5(H5Tcopy(H5T_STD_I64LE)));
+    s = h5::Dataspace(CHECK_H5(H5Screate(H5S_SCALAR)));
+    buf = a.v.data();
   } else {
     t = h5::Datatype(CHECK_H5(H5Tcopy(H5T_IEEE_F64LE)));
     s = h5::Dataspace(CHECK_H5(H5Screate(H5S_SCALAR)));
@@ -969,6 +973,9 @@ void TensorWriter::set_attribute(const std::string& name, const std::string& val
 }
 void TensorWriter::set_attribute(const std::string& name, const std::vector<index_t>& value) {
   impl_->attributes.push_back({name, PendingAttribute::ints, {}, value, 0});
+}
+void TensorWriter::set_attribute(const std::string& name, index_t value) {
+  impl_->attributes.push_back({name, PendingAttribute::integer, {}, {value}, 0});
 }
 void TensorWriter::set_attribute(const std::string& name, double value) {
   impl_->attributes.push_back({name, PendingAttribute::real, {}, {}, value});

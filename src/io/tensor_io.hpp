@@ -82,9 +82,12 @@ class TensorWriter {
 
   void write_brick(const Brick& brick, const std::vector<double>& values);
   void write_brick(const Brick& brick, const std::vector<cplx>& values);
-  // String / integer attributes on the dataset (collective, same values on every rank).
+  // Attributes on the dataset (collective, same values on every rank): a string, an
+  // integer or a real is a scalar attribute, a vector a 1-D array (h5py: str, numpy
+  // scalar, array).
   void set_attribute(const std::string& name, const std::string& value);
   void set_attribute(const std::string& name, const std::vector<index_t>& value);
+  void set_attribute(const std::string& name, index_t value);
   void set_attribute(const std::string& name, double value);
   void finish();
   void publish();

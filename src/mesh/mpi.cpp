@@ -67,6 +67,16 @@ MPI_Comm comm_from_fortran(std::int64_t handle) {
   return c;  // its error handler stays the caller's (mpi4py's returns errors as codes)
 }
 
+std::string library_version() {
+  char buf[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+  int len = 0;
+  CHECK_MPI(MPI_Get_library_version(buf, &len));
+  std::string v(buf, static_cast<std::size_t>(std::max(0, len)));
+  v = v.substr(0, v.find('\n'));
+  while (!v.empty() && (v.back() == ' ' || v.back() == '\r' || v.back() == '\0')) v.pop_back();
+  return v;
+}
+
 int Comm::rank() const {
   int r = 0;
   CHECK_MPI(MPI_Comm_rank(comm_, &r));

@@ -43,6 +43,9 @@ bool start_if_needed();
 void finalize_if_started() noexcept;
 // The communicator of a Fortran handle (mpi4py's Comm.py2f()); the caller keeps it.
 MPI_Comm comm_from_fortran(std::int64_t handle);
+// The MPI library's own name and version (MPI_Get_library_version), its first line only
+// (MPICH appends configure details); callable before MPI starts.
+std::string library_version();
 
 // A communicator; frees it on destruction unless it is a predefined one.
 class Comm {

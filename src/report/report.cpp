@@ -127,6 +127,7 @@ json make_report(const Plan& plan, const RunCounters& rc, const ReportContext& c
   json r;
   r["schema"] = "triada-report/1";
   r["app"] = ctx.app;
+  r["provenance"] = to_json(ctx.provenance);
   r["problem"] = ctx.problem;
   r["problem"]["in_shape"] = plan.in_shape;
   r["problem"]["out_shape"] = plan.out_shape;

@@ -9,11 +9,13 @@
 #include "counters/counters.hpp"
 #include "geometry/plan.hpp"
 #include "physical/physical_model.hpp"
+#include "report/provenance.hpp"
 
 namespace triada {
 
 struct ReportContext {
   std::string app;          // "triada-transform"
+  Provenance provenance;    // what produced the run: the report's `provenance` object
   nlohmann::json problem;   // app-specific problem description
   std::string mesh_config;  // INI file, empty: built-in defaults
   bool esop = true;

@@ -48,7 +48,7 @@ a = h5py.File('idx.h5', 'r')['/grp/t'].attrs
 assert a['dist'] == 'index', a['dist']
 assert a['type'] == 'float64'
 assert list(a['shape']) == [4, 5, 6]
-assert list(a['seed']) == [1]
+assert a['seed'] == 1 and a['seed'].shape == (), a['seed']  # a scalar
 assert a['sparsity'] == 0.0
 " || fail "attributes"
 

@@ -1,0 +1,45 @@
+#include "apps/common/provenance.hpp"
+
+#include "core/version.hpp"
+#include "io/hdf5.hpp"
+#include "mesh/mpi.hpp"
+
+namespace triada {
+
+Provenance local_provenance(const std::string& program, const std::string& command_line,
+                            int ranks) {
+  Provenance p = build_provenance(program, command_line, ranks);
+  p.mpi_library = mpi::library_version();
+  p.hdf5_library = h5::library_version();
+  return p;
+}
+
+Provenance run_provenance(MPI_Comm comm, const std::string& program,
+                          const std::string& command_line) {
+  const int size = mpi::size(comm);
+  Provenance p;
+  if (mpi::rank(comm) == 0) p = local_provenance(program, command_line, size);
+  // Field by field: the words of a command line need not be UTF-8 (JSON text would).
+  for (std::string* s : {&p.program, &p.version, &p.commit, &p.command_line, &p.host, &p.date,
+                         &p.mpi_library, &p.hdf5_library})
+    *s = mpi::bcast_string(comm, *s, 0);
+  p.ranks = size;
+  return p;
+}
+
+void set_provenance_attributes(TensorWriter& w, const Provenance& p) {
+  const nlohmann::json record = to_json(p);  // alive through the loop
+  for (const auto& [key, value] : record.items()) {
+    if (value.is_number_integer())
+      w.set_attribute(key, value.get<index_t>());
+    else
+      w.set_attribute(key, value.get<std::string>());
+  }
+}
+
+std::string version_text(const std::string& program) {
+  return program + " " + version_string() + "\ncommit " + git_commit() +
+         "\nMPI: " + mpi::library_version() + "\nHDF5: " + h5::library_version() + "\n";
+}
+
+}  // namespace triada
