@@ -20,11 +20,11 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib_check.sh"
 
 in_scratch_dir dist-test
 
-# same_reports A B...: B... equal A but for wall times and the rank count; prints the
-# first differing keys.
+# same_reports A B...: B... equal A but for wall times, the rank count and the provenance
+# record (its command line names each run's report); prints the first differing keys.
 cat >same.py <<'EOF'
 import json, sys
-SKIP = {'wall_seconds', 'direct_seconds', 'ranks'}
+SKIP = {'wall_seconds', 'direct_seconds', 'ranks', 'provenance'}  # provenance: test_provenance.sh
 def strip(o):
     if isinstance(o, dict):
         return {k: strip(v) for k, v in o.items() if k not in SKIP}
