@@ -56,7 +56,7 @@ Outputs: DIR/physical_sweep.json (schema triada-physical-sweep/1: one record per
 kind "model": shape, family, N, bus model, node, layout, bus energy model, period and
 critical path (ps), the stage whose X + Y bus delay is largest, modelled seconds, energy
 and its split (J), power, EDP, area, cell pitch, per-stage periods and line lengths;
-kind "measured": variant, shape, N, best seconds, GFLOP/s), DIR/physical_period.png,
+kind "measured": variant, shape, N, best seconds, GMAC/s as gmacs_per_s), DIR/physical_period.png,
 DIR/physical_time.png, DIR/physical_energy.png, DIR/physical_area.png, DIR/crossover.txt
 (where the X + Y bus delay first exceeds the MAC latency, per shape family, bus model
 and node), DIR/summary.txt.
@@ -245,7 +245,7 @@ if os.path.exists(bench):
                                       "fftw_version", "openblas_corename", "openblas_config", "compiler")}
     for r in b["rows"]:
         records.append({"kind": "measured", "variant": r["variant"], "family": "cubic", "n": r["shape"][0],
-                        "shape": r["shape"], "seconds": r["seconds"], "gflops": r["gflops"],
+                        "shape": r["shape"], "seconds": r["seconds"], "gmacs_per_s": r["gmacs_per_s"],
                         "macs": r["macs_dense"], "threads": r["threads"], "reps": reps})
 order = {"ideal": 0, "repeated": 1, "rc": 2, "tree": 3, "pipelined": 4}
 records.sort(key=lambda r: (r["kind"], r["family"], r.get("layout", ""), r.get("energy_model", ""),

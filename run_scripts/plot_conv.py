@@ -30,7 +30,9 @@ plt = pyplot("plot_conv.py")
 NETWORKS = ["alexnet", "vgg16", "resnet50", "googlenet", "yolov2", "densenet121"]
 LABELS = {"alexnet": "AlexNet", "vgg16": "VGG16", "resnet50": "ResNet-50",
           "googlenet": "GoogLeNet", "yolov2": "YOLOv2", "densenet121": "DenseNet-121"}
-# The paper's Table I (MB, cuDNN explicit im2col on a V100): (IFMaps, lowered IFMaps).
+MIB = 2.0 ** 20  # memory figures in MiB (doc/design.md §5.8)
+# The paper's Table I (its "MB", which match MiB of fp32; cuDNN explicit im2col on a V100):
+# (IFMaps, lowered IFMaps).
 PAPER_TABLE1 = {"alexnet": (1.39, 14.57), "resnet50": (34.55, 81.11), "vgg16": (34.65, 311.80),
                 "yolov2": (530.56, 869.50), "densenet121": (1196.48, 5641.70)}
 # (tag, W_I, C_I, C_O, W_F): ResNet-like layers in the paper's Fig. 4 notation.
@@ -56,8 +58,9 @@ def load(path):
 
 
 def memory_table(reports):
-    lines = ["| network | layers | IFMap MB | lowered MB | ratio | IFMap MiB fp32 | "
-             "lowered MiB fp32 | paper IFMap | paper lowered | paper ratio | verified |",
+    lines = ["| network | layers | IFMap MiB float64 | lowered MiB float64 | ratio | "
+             "IFMap MiB fp32 | lowered MiB fp32 | paper IFMap | paper lowered | paper ratio | "
+             "verified |",
              "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
     for name, rep in reports.items():
         t = rep["total"]
@@ -66,15 +69,15 @@ def memory_table(reports):
         paper = (f"{p[0]:.2f} | {p[1]:.2f} | {p[1] / p[0]:.2f}" if p else "- | - | -")
         checked = (f"{t['verified_layers']} of {t['layers']}"
                    + (f" ({t['skipped_layers']} over budget)" if t["skipped_layers"] else ""))
-        lines.append(f"| {LABELS.get(name, name)} | {t['layers']} | {ifm / 1e6:.2f} | "
-                     f"{low / 1e6:.2f} | {low / ifm:.2f} | {ifm / 2 / 2**20:.2f} | "
-                     f"{low / 2 / 2**20:.2f} | {paper} | {checked} |")
+        lines.append(f"| {LABELS.get(name, name)} | {t['layers']} | {ifm / MIB:.2f} | "
+                     f"{low / MIB:.2f} | {low / ifm:.2f} | {ifm / 2 / MIB:.2f} | "
+                     f"{low / 2 / MIB:.2f} | {paper} | {checked} |")
     return "\n".join(lines)
 
 
 def method_table(reports):
     lines = ["| network | method | MXU calls | cell steps | util | eff. util | energy mJ | "
-             "peak extra MB |", "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+             "peak extra MiB float64 |", "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for name, rep in reports.items():
         for m in ("explicit", "implicit"):
             t = rep["total"].get(m)
@@ -82,7 +85,7 @@ def method_table(reports):
                 continue
             lines.append(f"| {LABELS.get(name, name)} | {m} | {t['calls']} | {t['cell_steps']} | "
                          f"{t['utilisation']:.3f} | {t['effective_utilisation']:.3f} | "
-                         f"{t['energy_pj'] / 1e9:.2f} | {t['peak_extra_bytes'] / 1e6:.3f} |")
+                         f"{t['energy_pj'] / 1e9:.2f} | {t['peak_extra_bytes'] / MIB:.3f} |")
     return "\n".join(lines)
 
 
@@ -102,8 +105,8 @@ def stride_table(stride):
 def plot_memory(reports, out, mxu):
     names = list(reports)
     x = list(range(len(names)))
-    ifm = [reports[n]["total"]["ifmap_bytes"] / 1e6 for n in names]
-    low = [reports[n]["total"]["lowered_bytes"] / 1e6 for n in names]
+    ifm = [reports[n]["total"]["ifmap_bytes"] / MIB for n in names]
+    low = [reports[n]["total"]["lowered_bytes"] / MIB for n in names]
     fig, (a, b) = plt.subplots(1, 2, figsize=(11, 4.4))
     w = 0.38
     a.bar([v - w / 2 for v in x], ifm, w, label="IFMap (sum over layers)", color="C0")
@@ -114,7 +117,7 @@ def plot_memory(reports, out, mxu):
     a.set_ylim(min(ifm) / 2, max(low) * 3)
     a.set_xticks(x)
     a.set_xticklabels([LABELS.get(n, n) for n in names], rotation=20, fontsize=8)
-    a.set_ylabel("MB (float64, batch 1)")
+    a.set_ylabel("MiB (float64 elements, batch 1)")
     a.set_title("memory per network (convolution layers)", fontsize=10)
     a.legend(fontsize=8, loc="upper left")
     a.grid(True, axis="y", which="both", alpha=0.3)
@@ -129,8 +132,10 @@ def plot_memory(reports, out, mxu):
     b.set_xticks(x)
     b.set_xticklabels([LABELS.get(n, n) for n in names], rotation=20, fontsize=8)
     b.set_ylabel("extra memory ratio")
-    b.set_title("lowered / IFMap; implicit: 0 lowered bytes, "
-                f"{3 * mxu * mxu * 8 / 1024:.0f} KiB staging", fontsize=10)
+    extra = max(reports[n]["total"]["implicit"]["peak_extra_bytes"] for n in names
+                if "implicit" in reports[n]["total"])
+    b.set_title(f"lowered / IFMap; implicit: 0 lowered, {extra / MIB:.2g} MiB extra",
+                fontsize=10)
     b.legend(fontsize=8)
     b.grid(True, axis="y", alpha=0.3)
     fig.tight_layout()

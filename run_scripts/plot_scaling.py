@@ -6,6 +6,9 @@ Writes, into the output directory:
   scaling_weak.png    weak scaling: simulation time, scaled speed-up (MAC throughput vs
                       1 rank) and efficiency (work-normalised and classic T1/Tr) vs ranks
   scaling_bytes.png   MPI bytes per rank and peak RSS per rank vs ranks (strong and weak)
+Every plot names the cores the ranks ran on (machine.cores; older files: machine.cpus) and
+shades the rank counts above them: there the ranks share cores (oversubscribed), so the
+attainable speed-up is the core count, not the rank count.
 """
 import os
 
@@ -13,7 +16,7 @@ from plot_common import load_results, pyplot
 
 plt = pyplot("plot_scaling.py")
 
-MB = 2.0 ** 20
+MIB = 2.0 ** 20
 
 
 def shape_str(r):
@@ -28,6 +31,16 @@ def setup_ranks_axis(ax, ranks):
     ax.grid(True, which="both", alpha=0.3)
 
 
+def shade_oversubscribed(ax, ranks, cores):
+    """Grey band over the rank counts above `cores`, labelled."""
+    above = [r for r in ranks if r > cores]
+    if not above:
+        return
+    start = (max([r for r in ranks if r <= cores], default=above[0] / 2) * above[0]) ** 0.5
+    ax.axvspan(start, max(ranks) * 1.15, color="0.88", zorder=0,
+               label=f"oversubscribed: ranks > {cores} cores share them")
+
+
 def annotate_grid(ax, rs, ys):
     for r, y in zip(rs, ys):
         ax.annotate("x".join(map(str, r["brick_grid"])), (r["ranks"], y), textcoords="offset points",
@@ -39,6 +52,8 @@ def plot_kind(recs, kind, meta, path):
     if not rs:
         return False
     ranks = [r["ranks"] for r in rs]
+    cores = meta["cores"]
+    attainable = [min(r, cores) for r in ranks]  # speed-up the cores allow
     fig, axes = plt.subplots(1, 3, figsize=(14, 4.3))
     t = [r["simulation_seconds"] for r in rs]
     w = [r["wall_seconds"] for r in rs]
@@ -53,21 +68,30 @@ def plot_kind(recs, kind, meta, path):
     ax.legend(fontsize=8)
 
     ax = axes[1]
-    ax.plot(ranks, ranks, ":", color="k", label="ideal")
+    shade_oversubscribed(ax, ranks, cores)
+    ax.plot(ranks, ranks, ":", color="k", label="ideal (one core per rank)")
+    if max(ranks) > cores:
+        ax.plot(ranks, attainable, "--", color="0.4", label=f"ideal on {cores} cores: min(ranks, {cores})")
     if all(r.get("speedup") is not None for r in rs):
         sp = [r["speedup"] for r in rs]
         ax.plot(ranks, sp, "o-", color="C1",
                 label="speed-up T1/Tr" if kind == "strong" else "scaled speed-up (MAC/s vs 1 rank)")
         for x, y in zip(ranks, sp):
-            ax.annotate(f"{y:.2f}", (x, y), textcoords="offset points", xytext=(4, -12), fontsize=8)
+            note = f" ({x} ranks on {cores} cores)" if x > cores else ""
+            ax.annotate(f"{y:.2f}{note}", (x, y), textcoords="offset points", xytext=(4, -12),
+                        fontsize=8, ha="right" if note else "left")
     setup_ranks_axis(ax, ranks)
     ax.set_ylabel("speed-up (x)")
     ax.set_ylim(bottom=0)
     ax.set_title("speed-up")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper left")
 
     ax = axes[2]
-    ax.axhline(1.0, ls=":", color="k", label="ideal")
+    shade_oversubscribed(ax, ranks, cores)
+    ax.axhline(1.0, ls=":", color="k", label="ideal (one core per rank)")
+    if max(ranks) > cores:
+        ax.plot(ranks, [a / r for a, r in zip(attainable, ranks)], "--", color="0.4",
+                label=f"ideal on {cores} cores: min(ranks, {cores}) / ranks")
     if all(r.get("efficiency") is not None for r in rs):
         ef = [r["efficiency"] for r in rs]
         if kind == "strong":
@@ -88,12 +112,19 @@ def plot_kind(recs, kind, meta, path):
         what = f"strong scaling, fixed {shape_str(rs[0])} tensor"
     else:
         what = f"weak scaling, {shape_str(rs[0])} per rank ({shape_str(rs[-1])} on {rs[-1]['ranks']} ranks)"
-    fig.suptitle(f"triada-transform {meta['transform']} ({what}); {meta['host']}, {meta['cpus']} cores"
-                 + (", oversubscribed" if meta["oversubscribe"] and max(ranks) > meta["cpus"] else ""))
+    fig.suptitle(f"triada-transform {meta['transform']} ({what}); {meta['host']}: {cores_str(meta, ranks)}")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return True
+
+
+def cores_str(meta, ranks):
+    """'2 cores; 4 ranks oversubscribed (2 ranks per core)' or '16 cores'."""
+    cores, most = meta["cores"], max(ranks)
+    if most <= cores:
+        return f"ran on {cores} cores, one rank per core at most"
+    return f"ran on {cores} cores; {most} ranks oversubscribed ({most / cores:g} ranks per core)"
 
 
 def plot_bytes(recs, meta, path):
@@ -105,14 +136,14 @@ def plot_bytes(recs, meta, path):
             continue
         ranks = [r["ranks"] for r in rs]
         lbl = f"{kind} ({shape_str(rs[0])}" + (" per rank)" if kind == "weak" else ")")
-        axes[0].plot(ranks, [r["bytes_per_rank"] / MB for r in rs], "o-", color=c, label=lbl)
+        axes[0].plot(ranks, [r["bytes_per_rank"] / MIB for r in rs], "o-", color=c, label=lbl)
         if all(r.get("peak_rss_bytes_per_rank") for r in rs):
-            axes[1].plot(ranks, [max(r["peak_rss_bytes_per_rank"]) / MB for r in rs], "o-", color=c,
+            axes[1].plot(ranks, [max(r["peak_rss_bytes_per_rank"]) / MIB for r in rs], "o-", color=c,
                          label=f"{lbl}: peak RSS, max over ranks")
-            axes[1].plot(ranks, [max(r["baseline_rss_bytes_per_rank"]) / MB for r in rs], "x--", color=c,
+            axes[1].plot(ranks, [max(r["baseline_rss_bytes_per_rank"]) / MIB for r in rs], "x--", color=c,
                          label=f"{kind}: RSS at start (libraries, MPI), max over ranks")
-            axes[1].plot(ranks, [max(r["brick_tensor_bytes_per_rank"]) / MB for r in rs], "^:", color=c,
-                         label=f"{kind}: brick tensor bytes")
+            axes[1].plot(ranks, [max(r["brick_tensor_bytes_per_rank"]) / MIB for r in rs], "^:", color=c,
+                         label=f"{kind}: brick tensor, max over ranks")
     axes[0].set_ylabel("MPI bytes per rank (MiB)")
     axes[0].set_title("simulated bus traffic: report mpi.bytes / ranks")
     axes[1].set_ylabel("memory per rank (MiB)")
@@ -121,7 +152,8 @@ def plot_bytes(recs, meta, path):
         setup_ranks_axis(ax, ranks_all)
         ax.set_ylim(bottom=0)
         ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=1 if ax is axes[0] else 2)
-    fig.suptitle(f"triada-transform {meta['transform']}: MPI traffic and memory per rank; {meta['host']}")
+    fig.suptitle(f"triada-transform {meta['transform']}: MPI traffic and memory per rank; "
+                 f"{meta['host']}: {cores_str(meta, ranks_all)}")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -130,8 +162,9 @@ def plot_bytes(recs, meta, path):
 def main():
     doc, _, out = load_results("plot_scaling.py", __doc__,
                                "scaling.json written by run_scripts/scaling.sh", "triada-scaling/1")
-    meta = {"transform": doc["settings"]["transform"], "host": doc["machine"]["host"],
-            "cpus": doc["machine"]["cpus"], "oversubscribe": doc["settings"].get("oversubscribe", False)}
+    machine = doc["machine"]
+    meta = {"transform": doc["settings"]["transform"], "host": machine["host"],
+            "cores": machine.get("cores") or machine["cpus"]}
     recs = doc["records"]
     written = []
     for kind in ("strong", "weak"):

@@ -51,7 +51,9 @@ Environment:
 
 Outputs: DIR/scaling.json (schema triada-scaling/1: one record per (kind, ranks) with
 shape, brick grid, best simulation_seconds, wall_seconds, MPI bytes and messages, bytes
-per rank, peak RSS per rank, speed-up, efficiency), DIR/scaling_strong.png,
+per rank, peak RSS per rank, speed-up, efficiency; machine.cores: the cores the ranks ran
+on, physical cores this process may use or SLURM's CPUs; settings.oversubscribed: more
+ranks than cores), DIR/scaling_strong.png,
 DIR/scaling_weak.png, DIR/scaling_bytes.png.
 
 Example: $prog --max-ranks 4 --oversubscribe --out /tmp/scaling
@@ -214,30 +216,64 @@ for kind in ("strong", "weak"):
             r["efficiency"] = r["speedup"] / r["ranks"]   # work-normalised
             r["efficiency_time"] = t1 / tr                 # classic T1/Tr
 
+def physical_cores(cpus):
+    """Distinct (package, core) pairs among the logical CPUs `cpus` (/proc/cpuinfo), or None."""
+    pairs, cpu, package = set(), None, None
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                key, _, value = (s.strip() for s in line.partition(":"))
+                if key == "processor":
+                    cpu, package = int(value), None
+                elif key == "physical id":
+                    package = value
+                elif key == "core id" and cpu in cpus:
+                    pairs.add((package, value))
+    except (OSError, ValueError):
+        return None
+    return len(pairs) or None
+
+
+def cores_of_the_run():
+    """Cores the ranks ran on: SLURM's CPUs (per node x nodes) in a job, else this machine's
+    physical cores among the CPUs this process may use (logical CPUs if unknown)."""
+    if os.environ.get("SLURM_CPUS_ON_NODE"):
+        per_node = int(os.environ["SLURM_CPUS_ON_NODE"].split("(")[0].split(",")[0])
+        return per_node * int(os.environ.get("SLURM_JOB_NUM_NODES", "1")), "slurm"
+    cpus = os.sched_getaffinity(0)
+    return physical_cores(cpus) or len(cpus), "local"
+
+
+cores, cores_from = cores_of_the_run()
+max_ranks = max((r["ranks"] for r in records), default=1)
 doc = {
     "schema": "triada-scaling/1",
-    "machine": {"host": platform.node(), "cpus": os.cpu_count(), "processor": platform.processor()},
+    "machine": {"host": platform.node(), "cpus": os.cpu_count(), "cores": cores,
+                "cores_from": cores_from, "processor": platform.processor(),
+                "loadavg_end": list(os.getloadavg())},
     "settings": {"transform": transform, "executor": executor, "reps": int(reps),
                  "launcher": launcher, "oversubscribe": oversub == "1",
+                 "oversubscribed": max_ranks > cores,
                  "actuators": "colocated", "timing": "simulation_seconds (engine only), best of reps"},
     "records": records,
 }
 with open(os.path.join(out, "scaling.json"), "w") as f:
     json.dump(doc, f, indent=1)
 
-mb = 1 / 2**20
+mib = 1 / 2**20
 print()
 print(f"{'kind':6} {'ranks':>5} {'shape':>12} {'grid':>7} {'sim s':>8} {'wall s':>8} {'speedup':>7} "
-      f"{'eff':>5} {'MPI MB':>8} {'MB/rank':>8} {'peak RSS MB':>11}")
+      f"{'eff':>5} {'MPI MiB':>8} {'MiB/rank':>8} {'peak RSS MiB':>12}")
 for r in records:
     sp = "-" if r["speedup"] is None else f"{r['speedup']:.2f}"
     ef = "-" if r["efficiency"] is None else f"{r['efficiency']:.2f}"
-    rss = "-" if r["peak_rss_bytes_max"] is None else f"{r['peak_rss_bytes_max'] * mb:.1f}"
+    rss = "-" if r["peak_rss_bytes_max"] is None else f"{r['peak_rss_bytes_max'] * mib:.1f}"
     print(f"{r['kind']:6} {r['ranks']:>5} {'x'.join(map(str, r['shape'])):>12} "
           f"{'x'.join(map(str, r['brick_grid'])):>7} {r['simulation_seconds']:8.4f} "
-          f"{r['wall_seconds']:8.4f} {sp:>7} {ef:>5} {r['mpi_bytes'] * mb:8.2f} "
-          f"{r['bytes_per_rank'] * mb:8.2f} {rss:>11}")
-print("(sim s: best simulation_seconds of the reps; weak speed-up/eff: MAC throughput vs 1 rank)")
+          f"{r['wall_seconds']:8.4f} {sp:>7} {ef:>5} {r['mpi_bytes'] * mib:8.2f} "
+          f"{r['bytes_per_rank'] * mib:8.2f} {rss:>12}")
+print("(sim s: best simulation_seconds of the reps; weak speed-up/eff: MAC throughput vs 1 rank;"
+      f" {cores} cores" + (f", ranks above {cores} oversubscribed)" if max_ranks > cores else ")"))
 EOF
 
 echo "wrote $out/scaling.json"

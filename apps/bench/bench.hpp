@@ -172,7 +172,10 @@ struct Row {
   std::vector<int> stage_axes;
   double ratio_openblas = std::numeric_limits<double>::quiet_NaN();
   double ratio_fftw = std::numeric_limits<double>::quiet_NaN();
-  double gflops() const { return seconds > 0 ? static_cast<double>(macs) / seconds / 1e9 : 0.0; }
+  // Useful MACs per second / 1e9 (one MAC = one multiply-add = 2 flops).
+  double gmacs_per_s() const {
+    return seconds > 0 ? static_cast<double>(macs) / seconds / 1e9 : 0.0;
+  }
   bool baseline() const { return variant != "fused" && variant != "reference"; }
 };
 std::string fftw_variant_for(TransformKind k);

@@ -47,9 +47,9 @@ struct TimingRun {
   void progress(const Row& r) {
     ++done;
     if (!prints_progress(cfg, rank)) return;
-    std::fprintf(stderr, "triada-bench [%d/%d] %s %s %s: %.6f s, %.3f GFLOP/s\n", done, total_rows,
+    std::fprintf(stderr, "triada-bench [%d/%d] %s %s %s: %.6f s, %.3f GMAC/s\n", done, total_rows,
                  shape_str(r.shape).c_str(), r.sparsity.c_str(), r.variant.c_str(), r.seconds,
-                 r.gflops());
+                 r.gmacs_per_s());
   }
 };
 
@@ -233,7 +233,8 @@ void print_report(const TimingRun& t, const std::string& inherited_core,
               << fmt("%.2e", t.verification_diff) << " -> " << t.verification << "\n";
   }
   std::cout << "FFTW: " << fftw_version_string() << ", FFTW_MEASURE planning not timed\n"
-            << "GFLOP/s = useful MACs / s / 1e9 (one MAC = one multiply-add; fused/reference: "
+            << "GMAC/s = useful MACs / s / 1e9 (one MAC = one multiply-add = 2 flops, so GFLOP/s "
+               "= 2 x GMAC/s; fused/reference: "
                "executed MACs, baselines: the dense 3-mode product's MACs N1N2N3(N1+N2+N3));\n"
             << "xOpenBLAS, x" << fftw_variant_for(cfg.transform)
             << " = baseline seconds / row seconds, same shape (> 1: faster than the baseline)\n\n";
@@ -254,7 +255,8 @@ json report_notes() {
       "reps, as the openblas buffers are, so page faults of first touch are not timed",
       "memory_floor: rank 0's best memcpy of the whole tensor into a touched buffer (one read "
       "and one write), a lower bound for any stage that reads V and writes W on one core",
-      "gflops = useful MACs / seconds / 1e9, one MAC = one multiply-add; fused/reference: "
+      "gmacs_per_s = useful MACs / seconds / 1e9, one MAC = one multiply-add = 2 flops (GFLOP/s "
+      "= 2 x gmacs_per_s); fused/reference: "
       "counters.macs (MACs executed under ESOP); openblas and fftw rows: the dense 3-mode "
       "product's MAC count N1 N2 N3 (N1+N2+N3) over their time, so ratios compare like with like",
       "openblas and fftw rows run on world rank 0 alone, one thread, on the dense input",

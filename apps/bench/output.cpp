@@ -52,7 +52,7 @@ json row_json(const Row& r) {
   j["brick_ranks"] = r.brick_ranks;
   j["brick_grid"] = {r.grid[0], r.grid[1], r.grid[2]};
   j["seconds"] = r.seconds;
-  j["gflops"] = r.gflops();
+  j["gmacs_per_s"] = r.gmacs_per_s();
   j["macs"] = r.macs;
   j["macs_dense"] = r.macs_dense;
   j["macs_fraction"] =
@@ -78,7 +78,7 @@ std::string fmt(const char* f, double v) {
 void print_table(std::ostream& os, const std::vector<Row>& rows, TransformKind kind) {
   char line[256];
   std::snprintf(line, sizeof line, "%-12s %-8s %-9s %5s %10s %9s %7s %9s %9s  %s\n", "shape",
-                "sparsity", "variant", "ranks", "seconds", "GFLOP/s", "MACs%", "xOpenBLAS",
+                "sparsity", "variant", "ranks", "seconds", "GMAC/s", "MACs%", "xOpenBLAS",
                 ("x" + fftw_variant_for(kind)).c_str(), "stage seconds (order 3,1,2)");
   os << line;
   for (const Row& r : rows) {
@@ -89,7 +89,7 @@ void print_table(std::ostream& os, const std::vector<Row>& rows, TransformKind k
                            : 0.0;
     std::snprintf(line, sizeof line, "%-12s %-8s %-9s %5d %10.6f %9.3f %7.1f %9s %9s  %s\n",
                   shape_str(r.shape).c_str(), r.sparsity.c_str(), r.variant.c_str(), r.ranks,
-                  r.seconds, r.gflops(), pct, fmt("%.3f", r.ratio_openblas).c_str(),
+                  r.seconds, r.gmacs_per_s(), pct, fmt("%.3f", r.ratio_openblas).c_str(),
                   fmt("%.3f", r.ratio_fftw).c_str(), stages.c_str());
     os << line;
   }

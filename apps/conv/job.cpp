@@ -81,8 +81,9 @@ std::string count(double v) {
   return fixed(v, std::abs(v) >= 100 ? 0 : std::abs(v) >= 10 ? 1 : 2) + units[k];
 }
 
-std::string megabytes(double bytes) {
-  return fixed(bytes / 1e6, 2);
+// Memory figures of the table: MiB (2^20 bytes, doc/design.md §5.8).
+std::string mebibytes(double bytes, int decimals = 2) {
+  return fixed(bytes / 1048576.0, decimals);
 }
 
 // An output (--report or --csv), checked before any work (io/output_files.hpp): not an
@@ -178,11 +179,11 @@ const char* const kDefinitions[][2] = {
 
 void print_header(std::ostream& out) {
   out << std::left << std::setw(4) << "#" << std::setw(24) << "layer" << std::setw(32) << "shape"
-      << std::right << std::setw(8) << "MACs" << std::setw(10) << "IFMap MB" << std::setw(12)
-      << "lowered MB" << std::setw(7) << "ratio"
+      << std::right << std::setw(8) << "MACs" << std::setw(10) << "IFMap MiB" << std::setw(12)
+      << "lowered MiB" << std::setw(7) << "ratio"
       << "  " << std::left << std::setw(9) << "method" << std::right << std::setw(9) << "calls"
       << std::setw(11) << "cell steps" << std::setw(7) << "util" << std::setw(9) << "eff.util"
-      << std::setw(11) << "energy uJ" << std::setw(10) << "extra MB" << std::setw(10) << "DRAM MB"
+      << std::setw(11) << "energy uJ" << std::setw(10) << "extra MiB" << std::setw(10) << "DRAM MiB"
       << std::setw(8) << "stall %"
       << "  " << std::left << "check" << std::right << "\n";
 }
@@ -193,8 +194,8 @@ void print_method_row(std::ostream& out, const nlohmann::json& m, const std::str
       << std::setw(7) << fixed(m["utilisation"].get<double>(), 3) << std::setw(9)
       << fixed(m["effective_utilisation"].get<double>(), 3) << std::setw(11)
       << fixed(m["energy_pj"].get<double>() / 1e6, 1) << std::setw(10)
-      << fixed(m["peak_extra_bytes"].get<double>() / 1e6, 3) << std::setw(10)
-      << megabytes(m["dram_read_bytes"].get<double>() + m["dram_write_bytes"].get<double>())
+      << mebibytes(m["peak_extra_bytes"].get<double>(), 3) << std::setw(10)
+      << mebibytes(m["dram_read_bytes"].get<double>() + m["dram_write_bytes"].get<double>())
       << std::setw(8) << fixed(100.0 * method_stall_fraction(m), 1);
 }
 
@@ -214,8 +215,8 @@ void print_layer(std::ostream& out, const nlohmann::json& L) {
       out << std::left << std::setw(4) << L["index"].get<int>() << std::setw(24)
           << L["name"].get<std::string>().substr(0, 23) << std::setw(32) << shape.substr(0, 31)
           << std::right << std::setw(8) << count(L["macs"].get<double>()) << std::setw(10)
-          << megabytes(L["ifmap_bytes"].get<double>()) << std::setw(12)
-          << megabytes(L["lowered_bytes"].get<double>()) << std::setw(7)
+          << mebibytes(L["ifmap_bytes"].get<double>()) << std::setw(12)
+          << mebibytes(L["lowered_bytes"].get<double>()) << std::setw(7)
           << fixed(L["extra_memory_ratio"].get<double>(), 2) << "  ";
     } else {
       out << std::setw(4 + 24 + 32 + 8 + 10 + 12 + 7 + 2) << "";
@@ -510,8 +511,8 @@ void print_totals(const ConvConfig& cfg, const ConvTotals& c, const nlohmann::js
     if (first) {
       out << std::left << std::setw(4) << "" << std::setw(24) << "total" << std::setw(32)
           << (std::to_string(layers) + " layers") << std::right << std::setw(8)
-          << count(double(c.macs)) << std::setw(10) << megabytes(double(c.ifmap)) << std::setw(12)
-          << megabytes(double(c.lowered)) << std::setw(7)
+          << count(double(c.macs)) << std::setw(10) << mebibytes(double(c.ifmap)) << std::setw(12)
+          << mebibytes(double(c.lowered)) << std::setw(7)
           << fixed(total["extra_memory_ratio"].get<double>(), 2) << "  ";
     } else {
       out << std::setw(4 + 24 + 32 + 8 + 10 + 12 + 7 + 2) << "";

@@ -39,12 +39,13 @@ void print_help(std::ostream& help, const po::options_description& desc) {
           "MXU calls, cell steps,\nutilisation, MACs, energy and the implicit method's peak "
           "working memory.\n\n"
        << desc
-       << "\nTable columns: MACs of the layer; IFMap and lowered matrix in MB (float64, 10^6 "
-          "bytes);\nratio = lowered / IFMap; util = useful MACs / (sum over calls of r S S); "
-          "eff.util also\ncounts the explicit lowering pass as time; extra MB = peak working "
-          "memory of the method;\ncheck = max |y - y_direct| / max |y_direct| (ok when <= "
-          "1e-12 in fp64);\nDRAM MB = bytes between host memory and the unit's buffer, read + "
-          "written ([mxu] of --mesh);\nstall % = stall cycles / (cycles + stall cycles).\n"
+       << "\nTable columns: MACs of the layer; IFMap and lowered matrix in MiB (float64 "
+          "elements, 2^20 bytes);\nratio = lowered / IFMap; util = useful MACs / (sum over calls "
+          "of r S S); eff.util also\ncounts the explicit lowering pass as time; extra MiB = peak "
+          "working memory of the method (float64);\ncheck = max |y - y_direct| / max |y_direct| "
+          "(ok when <= 1e-12 in fp64);\nDRAM MiB = bytes between host memory and the unit's "
+          "buffer, read + written ([mxu] word_bits-bit words);\nstall % = stall cycles / "
+          "(cycles + stall cycles).\n"
           "Exit codes: 0 fine, 1 bad input file, 2 bad option or network file, 3 internal "
           "error,\n4 a layer failed its check.\n";
 }

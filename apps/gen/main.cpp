@@ -63,6 +63,8 @@ void set_gen_attributes(TensorWriter& w, const GenConfig& c, const Provenance& p
   w.set_attribute("zero_lines", c.spec.zero_lines);
   w.set_attribute("zero_planes", c.spec.zero_planes);
   w.set_attribute("plane_axis", index_t{c.spec.plane_axis});
+  w.set_attribute("sparsity_pattern", sparsity_pattern_string(c.spec));
+  w.set_attribute("pattern_axis", index_t{c.spec.pattern_axis});
   set_provenance_attributes(w, prov);
 }
 
@@ -79,8 +81,9 @@ int run(int argc, char** argv) {
   const GenConfig& c = *parsed;
 
   // Up-front memory check of every rank's slab, before the output is created.
-  const std::string what = c.output.str() + ": shape " + to_string(c.spec.shape);
   const std::size_t element = is_complex(c.type) ? sizeof(cplx) : sizeof(double);
+  const std::string what = c.output.str() + ": shape " + to_string(c.spec.shape) +
+                           (is_complex(c.type) ? " complex128" : " float64");  // as generated
   const int size = mpi::size(comm);
   std::uint64_t need = 0;
   mpi::collectively(comm, [&] {

@@ -47,6 +47,23 @@ ext3 parse_shape(const std::string& s) {
   return shape;
 }
 
+// "N:M" with integers 0 <= N <= M, M >= 1 (2:4: 2 of every 4 kept), or "none".
+void parse_sparsity_pattern(const std::string& s, GenSpec& spec) {
+  if (s == "none") return;
+  const auto bad = [&](const std::string& why) {
+    return config_error("--sparsity-pattern: " + why + ", got '" + printable(s) + "'");
+  };
+  const size_t colon = s.find(':');
+  index_t n = 0, m = 0;
+  if (colon == std::string::npos || !parse_int(s.substr(0, colon), n) ||
+      !parse_int(s.substr(colon + 1), m) || n < 0)
+    throw bad("expected N:M, two integers such as 2:4 (N of every M kept), or none");
+  if (m < 1) throw bad("M must be at least 1");
+  if (n > m) throw bad("N must not exceed M (N of every M consecutive elements are kept)");
+  spec.pattern_n = n;
+  spec.pattern_m = m;
+}
+
 // Whole token (no spaces, hex or nan, unlike strtod).
 double parse_fraction(const std::string& option, const std::string& s) {
   double v = 0;
@@ -59,7 +76,8 @@ double parse_fraction(const std::string& option, const std::string& s) {
 
 std::optional<GenConfig> parse_gen_options(int argc, char** argv, std::ostream& help) {
   std::string output, shape, type = "float64", dist = "uniform", sparsity = "0", lines = "0",
-                             planes = "0", axis = "1", seed = "1", progress = "auto";
+                             planes = "0", axis = "1", seed = "1", progress = "auto",
+                             pattern = "none", pattern_axis;
   po::options_description desc("Options");
   // clang-format off
   desc.add_options()
@@ -86,6 +104,13 @@ std::optional<GenConfig> parse_gen_options(int argc, char** argv, std::ostream& 
      "round(F*N) planes chosen at random")
     ("plane-axis", po::value(&axis)->value_name("A")->default_value(axis),
      "axis (1, 2 or 3) the zero planes are orthogonal to")
+    ("sparsity-pattern", po::value(&pattern)->value_name("N:M")->default_value(pattern),
+     "structured sparsity (NVIDIA's 2:4): in every group of M consecutive elements along "
+     "--pattern-axis, N chosen at random keep their value and the other M-N are zero (a "
+     "last, shorter group of r keeps min(N, r)); with --sparsity, --zero-lines or "
+     "--zero-planes, those zero more: at most N of every M")
+    ("pattern-axis", po::value(&pattern_axis)->value_name("A"),
+     "axis (1, 2 or 3) of the --sparsity-pattern groups; default 3, the contiguous one")
     ("seed", po::value(&seed)->value_name("S")->default_value(seed),
      "random seed, an integer in [0, 2^63); the same seed gives the same file for any "
      "number of MPI ranks")
@@ -124,6 +149,15 @@ std::optional<GenConfig> parse_gen_options(int argc, char** argv, std::ostream& 
   cfg.spec.zero_planes = parse_fraction("--zero-planes", planes);
   if (!parse_int(axis, cfg.spec.plane_axis) || cfg.spec.plane_axis < 1 || cfg.spec.plane_axis > 3)
     throw config_error("--plane-axis: expected 1, 2 or 3, got '" + printable(axis) + "'");
+  parse_sparsity_pattern(pattern, cfg.spec);
+  if (vm.count("pattern-axis")) {
+    if (cfg.spec.pattern_m == 0)
+      throw config_error("--pattern-axis: only used with --sparsity-pattern N:M");
+    if (!parse_int(pattern_axis, cfg.spec.pattern_axis) || cfg.spec.pattern_axis < 1 ||
+        cfg.spec.pattern_axis > 3)
+      throw config_error("--pattern-axis: expected 1, 2 or 3, got '" + printable(pattern_axis) +
+                         "'");
+  }
   if (!parse_int(seed, cfg.spec.seed) ||
       cfg.spec.seed > static_cast<std::uint64_t>(std::numeric_limits<index_t>::max()))
     throw config_error("--seed: expected an integer in [0, 2^63), got '" + printable(seed) + "'");

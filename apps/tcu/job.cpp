@@ -21,6 +21,7 @@
 #include "core/checked.hpp"
 #include "core/error.hpp"
 #include "counters/progress.hpp"
+#include "geometry/memory_model.hpp"
 #include "io/output_files.hpp"
 #include "mesh/mpi.hpp"
 #include "mxu/memory_side.hpp"
@@ -276,8 +277,9 @@ void print_single(const nlohmann::json& r, std::ostream& out) {
       << t["macs_dense"].get<std::uint64_t>() << " dense"
       << (dense > 0 ? " (" + fixed(100.0 * macs / dense, 1) + "%)" : "") << "\n";
   const auto& mem = r["memory"];
-  out << "  memory      DRAM " << mem["dram_read_bytes"].get<std::uint64_t>() << " B read, "
-      << mem["dram_write_bytes"].get<std::uint64_t>() << " B written; SRAM "
+  out << "  memory      DRAM " << mib(mem["dram_read_bytes"].get<double>()) << " MiB read, "
+      << mib(mem["dram_write_bytes"].get<double>()) << " MiB written ("
+      << mem["word_bits"].get<int>() << "-bit words); SRAM "
       << mem["sram_reads"].get<std::uint64_t>() << " words read, "
       << mem["sram_writes"].get<std::uint64_t>() << " written; right tiles "
       << mem["tile_loads"].get<std::uint64_t>() << " loaded, "

@@ -375,7 +375,8 @@ nlohmann::json run_transform(const TransformConfig& cfg, TransformTensors& tenso
   // anything is allocated; an allocation that fails anyway is an input error too.
   const bool complex_run = facts.input_complex || facts.coeffs_complex;
   const bool one_node = on_one_node(world);
-  const std::string what = job.names.input + ": shape " + to_string(job.plan.in_shape);
+  const std::string what = job.names.input + ": shape " + to_string(job.plan.in_shape) +
+                           (complex_run ? " complex128" : " float64");
   MemoryPrediction need;
   mpi::collectively(world, [&] {
     job.mem = memory_options(cfg, complex_run, one_node);

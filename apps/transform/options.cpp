@@ -60,7 +60,8 @@ po::options_description transform_options() {
      "dft | dct | dht | wht | gemt, or one per axis such as dft,dct,wht")
     ("inverse", po::bool_switch(), "stream the exact inverse matrices (same norm)")
     ("norm", po::value<std::string>()->default_value("ortho"),
-     "ortho (unitary, numpy norm=\"ortho\") | backward (numpy/scipy default)")
+     "numpy/scipy's norm: ortho (unitary) | backward (numpy/scipy default: inverse scaled) | "
+     "forward (forward scaled by 1/N, dct 1/2N; inverse unscaled)")
     ("coeffs", po::value<std::string>(), "gemt: HDF5 file with matrices /C1 /C2 /C3 (N_s x K_s)")
     ("stage-order", po::value<std::string>()->default_value("312"),
      "order of the summation axes, any permutation of 123")

@@ -1,5 +1,5 @@
 """triada.transform and triada.gemt against independent oracles (scipy.fft, numpy): every
-transform, inverse, both norms, complex data, per-axis transforms, gemt non-square, the
+transform, inverse, the three norms, complex data, per-axis transforms, gemt non-square, the
 initial tensor; and every element type the program reads."""
 
 import numpy as np
@@ -25,18 +25,23 @@ def along(x, matrix_of):
     return x
 
 
+def forward_scale(n, norm):
+    """numpy's factor on the forward transform of size n (dft, dht, wht)."""
+    return {"ortho": 1 / np.sqrt(n), "backward": 1.0, "forward": 1 / n}[norm]
+
+
 def dht_matrix(n, norm):
     k = np.arange(n)
     phase = 2 * np.pi * np.outer(k, k) / n
-    return (np.cos(phase) + np.sin(phase)) / (np.sqrt(n) if norm == "ortho" else 1)
+    return (np.cos(phase) + np.sin(phase)) * forward_scale(n, norm)
 
 
 def wht_matrix(n, norm):
-    return scipy.linalg.hadamard(n) / (np.sqrt(n) if norm == "ortho" else 1)
+    return scipy.linalg.hadamard(n) * forward_scale(n, norm)
 
 
-@pytest.mark.parametrize("norm", ["ortho", "backward"])
-def test_dct_and_dft_equal_scipy_in_both_norms_forward_and_inverse(norm):
+@pytest.mark.parametrize("norm", ["ortho", "backward", "forward"])
+def test_dct_and_dft_equal_scipy_in_every_norm_forward_and_inverse(norm):
     x = index_tensor(SHAPE, sparsity=0.3)
     for inverse in (False, True):
         y, r = triada.transform(x, "dct", norm=norm, inverse=inverse)
@@ -48,7 +53,7 @@ def test_dct_and_dft_equal_scipy_in_both_norms_forward_and_inverse(norm):
         assert y.dtype == np.complex128 and r["problem"]["element"] == "complex128"
 
 
-@pytest.mark.parametrize("norm", ["ortho", "backward"])
+@pytest.mark.parametrize("norm", ["ortho", "backward", "forward"])
 def test_dht_and_wht_equal_their_matrices_applied_along_each_axis(norm):
     x = index_tensor(SHAPE)
     y, _ = triada.transform(x, "dht", norm=norm)
@@ -80,6 +85,12 @@ def test_gemt_non_square_equals_einsum_and_its_inverse_round_trips():
     y, r = triada.gemt(x, c)
     assert y.shape == (3, 12, 7) and y.dtype == np.complex128
     close(y, np.einsum("abc,ai,bj,ck->ijk", x, *c))
+    # TensorLy's mode_dot(X, M, n) = fold(M @ unfold(X, n)), M of shape (J, I_n): the README
+    # says the same Y is mode_dot(., C_s.T, s - 1) per axis.
+    z = x
+    for n, m in enumerate(c):
+        z = np.moveaxis(np.tensordot(m.T, z, axes=([1], [n])), 0, n)
+    close(y, z)
     assert r["problem"]["out_shape"] == [3, 12, 7]
     square = [rng.standard_normal((n, n)) for n in (6, 10, 7)]
     y, _ = triada.gemt(x, square)

@@ -140,9 +140,10 @@ def transform(x, transform="dct", *, inverse=False, norm="ortho", stage_order="3
     inverse : bool, default False
         Stream the exact inverse matrices in the same norm (gemt: each matrix inverted by
         Gauss-Jordan elimination; it must be square and regular) (``--inverse``).
-    norm : {"ortho", "backward"}, default "ortho"
-        ``"ortho"``: unitary matrices (numpy/scipy ``norm="ortho"``); ``"backward"``: the
-        numpy/scipy default scaling (``--norm``).
+    norm : {"ortho", "backward", "forward"}, default "ortho"
+        numpy/scipy's ``norm`` (``--norm``): ``"ortho"``: unitary matrices; ``"backward"``:
+        the numpy/scipy default (the inverse scaled by 1/N, dct 1/2N); ``"forward"``: that
+        scale on the forward transform instead, the inverse unscaled.
     stage_order : str, int or sequence, default "312"
         The order of the summation axes, any permutation of 1, 2, 3: ``"312"``, ``312`` or
         ``(3, 1, 2)`` (``--stage-order``).

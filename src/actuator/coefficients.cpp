@@ -1,4 +1,4 @@
-// Coefficient matrices of doc/design.md §4 (numpy/scipy conventions for both norms).
+// Coefficient matrices of doc/design.md §4 (numpy/scipy conventions for the three norms).
 #include "actuator/coefficients.hpp"
 
 #include <algorithm>
@@ -16,11 +16,11 @@ namespace triada {
 namespace {
 
 // Elements of an n x n matrix, checked, after making sure `copies` such matrices fit
-// in memory (`what` names the input, `name` the matrix).
+// in memory (`what` names the input, `name` the matrix; the elements are complex128).
 std::size_t square_elements(index_t n, int copies, const std::string& what,
                             const std::string& name) {
   const std::string label =
-      what + ": the " + std::to_string(n) + "x" + std::to_string(n) + " " + name;
+      what + ": the " + std::to_string(n) + "x" + std::to_string(n) + " " + name + " (complex128)";
   const auto elements = static_cast<std::uint64_t>(checked_mul(n, n, label));
   require_memory(checked_mul(checked_mul(elements, sizeof(cplx), label), copies, label),
                  label + (copies > 1 ? " (" + std::to_string(copies) + " copies)" : ""));
@@ -78,12 +78,25 @@ double to_double(long double v) {
   return static_cast<double>(v);
 }
 
-// DFT (numpy.fft): forward exp(-2 pi i nk/N), inverse exp(+2 pi i nk/N) / N (backward)
-// or both scaled by 1/sqrt(N) (ortho).
+// numpy's scaling of dft, dht and wht: 1/N on the inverse (backward), on the forward
+// (forward), 1/sqrt(N) on both (ortho).
+long double plain_scale(index_t size, Norm norm, bool inverse) {
+  const auto nn = static_cast<long double>(size);
+  switch (norm) {
+    case Norm::ortho:
+      return 1.0L / std::sqrt(nn);
+    case Norm::forward:
+      return inverse ? 1.0L : 1.0L / nn;
+    case Norm::backward:
+      break;
+  }
+  return inverse ? 1.0L / nn : 1.0L;
+}
+
+// DFT (numpy.fft): forward exp(-2 pi i nk/N), inverse exp(+2 pi i nk/N), scaled by
+// plain_scale.
 void fill_dft(CoeffMatrix& c, index_t size, Norm norm, bool inverse) {
-  const long double scale = norm == Norm::ortho ? 1.0L / std::sqrt(static_cast<long double>(size))
-                            : inverse           ? 1.0L / static_cast<long double>(size)
-                                                : 1.0L;
+  const long double scale = plain_scale(size, norm, inverse);
   const long double sign = inverse ? 1.0L : -1.0L;
   for (index_t n = 0; n < size; ++n) {
     for (index_t k = 0; k < size; ++k) {
@@ -93,15 +106,13 @@ void fill_dft(CoeffMatrix& c, index_t size, Norm norm, bool inverse) {
   }
 }
 
-// DHT: cas(2 pi nk/N) = cos + sin; inverse = cas / N (backward), cas / sqrt(N) both
-// ways (ortho). cas is symmetric in n and k, so the inverse is the same shape.
+// DHT: cas(2 pi nk/N) = cos + sin both ways, scaled by plain_scale. cas is symmetric in
+// n and k, so the inverse is the same shape.
 // cas(2 pi m/N) = sqrt(2) cos(2 pi (8m - N) / 8N): evaluated that way instead of
 // cos + sin, the zeros of cas (m/N = 3/8, 7/8) come out exactly 0 (which ESOP skips)
 // and there is no cancellation near them.
 void fill_dht(CoeffMatrix& c, index_t size, Norm norm, bool inverse) {
-  const long double scale = norm == Norm::ortho ? 1.0L / std::sqrt(static_cast<long double>(size))
-                            : inverse           ? 1.0L / static_cast<long double>(size)
-                                                : 1.0L;
+  const long double scale = plain_scale(size, norm, inverse);
   const long double sqrt2 = 1.414213562373095048801688724209698079L;
   const index_t period = 8 * size;
   for (index_t n = 0; n < size; ++n) {
@@ -118,9 +129,22 @@ void fill_dht(CoeffMatrix& c, index_t size, Norm norm, bool inverse) {
 // m = (2n+1) k mod 4N.
 //   backward forward: C(n,k) = 2 cos(...);  inverse (scipy idct, DCT-III / 2N):
 //     D(k,n) = (k == 0 ? 1 : 2) cos(pi (2n+1) k / (2N)) / (2N)
+//   forward: the same with the 1/(2N) moved to the forward matrix (scipy norm="forward")
 //   ortho forward: C(n,k) = f_k cos(...), f_0 = sqrt(1/N), f_k = sqrt(2/N);
 //     inverse = transpose.
 // Rows of the stored matrix index the input, so the inverse stores D(k, n) at (k, n).
+long double dct_factor(index_t k, long double nn, Norm norm, bool inverse) {
+  switch (norm) {
+    case Norm::ortho:
+      return k == 0 ? std::sqrt(1.0L / nn) : std::sqrt(2.0L / nn);
+    case Norm::forward:
+      return inverse ? (k == 0 ? 1.0L : 2.0L) : 1.0L / nn;
+    case Norm::backward:
+      break;
+  }
+  return inverse ? (k == 0 ? 1.0L : 2.0L) / (2.0L * nn) : 2.0L;
+}
+
 void fill_dct(CoeffMatrix& c, index_t size, Norm norm, bool inverse) {
   const auto nn = static_cast<long double>(size);
   const index_t period = 4 * size;
@@ -128,12 +152,7 @@ void fill_dct(CoeffMatrix& c, index_t size, Norm norm, bool inverse) {
     for (index_t k = 0; k < size; ++k) {
       const index_t m = mul_mod((2 * n + 1) % period, k, period);
       const long double cosv = cos_sin_turn(m, period).c;
-      long double factor = 0.0L;
-      if (norm == Norm::ortho) {
-        factor = k == 0 ? std::sqrt(1.0L / nn) : std::sqrt(2.0L / nn);
-      } else {
-        factor = inverse ? (k == 0 ? 1.0L : 2.0L) / (2.0L * nn) : 2.0L;
-      }
+      const long double factor = dct_factor(k, nn, norm, inverse);
       const double v = to_double(factor * cosv);
       if (inverse) {
         c(k, n) = cplx(v, 0.0);
@@ -144,12 +163,10 @@ void fill_dct(CoeffMatrix& c, index_t size, Norm norm, bool inverse) {
   }
 }
 
-// WHT, Sylvester (natural) order: H(n,k) = (-1)^popcount(n & k). H * H = N I, so the
-// inverse is H / N (backward); ortho scales by 1/sqrt(N) both ways.
+// WHT, Sylvester (natural) order: H(n,k) = (-1)^popcount(n & k), scaled by plain_scale
+// (H * H = N I).
 void fill_wht(CoeffMatrix& c, index_t size, Norm norm, bool inverse) {
-  const long double scale = norm == Norm::ortho ? 1.0L / std::sqrt(static_cast<long double>(size))
-                            : inverse           ? 1.0L / static_cast<long double>(size)
-                                                : 1.0L;
+  const long double scale = plain_scale(size, norm, inverse);
   const double plus = to_double(scale);
   for (index_t n = 0; n < size; ++n) {
     for (index_t k = 0; k < size; ++k) {
@@ -189,11 +206,20 @@ std::string to_string(TransformKind k) {
 Norm parse_norm(const std::string& word) {
   if (word == "ortho") return Norm::ortho;
   if (word == "backward") return Norm::backward;
-  throw config_error("unknown norm '" + word + "' (expected ortho or backward)");
+  if (word == "forward") return Norm::forward;
+  throw config_error("unknown norm '" + word + "' (expected ortho, backward or forward)");
 }
 
 std::string to_string(Norm n) {
-  return n == Norm::ortho ? "ortho" : "backward";
+  switch (n) {
+    case Norm::ortho:
+      return "ortho";
+    case Norm::backward:
+      return "backward";
+    case Norm::forward:
+      return "forward";
+  }
+  return "?";
 }
 
 CoeffMatrix make_coefficients(TransformKind kind, index_t n, Norm norm, bool inverse,

@@ -11,7 +11,9 @@
 namespace triada {
 
 enum class TransformKind { dft, dct, dht, wht, gemt };
-enum class Norm { ortho, backward };
+// numpy/scipy's norm: ortho scales both directions by 1/sqrt(N) (DCT: the orthonormal
+// matrix); backward (their default) scales only the inverse, forward only the forward.
+enum class Norm { ortho, backward, forward };
 
 struct CoeffMatrix {
   index_t rows = 0;         // N (input extent along the axis)
@@ -26,7 +28,7 @@ struct CoeffMatrix {
 // "dft" | "dct" | "dht" | "wht" | "gemt"; throws config_error naming the bad word.
 TransformKind parse_transform(const std::string& word);
 std::string to_string(TransformKind k);
-Norm parse_norm(const std::string& word);  // "ortho" | "backward"
+Norm parse_norm(const std::string& word);  // "ortho" | "backward" | "forward"
 std::string to_string(Norm n);
 
 // The N x N matrix of a built-in transform (not gemt) in the given norm; with

@@ -261,15 +261,16 @@ AvailableMemory available_memory() {
   return a;
 }
 
-std::string format_bytes(double bytes) {
-  static const char* units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-  if (bytes < 1024) return std::to_string(static_cast<u64>(bytes)) + " B";
-  double v = bytes / 1024;
-  int u = 0;
-  while (v >= 1024 && u < 5) v /= 1024, ++u;
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f %s", v, units[u]);
+std::string mib(double bytes) {
+  const double v = bytes / 1048576.0;
+  const char* f = v >= 10 ? "%.1f" : v > 0 ? "%#.3g" : "0";
+  char buf[48];
+  std::snprintf(buf, sizeof buf, f, v);
   return buf;
+}
+
+std::string format_bytes(double bytes) {
+  return mib(bytes) + " MiB";
 }
 std::string format_bytes(u64 bytes) {
   return format_bytes(static_cast<double>(bytes));

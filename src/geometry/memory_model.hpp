@@ -58,7 +58,10 @@ struct AvailableMemory {
 };
 AvailableMemory available_memory();
 
-// "35.2 GiB", "812.0 MiB", "512 B".
+// Memory figures in text are MiB (2^20 bytes) whatever their size (doc/design.md §5.8):
+// mib gives the number, 1 decimal from 10 MiB, else 3 significant digits ("36044.8",
+// "812.0", "0.954", "0.000488"); format_bytes adds " MiB".
+std::string mib(double bytes);
 std::string format_bytes(std::uint64_t bytes);
 std::string format_bytes(double bytes);
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numbers>
+#include <utility>
 
 #include "core/checked.hpp"
 #include "core/error.hpp"
@@ -20,6 +21,7 @@ enum Stream : std::uint64_t {
   sparsity_mask = 5,
   line_pick = 6,
   plane_pick = 7,
+  pattern_pick = 8,
 };
 
 double draw(const GenSpec& c, std::uint64_t stream, std::uint64_t box_muller_stream, index_t g) {
@@ -47,7 +49,55 @@ index_t rounded_count(double fraction, index_t n) {
   return static_cast<index_t>(std::llround(fraction * static_cast<double>(n)));
 }
 
+// Elements of a pattern group whose hashes are held at once.
+index_t pattern_group(const GenSpec& c) {
+  return c.pattern_m == 0 ? 0 : std::min(c.pattern_m, c.shape[c.pattern_axis - 1]);
+}
+
+// Zeroes in `out` (brick b, C order) the elements the N:M pattern drops: in each group
+// along the axis, all but the N smallest hashes of (seed, pattern_pick, global index),
+// ties to the lower position. A group may straddle bricks: every rank hashes all of it.
+// Returns how many of the zeroed elements were non-zero.
+template <class T>
+index_t apply_pattern(const GenSpec& c, const Brick& b, std::vector<T>& out) {
+  if (c.pattern_m == 0) return 0;
+  const int a = c.pattern_axis - 1, p = (a + 1) % 3, q = (a + 2) % 3;
+  const ext3 e = b.extents(), gs{c.shape[1] * c.shape[2], c.shape[2], 1};
+  const ext3 ls{e[1] * e[2], e[2], 1};  // strides of the brick and of the tensor
+  const index_t M = c.pattern_m, N = c.pattern_n;
+  std::vector<std::pair<std::uint64_t, index_t>> keys(static_cast<size_t>(pattern_group(c)));
+  index_t removed = 0;
+  for (index_t ip = b.lo[p]; ip < b.hi[p]; ++ip) {
+    for (index_t iq = b.lo[q]; iq < b.hi[q]; ++iq) {
+      const index_t g_line = ip * gs[p] + iq * gs[q];
+      const index_t l_line = (ip - b.lo[p]) * ls[p] + (iq - b.lo[q]) * ls[q];
+      for (index_t g0 = b.lo[a] / M * M; g0 < b.hi[a]; g0 += M) {
+        const index_t r = std::min(M, c.shape[a] - g0);
+        if (r <= N) continue;
+        for (index_t j = 0; j < r; ++j) {
+          const auto g = static_cast<std::uint64_t>(g_line + (g0 + j) * gs[a]);
+          keys[static_cast<size_t>(j)] = {counter_hash(c.seed, pattern_pick, g), j};
+        }
+        std::nth_element(keys.begin(), keys.begin() + N, keys.begin() + r);
+        for (index_t j = N; j < r; ++j) {
+          const index_t i = g0 + keys[static_cast<size_t>(j)].second;
+          if (i < b.lo[a] || i >= b.hi[a]) continue;
+          T& v = out[static_cast<size_t>(l_line + (i - b.lo[a]) * ls[a])];
+          removed += !is_zero(v);
+          v = T{};
+        }
+      }
+    }
+  }
+  return removed;
+}
+
 }  // namespace
+
+std::string sparsity_pattern_string(const GenSpec& spec) {
+  if (spec.pattern_m == 0) return "none";
+  return std::to_string(spec.pattern_n) + ":" + std::to_string(spec.pattern_m);
+}
 
 Dist parse_dist(const std::string& s) {
   if (s == "uniform") return Dist::uniform;
@@ -105,7 +155,8 @@ std::uint64_t generate_bytes(const GenSpec& c, const Brick& b, std::size_t eleme
     return m > 0 && m < n ? checked_mul(static_cast<u64>(n), u64{16}, what) : u64{0};
   };
   bytes = checked_add(bytes, subset(c.zero_lines, checked_mul(c.shape[0], c.shape[1], what)), what);
-  return checked_add(bytes, subset(c.zero_planes, c.shape[c.plane_axis - 1]), what);
+  bytes = checked_add(bytes, subset(c.zero_planes, c.shape[c.plane_axis - 1]), what);
+  return checked_add(bytes, checked_mul(static_cast<u64>(pattern_group(c)), u64{16}, what), what);
 }
 
 template <class T>
@@ -143,7 +194,7 @@ index_t generate_brick(const GenSpec& c, const Brick& b, std::vector<T>& out,
     }
     if (on_plane) on_plane(i1 + 1 - b.lo[0], b.hi[0] - b.lo[0]);
   }
-  return nonzeros;
+  return nonzeros - apply_pattern(c, b, out);
 }
 
 template index_t generate_brick(const GenSpec&, const Brick&, std::vector<double>&,

@@ -26,8 +26,17 @@ struct GenSpec {
   double zero_lines = 0;   // exactly round(F * N1 * N2) (i1, i2) lines along axis 3 zero
   double zero_planes = 0;  // exactly round(F * N) planes orthogonal to plane_axis zero
   int plane_axis = 1;      // 1..3
+  // N:M structured sparsity (NVIDIA's 2:4) along pattern_axis: of every group of M
+  // consecutive elements (from index 0) N, chosen at random, keep their value and the
+  // others are zero; a last group of r < M elements keeps min(N, r). pattern_m = 0: none.
+  index_t pattern_n = 0;
+  index_t pattern_m = 0;
+  int pattern_axis = 3;  // 1..3
   std::uint64_t seed = 1;
 };
+
+// "N:M", or "none" without a pattern.
+std::string sparsity_pattern_string(const GenSpec& spec);
 
 // Counter-based randomness: splitmix64 finaliser, and the hash of (seed, stream, index).
 std::uint64_t splitmix64(std::uint64_t x);

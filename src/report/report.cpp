@@ -13,6 +13,7 @@
 
 #include "core/checked.hpp"
 #include "core/error.hpp"
+#include "geometry/memory_model.hpp"
 #include "report/physical_json.hpp"
 
 namespace triada {
@@ -193,9 +194,6 @@ std::string scaled(double v, const char* fmt,
   std::snprintf(buf, sizeof buf, fmt, v / u->first, u->second);
   return buf;
 }
-std::string human(double v) {
-  return scaled(v, "%.3g %s", {{1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}, {1, ""}});
-}
 std::string energy(double pj) {
   return scaled(pj, "%.4g %s", {{1e9, "mJ"}, {1e6, "uJ"}, {1e3, "nJ"}, {1, "pJ"}});
 }
@@ -252,8 +250,8 @@ std::string summary_text(const Plan& plan, const RunCounters& rc, const ReportCo
   }
   const MpiTraffic mpi = rc.mpi_total();
   std::snprintf(buf, sizeof buf,
-                "  time     %.3f s wall (simulation %.3f s); MPI %" PRIu64 " messages, %s bytes\n",
-                ctx.wall_seconds, ctx.sim_seconds, mpi.messages, human(double(mpi.bytes)).c_str());
+                "  time     %.3f s wall (simulation %.3f s); MPI %" PRIu64 " messages, %s MiB\n",
+                ctx.wall_seconds, ctx.sim_seconds, mpi.messages, mib(double(mpi.bytes)).c_str());
   o << buf;
   if (ctx.physical) o << physical_summary_line(*ctx.physical, ctx.physical_params);
   return o.str();

@@ -24,7 +24,7 @@ path, ranks = sys.argv[1], int(sys.argv[2])
 with open(path) as f:
     j = json.load(f)
 rows = j["rows"]
-need = ("shape", "sparsity", "variant", "threads", "ranks", "seconds", "gflops", "macs",
+need = ("shape", "sparsity", "variant", "threads", "ranks", "seconds", "gmacs_per_s", "macs",
         "macs_dense", "steps")
 for v in ("fused", "reference", "openblas", "fftw-dct"):
     vr = [r for r in rows if r["variant"] == v]
@@ -33,7 +33,9 @@ for v in ("fused", "reference", "openblas", "fftw-dct"):
         for k in need:
             assert k in r, (v, "lacks", k)
         assert len(r["shape"]) == 3 and r["threads"] == 1, r
-        assert r["seconds"] > 0 and r["gflops"] >= 0, r
+        assert r["seconds"] > 0 and "gflops" not in r, r
+        # GMAC/s: useful MACs (the baselines: the dense count) per second / 1e9
+        assert abs(r["gmacs_per_s"] - r["macs"] / r["seconds"] / 1e9) <= 1e-9 * r["gmacs_per_s"], r
 for r in rows:
     if r["variant"] in ("fused", "reference"):
         assert r["ranks"] == ranks, r
@@ -67,8 +69,10 @@ for np in 1 2; do
   # The whole line, to its end: "-> verified", not "-> MISMATCH" or a word containing it.
   check "np=$np: fused agrees with OpenBLAS" \
     grep -qE '^OpenBLAS vs fused on [0-9x]+ [a-z0-9.]+: max relative difference [0-9.e+-]+ -> verified$' "$out"
-  check "np=$np: one progress line per row on stderr" \
-    test "$(grep -c '^triada-bench \[' "$err")" -eq 28
+  check "np=$np: one progress line per row on stderr, in GMAC/s" \
+    test "$(grep -cE '^triada-bench \[.*: [0-9.]+ s, [0-9.]+ GMAC/s$' "$err")" -eq 28
+  check "np=$np: the throughput column is named GMAC/s" \
+    grep -qE '^shape +sparsity +variant +ranks +seconds +GMAC/s +MACs%' "$out"
 done
 
 check "--help documents every option" bash -c '

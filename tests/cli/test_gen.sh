@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # End-to-end checks of triada-gen: types, exact index values, sparsity statistics, exact
-# zero-line counts, rank-count independence, and the error paths (one line, non-zero
-# exit, no file; an existing output kept without --force). Run by ctest (label cli).
+# zero-line counts, N:M structured sparsity (and a transform of it), rank-count
+# independence, and the error paths (one line, non-zero exit, no file; an existing output
+# kept without --force). Run by ctest (label cli).
 set -euo pipefail
 
 : "${TRIADA_BIN:?set TRIADA_BIN to the build directory}"
@@ -97,6 +98,77 @@ assert a.dtype == b.dtype and a.tobytes() == b.tobytes()
 nnz=$(py "import h5py, numpy as np; print(np.count_nonzero(h5py.File('np1.h5', 'r')['/x'][()]))")
 grep -q " $nnz nonzeros" np3.out || fail "nonzero count in summary: $(cat np3.out), numpy says $nnz"
 
+echo "-- --sparsity-pattern N:M: exactly N nonzeros in every group of M along the axis"
+# nm_check.py FILE AXIS N M: every group of M consecutive elements along AXIS (from index 0;
+# the last may be shorter, r elements, and keeps min(N, r)) holds exactly N nonzeros; along
+# each other axis the groups of M are not all alike (the pattern is along AXIS only).
+cat >nm_check.py <<'EOF'
+import sys, h5py, numpy as np
+path, axis, n, m = sys.argv[1], int(sys.argv[2]) - 1, int(sys.argv[3]), int(sys.argv[4])
+with h5py.File(path, 'r') as f:
+    x = f['/x'][()]
+    a = dict(f['/x'].attrs)
+assert a['sparsity_pattern'] == f'{n}:{m}', a['sparsity_pattern']
+assert a['pattern_axis'] == axis + 1, a['pattern_axis']
+def group_counts(t, ax):
+    t = np.moveaxis(t != 0, ax, -1)
+    return [(np.count_nonzero(t[..., s:s + m], axis=-1), min(m, t.shape[-1] - s))
+            for s in range(0, t.shape[-1], m)]
+for got, r in group_counts(x, axis):
+    assert np.all(got == min(n, r)), (r, np.unique(got))
+for other in {0, 1, 2} - {axis}:
+    if x.shape[other] >= m and 0 < n < m:
+        assert len(np.unique(group_counts(x, other)[0][0])) > 1, f'axis {other + 1} patterned'
+EOF
+"$GEN" --output nm.h5 --shape 6,7,11 --dist normal --sparsity-pattern 2:4 --seed 3 >nm.out
+"$PYTHON" nm_check.py nm.h5 3 2 4 || fail "2:4 along axis 3 (the default)"
+grep -q " $((6 * 7 * (2 + 2 + 2))) nonzeros" nm.out || fail "2:4 nonzero count: $(cat nm.out)"
+# Axis 1 at np 3: the slabs (7, 7, 6 planes) cut groups of 8 in two; the file is np 1's.
+args=(--shape 20,5,9 --type complex64 --dist uniform --sparsity-pattern 3:8 --pattern-axis 1)
+"$GEN" --output nm1.h5 "${args[@]}" --seed 9 >/dev/null
+"$MPIEXEC" -n 3 --oversubscribe "$GEN" --output nm3.h5 "${args[@]}" --seed 9 >/dev/null
+"$PYTHON" nm_check.py nm1.h5 1 3 8 || fail "3:8 along axis 1"
+py "
+import h5py
+a = h5py.File('nm1.h5', 'r')['/x'][()]
+b = h5py.File('nm3.h5', 'r')['/x'][()]
+assert a.dtype == b.dtype and a.tobytes() == b.tobytes()
+" || fail "3:8 pattern: np=1 and np=3 differ"
+"$GEN" --output nm_s1.h5 --shape 4,4,16 --dist ones --sparsity-pattern 1:2 --pattern-axis 3 \
+  --seed 1 >/dev/null
+"$GEN" --output nm_s2.h5 --shape 4,4,16 --dist ones --sparsity-pattern 1:2 --seed 2 >/dev/null
+"$GEN" --output nm_s1b.h5 --shape 4,4,16 --dist ones --sparsity-pattern 1:2 --seed 1 >/dev/null
+"$PYTHON" nm_check.py nm_s2.h5 3 1 2 || fail "1:2 with --dist ones"
+py "
+import h5py, numpy as np
+x1, x2, x1b = (h5py.File(p, 'r')['/x'][()] for p in ('nm_s1.h5', 'nm_s2.h5', 'nm_s1b.h5'))
+assert np.array_equal(x1, x1b), 'same seed, different positions'
+assert not np.array_equal(x1, x2), 'another seed, the same positions'
+" || fail "--seed decides the pattern's positions"
+# M larger than the axis: one short group per line keeps min(N, extent).
+"$GEN" --output nm_big.h5 --shape 3,3,5 --sparsity-pattern 2:16 >/dev/null
+"$PYTHON" nm_check.py nm_big.h5 3 2 16 || fail "2:16 on an axis of 5"
+
+# The DFT's coefficients are never 0, so the first stage's MACs are nnz(x) N3 exactly.
+echo "-- the DFT of a 2:4 tensor equals numpy's; its first stage skips the zeros (ESOP)"
+if "$TRIADA_BIN/triada-transform" -q --input nm.h5 --output nm_dft.h5 --transform dft \
+  --stage-order 312 --report nm_dft.json; then
+  py "
+import json, h5py, numpy as np
+x = h5py.File('nm.h5', 'r')['/x'][()]
+y = h5py.File('nm_dft.h5', 'r')['/y'][()]
+ref = np.fft.fftn(x, norm='ortho')
+assert np.max(np.abs(y - ref)) <= 1e-12 * np.max(np.abs(ref)), np.max(np.abs(y - ref))
+c = json.load(open('nm_dft.json'))['counters']
+first, dense = c['per_stage'][0], c['dense_per_stage'][0]
+assert first['axis'] == 3, first
+assert first['macs'] == np.count_nonzero(x) * x.shape[2], (first['macs'], np.count_nonzero(x))
+assert first['macs'] == dense['macs'] * 6 // 11, (first['macs'], dense['macs'])
+" || fail "dft of the 2:4 tensor"
+else
+  fail "triada-transform on nm.h5"
+fi
+
 echo "-- a bad --shape: one line on stderr, non-zero exit, no file"
 msg="triada-gen: error: --shape: expected three positive integers N1,N2,N3, got '4,0'"
 if "$GEN" --output bad.h5 --shape 4,0 >out.txt 2>err.txt; then fail "--shape 4,0 accepted"; fi
@@ -152,6 +224,14 @@ strict --output bad.h5 --shape 2,2,2 --sparsity 0x1p-1 "--sparsity"
 strict --output bad.h5 --shape 2,2,2 --zero-lines nan "--zero-lines"
 strict --output bad.h5 --shape 2,2,2 --plane-axis " 1" "--plane-axis"
 strict --output bad.h5 --shape 2,2,2 --dist $'\e[31m' "--dist: expected uniform"
+strict --output bad.h5 --shape 2,2,2 --sparsity-pattern 5:4 "--sparsity-pattern: N must not exceed M"
+strict --output bad.h5 --shape 2,2,2 --sparsity-pattern 2:0 "--sparsity-pattern: M must be at least 1"
+for bad in 2-4 2: :4 a:b 2:4:8 " 2:4" -1:4 2.0:4; do
+  strict --output bad.h5 --shape 2,2,2 --sparsity-pattern "$bad" "--sparsity-pattern: expected N:M"
+done
+strict --output bad.h5 --shape 2,2,2 --sparsity-pattern 2:4 --pattern-axis 4 \
+  "--pattern-axis: expected 1, 2 or 3, got '4'"
+strict --output bad.h5 --shape 2,2,2 --pattern-axis 2 "--pattern-axis: only used with"
 
 echo "-- no temporary files left behind"
 leftovers=$(find . -name '.*tmp*' -o -name '.triada-probe*')
@@ -159,7 +239,8 @@ leftovers=$(find . -name '.*tmp*' -o -name '.triada-probe*')
 
 echo "-- --help documents every option"
 help=$("$GEN" --help)
-for opt in --output --shape --type --dist --sparsity --zero-lines --zero-planes --plane-axis --seed --force; do
+for opt in --output --shape --type --dist --sparsity --zero-lines --zero-planes --plane-axis \
+  --sparsity-pattern --pattern-axis --seed --force; do
   grep -q -- "$opt" <<<"$help" || fail "--help lacks $opt"
 done
 

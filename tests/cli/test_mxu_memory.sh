@@ -53,7 +53,7 @@ assert im['tile_loads'] == 9 and im['tile_hits'] == 27
 assert ex['stall_cycles'] > im['stall_cycles']
 assert r['total']['explicit']['dram_read_bytes'] == ex['dram_read_bytes']
 EOF
-grep -q "DRAM MB" out.txt && grep -q "stall %" out.txt && pass || fail "table lacks DRAM MB / stall %"
+grep -q "DRAM MiB" out.txt && grep -q "stall %" out.txt && pass || fail "table lacks DRAM MiB / stall %"
 
 echo "-- conv: ample bandwidth leaves the calls no stall; the lowering pass still waits"
 printf '[mxu]\ndram_gbps = 1000000\nclock_ghz = 0.001\n' >fast.ini

@@ -76,6 +76,21 @@ assert all(abs(v["speedup"] - 1) < 1e-12 for v in one.values())
 two = [r for r in recs if r["ranks"] == 2]
 assert all(r["mpi_bytes"] > one[r["kind"]]["mpi_bytes"] for r in two), "2 ranks should move more bytes"
 EOF
+check "scaling.json names the cores; the plot titles state them and oversubscription" \
+  "$PYTHON" - "$dir/sc/scaling.json" "$SRC/run_scripts" <<'EOF'
+import json, os, sys
+d = json.load(open(sys.argv[1]))
+cores = d["machine"]["cores"]
+assert isinstance(cores, int) and 1 <= cores <= os.cpu_count(), d["machine"]
+assert d["settings"]["oversubscribed"] == (2 > cores), (cores, d["settings"])
+sys.path.insert(0, sys.argv[2])
+sys.argv = sys.argv[:1]
+from plot_scaling import cores_str
+over = cores_str({"cores": 2}, [1, 2, 4])
+assert "2 cores" in over and "4 ranks oversubscribed" in over, over
+fits = cores_str({"cores": 16}, [1, 2, 4])
+assert "16 cores" in fits and "oversubscribed" not in fits, fits
+EOF
 check "scaling PNGs" pngs_ok "$dir/sc" scaling_strong.png scaling_weak.png scaling_bytes.png
 check "scaling table printed" grep -q "^strong .* 2 " "$dir/scaling.log"
 
@@ -144,6 +159,7 @@ for r in model:
     assert r["bus_exceeds_mac"] == (r["bus_ps"] > r["mac_ps"]), r
 for r in meas:
     assert r["variant"] in ("fftw-dct", "openblas") and r["n"] in (8, 16) and r["seconds"] > 0, r
+    assert r["gmacs_per_s"] > 0 and "gflops" not in r, r
 EOF
 check "period = bus + MAC + overhead, recomputed from the reports" "$PYTHON" - "$dir/ph" <<'EOF'
 import glob, json, os, sys

@@ -173,7 +173,7 @@ all_np "non-finite coefficient in /C2" "nanc2.h5|C2" --input "$I/x.h5" "${O[@]}"
 all_np "--inverse with singular /C3" "singular.h5|C3" --input "$I/x.h5" "${O[@]}" \
   --transform gemt --coeffs "$I/singular.h5" --inverse
 all_np "unknown --transform" "transform|fft" --input "$I/x.h5" "${O[@]}" --transform fft
-all_np "bad --norm" "norm|forward" --input "$I/x.h5" "${O[@]}" --transform dft --norm forward
+all_np "bad --norm" "norm|unitary" --input "$I/x.h5" "${O[@]}" --transform dft --norm unitary
 all_np "bad --stage-order" "stage-order" --input "$I/x.h5" "${O[@]}" --transform dft \
   --stage-order 112
 all_np "bad mesh config key" "badkey.ini|celz" --input "$I/x.h5" "${O[@]}" --transform dft \

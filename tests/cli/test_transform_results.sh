@@ -155,6 +155,22 @@ assert y.shape == (3, 12, 7), y.shape
 assert y.dtype == np.float64, y.dtype
 c = [load('coeffs.h5:/C%d' % s) for s in (1, 2, 3)]
 close(y, np.einsum('abc,ai,bj,ck->ijk', load('x.h5:/x'), *c))"
+  # TensorLy's mode_dot(X, M, n) = fold(M @ unfold(X, n), n), M of shape (J, I_n), written
+  # here from its definition: the README says Y = X with mode_dot(., C_s.T, s - 1) per axis.
+  check "gemt == TensorLy mode_dot with each C transposed (README's statement)" "
+def unfold(t, n):
+    return np.moveaxis(t, n, 0).reshape(t.shape[n], -1)
+def fold(m, n, shape):
+    full = [shape[n]] + [d for i, d in enumerate(shape) if i != n]
+    return np.moveaxis(m.reshape(full), 0, n)
+def mode_dot(t, m, n):
+    shape = list(t.shape); shape[n] = m.shape[0]
+    return fold(m @ unfold(t, n), n, shape)
+y = load('x.h5:/x')
+for s in (1, 2, 3):
+    y = mode_dot(y, load('coeffs.h5:/C%d' % s).T, s - 1)
+assert y.shape == (3, 12, 7), y.shape
+close(load('gemt.h5'), y)"
 fi
 
 echo "-- bitwise identical output for any rank count and actuator placement"

@@ -105,9 +105,10 @@ class LineTransform {
  private:
   double nd() const { return static_cast<double>(n_); }
   // numpy scaling shared by dft, dht and wht: forward 1, inverse 1/N (backward);
-  // 1/sqrt(N) both ways (ortho).
+  // forward 1/N, inverse 1 (forward); 1/sqrt(N) both ways (ortho).
   double plain_scale() const {
     if (norm_ == Norm::ortho) return 1.0 / std::sqrt(nd());
+    if (norm_ == Norm::forward) return inverse_ ? 1.0 : 1.0 / nd();
     return inverse_ ? 1.0 / nd() : 1.0;
   }
 
@@ -136,8 +137,11 @@ class LineTransform {
       if (norm_ == Norm::ortho) {  // f_0 / 2 = sqrt(1/4N), f_k / 2 = sqrt(1/2N)
         post0 = std::sqrt(1.0 / (4.0 * nd()));
         post = std::sqrt(1.0 / (2.0 * nd()));
+      } else if (norm_ == Norm::forward) {  // scipy dct(norm="forward"): REDFT10 / 2N
+        post0 = post = 1.0 / (2.0 * nd());
       }
-    } else if (norm_ == Norm::ortho) {  // x_n = sum_k f_k y_k cos(...): pre-scale y
+    } else if (norm_ == Norm::forward) {  // scipy idct(norm="forward"): REDFT01 as is
+    } else if (norm_ == Norm::ortho) {    // x_n = sum_k f_k y_k cos(...): pre-scale y
       rin_[0] *= std::sqrt(1.0 / nd());
       for (std::size_t i = 1; i < n_; ++i) rin_[i] *= std::sqrt(1.0 / (2.0 * nd()));
     } else {

@@ -1,5 +1,6 @@
 // Coefficient matrices (doc/design.md §4) against FFTW with numpy/scipy scaling, and the
 // test oracle itself on hand-computable cases.
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cmath>
@@ -21,7 +22,7 @@ using triada::Norm;
 using triada::TransformKind;
 using lcplx = std::complex<long double>;
 
-constexpr std::array<Norm, 2> kNorms{Norm::ortho, Norm::backward};
+constexpr std::array<Norm, 3> kNorms{Norm::ortho, Norm::backward, Norm::forward};
 constexpr std::array<TransformKind, 4> kBuiltIns{TransformKind::dft, TransformKind::dct,
                                                  TransformKind::dht, TransformKind::wht};
 
@@ -154,6 +155,31 @@ TEST_CASE("wht backward entries are exactly (-1)^popcount(n & k)", "[coefficient
   }
 }
 
+TEST_CASE("forward-norm matrices move backward's scale from the inverse to the forward",
+          "[coefficients]") {
+  // numpy/scipy norm="forward": the forward is the backward forward / s and the inverse the
+  // backward inverse * s, s = N (dft, dht, wht) or 2N (scipy's dct).
+  for (const TransformKind kind : kBuiltIns) {
+    for (const index_t n : {1, 2, 4, 5, 8, 12}) {
+      if (kind == TransformKind::wht && !std::has_single_bit(static_cast<std::uint64_t>(n))) {
+        continue;
+      }
+      const double s = static_cast<double>(kind == TransformKind::dct ? 2 * n : n);
+      for (const bool inverse : {false, true}) {
+        INFO(triada::to_string(kind) << " N=" << n << " inverse=" << inverse);
+        const CoeffMatrix f = triada::make_coefficients(kind, n, Norm::forward, inverse, "t");
+        const CoeffMatrix b = triada::make_coefficients(kind, n, Norm::backward, inverse, "t");
+        const double factor = inverse ? s : 1.0 / s;
+        double worst = 0.0;
+        for (size_t i = 0; i < f.data.size(); ++i)
+          worst = std::max(worst, std::abs(f.data[i] - b.data[i] * factor));
+        CHECK(worst <= 1e-15 * (inverse ? s : 1.0));
+        CHECK(f.is_complex == b.is_complex);
+      }
+    }
+  }
+}
+
 TEST_CASE("wht ortho matrices have orthonormal rows", "[coefficients]") {
   for (const index_t n : {1, 2, 4, 8, 64}) {
     INFO("N=" << n);
@@ -281,7 +307,8 @@ TEST_CASE("invert rejects a non-square matrix", "[coefficients]") {
 TEST_CASE("parse_transform rejects an unknown word with a config error", "[coefficients]") {
   REQUIRE_THROWS_AS(triada::parse_transform("foo"), triada::config_error);
   REQUIRE_THROWS_WITH(triada::parse_transform("foo"), Catch::Contains("'foo'"));
-  REQUIRE_THROWS_AS(triada::parse_norm("forward"), triada::config_error);
+  REQUIRE_THROWS_AS(triada::parse_norm("unitary"), triada::config_error);
+  REQUIRE_THROWS_WITH(triada::parse_norm("unitary"), Catch::Contains("ortho, backward or forward"));
 }
 
 TEST_CASE("transform and norm names round-trip through parse and to_string", "[coefficients]") {

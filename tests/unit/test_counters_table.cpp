@@ -117,13 +117,14 @@ std::string summary_from_json(const json& r) {
     }
     o << "\n";
   }
+  // MiB: one decimal from 10 MiB, else three significant digits (doc/design.md §5.8).
+  const double mib = r["mpi"]["bytes"].get<double>() / (1024.0 * 1024.0);
+  char mib_text[64];
+  std::snprintf(mib_text, sizeof mib_text, mib >= 10 ? "%.1f" : mib > 0 ? "%#.3g" : "0", mib);
   std::snprintf(buf, sizeof buf,
-                "  time     %.3f s wall (simulation %.3f s); MPI %" PRIu64 " messages, %s bytes\n",
+                "  time     %.3f s wall (simulation %.3f s); MPI %" PRIu64 " messages, %s MiB\n",
                 r["wall_seconds"].get<double>(), r["simulation_seconds"].get<double>(),
-                r["mpi"]["messages"].get<std::uint64_t>(),
-                scaled(r["mpi"]["bytes"].get<double>(), "%.3g %s",
-                       {{1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}, {1, ""}})
-                    .c_str());
+                r["mpi"]["messages"].get<std::uint64_t>(), mib_text);
   o << buf;
   return o.str();
 }

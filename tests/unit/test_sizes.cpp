@@ -114,7 +114,8 @@ TEST_CASE("a coefficient matrix whose size overflows or does not fit is refused"
     make_coefficients(TransformKind::dct, index_t{1} << 40, Norm::ortho, false,
                       "axis 3 of in.h5:/x");
   });
-  CHECK(msg.rfind("axis 3 of in.h5:/x: the 1099511627776x1099511627776 dct coefficient matrix: ",
+  CHECK(msg.rfind("axis 3 of in.h5:/x: the 1099511627776x1099511627776 dct coefficient matrix "
+                  "(complex128): ",
                   0) == 0);
   CHECK(msg.find("does not fit a 64-bit size") != std::string::npos);
   {
@@ -123,9 +124,8 @@ TEST_CASE("a coefficient matrix whose size overflows or does not fit is refused"
       make_coefficients(TransformKind::dft, 256, Norm::ortho, false, "axis 1 of in.h5:/x");
     });
     CHECK(m2 ==
-          "axis 1 of in.h5:/x: the 256x256 dft coefficient matrix: needs 1.0 MiB, 976.6 KiB "
-          "available "
-          "(TRIADA_MEMORY_LIMIT)");
+          "axis 1 of in.h5:/x: the 256x256 dft coefficient matrix (complex128): needs 1.00 MiB, "
+          "0.954 MiB available (TRIADA_MEMORY_LIMIT)");
     CHECK(make_coefficients(TransformKind::dft, 128, Norm::ortho, false, "a").data.size() ==
           128 * 128);
   }
@@ -149,9 +149,14 @@ TEST_CASE("available memory: the override, else MemAvailable within the cgroup's
   CHECK((a.source == "MemAvailable" || a.source == "cgroup limit"));
 }
 
-TEST_CASE("format_bytes uses binary units with one decimal", "[sizes]") {
-  CHECK(format_bytes(std::uint64_t{512}) == "512 B");
-  CHECK(format_bytes(std::uint64_t{1536}) == "1.5 KiB");
-  CHECK(format_bytes(std::uint64_t{17576000000}) == "16.4 GiB");
-  CHECK(format_bytes(std::uint64_t{1} << 63) == "8.0 EiB");
+TEST_CASE("format_bytes gives MiB at every size, with the digits to compare two figures",
+          "[sizes]") {
+  CHECK(format_bytes(std::uint64_t{0}) == "0 MiB");
+  CHECK(format_bytes(std::uint64_t{512}) == "0.000488 MiB");
+  CHECK(format_bytes(std::uint64_t{1536}) == "0.00146 MiB");
+  CHECK(format_bytes(std::uint64_t{1000000}) == "0.954 MiB");
+  CHECK(format_bytes(10.0 * 1048576 - 1) == "10.0 MiB");
+  CHECK(format_bytes(std::uint64_t{1} << 20) == "1.00 MiB");
+  CHECK(format_bytes(std::uint64_t{17576000000}) == "16761.8 MiB");
+  CHECK(format_bytes(std::uint64_t{1} << 63) == "8796093022208.0 MiB");
 }

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# The README's mpirun commands fit a 2-core laptop as printed: every `mpirun -np N` with a
+# number asks for at most 2 ranks or says --oversubscribe, and the worked example runs as
+# printed (mpirun without --oversubscribe) and prints the lines shown, times aside.
+# Run by ctest (label cli); skipped (77) on a machine with fewer than 2 cores.
+set -euo pipefail
+
+: "${TRIADA_BIN:?set TRIADA_BIN to the build directory}"
+: "${TRIADA_SRC:?set TRIADA_SRC to the source directory}"
+MPIEXEC=${MPIEXEC:-mpiexec}
+PYTHON=${PYTHON:-/usr/bin/python3}
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+
+# shellcheck source=tests/cli/lib_check.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib_check.sh"
+
+if [[ $(nproc) -lt 2 ]]; then
+  echo "SKIPPED: $(nproc) core; the README's examples want 2"
+  exit 77
+fi
+in_scratch_dir readme-mpirun
+
+echo "-- every mpirun -np N in the README asks for at most 2 ranks or oversubscribes"
+check "README mpirun commands fit 2 cores" "$PYTHON" - "$TRIADA_SRC/README.md" <<'EOF'
+import re, sys
+bad = [line.strip() for line in open(sys.argv[1])
+       for m in [re.search(r"\bmpirun\b.*?-np\s+(\d+)", line)]
+       if m and int(m.group(1)) > 2 and "--oversubscribe" not in line]
+assert not bad, "needs more than 2 cores: " + " | ".join(bad)
+EOF
+
+echo "-- the worked example, as printed"
+# The first sh block after "## Worked example": the "$ ..." command (with its "\"
+# continuation lines) and the lines it prints.
+"$PYTHON" - "$TRIADA_SRC/README.md" <<'EOF'
+import re, sys
+text = open(sys.argv[1]).read()
+block = re.search(r"## Worked example\n+```sh\n(.*?)```", text, re.S).group(1).splitlines()
+cmd, i = [block[0][2:]], 1
+while cmd[-1].endswith("\\"):
+    cmd[-1] = cmd[-1][:-1]
+    cmd.append(block[i].strip())
+    i += 1
+open("command.txt", "w").write(" ".join(cmd) + "\n")
+open("printed.txt", "w").write("\n".join(block[i:]) + "\n")
+EOF
+read -r -a words <command.txt
+if [[ ${words[0]} != mpirun ]] || grep -q -- "--oversubscribe" command.txt; then
+  fail "the worked example is not a plain mpirun command: $(cat command.txt)"
+fi
+args=()
+for w in "${words[@]:1}"; do
+  w=${w/#build\//$TRIADA_BIN/}
+  w=${w/#data\//$TRIADA_SRC/data/}
+  args+=("${w//\/tmp\//$tmp/}")
+done
+if timeout 120 "$MPIEXEC" "${args[@]}" >got.txt 2>err.txt; then
+  pass
+  # The wall and simulation times differ from run to run; every other line is exact.
+  check "the example prints what the README shows (times aside)" \
+    diff <(grep -v '^  time ' printed.txt) <(grep -v '^  time ' got.txt)
+  check "the time line has the README's form" \
+    grep -qE '^  time     [0-9.]+ s wall \(simulation [0-9.]+ s\); MPI [0-9]+ messages, [0-9.]+ MiB$' \
+    got.txt
+  for f in s.h5 r.json t.csv; do check "the example wrote /tmp/$f" test -s "$tmp/$f"; done
+else
+  fail "the worked example failed without --oversubscribe: $(cat err.txt)"
+fi
+
+summary
