@@ -41,6 +41,11 @@ class FileTensors final : public TransformTensors {
     what = cfg_.coeffs + ":" + dset;
     return read_matrix(cfg_.coeffs, dset);
   }
+  CoeffMatrix gemt_facts(int axis, std::string& what) override {
+    const std::string dset = "/C" + std::to_string(axis);
+    what = cfg_.coeffs + ":" + dset;
+    return inspect_matrix(cfg_.coeffs, dset);
+  }
 
   TensorNames names(const TensorInfo& x, const TensorInfo& y0) const override {
     return {cfg_.input.str(), cfg_.input.file + ":" + x.dataset,

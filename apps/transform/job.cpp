@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <iostream>
 
 #include "apps/common/option_error.hpp"
 #include "apps/common/provenance.hpp"
@@ -11,6 +12,7 @@
 #include "core/memory.hpp"
 #include "counters/progress.hpp"
 #include "engine/engine.hpp"
+#include "geometry/layout_quality.hpp"
 #include "geometry/memory_model.hpp"
 #include "io/output_files.hpp"
 #include "mesh/mpi.hpp"
@@ -21,15 +23,6 @@
 namespace triada {
 
 namespace {
-
-// What rank 0 learns from the tensors before anything runs; broadcast to every rank.
-struct ProblemFacts {
-  ext3 in_shape{};
-  ext3 out_shape{};
-  int input_complex = 0;
-  int coeffs_complex = 0;
-  int initial_complex = 0;  // --initial's Y0 (its shape is out_shape)
-};
 
 std::string axis_name(const TensorNames& names, int axis) {
   return "axis " + std::to_string(axis) + " of " + names.input_given;
@@ -86,16 +79,35 @@ void check_initial(const TensorInfo& y0, const std::string& name, ProblemFacts& 
   f.initial_complex = y0.is_complex ? 1 : 0;
 }
 
-ProblemFacts validate(const TransformConfig& cfg, TransformTensors& tensors, TensorInfo& info,
-                      TensorInfo& y0, TextOutputs& texts) {
+// C_axis's facts without building or reading it (--dry-run): K and whether it is complex.
+CoeffMatrix coefficient_facts(const TransformConfig& cfg, TransformTensors& tensors,
+                              const TensorNames& names, int axis, index_t n) {
+  const TransformKind kind = cfg.kinds[axis - 1];
+  if (kind != TransformKind::gemt) {
+    check_transform_size(kind, n, axis_name(names, axis));
+    return {n, n, kind == TransformKind::dft, {}};
+  }
+  std::string what;
+  const CoeffMatrix c = tensors.gemt_facts(axis, what);
+  if (c.rows != n)
+    throw input_error(what + ": has " + std::to_string(c.rows) + " rows, but " +
+                      axis_name(names, axis) + " has " + std::to_string(n) + " elements");
+  if (cfg.inverse) check_square(c, what);
+  return c;
+}
+
+// X's and Y0's facts and each axis's K, checked; `matrix(names, axis, n)` gives C_axis (its
+// data or its facts).
+template <class Matrix>
+ProblemFacts problem_facts(const TransformConfig& cfg, TransformTensors& tensors, TensorInfo& info,
+                           TensorInfo& y0, const Matrix& matrix) {
   ProblemFacts f;
-  texts = check_outputs(cfg, tensors);
   info = tensors.inspect_input();
   f.in_shape = info.shape;
   f.input_complex = info.is_complex;
   const TensorNames names = tensors.names(info, y0);
   for (int axis = 1; axis <= 3; ++axis) {
-    const CoeffMatrix c = coefficients_for(cfg, tensors, names, axis, f.in_shape[axis - 1]);
+    const CoeffMatrix c = matrix(names, axis, f.in_shape[axis - 1]);
     f.out_shape[axis - 1] = c.cols;
     f.coeffs_complex |= c.is_complex ? 1 : 0;
   }
@@ -104,6 +116,14 @@ ProblemFacts validate(const TransformConfig& cfg, TransformTensors& tensors, Ten
     check_initial(y0, tensors.names(info, y0).initial, f);
   }
   return f;
+}
+
+ProblemFacts validate(const TransformConfig& cfg, TransformTensors& tensors, TensorInfo& info,
+                      TensorInfo& y0, TextOutputs& texts) {
+  texts = check_outputs(cfg, tensors);
+  return problem_facts(cfg, tensors, info, y0, [&](const TensorNames& names, int axis, index_t n) {
+    return coefficients_for(cfg, tensors, names, axis, n);
+  });
 }
 
 // max |y - y_fp64|, sum |y - y_fp64| and max |y_fp64| over the world, y_fp64 an fp64 run of
@@ -311,22 +331,6 @@ nlohmann::json run_typed(Job& job) {
   return report;
 }
 
-// What the memory model needs to know about this run (geometry/memory_model.hpp).
-MemoryModelOptions memory_options(const TransformConfig& cfg, bool complex_run, bool one_node) {
-  MemoryModelOptions m;
-  m.element_bytes = complex_run ? sizeof(cplx) : sizeof(double);
-  m.cell_bytes = complex_run ? sizeof(Cell<cplx>) : sizeof(Cell<double>);
-  m.reference =
-      for_option("--executor", [&] { return parse_executor(cfg.executor); }) == Executor::reference;
-  m.check = cfg.check;
-  for (TransformKind k : cfg.kinds)
-    if (k == TransformKind::gemt && cfg.inverse) m.coeff_copies = 3;  // Gauss-Jordan: c, a, inv
-  m.one_node = one_node;
-  m.binary64_kernels = cfg.mesh.cell_mode == CellMode::fp64;  // other modes read planes in place
-  m.initial = !cfg.initial.file.empty();
-  return m;
-}
-
 // Rank 0 checks every input before any rank does work; all ranks agree on the verdict and
 // learn its facts.
 ProblemFacts agreed_facts(Job& job) {
@@ -352,8 +356,32 @@ ProblemFacts agreed_facts(Job& job) {
 
 }  // namespace
 
-Plan transform_plan(const TransformConfig& cfg, MPI_Comm world, const ext3& in_shape,
-                    const ext3& out_shape) {
+ProblemFacts inspect_problem(const TransformConfig& cfg, TransformTensors& tensors,
+                             TensorInfo& info, TensorInfo& y0) {
+  return problem_facts(cfg, tensors, info, y0, [&](const TensorNames& names, int axis, index_t n) {
+    return coefficient_facts(cfg, tensors, names, axis, n);
+  });
+}
+
+MemoryModelOptions memory_options(const TransformConfig& cfg, bool complex_run, bool one_node) {
+  MemoryModelOptions m;
+  m.element_bytes = complex_run ? sizeof(cplx) : sizeof(double);
+  m.cell_bytes = complex_run ? sizeof(Cell<cplx>) : sizeof(Cell<double>);
+  m.reference =
+      for_option("--executor", [&] { return parse_executor(cfg.executor); }) == Executor::reference;
+  m.check = cfg.check;
+  for (TransformKind k : cfg.kinds) {
+    if (k == TransformKind::gemt && cfg.inverse) m.coeff_copies = 3;  // Gauss-Jordan: c, a, inv
+    if (k == TransformKind::gemt) m.matrices_from_file = true;
+  }
+  m.one_node = one_node;
+  m.binary64_kernels = cfg.mesh.cell_mode == CellMode::fp64;  // other modes read planes in place
+  m.initial = !cfg.initial.file.empty();
+  return m;
+}
+
+PlanRequest transform_plan_request(const TransformConfig& cfg, const ext3& in_shape,
+                                   const ext3& out_shape) {
   PlanRequest req;
   req.in_shape = in_shape;
   req.out_shape = out_shape;
@@ -361,7 +389,22 @@ Plan transform_plan(const TransformConfig& cfg, MPI_Comm world, const ext3& in_s
   req.stage_order = cfg.stage_order;
   req.grid = cfg.mesh.grid;
   req.actuators = cfg.mesh.actuators;
-  return plan_for_world(world, req);
+  return req;
+}
+
+Plan transform_plan(const TransformConfig& cfg, MPI_Comm world, const ext3& in_shape,
+                    const ext3& out_shape) {
+  return plan_for_world(world, transform_plan_request(cfg, in_shape, out_shape));
+}
+
+void warn_poor_layout(const TransformConfig& cfg, const Plan& plan, MPI_Comm world) {
+  if (cfg.quiet || mpi::rank(world) != 0) return;
+  const LayoutVerdict v = judge_layout(plan);
+  if (!v.poor) return;
+  PlanRequest req = transform_plan_request(cfg, plan.in_shape, plan.out_shape);
+  req.world_size = plan.ranks.world_size;
+  const auto choices = good_layouts_near(req, [](int b) { return mpi::dims_create(b); });
+  std::cerr << "triada-transform: warning: " << layout_warning(plan, v, choices) << std::endl;
 }
 
 nlohmann::json run_transform(const TransformConfig& cfg, TransformTensors& tensors, MPI_Comm world,
@@ -370,6 +413,7 @@ nlohmann::json run_transform(const TransformConfig& cfg, TransformTensors& tenso
   job.provenance = run_provenance(world, "triada-transform", cfg.command_line);
   const ProblemFacts facts = agreed_facts(job);
   job.plan = transform_plan(cfg, world, facts.in_shape, facts.out_shape);
+  warn_poor_layout(cfg, job.plan, world);
 
   // Memory: a node that cannot hold its ranks' predicted peak refuses the run before
   // anything is allocated; an allocation that fails anyway is an input error too.

@@ -13,6 +13,7 @@
 
 #include "apps/transform/options.hpp"
 #include "engine/engine.hpp"
+#include "geometry/memory_model.hpp"
 #include "io/output_files.hpp"
 #include "io/tensor_io.hpp"
 #include "report/provenance.hpp"
@@ -41,6 +42,9 @@ class TransformTensors {
   virtual TensorInfo inspect_initial(const ext3& out_shape) = 0;
   // gemt's C_axis as given (on world rank 0, then on its actuator's rank); `what` names it.
   virtual CoeffMatrix gemt_matrix(int axis, std::string& what) = 0;
+  // World rank 0, --dry-run: C_axis's rows, cols and type, its data not read where it can
+  // be avoided (files: only the dataset's metadata).
+  virtual CoeffMatrix gemt_facts(int axis, std::string& what) { return gemt_matrix(axis, what); }
   // Every rank, after validation: the names, from the facts rank 0 found.
   virtual TensorNames names(const TensorInfo& x, const TensorInfo& y0) const = 0;
   // Collective over the world after validation (memory: the matrices to every rank).
@@ -73,9 +77,41 @@ nlohmann::json run_transform(const TransformConfig& cfg, TransformTensors& tenso
 // The program: run_transform on the files of cfg.
 void run_transform_job(const TransformConfig& cfg, MPI_Comm world, std::ostream& out);
 
+// The request for a plan of cfg's run on these shapes (the world's size not yet set).
+PlanRequest transform_plan_request(const TransformConfig& cfg, const ext3& in_shape,
+                                   const ext3& out_shape);
 // The plan of a run of cfg on `world` for these shapes (what run_transform builds).
 Plan transform_plan(const TransformConfig& cfg, MPI_Comm world, const ext3& in_shape,
                     const ext3& out_shape);
+
+// What rank 0 learns from the tensors before anything runs; broadcast to every rank.
+struct ProblemFacts {
+  ext3 in_shape{};
+  ext3 out_shape{};
+  int input_complex = 0;
+  int coeffs_complex = 0;
+  int initial_complex = 0;  // --initial's Y0 (its shape is out_shape)
+  bool complex_run() const { return input_complex || coeffs_complex; }
+};
+
+// World rank 0, --dry-run: the facts from metadata alone, checked as the run checks them
+// (X's and Y0's shape and type, each axis's K: built-in sizes checked, gemt matrices by
+// gemt_facts); no tensor data is read and no output is probed.
+ProblemFacts inspect_problem(const TransformConfig& cfg, TransformTensors& tensors,
+                             TensorInfo& info, TensorInfo& y0);
+
+// What the memory model needs to know about a run of cfg (geometry/memory_model.hpp).
+MemoryModelOptions memory_options(const TransformConfig& cfg, bool complex_run, bool one_node);
+
+// On world rank 0 unless cfg.quiet: a one-line warning on stderr if the plan's rank layout
+// is poor (geometry/layout_quality.hpp), naming world sizes that would do better.
+void warn_poor_layout(const TransformConfig& cfg, const Plan& plan, MPI_Comm world);
+
+// --dry-run (cfg.dry_run): the plan of the run without reading data or writing the output
+// (apps/transform/dry_run.cpp): rank layout, memory per rank, MPI traffic per stage, the
+// modelled time, the layout's verdict; text on `out` (rank 0), JSON to --report.
+// Collective over `world`.
+void run_dry_run(const TransformConfig& cfg, MPI_Comm world, std::ostream& out);
 
 // --model-only (cfg.model_shape set): the report of a dense input of that shape, without
 // data; rank 0 writes --report and prints the summary. Collective over `world`.

@@ -17,7 +17,9 @@ int main(int argc, char** argv) {
                               [&] { cfg = triada::parse_transform_options(ac, av, help); });
     if (rank == 0) std::cout << help.str();
     if (!cfg) return 0;  // --help
-    if (cfg->model_shape)
+    if (cfg->dry_run)
+      triada::run_dry_run(*cfg, MPI_COMM_WORLD, std::cout);
+    else if (cfg->model_shape)
       triada::run_model_only(*cfg, MPI_COMM_WORLD, std::cout);
     else
       triada::run_transform_job(*cfg, MPI_COMM_WORLD, std::cout);

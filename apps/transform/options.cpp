@@ -70,6 +70,9 @@ po::options_description transform_options() {
     ("report", po::value<std::string>(), "write the JSON report (triada-report/1) here")
     ("trace", po::value<std::string>(), "write the per-step CSV trace here")
     ("force", po::bool_switch(), "overwrite an existing output file")
+    ("dry-run", po::bool_switch(),
+     "print the plan (rank layout, memory per rank, MPI traffic per stage, modelled time) and "
+     "exit: reads only the inputs' metadata, writes no output (the plan as JSON to --report)")
     ("quiet,q", po::bool_switch(), "print no summary and no progress line")
     ("progress", po::value<std::string>()->default_value("auto"),
      "auto: a live line on a terminal, else a plain line every 10 s or 10% | always: plain "
@@ -148,6 +151,7 @@ TransformConfig transform_config(const MeshCommandLine& cl) {
   if (vm.count("report")) c.report = text(vm, "report");
   if (vm.count("trace")) c.trace = text(vm, "trace");
   c.force = vm["force"].as<bool>();
+  c.dry_run = vm["dry-run"].as<bool>();
   c.quiet = vm["quiet"].as<bool>();
   c.progress = parse_progress_mode(text(vm, "progress"));
   c.executor = text(vm, "executor");

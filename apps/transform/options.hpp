@@ -39,6 +39,7 @@ struct TransformConfig {
   std::uint64_t shuffle_seed = 0;
   bool check = false;               // rerun in fp64 and report the output's error
   std::optional<ext3> model_shape;  // --model-only: no data, a dense input of this shape
+  bool dry_run = false;             // --dry-run: print the plan, read no data, write no output
 };
 
 // "dft,dct,wht": the transform of each axis, as the output and the report name it.

@@ -222,8 +222,7 @@ std::string to_string(Norm n) {
   return "?";
 }
 
-CoeffMatrix make_coefficients(TransformKind kind, index_t n, Norm norm, bool inverse,
-                              const std::string& what) {
+void check_transform_size(TransformKind kind, index_t n, const std::string& what) {
   if (kind == TransformKind::gemt) {
     throw config_error(what + ": gemt coefficient matrices are read from a file, not built in");
   }
@@ -233,6 +232,11 @@ CoeffMatrix make_coefficients(TransformKind kind, index_t n, Norm norm, bool inv
   if (kind == TransformKind::wht && !std::has_single_bit(static_cast<std::uint64_t>(n))) {
     throw input_error(what + ": wht needs a power-of-two size, got " + std::to_string(n));
   }
+}
+
+CoeffMatrix make_coefficients(TransformKind kind, index_t n, Norm norm, bool inverse,
+                              const std::string& what) {
+  check_transform_size(kind, n, what);
   CoeffMatrix c;
   c.rows = n;
   c.cols = n;
@@ -259,11 +263,15 @@ CoeffMatrix make_coefficients(TransformKind kind, index_t n, Norm norm, bool inv
   return c;
 }
 
-CoeffMatrix invert(const CoeffMatrix& c, const std::string& what) {
+void check_square(const CoeffMatrix& c, const std::string& what) {
   if (c.rows != c.cols) {
     throw input_error(what + ": matrix is not square (" + std::to_string(c.rows) + "x" +
                       std::to_string(c.cols) + ")");
   }
+}
+
+CoeffMatrix invert(const CoeffMatrix& c, const std::string& what) {
+  check_square(c, what);
   const index_t n = c.rows;
   const std::size_t elements = square_elements(n, 2, what, "matrix to invert");
   CoeffMatrix a = c;  // reduced in place to the identity

@@ -39,6 +39,11 @@ std::string to_string(Norm n);
 // `what` names the input in the message (e.g. "axis 2 of in.h5:/x").
 CoeffMatrix make_coefficients(TransformKind kind, index_t n, Norm norm, bool inverse,
                               const std::string& what);
+// make_coefficients' checks of N alone, without building the matrix (--dry-run).
+void check_transform_size(TransformKind kind, index_t n, const std::string& what);
+
+// Throws input_error (naming `what`) if c is not square.
+void check_square(const CoeffMatrix& c, const std::string& what);
 
 // Inverse of a square matrix by Gauss-Jordan elimination with partial pivoting.
 // Throws input_error (naming `what`) if it is not square or is singular.

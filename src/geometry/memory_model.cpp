@@ -146,6 +146,21 @@ u64 add_windows(const Plan& plan, int rank, const MemoryModelOptions& opt, const
   return in_run;
 }
 
+// What --dry-run expects a rank to grow by beyond the counted buffers (kExpected*Bytes).
+u64 expected_allowance(const Plan& plan, int rank, const MemoryModelOptions& opt) {
+  if (plan.ranks.world_size == 1) return kExpectedOneRankBytes;
+  if (rank >= plan.ranks.n_bricks)
+    return kExpectedActuatorBytes + (opt.matrices_from_file ? kExpectedIoBytes : 0);
+  const Brick cells = plan.brick_cells(rank);
+  const u64 brick =
+      std::max(count_in(cells, plan.in_shape), count_in(cells, plan.out_shape)) * opt.element_bytes;
+  const u64 line = std::min(kExpectedLineBytes, kExpectedLineBaseBytes + brick);
+  u64 b = rank == 0 && opt.hdf5_open_on_rank0 ? 0 : kExpectedIoBytes;
+  for (int a = 0; a < 3; ++a)
+    if (plan.ranks.grid[a] > 1) b += line;
+  return b;
+}
+
 }  // namespace
 
 MemoryPrediction predict_memory(const Plan& plan, int rank, const MemoryModelOptions& opt,
@@ -175,6 +190,7 @@ MemoryPrediction predict_memory(const Plan& plan, int rank, const MemoryModelOpt
     if (plan.ranks.actuator_rank[sp.axis - 1] == rank)
       stream = std::max(stream, actuator_bytes(plan, sp, opt, s));
   m.run = s.add(run, stream);
+  m.expected = m.run - kMemoryModelFixedBytes + expected_allowance(plan, rank, opt);
   return m;
 }
 

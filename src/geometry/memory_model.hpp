@@ -17,6 +17,11 @@ struct MemoryModelOptions {
   bool check = false;             // --check: a copy of the input and a second run
   bool initial = false;           // the affine form's Y0: one output brick held through the run
   int coeff_copies = 1;           // matrices alive while one is built (gemt --inverse: 3)
+  // World rank 0 opened the input's metadata before the run's baseline (the program; not
+  // --model-only or in-memory tensors): it then holds HDF5's state already (--dry-run's
+  // estimate only).
+  bool hdf5_open_on_rank0 = true;
+  bool matrices_from_file = false;  // gemt: an actuator rank reads its matrix (HDF5's state)
   // Every line lives on one node: lines of >= 2 bricks get a shared window. Otherwise
   // both a window and two batch buffers are counted (an upper bound).
   bool one_node = true;
@@ -29,7 +34,10 @@ struct MemoryPrediction {
   // Growth of resident memory after the setup (what the report's peak minus baseline
   // measures): registers, stage scratch, coefficient matrices, actuator stream, I/O.
   std::uint64_t run = 0;
-  std::uint64_t registers = 0;      // the brick registers alone (part of run)
+  std::uint64_t registers = 0;  // the brick registers alone (part of run)
+  // The growth a run is expected to show (--dry-run's estimate of the measured peak): run
+  // without the fixed allowance and the upper bounds, with what was measured in their place.
+  std::uint64_t expected = 0;
   std::uint64_t window_own = 0;     // this rank's segments of the shared windows
   std::uint64_t window_mapped = 0;  // what it maps of every segment (its own and its
                                     // partners') at setup
@@ -40,6 +48,19 @@ struct MemoryPrediction {
 // collective buffer (ROMIO: 16 MiB), HDF5's chunk cache and conversion buffers, MPI's
 // own state, the packing panels. Measured: 5 to 15 MiB above the registers at np 1 to 3.
 inline constexpr std::uint64_t kMemoryModelFixedBytes = std::uint64_t{24} << 20;
+// --dry-run's estimate of the measured growth (MemoryPrediction::expected) counts, in place
+// of kMemoryModelFixedBytes, what runs of 0.2 to 25 MiB bricks measured above the registers,
+// scratch and streams (Open MPI 4.1, HDF5 1.10, one node): one rank alone 1 MiB; a brick rank
+// of several 3.5 MiB for HDF5's state and MPI-IO when it first opens the input, and per axis
+// its line communicators span 1.5 MiB plus its brick's bytes, at most 3.5 MiB (MPI's
+// buffers of the line); an actuator rank 1.5 MiB, and the 3.5 MiB if it reads a gemt matrix. Not
+// counted: ROMIO's collective buffer (up to 16 MiB) on the aggregating rank while it reads an input
+// whose bricks interleave in the file (a grid split along axis 3).
+inline constexpr std::uint64_t kExpectedOneRankBytes = std::uint64_t{1} << 20;
+inline constexpr std::uint64_t kExpectedIoBytes = std::uint64_t{7} << 19;
+inline constexpr std::uint64_t kExpectedLineBaseBytes = std::uint64_t{3} << 19;
+inline constexpr std::uint64_t kExpectedLineBytes = std::uint64_t{7} << 19;
+inline constexpr std::uint64_t kExpectedActuatorBytes = std::uint64_t{3} << 19;
 // Packing scratch after each member's segment of a shared window (must equal
 // Topology::kLineScratchBytes; node_memory.cpp checks).
 inline constexpr std::uint64_t kWindowScratchBytes = std::uint64_t{3} << 20;

@@ -507,10 +507,15 @@ void read_brick(MPI_Comm comm, const std::string& file, const TensorInfo& info, 
 }
 
 // A failed HDF5 call (a corrupt file) is bad input naming the matrix, not an internal error.
-CoeffMatrix read_whole(const std::string& file, const std::string& dataset_path, int rank);
+CoeffMatrix read_whole(const std::string& file, const std::string& dataset_path, int rank,
+                       bool with_data = true);
 CoeffMatrix read_matrix(const std::string& file, const std::string& dataset_path) {
   return h5::reading_input(file + ":" + rooted(dataset_path),
                            [&] { return read_whole(file, dataset_path, 2); });
+}
+CoeffMatrix inspect_matrix(const std::string& file, const std::string& dataset_path) {
+  return h5::reading_input(file + ":" + rooted(dataset_path),
+                           [&] { return read_whole(file, dataset_path, 2, false); });
 }
 
 std::vector<cplx> read_vector(const std::string& file, const std::string& dataset_path) {
@@ -518,8 +523,9 @@ std::vector<cplx> read_vector(const std::string& file, const std::string& datase
                            [&] { return read_whole(file, dataset_path, 1).data; });
 }
 
-// A whole rank-2 (rows x cols) or rank-1 (rows x 1) dataset.
-CoeffMatrix read_whole(const std::string& file, const std::string& dataset_path, int rank) {
+// A whole rank-2 (rows x cols) or rank-1 (rows x 1) dataset; without data, its facts alone.
+CoeffMatrix read_whole(const std::string& file, const std::string& dataset_path, int rank,
+                       bool with_data) {
   h5::QuietErrors quiet;
   const std::string dataset = rooted(dataset_path);
   h5::File f = open_serial(file);
@@ -535,6 +541,7 @@ CoeffMatrix read_whole(const std::string& file, const std::string& dataset_path,
       name + ": the " + std::to_string(m.rows) +
       (rank == 2 ? "x" + std::to_string(m.cols) + " matrix" : "-entry vector");
   const index_t elements = checked_mul(m.rows, m.cols, label);
+  if (!with_data) return m;
   require_memory(checked_mul(static_cast<std::uint64_t>(elements), sizeof(cplx), label), label);
   m.data.assign(static_cast<size_t>(elements), cplx{});
   if (m.is_complex) {

@@ -47,6 +47,8 @@ void read_brick(MPI_Comm comm, const std::string& file, const TensorInfo& info, 
 // Serial read of a whole rank-2 dataset (coefficient matrices for gemt: /C1, /C2, /C3),
 // any integer/float/complex type as above. Throws input_error naming file:dataset.
 CoeffMatrix read_matrix(const std::string& file, const std::string& dataset);
+// read_matrix's checks and facts without its data: rows, cols and is_complex (data empty).
+CoeffMatrix inspect_matrix(const std::string& file, const std::string& dataset);
 // The same for a whole rank-1 dataset (real types land in the real parts).
 std::vector<cplx> read_vector(const std::string& file, const std::string& dataset);
 

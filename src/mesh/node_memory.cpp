@@ -42,19 +42,26 @@ bool on_one_node(MPI_Comm comm) {
   return node_of(comm).size() == mpi::size(comm);
 }
 
-void require_node_memory(MPI_Comm comm, std::uint64_t mine, const std::string& what) {
+NodeMemory node_memory(MPI_Comm comm, std::uint64_t mine) {
   const mpi::Comm node = node_of(comm);
-  const double sum = node_sum(node, mine);
-  const std::uint64_t most = mpi::max_of(node.get(), mine);
-  const int n = node.size();
+  NodeMemory m;
+  m.need = node_sum(node, mine);
+  m.most = mpi::max_of(node.get(), mine);
+  m.ranks = node.size();
+  mpi::collectively(comm, [&] { m.available = available_memory(); });
+  return m;
+}
+
+void require_node_memory(MPI_Comm comm, std::uint64_t mine, const std::string& what) {
+  const NodeMemory m = node_memory(comm, mine);
   mpi::collectively(comm, [&] {
-    const AvailableMemory a = available_memory();
-    if (sum <= static_cast<double>(a.bytes)) return;
-    std::string need = format_bytes(most) + " per rank";
-    if (n > 1)
-      need += " (" + format_bytes(sum) + " for the " + std::to_string(n) + " ranks on one node)";
-    throw input_error(what + ": needs " + need + ", " + format_bytes(a.bytes) + " available (" +
-                      a.source + ")");
+    if (m.fits()) return;
+    std::string need = format_bytes(m.most) + " per rank";
+    if (m.ranks > 1)
+      need += " (" + format_bytes(m.need) + " for the " + std::to_string(m.ranks) +
+              " ranks on one node)";
+    throw input_error(what + ": needs " + need + ", " + format_bytes(m.available.bytes) +
+                      " available (" + m.available.source + ")");
   });
 }
 

@@ -7,7 +7,20 @@
 #include <cstdint>
 #include <string>
 
+#include "geometry/memory_model.hpp"
+
 namespace triada {
+
+// What the ranks of this rank's node need together (the sum of their `mine`), how many they
+// are, the most one of them needs, and what the node has available. Collective over comm.
+struct NodeMemory {
+  double need = 0;
+  int ranks = 1;
+  std::uint64_t most = 0;
+  AvailableMemory available;
+  bool fits() const { return need <= static_cast<double>(available.bytes); }
+};
+NodeMemory node_memory(MPI_Comm comm, std::uint64_t mine);
 
 // Collective over comm. `mine` is what this rank will add to its node's memory. If the
 // ranks of some node together need more than available_memory(), every rank throws the

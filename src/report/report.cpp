@@ -99,6 +99,8 @@ json counters_json(const Plan& plan, const RunCounters& rc, const Derived& d) {
   return counters;
 }
 
+}  // namespace
+
 json mpi_json(const Plan& plan, const RunCounters& rc) {
   const MpiTraffic tot = rc.mpi_total();
   json mb, ms = json::array();
@@ -120,8 +122,6 @@ json mpi_json(const Plan& plan, const RunCounters& rc) {
           {"per_stage", ms},
           {"control", {{"messages", rc.mpi_control.messages}, {"bytes", rc.mpi_control.bytes}}}};
 }
-
-}  // namespace
 
 json make_report(const Plan& plan, const RunCounters& rc, const ReportContext& ctx) {
   const Derived d = derive(plan, rc, ctx.energy);

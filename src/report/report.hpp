@@ -41,6 +41,9 @@ struct ReportContext {
 
 nlohmann::json make_report(const Plan& plan, const RunCounters& rc, const ReportContext& ctx);
 
+// The report's `mpi` section: rc's MPI traffic, in total, by bus, per stage and control.
+nlohmann::json mpi_json(const Plan& plan, const RunCounters& rc);
+
 // Human-readable summary (a few lines) of the run make_report describes: the same
 // numbers, computed from the counters and the context.
 std::string summary_text(const Plan& plan, const RunCounters& rc, const ReportContext& ctx);
