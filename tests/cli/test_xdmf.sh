@@ -112,6 +112,14 @@ check "--force replaces both sidecars" bash -c '[[ -s r.xmf && -s r_act.xmf && -
 expect_error 2 "drop --xdmf" --model-only 4,4,4 -t dct --xdmf
 expect_error 2 "drop --activity" --model-only 4,4,4 -t dct --activity m.h5
 
+echo "-- run_scripts/plot_look.py draws both files"
+"$PYTHON" "$TRIADA_SRC/run_scripts/plot_look.py" yc.h5 yc_act.h5 -o plots >plot.txt 2>&1
+check "plot_look.py: look_output.png and look_activity.png" \
+  bash -c '[[ -s plots/look_output.png && -s plots/look_activity.png ]] || { cat plot.txt; exit 1; }'
+"$PYTHON" "$TRIADA_SRC/run_scripts/plot_look.py" yc.h5 x.h5 -o plots >plot.txt 2>&1
+check "plot_look.py: a file that is no activity is one error line" \
+  bash -c '[[ $(wc -l <plot.txt) == 1 ]] && grep -q "^plot_look.py: error: x.h5: not a triada-transform --activity file" plot.txt'
+
 if command -v pvbatch >/dev/null && ! sanitized; then
   echo "-- ParaView's XDMF readers (pvbatch found)"
   cat >pv.py <<'PY'
