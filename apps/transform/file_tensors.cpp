@@ -8,6 +8,7 @@
 #include "core/error.hpp"
 #include "io/output_files.hpp"
 #include "io/tensor_io.hpp"
+#include "io/xdmf.hpp"
 
 namespace triada {
 
@@ -25,9 +26,14 @@ class FileTensors final : public TransformTensors {
             {cfg_.report, "--report", true, false},
             {cfg_.trace, "--trace", true, false},
             // Not marked HDF5: Y0 may not even share a file with the output it seeds.
-            {cfg_.initial.file, "--initial", false, false}};
+            {cfg_.initial.file, "--initial", false, false},
+            {cfg_.xdmf ? xdmf_path(cfg_.output.file) : "", "--xdmf", true, false}};
   }
-  void check_output() override { check_output_writable(cfg_.output, cfg_.force); }
+  // Rank 0: the output and, with --xdmf, its sidecar can be written.
+  void check_output() override {
+    check_output_writable(cfg_.output, cfg_.force);
+    if (cfg_.xdmf) sidecar_ = TextOutput(xdmf_path(cfg_.output.file), cfg_.force);
+  }
 
   TensorInfo inspect_input() override {
     const TensorInfo info = inspect_tensor(cfg_.input);
@@ -73,6 +79,7 @@ class FileTensors final : public TransformTensors {
   }
   void publish() override {
     if (writer_) writer_->publish();
+    sidecar_.publish();
   }
 
  private:
@@ -111,10 +118,22 @@ class FileTensors final : public TransformTensors {
     w.set_attribute("steps", static_cast<index_t>(rc.total_steps()));
     set_provenance_attributes(w, prov);
     w.finish();
+    if (sidecar_.active()) stage_sidecar<T>(w, plan.out_shape);
+  }
+
+  // Rank 0 (the one that probed it): the output's XDMF sidecar, naming the dataset.
+  template <class T>
+  void stage_sidecar(const TensorWriter& w, const ext3& shape) {
+    const std::string dset = output_dataset_path(cfg_.output);
+    const std::string name = dset.substr(dset.rfind('/') + 1);
+    const XdmfArray y{name, dset, is_complex_v<T> ? ElementType::complex128 : ElementType::float64,
+                      w.data_offset()};
+    sidecar_.stage(xdmf_document(name, cfg_.output.file, shape, {y}));
   }
 
   const TransformConfig& cfg_;
   std::optional<TensorWriter> writer_;
+  TextOutput sidecar_;  // --xdmf, rank 0's
 };
 
 }  // namespace

@@ -3,10 +3,12 @@
 #include <chrono>
 #include <cmath>
 #include <iostream>
+#include <optional>
 
 #include "apps/common/option_error.hpp"
 #include "apps/common/provenance.hpp"
 #include "apps/common/world_plan.hpp"
+#include "apps/transform/activity.hpp"
 #include "core/checked.hpp"
 #include "core/error.hpp"
 #include "core/memory.hpp"
@@ -15,6 +17,7 @@
 #include "geometry/layout_quality.hpp"
 #include "geometry/memory_model.hpp"
 #include "io/output_files.hpp"
+#include "io/xdmf.hpp"
 #include "mesh/mpi.hpp"
 #include "mesh/node_memory.hpp"
 #include "mesh/topology.hpp"
@@ -56,13 +59,17 @@ CoeffMatrix coefficients_for(const TransformConfig& cfg, TransformTensors& tenso
 struct TextOutputs {
   TextOutput report;
   TextOutput trace;
+  TextOutput activity_xdmf;  // --activity's sidecar
 };
 
 // Every output can be written and none is the same file as an input or another output.
 TextOutputs check_outputs(const TransformConfig& cfg, TransformTensors& tensors) {
-  check_distinct(tensors.run_files());
+  std::vector<RunFile> files = tensors.run_files();
+  for (RunFile& f : activity_files(cfg)) files.push_back(std::move(f));
+  check_distinct(files);
   tensors.check_output();
   TextOutputs t;
+  t.activity_xdmf = probe_activity(cfg);
   if (!cfg.report.empty()) t.report = TextOutput(cfg.report, cfg.force);
   if (!cfg.trace.empty()) t.trace = TextOutput(cfg.trace, cfg.force);
   return t;
@@ -135,6 +142,7 @@ std::array<double, 3> fp64_error(const Topology& topo, const EngineOptions& opt,
   EngineOptions ref_opt = opt;
   ref_opt.cell_mode = CellMode::fp64;
   ref_opt.on_progress = nullptr;
+  ref_opt.activity = nullptr;
   const EngineResult<T> ref = run_engine<T>(topo, ref_opt, std::move(input), nullptr, initial);
   std::array<double, 3> mine{0, 0, 0};
   for (size_t i = 0; i < ref.out.size(); ++i) {
@@ -164,7 +172,9 @@ struct Job {
   MPI_Comm world;
   std::ostream& out;
   std::chrono::steady_clock::time_point t0;
-  Provenance provenance;  // rank 0's, on every rank (the output's attributes, the report)
+  Provenance provenance;    // rank 0's, on every rank (the output's attributes, the report)
+  CellActivity activity{};  // --activity: this brick's record of the run
+  std::optional<TensorWriter> activity_file{};
 };
 
 // The report's problem, precision and memory figures (report/report.hpp).
@@ -186,6 +196,11 @@ ReportContext report_context(const Job& job, const EngineOptions& opt,
                  {"element", is_complex_v<T> ? "complex128" : "float64"},
                  {"shuffle_seed", cfg.shuffle_seed}};
   if (!cfg.coeffs.empty()) ctx.problem["coeffs"] = cfg.coeffs;
+  if (cfg.xdmf) ctx.problem["output_xdmf"] = xdmf_path(cfg.output.file);
+  if (!cfg.activity.empty()) {
+    ctx.problem["activity"] = cfg.activity;
+    ctx.problem["activity_xdmf"] = xdmf_path(cfg.activity);
+  }
   // The affine form's Y0 (null: none, Y = X x1 C1 x2 C2 x3 C3).
   ctx.problem["initial"] =
       job.names.initial.empty() ? nlohmann::json(nullptr) : nlohmann::json(job.names.initial);
@@ -223,6 +238,7 @@ EngineOptions engine_options(Job& job, const Topology& topo, Progress& progress)
   opt.mode = cfg.mesh.mode;
   opt.cell_mode = cfg.mesh.cell_mode;
   opt.shuffle_seed = cfg.shuffle_seed;
+  if (!cfg.activity.empty()) opt.activity = &job.activity;
   opt.coefficients = [&job](int axis) {
     return coefficients_for(job.cfg, job.tensors, job.names, axis, job.plan.in_shape[axis - 1]);
   };
@@ -316,6 +332,12 @@ nlohmann::json run_typed(Job& job) {
   mpi::collectively(topo.world(), [&] {
     if (topo.is_brick()) job.tensors.write(job.names, job.provenance, topo, res);
   });
+  if (!cfg.activity.empty())
+    mpi::collectively(topo.world(), [&] {
+      if (topo.is_brick())
+        write_activity(cfg, job.provenance, topo, job.activity, job.activity_file,
+                       job.texts.activity_xdmf);
+    });
   std::string summary;  // rank 0's, printed once everything is published
   nlohmann::json report;
   mpi::collectively(topo.world(), [&] {
@@ -324,6 +346,8 @@ nlohmann::json run_typed(Job& job) {
   });
   mpi::collectively(topo.world(), [&] {
     job.tensors.publish();
+    if (job.activity_file) job.activity_file->publish();
+    job.texts.activity_xdmf.publish();
     job.texts.report.publish();
     job.texts.trace.publish();
   });
@@ -414,6 +438,7 @@ nlohmann::json run_transform(const TransformConfig& cfg, TransformTensors& tenso
   const ProblemFacts facts = agreed_facts(job);
   job.plan = transform_plan(cfg, world, facts.in_shape, facts.out_shape);
   warn_poor_layout(cfg, job.plan, world);
+  if (!cfg.activity.empty()) mpi::collectively(world, [&] { check_activity_fits(job.plan); });
 
   // Memory: a node that cannot hold its ranks' predicted peak refuses the run before
   // anything is allocated; an allocation that fails anyway is an input error too.

@@ -53,6 +53,12 @@ po::options_description transform_options() {
     ("input,i", po::value<std::string>(),
      "input tensor FILE[:/DSET]; default dataset: the file's only rank-3 dataset")
     ("output,o", po::value<std::string>(), "output FILE[:/DSET]; default dataset /y")
+    ("xdmf", po::bool_switch(),
+     "also write the output's XDMF sidecar FILE.xmf beside it: ParaView and VisIt open the "
+     "result as a 3D grid (complex: its real and imaginary parts)")
+    ("activity", po::value<std::string>(),
+     "write every cell's MACs, Y-bus sends and receives and waits, per stage and in total, "
+     "to this HDF5 file (3D datasets over the mesh), with its XDMF sidecar FILE.xmf")
     ("initial", po::value<std::string>(),
      "initial output Y0 FILE[:/DSET] of the output's shape (default dataset: the file's only "
      "rank-3 one): computes Y = Y0 + X x1 C1 x2 C2 x3 C3, the last stage accumulating onto Y0")
@@ -112,9 +118,11 @@ void mesh_part(const MeshCommandLine& cl, TransformConfig& c) {
 // --model-only N1,N2,N3 replaces the data options, which it refuses by name.
 void model_only_part(const po::variables_map& vm, TransformConfig& c) {
   c.model_shape = parse_ext3(text(vm, "model-only"), "--model-only");
-  for (const char* no : {"input", "output", "trace", "coeffs", "initial"})
+  for (const char* no : {"input", "output", "trace", "coeffs", "initial", "activity"})
     if (vm.count(no))
       throw config_error(std::string("--model-only reads and writes no data: drop --") + no);
+  if (vm["xdmf"].as<bool>())
+    throw config_error("--model-only reads and writes no data: drop --xdmf");
   if (vm["check"].as<bool>()) throw config_error("--model-only runs nothing to --check");
 }
 
@@ -150,6 +158,8 @@ TransformConfig transform_config(const MeshCommandLine& cl) {
   mesh_part(cl, c);
   if (vm.count("report")) c.report = text(vm, "report");
   if (vm.count("trace")) c.trace = text(vm, "trace");
+  c.xdmf = vm["xdmf"].as<bool>();
+  if (vm.count("activity")) c.activity = text(vm, "activity");
   c.force = vm["force"].as<bool>();
   c.dry_run = vm["dry-run"].as<bool>();
   c.quiet = vm["quiet"].as<bool>();

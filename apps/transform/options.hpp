@@ -31,6 +31,12 @@ struct TransformConfig {
   MeshConfig mesh;
   std::string report;  // JSON report path, empty: none
   std::string trace;   // per-step CSV path, empty: none
+
+  // Look instead of read (README "Looking at a run"): --xdmf, the output's XDMF sidecar
+  // (io/xdmf.hpp); --activity, the per-cell activity HDF5 file (empty: none).
+  bool xdmf = false;
+  std::string activity;
+
   bool force = false;
   bool quiet = false;
   ProgressMode progress = ProgressMode::automatic;  // --progress (counters/progress.hpp)

@@ -62,6 +62,8 @@ class Actuator {
   const std::vector<index_t>& row_order() const { return order_; }
   // False if ESOP skips row t (all zero over its K columns).
   bool emits(index_t t) const { return mode_ == Mode::dense || row_nnz_[t] > 0; }
+  // Whether C[t, k] is non-zero as streamed: the zero test ESOP applies to it.
+  bool nonzero(index_t t, index_t k) const { return !is_zero(c_[t * k_ + k]); }
   // Elements row t puts on the X-bus (one per vector element, not per destination).
   std::uint64_t x_bus_sends(index_t t) const;
   // Appends the message for a brick holding planes [lo, hi) of the axis.

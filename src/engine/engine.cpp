@@ -219,7 +219,18 @@ struct StreamState {
   std::vector<std::byte> arena;     // every message of the stage, back to back
   mpi::Requests requests;           // after the arena: a pending send never outlives it
   std::vector<StepRecord> records;  // x_bus_sends of each emitted step
+  BitRows coeffs;                   // --activity: the non-zero coefficients (K x N)
 };
+
+// Column k, bit t: C[t, k] != 0 as the actuator streams it.
+template <class T>
+BitRows coefficient_bits(const Actuator<T>& act, const StagePlan& sp) {
+  BitRows b(sp.k(), sp.n());
+  for (index_t k = 0; k < sp.k(); ++k)
+    for (index_t t = 0; t < sp.n(); ++t)
+      if (act.nonzero(t, k)) b.set(k, t);
+  return b;
+}
 
 template <class T>
 void post_stream(const Topology& topo, const EngineOptions& opt, int stage_index,
@@ -228,6 +239,7 @@ void post_stream(const Topology& topo, const EngineOptions& opt, int stage_index
   const StagePlan& sp = plan.stages[stage_index];
   const CoeffMatrix c = opt.coefficients(sp.axis);
   const Actuator<T> act(sp, c, opt.mode, opt.shuffle_seed);
+  if (opt.activity) st.coeffs = coefficient_bits(act, sp);
   const int nb = plan.ranks.n_bricks;
   MpiTraffic& traffic = rc.mpi_stages[stage_index].x;
   const std::vector<Range> range = stage_plane_ranges(plan, stage_index);
@@ -425,6 +437,8 @@ EngineResult<T> run_engine(const Topology& topo, const EngineOptions& opt, std::
       // (one tag per axis, and one actuator rank per axis keeps same-axis stages in order).
       pass_control(topo, s, control, res.counters);
     }
+    if (opt.activity)
+      detail::record_activity<T>(topo, opt, s, v, std::move(stream.coeffs), *opt.activity);
     std::vector<StepRecord> brick_records;
     const double t_stage = mpi::wtime();
     if (topo.is_brick()) {

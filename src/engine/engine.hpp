@@ -8,6 +8,7 @@
 
 #include "actuator/coefficients.hpp"
 #include "cell/cell_rule.hpp"
+#include "counters/cell_activity.hpp"
 #include "counters/counters.hpp"
 #include "mesh/topology.hpp"
 #include "precision/cell_mode.hpp"
@@ -38,6 +39,11 @@ struct EngineOptions {
   std::function<void(int stage_index, std::uint64_t steps)> on_stage_done;
   // Called by brick ranks as steps of a stage complete (fused executor); may be empty.
   std::function<void(int stage_index, std::uint64_t done, std::uint64_t total)> on_progress;
+  // --activity: non-null on every rank or on none. Each brick rank records there what its
+  // cells saw in each stage (counters/cell_activity.hpp), from the stage's input and the
+  // coefficients, in a pass of its own before the stage; null: nothing is recorded and
+  // nothing costs.
+  CellActivity* activity = nullptr;
 };
 
 template <class T>

@@ -54,6 +54,15 @@ struct ZeroLines {
   std::vector<std::uint8_t> zero;
 };
 
+// --activity (EngineOptions::activity): collective over the world. Appends stage
+// `stage_index`'s record to `out` on brick ranks: the non-zero pivots of `v` (this brick's
+// part of the stage's input) along each whole Y line (OR'ed over the line's bricks), and
+// the non-zero coefficients, given on the rank hosting the stage's actuator (`coeffs`,
+// empty elsewhere) and broadcast from it.
+template <class T>
+void record_activity(const Topology& topo, const EngineOptions& opt, int stage_index,
+                     const std::vector<T>& v, BitRows coeffs, CellActivity& out);
+
 template <class T>
 void fused_stage(const Topology& topo, const EngineOptions& opt, int stage_index,
                  std::vector<T>& v_in, std::vector<T>& w, std::vector<StepRecord>& records,

@@ -4,12 +4,14 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <stdexcept>
 #include <thread>
+#include <type_traits>
 
 #include "core/checked.hpp"
 #include "core/error.hpp"
@@ -62,6 +64,8 @@ std::string to_string(ElementType t) {
       return "complex64";
     case ElementType::complex128:
       return "complex128";
+    case ElementType::uint32:
+      return "uint32";
   }
   return "?";
 }
@@ -153,6 +157,8 @@ h5::Datatype file_type(ElementType e) {
       return h5::Datatype(CHECK_H5(H5Tcopy(H5T_IEEE_F32LE)));
     case ElementType::float64:
       return h5::Datatype(CHECK_H5(H5Tcopy(H5T_IEEE_F64LE)));
+    case ElementType::uint32:
+      return h5::Datatype(CHECK_H5(H5Tcopy(H5T_STD_U32LE)));
     case ElementType::complex64:
     case ElementType::complex128: {
       const bool wide = e == ElementType::complex128;
@@ -603,6 +609,7 @@ std::uint64_t element_bytes(ElementType t) {
   switch (t) {
     case ElementType::int32:
     case ElementType::float32:
+    case ElementType::uint32:
       return 4;
     case ElementType::float64:
     case ElementType::complex64:
@@ -666,12 +673,52 @@ void replace_dataset_link(hid_t file, const std::string& dset, const std::string
     throw input_error(name + ": cannot replace (" + h5::last_error_message() + ")");
 }
 
+// One dataset of a writer's file: what it holds and, once created, where its data lies.
+struct WriterPart {
+  std::string dataset;  // rooted path
+  ext3 shape{};
+  ElementType type = ElementType::float64;
+  std::uint64_t offset = 0;  // rank 0's: file offset of the data
+  h5::Dataset dset;          // the parallel handle, open between creation and finish()
+  std::uint64_t bytes(const std::string& shown) const {
+    return checked_mul(checked_product<std::uint64_t>(shape, shown + ": output size"),
+                       element_bytes(type), shown + ": output size");
+  }
+};
+
+// Creates one contiguous dataset with its space allocated and returns the file offset
+// of its data.
+std::uint64_t create_dataset(hid_t file, const std::string& shown, const WriterPart& part) {
+  h5::PropList lcpl(CHECK_H5(H5Pcreate(H5P_LINK_CREATE)));
+  CHECK_H5(H5Pset_create_intermediate_group(lcpl.get(), 1));
+  h5::PropList dcpl(CHECK_H5(H5Pcreate(H5P_DATASET_CREATE)));
+  CHECK_H5(H5Pset_layout(dcpl.get(), H5D_CONTIGUOUS));
+  CHECK_H5(H5Pset_alloc_time(dcpl.get(), H5D_ALLOC_TIME_EARLY));
+  // Every element is written by some brick; don't write a fill value first.
+  CHECK_H5(H5Pset_fill_time(dcpl.get(), H5D_FILL_TIME_NEVER));
+  const auto dims = to_h(part.shape);
+  h5::Dataspace space(CHECK_H5(H5Screate_simple(3, dims.data(), nullptr)));
+  h5::Datatype ft = file_type(part.type);
+  h5::Dataset d(H5Dcreate2(file, part.dataset.c_str(), ft.get(), space.get(), lcpl.get(),
+                           dcpl.get(), H5P_DEFAULT));
+  if (!d.valid())
+    throw input_error(shown + ":" + part.dataset + ": cannot create dataset (" +
+                      h5::last_error_message() + ")");
+  const haddr_t addr = H5Dget_offset(d.get());
+  H5Eclear2(H5E_DEFAULT);
+  try {
+    d.close();
+  } catch (const error& e) {
+    throw input_error(write_failure(shown, h5::last_error_message()));
+  }
+  return addr == HADDR_UNDEF ? 0 : static_cast<std::uint64_t>(addr);
+}
+
 // Serial (rank 0) creation: copies an existing HDF5 target under --force so that only the
-// named dataset is replaced, creates the dataset with its space allocated, and returns
-// the file offset of its data.
-std::uint64_t create_serially(const std::string& shown, const OutputTarget& target,
-                              const std::string& tmp, const std::string& dset, const ext3& shape,
-                              ElementType type) {
+// named datasets are replaced, creates them with their space allocated, and records the
+// file offset of each one's data.
+void create_serially(const std::string& shown, const OutputTarget& target, const std::string& tmp,
+                     std::vector<WriterPart>& parts) {
   h5::PropList fapl(CHECK_H5(H5Pcreate(H5P_FILE_ACCESS)));
   best_effort_locking(fapl.get());
   h5::File file;
@@ -682,39 +729,23 @@ std::uint64_t create_serially(const std::string& shown, const OutputTarget& targ
     file = h5::File(H5Fopen(tmp.c_str(), H5F_ACC_RDWR, fapl.get()));
     if (!file.valid())
       throw input_error(shown + ": cannot open (" + h5::last_error_message() + ")");
-    replace_dataset_link(file.get(), dset, shown + ":" + dset);
+    for (const WriterPart& p : parts)
+      replace_dataset_link(file.get(), p.dataset, shown + ":" + p.dataset);
   } else {
     file = h5::File(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()));
     if (!file.valid())
       throw input_error(shown + ": cannot create " + tmp + " (" + h5::last_error_message() + ")");
   }
-  h5::PropList lcpl(CHECK_H5(H5Pcreate(H5P_LINK_CREATE)));
-  CHECK_H5(H5Pset_create_intermediate_group(lcpl.get(), 1));
-  h5::PropList dcpl(CHECK_H5(H5Pcreate(H5P_DATASET_CREATE)));
-  CHECK_H5(H5Pset_layout(dcpl.get(), H5D_CONTIGUOUS));
-  CHECK_H5(H5Pset_alloc_time(dcpl.get(), H5D_ALLOC_TIME_EARLY));
-  // Every element is written by some brick; don't write a fill value first.
-  CHECK_H5(H5Pset_fill_time(dcpl.get(), H5D_FILL_TIME_NEVER));
-  const auto dims = to_h(shape);
-  h5::Dataspace space(CHECK_H5(H5Screate_simple(3, dims.data(), nullptr)));
-  h5::Datatype ft = file_type(type);
-  h5::Dataset d(H5Dcreate2(file.get(), dset.c_str(), ft.get(), space.get(), lcpl.get(), dcpl.get(),
-                           H5P_DEFAULT));
-  if (!d.valid())
-    throw input_error(shown + ":" + dset + ": cannot create dataset (" + h5::last_error_message() +
-                      ")");
-  const haddr_t addr = H5Dget_offset(d.get());
-  H5Eclear2(H5E_DEFAULT);
+  for (WriterPart& p : parts) p.offset = create_dataset(file.get(), shown, p);
   try {
-    d.close();
     file.close();
   } catch (const error& e) {
     throw input_error(write_failure(shown, h5::last_error_message()));
   }
-  return addr == HADDR_UNDEF ? 0 : static_cast<std::uint64_t>(addr);
 }
 
 struct PendingAttribute {
+  std::string object;  // where it goes: "" the first dataset, else a path in the file
   std::string name;
   enum { text, ints, integer, real } kind = text;  // integer, real, text: scalars
   std::string s;
@@ -761,19 +792,19 @@ void write_attribute(hid_t dset, const PendingAttribute& a) {
 struct TensorWriter::Impl {
   mpi::Comm comm;  // private duplicate: our collectives never match the caller's
   int rank = 0;
-  DatasetRef target;
-  OutputTarget where;  // rank 0's probe of target.file
-  ext3 shape{};
-  ElementType type = ElementType::float64;
+  std::string file_name;  // the target file as given
+  OutputTarget where;     // rank 0's probe of file_name
+  std::vector<WriterPart> parts;
   bool force = false;
   std::string tmp;
-  std::uint64_t data_offset = 0;
-  h5::File file;  // the parallel handles, open between construction and finish()
-  h5::Dataset dset;
+  h5::File file;  // the parallel handle, open between construction and finish()
   std::vector<PendingAttribute> attributes;
+  std::string attribute_object;  // attributes_on()
   WriterState state = WriterState::unopened;
 
   ~Impl() { abort(); }
+
+  std::string shown(std::size_t i = 0) const { return file_name + ":" + parts[i].dataset; }
 
   void remove_temporary() noexcept {
     std::error_code ec;
@@ -792,7 +823,7 @@ struct TensorWriter::Impl {
       return;
     }
     if (peers_join(comm.get(), peer_timeout)) {
-      dset.reset();  // collective closes with nothing to flush: every rank is here
+      for (WriterPart& p : parts) p.dset.reset();  // collective closes with nothing to flush
       file.reset();
       MPI_Barrier(comm.get());
       if (rank == 0) remove_temporary();
@@ -800,15 +831,17 @@ struct TensorWriter::Impl {
     } else {
       // Alone: a collective close would hang. Leave the handles to MPI_Abort (the main) and
       // remove the temporary file from this rank (any rank can unlink it).
-      dset.release();
+      for (WriterPart& p : parts) p.dset.release();
       file.release();
       remove_temporary();
     }
   }
 
-  std::uint64_t data_bytes() const {
-    return checked_mul(checked_product<std::uint64_t>(shape, target.str() + ": output size"),
-                       element_bytes(type), target.str() + ": output size");
+  // Where the data ends in the file: no byte of it may be missing from the temporary.
+  std::uint64_t data_end() const {
+    std::uint64_t end = 0;
+    for (const WriterPart& p : parts) end = std::max(end, p.offset + p.bytes(file_name));
+    return end;
   }
 
   void require(WriterState s, const char* who) const {
@@ -817,13 +850,26 @@ struct TensorWriter::Impl {
                              (s == WriterState::open ? "open" : "finished"));
   }
 
+  // Rank 0 creates the file under its temporary name with every dataset, their blocks
+  // reserved on disk.
+  void create_on_rank0() {
+    try {
+      create_serially(file_name, where, tmp, parts);
+      for (const WriterPart& p : parts)
+        reserve_blocks(file_name, tmp, p.offset, p.bytes(file_name));
+    } catch (...) {
+      remove_temporary();
+      throw;
+    }
+  }
+
   void create(MPI_Comm c) {
     // Rank 0 names the temporary and every rank registers it before rank 0 creates it:
     // whichever rank a SIGKILL takes, the ranks Open MPI then terminates remove it.
     std::string named;
     mpi::collectively(c, [&] {
       if (rank != 0) return;
-      where = probe_output(target.file, force, false);
+      where = probe_output(file_name, force, false);
       named = temporary_name_for(where.resolved);
     });
     tmp = mpi::bcast_string(c, named, 0);
@@ -831,54 +877,62 @@ struct TensorWriter::Impl {
     mpi::barrier(c);  // rank 0 creates the file only once every rank can remove it
     try {
       mpi::collectively(c, [&] {
-        if (rank != 0) return;
-        try {
-          data_offset = create_serially(target.file, where, tmp, target.dataset, shape, type);
-          reserve_blocks(target.file, tmp, data_offset, data_bytes());
-        } catch (...) {
-          remove_temporary();
-          throw;
-        }
+        if (rank == 0) create_on_rank0();
       });
     } catch (...) {
       unregister_temporary(tmp);
       throw;
     }
     state = WriterState::open;  // from here on, failure removes the temporary file
-    mpi::collectively(c, [&] {
-      h5::PropList fapl = mpio_access(c);
-      file = h5::File(H5Fopen(tmp.c_str(), H5F_ACC_RDWR, fapl.get()));
-      if (!file.valid())
-        throw input_error(target.file + ": cannot open " + tmp + " in parallel (" +
-                          h5::last_error_message() + ")");
-      dset = h5::Dataset(H5Dopen2(file.get(), target.dataset.c_str(), H5P_DEFAULT));
-      if (!dset.valid())
-        throw input_error(target.str() + ": cannot open the new dataset (" +
-                          h5::last_error_message() + ")");
-    });
+    mpi::collectively(c, [&] { open_parallel(c); });
+  }
+
+  void open_parallel(MPI_Comm c) {
+    h5::PropList fapl = mpio_access(c);
+    file = h5::File(H5Fopen(tmp.c_str(), H5F_ACC_RDWR, fapl.get()));
+    if (!file.valid())
+      throw input_error(file_name + ": cannot open " + tmp + " in parallel (" +
+                        h5::last_error_message() + ")");
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+      parts[i].dset = h5::Dataset(H5Dopen2(file.get(), parts[i].dataset.c_str(), H5P_DEFAULT));
+      if (!parts[i].dset.valid())
+        throw input_error(shown(i) + ": cannot open the new dataset (" + h5::last_error_message() +
+                          ")");
+    }
   }
 
   template <class T>
-  void write(const Brick& brick, const std::vector<T>& values) {
+  static bool holds(ElementType type) {
+    if constexpr (is_complex_v<T>)
+      return is_complex(type);
+    else if constexpr (std::is_same_v<T, std::uint32_t>)
+      return type == ElementType::uint32;
+    else
+      return !is_complex(type) && type != ElementType::uint32;
+  }
+
+  template <class T>
+  void write(std::size_t index, const Brick& brick, const std::vector<T>& values) {
     require(WriterState::open, "write_brick");
-    if (is_complex(type) != is_complex_v<T>)
-      throw std::logic_error(std::string("TensorWriter::write_brick: ") +
-                             (is_complex_v<T> ? "complex" : "real") + " values for a " +
-                             to_string(type) + " dataset");
-    check_brick_inside(brick, shape, "TensorWriter::write_brick");
+    if (index >= parts.size()) throw std::logic_error("TensorWriter::write_brick: no such dataset");
+    WriterPart& part = parts[index];
+    if (!holds<T>(part.type))
+      throw std::logic_error("TensorWriter::write_brick: values of the wrong kind for a " +
+                             to_string(part.type) + " dataset");
+    check_brick_inside(brick, part.shape, "TensorWriter::write_brick");
     if (static_cast<index_t>(values.size()) != brick.count())
       throw std::logic_error("TensorWriter::write_brick: values do not match the brick size");
     h5::QuietErrors quiet;
     mpi::collectively(comm.get(), [&] {
-      h5::Dataspace fspace = file_selection(dset.get(), brick);
+      h5::Dataspace fspace = file_selection(part.dset.get(), brick);
       h5::Dataspace mspace = memory_selection(brick.count());
       h5::PropList dxpl = collective_transfer();
-      h5::Datatype mt = memory_type<T>();
+      h5::Datatype mt = memory_type<T>(part);
       const T dummy{};
       const void* buf = values.empty() ? static_cast<const void*>(&dummy)
                                        : static_cast<const void*>(values.data());
-      if (H5Dwrite(dset.get(), mt.get(), mspace.get(), fspace.get(), dxpl.get(), buf) < 0)
-        throw input_error(write_failure(target.file, h5::last_error_message()));
+      if (H5Dwrite(part.dset.get(), mt.get(), mspace.get(), fspace.get(), dxpl.get(), buf) < 0)
+        throw input_error(write_failure(file_name, h5::last_error_message()));
     });
   }
 
@@ -886,14 +940,30 @@ struct TensorWriter::Impl {
   // little-endian machine) the dataset's type is passed, so HDF5 sees no conversion and
   // needs no conversion buffer as large as the brick.
   template <class T>
-  h5::Datatype memory_type() const {
+  static h5::Datatype memory_type(const WriterPart& part) {
     if constexpr (is_complex_v<T>) {
       h5::Datatype mt = complex_memtype();
-      h5::Datatype ft(CHECK_H5(H5Dget_type(dset.get())));
+      h5::Datatype ft(CHECK_H5(H5Dget_type(part.dset.get())));
       return CHECK_H5(H5Tequal(mt.get(), ft.get())) > 0 ? std::move(ft) : std::move(mt);
+    } else if constexpr (std::is_same_v<T, std::uint32_t>) {
+      return h5::Datatype(CHECK_H5(H5Tcopy(H5T_NATIVE_UINT32)));
     } else {
       return h5::Datatype(CHECK_H5(H5Tcopy(H5T_NATIVE_DOUBLE)));
     }
+  }
+
+  // Rank 0, serially: the attributes, each on its object.
+  void write_attributes() const {
+    h5::PropList fapl(CHECK_H5(H5Pcreate(H5P_FILE_ACCESS)));
+    best_effort_locking(fapl.get());
+    h5::File f(CHECK_H5(H5Fopen(tmp.c_str(), H5F_ACC_RDWR, fapl.get())));
+    for (const auto& a : attributes) {
+      const std::string& path = a.object.empty() ? parts[0].dataset : a.object;
+      h5::Object o(CHECK_H5(H5Oopen(f.get(), path.c_str(), H5P_DEFAULT)));
+      write_attribute(o.get(), a);
+      o.close();
+    }
+    f.close();
   }
 
   // Closes the parallel file, adds the attributes (rank 0, serial), fsyncs and checks the
@@ -903,30 +973,24 @@ struct TensorWriter::Impl {
     h5::QuietErrors quiet;
     const MPI_Comm c = comm.get();
     mpi::collectively(c, [&] {
-      // Both closed whatever the first says: nothing parallel may outlive this call.
-      const herr_t dclosed = H5Dclose(dset.release());
-      const herr_t fclosed = H5Fclose(file.release());
-      if (dclosed < 0 || fclosed < 0)
-        throw input_error(write_failure(target.file, h5::last_error_message()));
+      // All closed whatever the first says: nothing parallel may outlive this call.
+      herr_t closed = 0;
+      for (WriterPart& p : parts) closed = std::min(closed, H5Dclose(p.dset.release()));
+      closed = std::min(closed, H5Fclose(file.release()));
+      if (closed < 0) throw input_error(write_failure(file_name, h5::last_error_message()));
     });
     state = WriterState::finished;
     mpi::collectively(c, [&] {
       if (rank != 0) return;
       try {
-        h5::PropList fapl(CHECK_H5(H5Pcreate(H5P_FILE_ACCESS)));
-        best_effort_locking(fapl.get());
-        h5::File f(CHECK_H5(H5Fopen(tmp.c_str(), H5F_ACC_RDWR, fapl.get())));
-        h5::Dataset d(CHECK_H5(H5Dopen2(f.get(), target.dataset.c_str(), H5P_DEFAULT)));
-        for (const auto& a : attributes) write_attribute(d.get(), a);
-        d.close();
-        f.close();
+        write_attributes();
       } catch (const hdf5_error&) {
-        throw input_error(write_failure(target.file, h5::last_error_message()));
+        throw input_error(write_failure(file_name, h5::last_error_message()));
       }
       std::error_code ec;
       const auto size = fs::file_size(tmp, ec);
-      if (ec || size < data_offset + data_bytes())
-        throw input_error(target.file + ": written file is shorter than its data (" +
+      if (ec || size < data_end())
+        throw input_error(file_name + ": written file is shorter than its data (" +
                           std::to_string(ec ? 0 : size) + " bytes); not published");
       sync_file(tmp);
     });
@@ -940,6 +1004,18 @@ struct TensorWriter::Impl {
     unregister_temporary(tmp);
     state = WriterState::committed;
   }
+
+  void start(MPI_Comm c, bool force_replace) {
+    MPI_Comm dup = MPI_COMM_NULL;
+    CHECK_MPI(MPI_Comm_dup(c, &dup));
+    comm = mpi::Comm::adopt(dup);
+    rank = comm.rank();
+    force = force_replace;
+    for (const WriterPart& p : parts)
+      for (index_t n : p.shape)
+        if (n < 0) throw std::logic_error("TensorWriter: negative extent " + to_string(p.shape));
+    create(comm.get());
+  }
 };
 
 TensorWriter::TensorWriter(MPI_Comm comm, const DatasetRef& target, const ext3& shape,
@@ -949,43 +1025,60 @@ TensorWriter::TensorWriter(MPI_Comm comm, const DatasetRef& target, const ext3& 
 
 TensorWriter::TensorWriter(MPI_Comm comm, const DatasetRef& target, const ext3& shape,
                            ElementType type, bool force)
+    : TensorWriter(comm, target.file, {{output_dataset_path(target), shape, type}}, force) {}
+
+TensorWriter::TensorWriter(MPI_Comm comm, const std::string& file,
+                           const std::vector<DatasetSpec>& datasets, bool force)
     : impl_(std::make_unique<Impl>()) {
-  for (index_t n : shape)
-    if (n < 0) throw std::logic_error("TensorWriter: negative extent " + to_string(shape));
+  if (datasets.empty()) throw std::logic_error("TensorWriter: no dataset");
   h5::QuietErrors quiet;
   Impl& m = *impl_;
-  MPI_Comm dup = MPI_COMM_NULL;
-  CHECK_MPI(MPI_Comm_dup(comm, &dup));
-  m.comm = mpi::Comm::adopt(dup);
-  m.rank = m.comm.rank();
-  m.target = target;
-  m.target.dataset = output_dataset_path(target);
-  m.shape = shape;
-  m.type = type;
-  m.force = force;
-  m.create(m.comm.get());
+  m.file_name = file;
+  for (const DatasetSpec& d : datasets) {
+    WriterPart p;
+    p.dataset = rooted(d.dataset);
+    p.shape = d.shape;
+    p.type = d.type;
+    m.parts.push_back(std::move(p));
+  }
+  m.start(comm, force);
 }
 
 TensorWriter::~TensorWriter() = default;  // Impl's destructor aborts if not committed
 
 void TensorWriter::write_brick(const Brick& brick, const std::vector<double>& values) {
-  impl_->write(brick, values);
+  impl_->write(0, brick, values);
 }
 void TensorWriter::write_brick(const Brick& brick, const std::vector<cplx>& values) {
-  impl_->write(brick, values);
+  impl_->write(0, brick, values);
+}
+void TensorWriter::write_brick(std::size_t index, const Brick& brick,
+                               const std::vector<std::uint32_t>& values) {
+  impl_->write(index, brick, values);
 }
 
 void TensorWriter::set_attribute(const std::string& name, const std::string& value) {
-  impl_->attributes.push_back({name, PendingAttribute::text, value, {}, 0});
+  impl_->attributes.push_back(
+      {impl_->attribute_object, name, PendingAttribute::text, value, {}, 0});
 }
 void TensorWriter::set_attribute(const std::string& name, const std::vector<index_t>& value) {
-  impl_->attributes.push_back({name, PendingAttribute::ints, {}, value, 0});
+  impl_->attributes.push_back(
+      {impl_->attribute_object, name, PendingAttribute::ints, {}, value, 0});
 }
 void TensorWriter::set_attribute(const std::string& name, index_t value) {
-  impl_->attributes.push_back({name, PendingAttribute::integer, {}, {value}, 0});
+  impl_->attributes.push_back(
+      {impl_->attribute_object, name, PendingAttribute::integer, {}, {value}, 0});
 }
 void TensorWriter::set_attribute(const std::string& name, double value) {
-  impl_->attributes.push_back({name, PendingAttribute::real, {}, {}, value});
+  impl_->attributes.push_back(
+      {impl_->attribute_object, name, PendingAttribute::real, {}, {}, value});
+}
+void TensorWriter::attributes_on(const std::string& object) {
+  impl_->attribute_object = object;
+}
+
+std::uint64_t TensorWriter::data_offset(std::size_t index) const {
+  return index < impl_->parts.size() ? impl_->parts[index].offset : 0;
 }
 
 void TensorWriter::finish() {

@@ -5,6 +5,8 @@
 // writes its own hyperslab collectively; no rank holds the whole tensor.
 #include <mpi.h>
 
+#include <cstddef>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
@@ -53,9 +55,11 @@ CoeffMatrix inspect_matrix(const std::string& file, const std::string& dataset);
 std::vector<cplx> read_vector(const std::string& file, const std::string& dataset);
 
 // Element types a TensorWriter can store. Transform outputs are float64 / complex128
-// (doc/design.md §5); the others exist for test-data generation (triada-gen).
-enum class ElementType { int32, float32, float64, complex64, complex128 };
+// (doc/design.md §5); uint32 holds per-cell counts (--activity, §5.11); the others exist for
+// test-data generation (triada-gen).
+enum class ElementType { int32, float32, float64, complex64, complex128, uint32 };
 // "int32" | "float32" | "float64" | "complex64" | "complex128"; throws config_error.
+// (uint32 is written, never asked for by name.)
 ElementType parse_element_type(const std::string& word);
 std::string to_string(ElementType t);
 inline bool is_complex(ElementType t) {
@@ -70,9 +74,19 @@ inline bool is_complex(ElementType t) {
 // checks and fsyncs the temporary; publish() renames it onto the target (commit() does
 // both). If the writer is destroyed or abort()ed before publish(), the temporary file is
 // removed and any existing target is untouched.
+//
+// One file may hold several datasets (DatasetSpec, each written by its index); they are
+// created together, and published or removed together.
+struct DatasetSpec {
+  std::string dataset;  // from the root, e.g. "/stage1/macs" (groups created)
+  ext3 shape{};
+  ElementType type = ElementType::float64;
+};
 class TensorWriter {
  public:
   TensorWriter(MPI_Comm comm, const DatasetRef& target, const ext3& shape, bool is_complex,
+               bool force);
+  TensorWriter(MPI_Comm comm, const std::string& file, const std::vector<DatasetSpec>& datasets,
                bool force);
   // Same, with an explicit file element type (real values may be written to integer or
   // float32 files; HDF5 converts, rounding toward zero for integers).
@@ -84,13 +98,20 @@ class TensorWriter {
 
   void write_brick(const Brick& brick, const std::vector<double>& values);
   void write_brick(const Brick& brick, const std::vector<cplx>& values);
+  // Dataset `index` of the constructor's list (a uint32 one).
+  void write_brick(std::size_t index, const Brick& brick, const std::vector<std::uint32_t>& values);
   // Attributes on the dataset (collective, same values on every rank): a string, an
   // integer or a real is a scalar attribute, a vector a 1-D array (h5py: str, numpy
-  // scalar, array).
+  // scalar, array). After attributes_on(object) they go on that object of the file
+  // instead ("/" or a group or dataset created with it).
   void set_attribute(const std::string& name, const std::string& value);
   void set_attribute(const std::string& name, const std::vector<index_t>& value);
   void set_attribute(const std::string& name, index_t value);
   void set_attribute(const std::string& name, double value);
+  void attributes_on(const std::string& object);
+  // Byte offset in the file of dataset `index`'s data (contiguous, little-endian), known
+  // on rank 0 of `comm` (0 elsewhere): where a raw reader (an XDMF Binary item) finds it.
+  std::uint64_t data_offset(std::size_t index = 0) const;
   void finish();
   void publish();
   void commit();

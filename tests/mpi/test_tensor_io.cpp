@@ -320,6 +320,43 @@ TEST_CASE("int32, float32 and complex64 outputs keep their type and read back as
   }
 }
 
+TEST_CASE("one writer holds several uint32 datasets, each written by its bricks", "[tensor_io]") {
+  TempDir dir("parts");
+  const ext3 shape{3, 4, 5}, other{2, 2, 2};
+  const std::string file = dir.file("parts.h5");
+  const Brick wb = grid_brick(shape), ob = grid_brick(other);
+  {
+    TensorWriter w(MPI_COMM_WORLD, file,
+                   {{"/g/a", shape, ElementType::uint32}, {"b", other, ElementType::uint32}},
+                   false);
+    const auto a = fill(wb, shape, [](index_t g) { return static_cast<std::uint32_t>(3 * g); });
+    const auto b = fill(ob, other, [](index_t g) { return static_cast<std::uint32_t>(g + 7); });
+    w.write_brick(0, wb, a);
+    w.write_brick(1, ob, b);
+    w.attributes_on("/g");
+    w.set_attribute("axis", index_t{3});
+    CHECK(all_ranks((rank_of_world() == 0) == (w.data_offset(1) > 0)));
+    CHECK_THROWS_AS(w.write_brick(2, ob, b), std::logic_error);
+    w.commit();
+  }
+  const Brick rb = slab(shape, 2, size_of_world(), rank_of_world());
+  const TensorInfo a = inspect_tensor({file, "/g/a"}), b = inspect_tensor({file, "/b"});
+  CHECK(a.type_name == "uint32");
+  CHECK(a.shape == shape);
+  CHECK(b.shape == other);
+  std::vector<double> got;
+  read_brick(MPI_COMM_WORLD, file, a, rb, got);
+  CHECK(all_ranks(got == fill(rb, shape, [](index_t g) { return 3.0 * static_cast<double>(g); })));
+  read_brick(MPI_COMM_WORLD, file, b, whole(other), got);
+  CHECK(all_ranks(got ==
+                  fill(whole(other), other, [](index_t g) { return static_cast<double>(g + 7); })));
+  if (rank_of_world() == 0) {
+    h5::File f = h5::open_read_only(file);
+    h5::Object g(CHECK_H5(H5Oopen(f.get(), "/g", H5P_DEFAULT)));
+    CHECK(CHECK_H5(H5Aexists(g.get(), "axis")) > 0);
+  }
+}
+
 TEST_CASE("attributes are written as UTF-8 strings, int64 arrays and float64 scalars",
           "[tensor_io]") {
   TempDir dir("attrs");
