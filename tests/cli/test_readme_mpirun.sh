@@ -49,10 +49,11 @@ if [[ ${words[0]} != mpirun ]] || grep -q -- "--oversubscribe" command.txt; then
   fail "the worked example is not a plain mpirun command: $(cat command.txt)"
 fi
 args=()
+# Only the words' prefixes are mapped: the build or source tree may itself lie under /tmp.
 for w in "${words[@]:1}"; do
+  w=${w/#\/tmp\//$tmp/}
   w=${w/#build\//$TRIADA_BIN/}
-  w=${w/#data\//$TRIADA_SRC/data/}
-  args+=("${w//\/tmp\//$tmp/}")
+  args+=("${w/#data\//$TRIADA_SRC/data/}")
 done
 if timeout 120 "$MPIEXEC" "${args[@]}" >got.txt 2>err.txt; then
   pass
