@@ -5,6 +5,12 @@
 # runs an app at a given rank count (below); `sanitized` is true for a sanitizer build;
 # `expect_error` checks a refusal of $APP, `expect_error_np` one at a rank count, and
 # `in_scratch_dir` moves into a temporary directory (below).
+# Every script shares its environment from here: the build (TRIADA_BIN, required), the MPI
+# launcher and Python (overridable) and Open MPI allowed to run as root (CI runs as root).
+: "${TRIADA_BIN:?set TRIADA_BIN to the build directory}"
+MPIEXEC=${MPIEXEC:-mpiexec}
+PYTHON=${PYTHON:-/usr/bin/python3}
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 passed=0
 failed=0
 pass() { passed=$((passed + 1)); }

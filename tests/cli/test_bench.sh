@@ -5,17 +5,13 @@
 # row per cell mode with the expected error ordering. Run by ctest (label cli).
 set -uo pipefail
 
-: "${TRIADA_BIN:?set TRIADA_BIN to the build directory}"
-MPIEXEC=${MPIEXEC:-mpiexec}
-PYTHON=${PYTHON:-/usr/bin/python3}
+# shellcheck source=tests/cli/lib_check.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib_check.sh"
+
 BENCH="$TRIADA_BIN/triada-bench"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
 dir=$(mktemp -d "${TMPDIR:-/tmp}/triada-bench-test.XXXXXX")
 trap 'rm -rf "$dir"' EXIT
-
-# shellcheck source=tests/cli/lib_check.sh
-source "$(dirname "${BASH_SOURCE[0]}")/lib_check.sh"
 
 json_ok() {  # json_ok FILE RANKS
   "$PYTHON" - "$1" "$2" <<'EOF'

@@ -4,15 +4,11 @@
 # the --help text of triada-transform. Run by ctest (label cli).
 set -euo pipefail
 
-: "${TRIADA_BIN:?set TRIADA_BIN to the build directory}"
-: "${TRIADA_SRC:?set TRIADA_SRC to the source directory}"
-MPIEXEC=${MPIEXEC:-mpiexec}
-PYTHON=${PYTHON:-/usr/bin/python3}
-APP="$TRIADA_BIN/triada-transform"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-
 # shellcheck source=tests/cli/lib_check.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib_check.sh"
+
+: "${TRIADA_SRC:?set TRIADA_SRC to the source directory}"
+APP="$TRIADA_BIN/triada-transform"
 
 dir=$(mktemp -d "${TMPDIR:-/tmp}/triada-demo-test.XXXXXX")
 trap 'rm -rf "$dir"' EXIT

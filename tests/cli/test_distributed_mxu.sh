@@ -9,14 +9,11 @@
 # Run by ctest (label cli); ends with "N passed, M failed".
 set -euo pipefail
 
-: "${TRIADA_BIN:?set TRIADA_BIN to the build directory}"
-PYTHON=${PYTHON:-/usr/bin/python3}
-CONV="$TRIADA_BIN/triada-conv"
-TCU="$TRIADA_BIN/triada-tcu"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-
 # shellcheck source=tests/cli/lib_check.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib_check.sh"
+
+CONV="$TRIADA_BIN/triada-conv"
+TCU="$TRIADA_BIN/triada-tcu"
 
 in_scratch_dir dist-test
 

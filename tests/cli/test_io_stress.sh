@@ -9,13 +9,10 @@
 # corrupted read fails the comparison too. STRESS_RUNS scales the repetitions.
 set -euo pipefail
 
-: "${TRIADA_BIN:?set TRIADA_BIN to the build directory}"
-MPIEXEC=${MPIEXEC:-mpiexec}
-PYTHON=${PYTHON:-/usr/bin/python3}
-RUNS=${STRESS_RUNS:-20}
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # shellcheck source=tests/cli/lib_check.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib_check.sh"
+
+RUNS=${STRESS_RUNS:-20}
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/triada-io-stress.XXXXXX")
 busy=()

@@ -7,13 +7,11 @@
 # Run by ctest (label cli); ends with "N passed, M failed".
 set -uo pipefail
 
-: "${TRIADA_BIN:?set TRIADA_BIN to the build directory}"
-PYTHON=${PYTHON:-/usr/bin/python3}
-CONV="$TRIADA_BIN/triada-conv"
-TCU="$TRIADA_BIN/triada-tcu"
-
 # shellcheck source=tests/cli/lib_check.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib_check.sh"
+
+CONV="$TRIADA_BIN/triada-conv"
+TCU="$TRIADA_BIN/triada-tcu"
 
 in_scratch_dir mxu-memory-test
 

@@ -7,7 +7,9 @@
 # prefix and runs. Run by ctest (label package).
 set -uo pipefail
 
-: "${TRIADA_BIN:?set TRIADA_BIN to the build directory}"
+# shellcheck source=tests/cli/lib_check.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib_check.sh"
+
 SRC=${TRIADA_SRC:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 CMAKE=${CMAKE_COMMAND:-cmake}
 
@@ -19,8 +21,6 @@ fi
 dir=$(mktemp -d "${TMPDIR:-/tmp}/triada-package-test.XXXXXX")
 trap 'rm -rf "$dir"' EXIT
 
-# shellcheck source=tests/cli/lib_check.sh
-source "$(dirname "${BASH_SOURCE[0]}")/lib_check.sh"
 logged() {  # logged LOG CMD...: runs CMD with its output in LOG, shown on failure
   local log=$1
   shift

@@ -9,13 +9,10 @@
 # terminal, none with never or --quiet. Run by ctest (label cli).
 set -uo pipefail
 
-: "${TRIADA_BIN:?set TRIADA_BIN to the build directory}"
-: "${TRIADA_SRC:?set TRIADA_SRC to the source directory}"
-PYTHON=${PYTHON:-/usr/bin/python3}
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-
 # shellcheck source=tests/cli/lib_check.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib_check.sh"
+
+: "${TRIADA_SRC:?set TRIADA_SRC to the source directory}"
 
 in_scratch_dir provenance-test
 

@@ -5,14 +5,10 @@
 # Run by ctest (label cli); skipped (77) on a machine with fewer than 2 cores.
 set -euo pipefail
 
-: "${TRIADA_BIN:?set TRIADA_BIN to the build directory}"
-: "${TRIADA_SRC:?set TRIADA_SRC to the source directory}"
-MPIEXEC=${MPIEXEC:-mpiexec}
-PYTHON=${PYTHON:-/usr/bin/python3}
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-
 # shellcheck source=tests/cli/lib_check.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib_check.sh"
+
+: "${TRIADA_SRC:?set TRIADA_SRC to the source directory}"
 
 if [[ $(nproc) -lt 2 ]]; then
   echo "SKIPPED: $(nproc) core; the README's examples want 2"

@@ -7,17 +7,15 @@
 # No timing is asserted. Run by ctest (label cli).
 set -uo pipefail
 
-: "${TRIADA_BIN:?set TRIADA_BIN to the build directory}"
+# shellcheck source=tests/cli/lib_check.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib_check.sh"
+
 SRC=${TRIADA_SRC:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 export PYTHON=${PYTHON:-/usr/bin/python3}
 export LAUNCHER=${MPIEXEC:-mpirun}
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
 dir=$(mktemp -d "${TMPDIR:-/tmp}/triada-scripts-test.XXXXXX")
 trap 'rm -rf "$dir"' EXIT
-
-# shellcheck source=tests/cli/lib_check.sh
-source "$(dirname "${BASH_SOURCE[0]}")/lib_check.sh"
 pngs_ok() {  # pngs_ok DIR NAME...: each DIR/NAME exists, is non-empty and starts like a PNG
   local d=$1 f
   shift

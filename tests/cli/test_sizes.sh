@@ -6,11 +6,6 @@
 # declare their huge shapes. Run by ctest (label cli).
 set -euo pipefail
 
-: "${TRIADA_BIN:?set TRIADA_BIN to the build directory}"
-MPIEXEC=${MPIEXEC:-mpiexec}
-PYTHON=${PYTHON:-/usr/bin/python3}
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-
 # shellcheck source=tests/cli/lib_check.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib_check.sh"
 

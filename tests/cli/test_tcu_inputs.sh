@@ -8,12 +8,10 @@
 # Run by ctest (label cli); ends with "N passed, M failed".
 set -uo pipefail
 
-: "${TRIADA_BIN:?set TRIADA_BIN to the build directory}"
-PYTHON=${PYTHON:-/usr/bin/python3}
-APP="$TRIADA_BIN/triada-tcu"
-
 # shellcheck source=tests/cli/lib_check.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib_check.sh"
+
+APP="$TRIADA_BIN/triada-tcu"
 
 in_scratch_dir tcu-inputs
 

@@ -6,15 +6,11 @@
 # per-step CSV trace, and inverse(forward(x)) == x. Run by ctest (label cli).
 set -euo pipefail
 
-: "${TRIADA_BIN:?set TRIADA_BIN to the build directory}"
-MPIEXEC=${MPIEXEC:-mpiexec}
-PYTHON=${PYTHON:-/usr/bin/python3}
-APP="$TRIADA_BIN/triada-transform"
-GEN="$TRIADA_BIN/triada-gen"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-
 # shellcheck source=tests/cli/lib_check.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib_check.sh"
+
+APP="$TRIADA_BIN/triada-transform"
+GEN="$TRIADA_BIN/triada-gen"
 
 in_scratch_dir transform-results
 

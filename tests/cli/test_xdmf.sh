@@ -11,13 +11,10 @@
 # open both sidecars too. Run by ctest (label cli).
 set -uo pipefail
 
-: "${TRIADA_BIN:?set TRIADA_BIN to the build directory}"
-: "${TRIADA_SRC:?set TRIADA_SRC to the source directory}"
-PYTHON=${PYTHON:-/usr/bin/python3}
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-
 # shellcheck source=tests/cli/lib_check.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib_check.sh"
+
+: "${TRIADA_SRC:?set TRIADA_SRC to the source directory}"
 APP=$TRIADA_BIN/triada-transform
 ORACLE=$TRIADA_SRC/tests/cli/activity_oracle.py
 in_scratch_dir xdmf-test
