@@ -69,8 +69,7 @@ ProblemFacts agreed_shapes(const TransformConfig& cfg, MPI_Comm world, Names& na
   mpi::collectively(world, [&] {
     if (mpi::rank(world) != 0) return;
     if (cfg.model_shape) {
-      f.in_shape = f.out_shape = *cfg.model_shape;
-      for (TransformKind k : cfg.kinds) f.coeffs_complex |= k == TransformKind::dft ? 1 : 0;
+      f = model_only_facts(cfg);
       names = {"none (--model-only " + to_string(*cfg.model_shape) + ")", "", "", "none"};
       return;
     }
@@ -132,9 +131,7 @@ void model_run(const TransformConfig& cfg, DryRun& d) {
   d.physical = physical_model(d.plan, d.dense, cfg.mesh.physical, d.energy, cfg.mesh.cell_mode,
                               d.complex_run);
   d.verdict = judge_layout(d.plan);
-  PlanRequest req = transform_plan_request(cfg, d.plan.in_shape, d.plan.out_shape);
-  req.world_size = d.plan.ranks.world_size;
-  d.choices = good_layouts_near(req, [](int b) { return mpi::dims_create(b); });
+  d.choices = good_layouts_for(cfg, d.plan);
 }
 
 DryRun make_dry_run(const TransformConfig& cfg, MPI_Comm world) {

@@ -421,14 +421,18 @@ Plan transform_plan(const TransformConfig& cfg, MPI_Comm world, const ext3& in_s
   return plan_for_world(world, transform_plan_request(cfg, in_shape, out_shape));
 }
 
+std::vector<LayoutChoice> good_layouts_for(const TransformConfig& cfg, const Plan& plan) {
+  PlanRequest req = transform_plan_request(cfg, plan.in_shape, plan.out_shape);
+  req.world_size = plan.ranks.world_size;
+  return good_layouts_near(req, [](int b) { return mpi::dims_create(b); });
+}
+
 void warn_poor_layout(const TransformConfig& cfg, const Plan& plan, MPI_Comm world) {
   if (cfg.quiet || mpi::rank(world) != 0) return;
   const LayoutVerdict v = judge_layout(plan);
   if (!v.poor) return;
-  PlanRequest req = transform_plan_request(cfg, plan.in_shape, plan.out_shape);
-  req.world_size = plan.ranks.world_size;
-  const auto choices = good_layouts_near(req, [](int b) { return mpi::dims_create(b); });
-  std::cerr << "triada-transform: warning: " << layout_warning(plan, v, choices) << std::endl;
+  std::cerr << "triada-transform: warning: " << layout_warning(plan, v, good_layouts_for(cfg, plan))
+            << std::endl;
 }
 
 nlohmann::json run_transform(const TransformConfig& cfg, TransformTensors& tensors, MPI_Comm world,

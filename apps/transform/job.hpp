@@ -13,6 +13,7 @@
 
 #include "apps/transform/options.hpp"
 #include "engine/engine.hpp"
+#include "geometry/layout_quality.hpp"
 #include "geometry/memory_model.hpp"
 #include "io/output_files.hpp"
 #include "io/tensor_io.hpp"
@@ -99,10 +100,15 @@ struct ProblemFacts {
 // gemt_facts); no tensor data is read and no output is probed.
 ProblemFacts inspect_problem(const TransformConfig& cfg, TransformTensors& tensors,
                              TensorInfo& info, TensorInfo& y0);
+// --model-only's facts: its shape in and out, complex when an axis is a DFT (complex
+// coefficients), nothing read.
+ProblemFacts model_only_facts(const TransformConfig& cfg);
 
 // What the memory model needs to know about a run of cfg (geometry/memory_model.hpp).
 MemoryModelOptions memory_options(const TransformConfig& cfg, bool complex_run, bool one_node);
 
+// The nearest world sizes whose automatic grid is good for the plan's shapes (rank 0).
+std::vector<LayoutChoice> good_layouts_for(const TransformConfig& cfg, const Plan& plan);
 // On world rank 0 unless cfg.quiet: a one-line warning on stderr if the plan's rank layout
 // is poor (geometry/layout_quality.hpp), naming world sizes that would do better.
 void warn_poor_layout(const TransformConfig& cfg, const Plan& plan, MPI_Comm world);

@@ -1,11 +1,9 @@
 // triada-transform --model-only: the report of dense mode on an input of a given shape, with no
 // data read, computed or written (doc/physical.md §7): the sweep of run_scripts/physical_sweep.sh
 // reaches meshes far larger than a run could hold.
-#include <algorithm>
 #include <chrono>
 
 #include "apps/common/provenance.hpp"
-#include "apps/common/world_plan.hpp"
 #include "apps/transform/job.hpp"
 #include "io/output_files.hpp"
 #include "mesh/mpi.hpp"
@@ -42,6 +40,14 @@ ReportContext model_context(const TransformConfig& cfg, const Plan& plan, const 
 
 }  // namespace
 
+ProblemFacts model_only_facts(const TransformConfig& cfg) {
+  ProblemFacts f;
+  f.in_shape = f.out_shape = *cfg.model_shape;
+  // The DFT streams complex coefficients: the run would be complex.
+  for (TransformKind k : cfg.kinds) f.coeffs_complex |= k == TransformKind::dft ? 1 : 0;
+  return f;
+}
+
 void run_model_only(const TransformConfig& cfg, MPI_Comm world, std::ostream& out) {
   const auto t0 = std::chrono::steady_clock::now();
   const bool root = mpi::rank(world) == 0;
@@ -49,15 +55,9 @@ void run_model_only(const TransformConfig& cfg, MPI_Comm world, std::ostream& ou
   mpi::collectively(world, [&] {
     if (root && !cfg.report.empty()) report = TextOutput(cfg.report, cfg.force);
   });
-  PlanRequest req;
-  req.in_shape = req.out_shape = *cfg.model_shape;
-  req.mesh = cfg.mesh.cells;
-  req.stage_order = cfg.stage_order;
-  req.grid = cfg.mesh.grid;
-  req.actuators = cfg.mesh.actuators;
-  const Plan plan = plan_for_world(world, req);
-  // The DFT streams complex coefficients: the run would be complex.
-  const bool complex_run = std::count(cfg.kinds.begin(), cfg.kinds.end(), TransformKind::dft) > 0;
+  const ProblemFacts facts = model_only_facts(cfg);
+  const Plan plan = transform_plan(cfg, world, facts.in_shape, facts.out_shape);
+  const bool complex_run = facts.complex_run();
   std::string summary;
   mpi::collectively(world, [&] {
     if (!root) return;
