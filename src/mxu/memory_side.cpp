@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstdint>
 #include <cstring>
 #include <string>
 
@@ -25,24 +26,37 @@ u64 bits_of(double v) {
 
 // A tile's words folded into 64 bits, each word mixed in fully (rotate, xor, multiply by
 // an odd constant) so that tiles differing only in high bits (small integers, sparse
-// tiles) do not collide; a splitmix64 finish. Equality is still checked word for word.
+// tiles) do not collide; a splitmix64 finish. Four independent lanes (word i into lane
+// i mod 4): the multiplies overlap instead of forming one chain of s^2 latencies. Only an
+// index: equality is still checked word for word, so the hash never changes a count.
 u64 tile_hash(const double* B, index_t ldb, index_t s) {
-  u64 h = 0x243F6A8885A308D3ull;
+  u64 h[4] = {0x243F6A8885A308D3ull, 0x13198A2E03707344ull, 0xA4093822299F31D0ull,
+              0x082EFA98EC4E6C89ull};
+  index_t lane = 0;
   for (index_t i = 0; i < s; ++i)
-    for (index_t k = 0; k < s; ++k)
-      h = (std::rotl(h, 29) ^ bits_of(B[i * ldb + k])) * 0x9E3779B97F4A7C15ull;
-  h = (h ^ (h >> 30)) * 0xBF58476D1CE4E5B9ull;
-  h = (h ^ (h >> 27)) * 0x94D049BB133111EBull;
-  return h ^ (h >> 31);
+    for (index_t k = 0; k < s; ++k, lane = (lane + 1) & 3)
+      h[lane] = (std::rotl(h[lane], 29) ^ bits_of(B[i * ldb + k])) * 0x9E3779B97F4A7C15ull;
+  u64 x = h[0];
+  for (int j = 1; j < 4; ++j) x = (std::rotl(x, 29) ^ h[j]) * 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
 }
 
 // True if the s x s tile at B holds the words `bits` (row-major), bit pattern for bit
-// pattern; an inline loop, as tiles are small (s^2 = m words).
+// pattern (memcmp of each row: bytes equal exactly when the words' bits are).
 bool same_words(const double* B, index_t ldb, index_t s, const u64* bits) {
+  const auto row = static_cast<size_t>(s) * sizeof(double);
   for (index_t i = 0; i < s; ++i, bits += s)
-    for (index_t k = 0; k < s; ++k)
-      if (bits_of(B[i * ldb + k]) != bits[k]) return false;
+    if (std::memcmp(B + i * ldb, bits, row) != 0) return false;
   return true;
+}
+
+// The recent-address table's entry for (B, ldb).
+std::size_t recent_index(const double* B, index_t ldb, std::size_t size) {
+  u64 a = reinterpret_cast<std::uintptr_t>(B) ^ (static_cast<u64>(ldb) << 48);
+  a = (a ^ (a >> 29)) * 0xBF58476D1CE4E5B9ull;
+  return static_cast<std::size_t>(a >> 32) & (size - 1);
 }
 
 void check_params(const MxuMemoryParams& p) {
@@ -81,7 +95,7 @@ MemoryCost operator-(MemoryCost a, const MemoryCost& b) {
 }
 
 MemorySide::MemorySide(const MxuMemoryParams& params, index_t side)
-    : params_(params), s_(side), capacity_(0) {
+    : params_(params), s_(side), capacity_(0), recent_(kRecent) {
   check_params(params_);
   if (side < 1) throw config_error("memory side: the unit's side must be >= 1");
   const u64 tile = static_cast<u64>(side) * static_cast<u64>(side);
@@ -103,14 +117,19 @@ u64 MemorySide::transfer_cycles(u64 bytes) const {
 }
 
 bool MemorySide::touch_tile(const double* B, index_t ldb) {
-  const u64 h = tile_hash(B, ldb, s_);
-  u64 slot = find(B, ldb, h);
+  Recent& recent = recent_[recent_index(B, ldb, recent_.size())];
+  // The words decide: a match is the one slot holding them, the slot find() would give.
+  const bool seen = recent.B == B && recent.ldb == ldb && recent.slot < slots_.size() &&
+                    same_words(B, ldb, s_, bits_.data() + recent.slot * static_cast<u64>(s_) * s_);
+  const u64 h = seen ? 0 : tile_hash(B, ldb, s_);
+  u64 slot = seen ? recent.slot : find(B, ldb, h);
   const bool hit = slot != kNone;
   if (hit)
     lru_unlink(slot);
   else
-    slot = load(B, ldb, h);
-  lru_push_front(slot);  // now the most recent
+    slot = load(B, ldb, h);  // not seen: h is the tile's hash
+  lru_push_front(slot);      // now the most recent
+  recent = {B, ldb, slot};
   return hit;
 }
 
@@ -231,6 +250,7 @@ void MemorySide::start_work_unit() {
   bits_.clear();
   table_.clear();  // grows again with the work unit's own tiles
   head_ = tail_ = kNone;
+  std::fill(recent_.begin(), recent_.end(), Recent{});
 }
 
 }  // namespace triada

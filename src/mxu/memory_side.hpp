@@ -109,6 +109,19 @@ class MemorySide {
   std::vector<std::uint64_t> bits_;  // their words, s^2 per slot, row-major
   std::uint64_t head_ = kNone, tail_ = kNone;
   std::vector<Entry> table_;
+  // The slot each recent call address (B, ldb) touched, direct-mapped: algorithms call the
+  // same tiles from the same places over and over, and comparing the words with that
+  // slot's first finds a hit without hashing. The words decide, as in find(): a rewritten
+  // buffer misses there and goes on to find(); equal words are in one slot only (a hit is
+  // never loaded twice), so a match is the slot find() would give. Every slot below
+  // slots_.size() is resident (eviction reuses the slot at once); a new work unit clears it.
+  struct Recent {
+    const double* B = nullptr;
+    index_t ldb = 0;
+    std::uint64_t slot = kNone;
+  };
+  static constexpr std::size_t kRecent = 1024;  // a power of two
+  std::vector<Recent> recent_;
 };
 
 }  // namespace triada

@@ -144,6 +144,31 @@ TEST_CASE("one buffer rewritten between calls is looked up by its words, not its
   CHECK(loads > 50);
 }
 
+TEST_CASE("an address called again is decided by the words now there, whatever it held",
+          "[mxu][memory]") {
+  // The memory side remembers which slot an address touched last; that slot may since
+  // hold another tile, and the address other words. Capacity 4: tile 0 at `at` goes to
+  // slot 0; tiles 1..4 from elsewhere evict it, tile 4 taking slot 0.
+  MemorySide mem(small_params(), 4);
+  std::vector<double> at = tile(0);
+  std::vector<std::vector<double>> other = {tile(1), tile(2), tile(3), tile(4)};
+  mem.on_call(4, at.data(), 4, false, 4);
+  for (const auto& b : other) mem.on_call(4, b.data(), 4, false, 4);
+  REQUIRE(mem.cost().tile_loads == 5);
+  at = tile(4);  // slot 0's words now: resident, a hit
+  mem.on_call(4, at.data(), 4, false, 4);
+  CHECK(mem.cost().tile_hits == 1);
+  at = tile(0);  // evicted: a load
+  mem.on_call(4, at.data(), 4, false, 4);
+  CHECK(mem.cost().tile_loads == 6);
+  at = tile(2);  // resident in another slot than the address last touched: a hit
+  mem.on_call(4, at.data(), 4, false, 4);
+  CHECK(mem.cost().tile_hits == 2);
+  mem.start_work_unit();  // empty again: the same address and words load
+  mem.on_call(4, at.data(), 4, false, 4);
+  CHECK(mem.cost().tile_loads == 7);
+}
+
 namespace {
 
 // The model of mxu/memory_side.hpp written out plainly, as the oracle of the randomized
