@@ -288,13 +288,19 @@ void lower_groups(const ConvLayer& l, const std::vector<double>& x, index_t g0, 
 }
 
 // The filter matrix of groups [g0, g1), Kgp x COgp each: F[(c, fh, fw)][o] = w[o][c][fh][fw].
+// A transpose, eight filters at a time: eight rows of w read in order, each row of F
+// written eight words at a time (one filter at a time would write a word per row of F).
 void filter_groups(const ConvLayer& l, const std::vector<double>& w, index_t g0, index_t g1,
                    index_t Kgp, index_t COgp, ScratchBuffer& F) {
+  constexpr index_t kFilters = 8;
   const index_t COg = l.C_O_group(), Kg = l.K_group();
   for (index_t gi = g0; gi < g1; ++gi)
-    for (index_t o = 0; o < COg; ++o)
+    for (index_t o0 = 0; o0 < COg; o0 += kFilters) {
+      const index_t o1 = std::min(COg, o0 + kFilters);
       for (index_t k = 0; k < Kg; ++k)
-        F[(gi * Kgp + k) * COgp + o] = w[static_cast<size_t>((gi * COg + o) * Kg + k)];
+        for (index_t o = o0; o < o1; ++o)
+          F[(gi * Kgp + k) * COgp + o] = w[static_cast<size_t>((gi * COg + o) * Kg + k)];
+    }
 }
 
 }  // namespace
@@ -403,19 +409,20 @@ ImplicitPlan implicit_plan(const ConvLayer& l, index_t S) {
 // The right tiles of unit (gi, o0, cols), one S x S tile per call of a row block in call
 // order (h_f, tap group, channel chunk): the B operand of Sec. III-B's 1x1 convolutions,
 // P taps stacked when they share a call (Fig. 11). Packed once per unit: the unit's slice
-// of the weights in tap order, what stays resident while its row blocks stream.
+// of the weights in tap order, what stays resident while its row blocks stream. Tile k's
+// rows at B + k S ldb, the unit's columns from B's first; the rest of B stays as it is
+// (the caller's zeros).
 void pack_right_tiles(const ConvLayer& l, const std::vector<double>& w, const ImplicitPlan& p,
-                      const ConvUnitColumns& u, std::vector<double>& B) {
+                      const ConvUnitColumns& u, double* B, index_t ldb) {
   const index_t S = p.S, Cg = l.C_I_group();
-  B.assign(static_cast<size_t>(p.calls_per_block() * S * S), 0.0);
-  double* tile = B.data();
+  double* tile = B;
   for (const ImplicitCall& c : p.calls) {
     for (index_t j = 0; j < c.taps; ++j)
       for (index_t ch = 0; ch < c.cw; ++ch)
         for (index_t k = 0; k < u.count; ++k)
-          tile[(j * c.cw + ch) * S + k] = w[static_cast<size_t>(
+          tile[(j * c.cw + ch) * ldb + k] = w[static_cast<size_t>(
               (((u.first + k) * Cg + c.c0 + ch) * l.H_F + c.fh) * l.W_F + c.fw0 + j)];
-    tile += S * S;
+    tile += S * ldb;
   }
 }
 
@@ -441,32 +448,42 @@ void start_row_block(const ConvLayer& l, index_t S, index_t m0, RowBlock& b) {
 // one grid of chains (TensorUnit::multiply_chains: by definition the same calls in the
 // same order, so the same bits and counters): `links` calls of a row block (tile q at
 // column q S, leading dimension links S), for `blocks` row blocks (rows b S ..; only when
-// links covers every call of a block, so the order stays block by block), and their
-// output tiles. The method stages one A tile per call into one output tile: the meter
-// counts those two; the rest of the batch (at most kBatchBytes) is the executor's
+// links covers every call of a block, so the order stays block by block). The method
+// stages one A tile per call into one output tile: the meter counts those two; the rest of
+// the batch (at most kBatchBytes of A) and the batch's output tiles are the executor's
 // scratch, as the fused executor's own packing is.
 class StagingBatch {
  public:
-  StagingBatch(ScratchMeter& meter, index_t S, index_t calls, index_t row_blocks)
+  // width: 0 for the call-by-call order above; else the columns of the fused runs (their
+  // calls accounted apart, so any batch shape gives the same counters): a batch is then
+  // shaped for the kernel's cache blocking instead, a depth of about one kernel chunk
+  // (the packed B of that depth, up to 384 KiB, TensorUnit's fused executor) and as many
+  // rows as keep their A and output tiles within kFusedBytes (both stay in L2 over the
+  // batch), so each packed B chunk serves many rows.
+  StagingBatch(ScratchMeter& meter, index_t S, index_t calls, index_t row_blocks, index_t width)
       : metered_(meter, calls > 0 ? 2 * u(S * S) * 8 : 0) {
-    const index_t tiles = std::max<index_t>(kBatchBytes / (S * S * 8), 1);
-    links_ = std::clamp<index_t>(tiles, 1, std::max<index_t>(calls, 1));
-    blocks_ = links_ < calls ? 1 : std::clamp<index_t>(tiles / links_, 1, row_blocks);
-    if (calls > 0) {
-      a_.resize(static_cast<size_t>(blocks_ * S * links_ * S));
-      c_.resize(static_cast<size_t>(blocks_ * S * S));
+    if (width > 0) {
+      links_ =
+          std::clamp<index_t>(kFusedChunkBytes / (width * 8) / S, 1, std::max<index_t>(calls, 1));
+      const index_t row_bytes = (links_ * S + width) * 8;
+      blocks_ = std::clamp<index_t>(kFusedBytes / row_bytes / S, 1, row_blocks);
+    } else {
+      const index_t tiles = std::max<index_t>(kBatchBytes / (S * S * 8), 1);
+      links_ = std::clamp<index_t>(tiles, 1, std::max<index_t>(calls, 1));
+      blocks_ = links_ < calls ? 1 : std::clamp<index_t>(tiles / links_, 1, row_blocks);
     }
+    if (calls > 0) a_.resize(static_cast<size_t>(blocks_ * S * links_ * S));
   }
   index_t links() const { return links_; }
   index_t blocks() const { return blocks_; }
   double* a() { return a_.data(); }
-  double* c() { return c_.data(); }
 
  private:
-  static constexpr index_t kBatchBytes = 1 << 21;
+  static constexpr index_t kBatchBytes = 1 << 21, kFusedChunkBytes = 384 << 10,
+                           kFusedBytes = 512 << 10;
   MeteredPart metered_;  // one A tile and one output tile
   index_t links_ = 1, blocks_ = 1;
-  std::vector<double> a_, c_;
+  std::vector<double> a_;
 };
 
 // The A staging tiles of calls k0 .. k0 + links - 1 of row block b, side by side (tile q
@@ -503,27 +520,53 @@ void stage_left_tiles(const ConvLayer& l, const std::vector<double>& x, const Im
   }
 }
 
-// Row blocks m0 / S .. of a unit, `blocks` of them (batch.blocks() at most): their calls in
+// A run of units of one group whose calls go to the unit together: their columns, and
+// their right tiles side by side (tile k of unit j at rows k S, columns j S; ldb = units S).
+struct ImplicitRun {
+  std::vector<ConvUnitColumns> units;
+  std::vector<double> B;
+};
+
+// Row blocks m0 / S .. of a run, `blocks` of them (batch.blocks() at most): their calls in
 // (h_f, tap group, chunk) order, call k with right tile k, accumulating in each block's
-// output tile, staged and run a batch at a time; then the blocks' rows copied to the
-// unit's output block.
+// output tiles, staged and run a batch at a time; then the blocks' rows copied to each
+// unit's output block (unit j's at outs[j], M x its columns). `fused`: the products only
+// (run_chains, the run's calls accounted before), every unit of the run at once; else
+// the run is one unit and its calls go through multiply_chains.
 void implicit_row_blocks(const ConvLayer& l, const std::vector<double>& x, const ImplicitPlan& p,
-                         const ConvUnitColumns& u, index_t m0, index_t blocks,
-                         const std::vector<double>& B, TensorUnit& unit, StagingBatch& batch,
-                         RowBlock& b, double* out) {
-  const index_t S = p.S, lda = batch.links() * S;
+                         const ImplicitRun& run, index_t m0, index_t blocks, TensorUnit& unit,
+                         bool fused, StagingBatch& batch, RowBlock& b, std::vector<double>& C,
+                         const std::vector<double*>& outs) {
+  const index_t S = p.S, lda = batch.links() * S, nt = static_cast<index_t>(run.units.size()),
+                ldb = nt * S;
+  C.resize(static_cast<size_t>(blocks * S * ldb));
   for (index_t k0 = 0; k0 < p.calls_per_block(); k0 += batch.links()) {
     const index_t links = std::min(batch.links(), p.calls_per_block() - k0);
     for (index_t bb = 0; bb < blocks; ++bb) {
       start_row_block(l, S, m0 + bb * S, b);
-      stage_left_tiles(l, x, p, b, u.group * l.C_I_group(), k0, links, batch.a() + bb * S * lda,
-                       lda);
+      stage_left_tiles(l, x, p, b, run.units[0].group * l.C_I_group(), k0, links,
+                       batch.a() + bb * S * lda, lda);
     }
-    unit.multiply_chains(S, batch.a(), lda, B.data() + k0 * S * S, S, batch.c(), S, links,
-                         {blocks, 1}, k0 > 0);
+    const double* Bk = run.B.data() + k0 * S * ldb;
+    if (fused)
+      unit.run_chains(S, batch.a(), lda, Bk, ldb, C.data(), ldb, links, {blocks, nt}, k0 > 0);
+    else
+      unit.multiply_chains(S, batch.a(), lda, Bk, ldb, C.data(), ldb, links, {blocks, 1}, k0 > 0);
   }
-  for (index_t i = 0; i < std::min(blocks * S, l.M() - m0); ++i)
-    std::copy(batch.c() + i * S, batch.c() + i * S + u.count, out + (m0 + i) * u.count);
+  for (index_t j = 0; j < nt; ++j) {
+    const index_t cols = run.units[static_cast<size_t>(j)].count;
+    for (index_t i = 0; i < std::min(blocks * S, l.M() - m0); ++i)
+      std::copy(C.data() + i * ldb + j * S, C.data() + i * ldb + j * S + cols,
+                outs[static_cast<size_t>(j)] + (m0 + i) * cols);
+  }
+}
+
+// Units v .. of one group, at most `most`, below u1: the next run's length.
+index_t run_length(const ConvLayer& l, index_t S, index_t v, index_t u1, index_t most) {
+  const index_t group = conv_unit_columns(l, S, v).group;
+  index_t n = 1;
+  while (n < most && v + n < u1 && conv_unit_columns(l, S, v + n).group == group) ++n;
+  return n;
 }
 
 }  // namespace
@@ -550,20 +593,49 @@ ConvResult implicit_conv_units(const ConvLayer& l, const std::vector<double>& x,
   ConvResult res;
   res.output.assign(conv_unit_output_elements(l, S, u0, u1), 0.0);
 
-  StagingBatch batch(meter, S, u1 > u0 ? p.calls_per_block() : 0, ceil_div(l.M(), S));
-  std::vector<double> B;  // the unit's right tiles: its weights in tap order
+  const bool fused = unit.fuses_chains();
+  const index_t run_width = std::min(unit.grid_col_blocks(), ceil_div(l.C_O_group(), S)) * S;
+  StagingBatch batch(meter, S, u1 > u0 ? p.calls_per_block() : 0, ceil_div(l.M(), S),
+                     fused ? run_width : 0);
   RowBlock b{0, 0, std::vector<index_t>(static_cast<size_t>(S)),
              std::vector<index_t>(static_cast<size_t>(S)),
              std::vector<index_t>(static_cast<size_t>(S))};
+  // The fp64 fused executor takes a run of units (up to a grid's columns) at once: their
+  // calls accounted first, unit by unit in the order of the loop over units (a cold
+  // buffer, then each row block's chain of calls), then their products on the right tiles
+  // side by side, each batch of A staged once for the whole run. The same bits (each
+  // output its own chain over the same depth) and counters (the same calls in the same
+  // order); A staged once per run instead of once per unit. Other executors: one unit.
+  const index_t row_blocks = ceil_div(l.M(), S);
+  ImplicitRun run;
+  std::vector<double> C;    // the batch's output tiles, the run's units side by side
+  std::vector<double> own;  // one unit's right tiles (fused: accounted on these)
+  std::vector<double*> outs;
   double* out = res.output.data();
-  for (index_t v = u0; v < u1; ++v) {
-    unit.start_work_unit();
-    const ConvUnitColumns uc = conv_unit_columns(l, S, v);
-    pack_right_tiles(l, w, p, uc, B);
+  for (index_t v = u0; v < u1; v += static_cast<index_t>(run.units.size())) {
+    const index_t nt = fused ? run_length(l, S, v, u1, unit.grid_col_blocks()) : 1;
+    run.units.clear();
+    outs.clear();
+    for (index_t j = 0; j < nt; ++j) {
+      run.units.push_back(conv_unit_columns(l, S, v + j));
+      outs.push_back(out);
+      out += l.M() * run.units.back().count;
+    }
+    run.B.assign(static_cast<size_t>(p.calls_per_block() * S * nt * S), 0.0);
+    for (index_t j = 0; j < nt; ++j)
+      pack_right_tiles(l, w, p, run.units[static_cast<size_t>(j)], run.B.data() + j * S, nt * S);
+    for (index_t j = 0; j < nt; ++j) {
+      unit.start_work_unit();
+      if (!fused) continue;
+      // The unit's own tiles, contiguous: read call after call, a unit's strip of the wide
+      // B would fall into a few cache sets (its rows are nt S words apart).
+      own.assign(static_cast<size_t>(p.calls_per_block() * S * S), 0.0);
+      pack_right_tiles(l, w, p, run.units[static_cast<size_t>(j)], own.data(), S);
+      unit.account_chains(S, own.data(), S, p.calls_per_block(), {row_blocks, 1});
+    }
     for (index_t m0 = 0; m0 < l.M(); m0 += batch.blocks() * S)
-      implicit_row_blocks(l, x, p, uc, m0, std::min(batch.blocks(), ceil_div(l.M() - m0, S)), B,
-                          unit, batch, b, out);
-    out += l.M() * uc.count;
+      implicit_row_blocks(l, x, p, run, m0, std::min(batch.blocks(), ceil_div(l.M() - m0, S)), unit,
+                          fused, batch, b, C, outs);
   }
 
   ConvStats& s = res.stats;

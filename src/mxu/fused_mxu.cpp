@@ -85,13 +85,14 @@ class Fp64Call {
         pack_(d_ > c.s),
         kc_(pack_ ? std::min(d_, chunk_steps(n_)) : d_),
         panels_((n_ + kNR - 1) / kNR),
+        copy_b_(pack_ && !(c.ldb == n_ && panels_ <= 2)),
         ahead_(kChainAhead * kMR * c.lda) {}
 
   std::uint64_t run() {
     prepare();
     for (index_t d0 = 0; d0 < d_; d0 += kc_) {
       const index_t kc = std::min(kc_, d_ - d0);
-      if (pack_) pack_b(d0, kc);
+      if (copy_b_) pack_b(d0, kc);
       for (index_t base = 0; base < c_.r; base += kMR) {
         if (!pack_ && n_ <= kPrefetchSide) prefetch(base + kAhead * kMR);
         block(base, std::min(kMR, c_.r - base), d0, kc);
@@ -121,14 +122,14 @@ class Fp64Call {
 
   // B's rows (in place, or the panels' rows of a chain); ESOP: their non-zeros.
   void prepare() {
-    x_.brow.resize(static_cast<size_t>(pack_ ? panels_ * kc_ : d_));
-    if (pack_) {
+    x_.brow.resize(static_cast<size_t>(copy_b_ ? panels_ * kc_ : d_));
+    if (copy_b_) {
       x_.bpack.resize(static_cast<size_t>(panels_ * kc_ * kNR));
       for (index_t i = 0; i < panels_ * kc_; ++i) x_.brow[i] = x_.bpack.data() + i * kNR;
-      x_.ran.assign(static_cast<size_t>((c_.r + kMR - 1) / kMR), 0);
     } else {
       for (index_t t = 0; t < d_; ++t) x_.brow[t] = c_.B + t * c_.ldb;
     }
+    if (pack_) x_.ran.assign(static_cast<size_t>((c_.r + kMR - 1) / kMR), 0);
     if (static_cast<index_t>(x_.all.size()) < kc_) {
       x_.all.resize(static_cast<size_t>(kc_));
       std::iota(x_.all.begin(), x_.all.end(), 0);
@@ -180,7 +181,7 @@ class Fp64Call {
       const kernels::InPlaceKernel kernel = kernels::kInPlaceKernel[static_cast<size_t>(rows - 1)];
       for (index_t j = 0; j < panels_; ++j) {
         const index_t n0 = j * kNR;
-        kernel(list, nl, arow, x_.brow.data() + (pack_ ? j * kc_ : 0), pack_ ? 0 : n0,
+        kernel(list, nl, arow, x_.brow.data() + (copy_b_ ? j * kc_ : d0), copy_b_ ? 0 : n0,
                std::min(kNR, n_ - n0), w, n0, fresh);
       }
     } else if (fresh) {  // every update skipped so far: W is +0, exactly
@@ -276,8 +277,12 @@ class Fp64Call {
   bool esop_;
   Mode mode_;
   MxuScratch& x_;
-  bool pack_;
+  bool pack_;  // a chain: depth in chunks of kc_ steps
   index_t kc_, panels_;
+  // A chain's B chunk copied into kNR-wide panels (L2-friendly), unless its rows are
+  // already one contiguous narrow block (ldb = width, at most two panels: the implicit
+  // convolution's stacked right tiles), read in place then.
+  bool copy_b_;
   index_t ahead_;  // a chain: the same steps of A kChainAhead row blocks on
   std::uint64_t macs_ = 0;
 };

@@ -86,22 +86,37 @@ void TensorUnit::multiply_chain(index_t r, const double* A, index_t lda, const d
 void TensorUnit::multiply_chains(index_t r, const double* A, index_t lda, const double* B,
                                  index_t ldb, double* C, index_t ldc, index_t links, ChainGrid grid,
                                  bool accumulate_first) {
-  const bool loop = executor_ != MxuExecutor::fused || cell_mode_ != CellMode::fp64;
-  const bool calls = links * grid.row_blocks * grid.col_blocks > 0;
-  if (!loop && calls) check_rows(r);  // every call has r rows: validated as the first would be
+  if (fuses_chains()) {
+    account_chains(r, B, ldb, links, grid, accumulate_first);
+    run_chains(r, A, lda, B, ldb, C, ldc, links, grid, accumulate_first);
+    return;
+  }
   for (index_t b = 0; b < grid.row_blocks; ++b)
     for (index_t j = 0; j < grid.col_blocks; ++j) {
       if (grid.unit_per_chain) start_work_unit();
-      for (index_t q = 0; q < links; ++q) {
-        const double* Bq = B + q * s_ * ldb + j * s_;
-        if (loop)
-          multiply(r, A + b * r * lda + q * s_, lda, Bq, ldb, C + b * r * ldc + j * s_, ldc,
-                   q > 0 || accumulate_first);
-        else
-          account(r, Bq, ldb, q > 0 || accumulate_first);
-      }
+      for (index_t q = 0; q < links; ++q)
+        multiply(r, A + b * r * lda + q * s_, lda, B + q * s_ * ldb + j * s_, ldb,
+                 C + b * r * ldc + j * s_, ldc, q > 0 || accumulate_first);
     }
-  if (loop || !calls) return;
+}
+
+void TensorUnit::account_chains(index_t r, const double* B, index_t ldb, index_t links,
+                                ChainGrid grid, bool accumulate_first) {
+  if (links * grid.row_blocks * grid.col_blocks > 0) check_rows(r);  // as the first call would
+  for (index_t b = 0; b < grid.row_blocks; ++b)
+    for (index_t j = 0; j < grid.col_blocks; ++j) {
+      if (grid.unit_per_chain) start_work_unit();
+      for (index_t q = 0; q < links; ++q)
+        account(r, B + q * s_ * ldb + j * s_, ldb, q > 0 || accumulate_first);
+    }
+}
+
+void TensorUnit::run_chains(index_t r, const double* A, index_t lda, const double* B, index_t ldb,
+                            double* C, index_t ldc, index_t links, ChainGrid grid,
+                            bool accumulate_first) {
+  if (!fuses_chains())
+    throw std::logic_error("TensorUnit::run_chains: only the fp64 fused executor runs chains");
+  if (links * grid.row_blocks * grid.col_blocks == 0) return;
   MxuCall call{r * grid.row_blocks, s_, A, lda, B, ldb, C, ldc, accumulate_first};
   call.depth = links * s_;
   call.width = grid.col_blocks * s_;

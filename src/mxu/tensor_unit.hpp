@@ -102,6 +102,24 @@ class TensorUnit {
   void multiply_chains(index_t r, const double* A, index_t lda, const double* B, index_t ldb,
                        double* C, index_t ldc, index_t links, ChainGrid grid,
                        bool accumulate_first = false);
+  // Whether multiply_chains runs as one kernel pass (the fp64 fused executor). Then a caller
+  // may split a grid into its two halves, account_chains() and run_chains(), and run the
+  // products of many grids in an order and blocking of its own: every output is its own
+  // chain of updates over its depth, so any order of products gives the same bits, and the
+  // counters depend on the calls' order alone.
+  bool fuses_chains() const {
+    return executor_ == MxuExecutor::fused && cell_mode_ == CellMode::fp64;
+  }
+  // multiply_chains' counters and memory-side calls, in its order, without the product
+  // (reads only B). Validates as multiply_chains does.
+  void account_chains(index_t r, const double* B, index_t ldb, index_t links, ChainGrid grid,
+                      bool accumulate_first = false);
+  // multiply_chains' product without its calls' counters, only the cell updates it does
+  // (TcuCost::macs, a sum, the same in any order). Requires fuses_chains() (throws
+  // std::logic_error otherwise: the other executors are defined call by call).
+  void run_chains(index_t r, const double* A, index_t lda, const double* B, index_t ldb, double* C,
+                  index_t ldc, index_t links, ChainGrid grid, bool accumulate_first = false);
+
   // Column blocks per grid for callers that cut a wide product: kGridColumns columns (B's
   // packed panels of a depth chunk then fill L2), at least one block.
   static constexpr index_t kGridColumns = 256;
