@@ -1,5 +1,7 @@
 #include "apps/common/run_main.hpp"
 
+#include <malloc.h>
+
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -34,6 +36,12 @@ int exit_code_of(const std::exception& e) {
   return 3;
 }
 }  // namespace
+
+void keep_freed_memory() {
+  constexpr int kGiB = 1 << 30;
+  mallopt(M_MMAP_THRESHOLD, kGiB);  // the largest the heap serves; larger blocks are mapped
+  mallopt(M_TRIM_THRESHOLD, kGiB);
+}
 
 std::string escape_controls(const std::string& what) {
   std::string out;

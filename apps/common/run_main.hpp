@@ -15,6 +15,14 @@ namespace triada {
 // line of a terminal (the Python module raises the same text).
 std::string escape_controls(const std::string& what);
 
+// Freed heap memory stays in the process for the next allocation (glibc mallopt: large
+// blocks from the heap, no trimming below 1 GiB free). For programs that allocate and free
+// large buffers again and again (triada-conv's lowered matrix of up to hundreds of MB per
+// layer): returned to the system each time, every layer pays the page faults again, and on
+// a VM that backs memory lazily those cost more than the layer's arithmetic. Peak memory
+// is unchanged: the blocks are reused, not added.
+void keep_freed_memory();
+
 int run_main(const std::string& app, int argc, char** argv,
              const std::function<int(int, char**)>& body);
 

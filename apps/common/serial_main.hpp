@@ -37,6 +37,7 @@ void on_rank0(MPI_Comm comm, F&& body) {
 // std::cout on rank 0 and a discarding stream elsewhere.
 template <class Parse, class Job>
 int serial_main(const std::string& app, int argc, char** argv, Parse parse, Job job) {
+  keep_freed_memory();
   return run_main(app, argc, argv, [&](int ac, char** av) {
     const int rank = mpi::rank(MPI_COMM_WORLD);
     decltype(parse(ac, av, std::declval<std::ostream&>())) cfg;
