@@ -263,28 +263,28 @@ void check_unit_range(const ConvLayer& l, index_t side, index_t u0, index_t u1) 
                                 std::to_string(conv_work_units(l, side)));
 }
 
-// Rows of the lowered matrix for groups [g0, g1): row m = (n, h_o, w_o) holds its receptive
-// field, columns (c, h_f, w_f) within a group, w_f fastest (Fig. 6 left).
+// Rows [m0, m1) of the lowered matrix for groups [g0, g1), row m at L + (m - m0) ldL: row
+// m = (n, h_o, w_o) holds its receptive field, columns (c, h_f, w_f) within a group, w_f
+// fastest (Fig. 6 left). Writes only the field's taps inside the IFMap (L holds zeros).
 void lower_groups(const ConvLayer& l, const std::vector<double>& x, index_t g0, index_t g1,
-                  index_t Kgp, ScratchBuffer& L) {
+                  index_t Kgp, index_t m0, index_t m1, double* L) {
   const index_t HO = l.H_O(), WO = l.W_O(), Cg = l.C_I_group(), ldL = l.groups * Kgp;
-  for (index_t n = 0; n < l.N; ++n)
-    for (index_t ho = 0; ho < HO; ++ho)
-      for (index_t wo = 0; wo < WO; ++wo) {
-        const index_t m = (n * HO + ho) * WO + wo;
-        for (index_t gi = g0; gi < g1; ++gi)
-          for (index_t c = 0; c < Cg; ++c)
-            for (index_t fh = 0; fh < l.H_F; ++fh) {
-              const index_t h = ho * l.stride - l.pad + fh * l.dilation;
-              if (h < 0 || h >= l.H_I) continue;
-              for (index_t fw = 0; fw < l.W_F; ++fw) {
-                const index_t wi = wo * l.stride - l.pad + fw * l.dilation;
-                if (wi < 0 || wi >= l.W_I) continue;
-                L[m * ldL + gi * Kgp + (c * l.H_F + fh) * l.W_F + fw] =
-                    x[static_cast<size_t>(((n * l.H_I + h) * l.W_I + wi) * l.C_I + gi * Cg + c)];
-              }
-            }
-      }
+  for (index_t m = m0; m < std::min(m1, l.M()); ++m) {
+    const index_t n = m / (HO * WO), ho = m / WO % HO, wo = m % WO;
+    double* row = L + (m - m0) * ldL;
+    for (index_t gi = g0; gi < g1; ++gi)
+      for (index_t c = 0; c < Cg; ++c)
+        for (index_t fh = 0; fh < l.H_F; ++fh) {
+          const index_t h = ho * l.stride - l.pad + fh * l.dilation;
+          if (h < 0 || h >= l.H_I) continue;
+          for (index_t fw = 0; fw < l.W_F; ++fw) {
+            const index_t wi = wo * l.stride - l.pad + fw * l.dilation;
+            if (wi < 0 || wi >= l.W_I) continue;
+            row[gi * Kgp + (c * l.H_F + fh) * l.W_F + fw] =
+                x[static_cast<size_t>(((n * l.H_I + h) * l.W_I + wi) * l.C_I + gi * Cg + c)];
+          }
+        }
+  }
 }
 
 // The filter matrix of groups [g0, g1), Kgp x COgp each: F[(c, fh, fw)][o] = w[o][c][fh][fw].
@@ -301,6 +301,94 @@ void filter_groups(const ConvLayer& l, const std::vector<double>& w, index_t g0,
         for (index_t o = o0; o < o1; ++o)
           F[(gi * Kgp + k) * COgp + o] = w[static_cast<size_t>((gi * COg + o) * Kg + k)];
     }
+}
+
+// What the explicit method's GEMM reads and writes for the units of one range.
+struct ExplicitOperands {
+  const ConvLayer& l;
+  const std::vector<double>& x;
+  const double* F;            // the filter matrix, g Kgp x COgp
+  index_t g0, g1, Kgp, COgp;  // the groups lowered, their padded depth and width
+  index_t run_tiles;          // C_O tiles per grid of chains
+  double* out;                // the range's output blocks
+};
+
+// The C_O tiles of the run that starts at unit v (below u1): how many, and its operands.
+struct ExplicitRun {
+  index_t gi, ot, nt;
+};
+ExplicitRun explicit_run(const ExplicitOperands& op, index_t S, index_t v, index_t u1) {
+  const index_t tiles = op.COgp / S, ot = v % tiles;
+  return {v / tiles, ot, std::min({op.run_tiles, tiles - ot, u1 - v})};
+}
+
+// Rows [m0, m1) of a run's results (wide, ldc = nt S; row m at wide + (m - m0) ldc) copied
+// to its units' output blocks, which start at `out` (unit j's: M x its columns). Returns
+// where the next run's blocks start.
+double* place_run_rows(const ExplicitOperands& op, index_t S, const ExplicitRun& run,
+                       const double* wide, index_t m0, index_t m1, double* out) {
+  const ConvLayer& l = op.l;
+  const index_t ldc = run.nt * S, COg = l.C_O_group();
+  for (index_t j = 0; j < run.nt; ++j) {
+    const index_t cols = std::min(S, COg - (run.ot + j) * S);
+    for (index_t m = m0; m < std::min(m1, l.M()); ++m)
+      std::copy(wide + (m - m0) * ldc + j * S, wide + (m - m0) * ldc + j * S + cols,
+                out + m * cols);
+    out += l.M() * cols;
+  }
+  return out;
+}
+
+// The lowered matrix whole, each run through multiply_chains (every executor).
+void explicit_whole(const ExplicitOperands& op, TensorUnit& unit, index_t u0, index_t u1) {
+  if (u1 == u0) return;
+  const index_t S = unit.side(), Mp = std::max(op.l.M(), S), ldL = op.l.groups * op.Kgp;
+  std::vector<double> L(static_cast<size_t>(Mp * ldL), 0.0);
+  lower_groups(op.l, op.x, op.g0, op.g1, op.Kgp, 0, Mp, L.data());
+  std::vector<double> wide(static_cast<size_t>(Mp * op.run_tiles * S));
+  double* out = op.out;
+  for (index_t v = u0; v < u1;) {
+    const ExplicitRun run = explicit_run(op, S, v, u1);
+    unit.multiply_chains(Mp, L.data() + run.gi * op.Kgp, ldL,
+                         op.F + run.gi * op.Kgp * op.COgp + run.ot * S, op.COgp, wide.data(),
+                         run.nt * S, op.Kgp / S, {1, run.nt, true});
+    out = place_run_rows(op, S, run, wide.data(), 0, Mp, out);
+    v += run.nt;
+  }
+}
+
+// The fp64 fused executor: every run's calls accounted first, in the order above; then the
+// lowered matrix built and multiplied a slab of rows at a time (about kSlabBytes, so it is
+// multiplied from the cache it was written to, not from memory; at least kMinRows, as
+// each slab's product reads and packs the filter matrix again). Every output is its own
+// chain over the same depth and the MACs a sum over rows: the same bits and counters.
+void explicit_slabs(const ExplicitOperands& op, TensorUnit& unit, index_t u0, index_t u1) {
+  constexpr index_t kSlabBytes = 4 << 20, kMinRows = 512;
+  const index_t S = unit.side(), Mp = std::max(op.l.M(), S), ldL = op.l.groups * op.Kgp;
+  for (index_t v = u0; v < u1;) {
+    const ExplicitRun run = explicit_run(op, S, v, u1);
+    unit.account_chains(Mp, op.F + run.gi * op.Kgp * op.COgp + run.ot * S, op.COgp, op.Kgp / S,
+                        {1, run.nt, true});
+    v += run.nt;
+  }
+  if (u1 == u0) return;
+  const index_t R = std::min(Mp, std::max(kMinRows, round_up(kSlabBytes / (ldL * 8), S)));
+  std::vector<double> slab(static_cast<size_t>(R * ldL)),
+      wide(static_cast<size_t>(R * op.run_tiles * S));
+  for (index_t m0 = 0; m0 < Mp; m0 += R) {
+    const index_t r = std::min(R, Mp - m0);
+    std::fill(slab.begin(), slab.begin() + r * ldL, 0.0);
+    lower_groups(op.l, op.x, op.g0, op.g1, op.Kgp, m0, m0 + r, slab.data());
+    double* out = op.out;
+    for (index_t v = u0; v < u1;) {
+      const ExplicitRun run = explicit_run(op, S, v, u1);
+      unit.run_chains(r, slab.data() + run.gi * op.Kgp, ldL,
+                      op.F + run.gi * op.Kgp * op.COgp + run.ot * S, op.COgp, wide.data(),
+                      run.nt * S, op.Kgp / S, {1, run.nt});
+      out = place_run_rows(op, S, run, wide.data(), m0, m0 + r, out);
+      v += run.nt;
+    }
+  }
 }
 
 }  // namespace
@@ -326,38 +414,27 @@ ConvResult explicit_conv_units(const ConvLayer& l, const std::vector<double>& x,
   const index_t tiles = COgp / S, g0 = u0 / tiles, g1 = u1 > u0 ? (u1 - 1) / tiles + 1 : g0;
   const bool whole = u0 == 0 && u1 > 0;  // this range carries the per-layer terms
 
-  ScratchBuffer L(meter, u1 > u0 ? Mp * ldL : 0);
-  lower_groups(l, x, g0, g1, Kgp, L);
   // The lowering pass in the model: the IFMap read once, every lowered element written.
   if (whole) unit.cpu(l.ifmap_elements() + u(M) * u(g) * u(Kg));
+  // The method holds the whole lowered matrix (its footprint); the fused executor's
+  // simulation of it needs only a slab at a time (explicit_slabs).
+  const MeteredPart lowered(meter, u1 > u0 ? u(Mp * ldL) * 8 : 0);
   ScratchBuffer F(meter, u1 > u0 ? g * Kgp * COgp : 0);
   filter_groups(l, w, g0, g1, Kgp, COgp, F);
+  // The method's padded output block (when C_O / groups is not whole tiles, or M < S): one
+  // tile of the results' buffer.
+  const bool direct_out = COg % S == 0 && M >= S;
+  const MeteredPart padded_out(meter, direct_out || u1 == u0 ? 0 : u(Mp * S) * 8);
 
   // Units run a group's run of C_O tiles at a time as one grid of chains (each tile a work
   // unit: the same calls, in the same order, as a loop over the units), up to kGridColumns
-  // columns, so the lowered matrix is read once per run; the results land in a wide
-  // buffer (executor scratch) and are copied to the unit blocks.
+  // columns, so the lowered matrix is read once per run.
   const index_t run_tiles = std::min(unit.grid_col_blocks(), tiles);
-  std::vector<double> wide(static_cast<size_t>(u1 > u0 ? Mp * run_tiles * S : 0));
-  // The method's padded output block (when C_O / groups is not whole tiles, or M < S): one
-  // tile of the wide buffer.
-  const bool direct_out = COg % S == 0 && M >= S;
-  const MeteredPart padded_out(meter, direct_out || u1 == u0 ? 0 : u(Mp * S) * 8);
-  double* out = res.output.data();
-  for (index_t v = u0; v < u1;) {
-    const index_t gi = v / tiles, ot = v % tiles;
-    const index_t nt = std::min({run_tiles, tiles - ot, u1 - v}), ldc = nt * S;
-    unit.multiply_chains(Mp, L.data() + gi * Kgp, ldL, F.data() + gi * Kgp * COgp + ot * S, COgp,
-                         wide.data(), ldc, Kgp / S, {1, nt, true});
-    for (index_t j = 0; j < nt; ++j) {
-      const index_t cols = std::min(S, COg - (ot + j) * S);
-      for (index_t m = 0; m < M; ++m)
-        std::copy(wide.data() + m * ldc + j * S, wide.data() + m * ldc + j * S + cols,
-                  out + m * cols);
-      out += M * cols;
-    }
-    v += nt;
-  }
+  const ExplicitOperands op{l, x, F.data(), g0, g1, Kgp, COgp, run_tiles, res.output.data()};
+  if (unit.fuses_chains())
+    explicit_slabs(op, unit, u0, u1);
+  else
+    explicit_whole(op, unit, u0, u1);
 
   ConvStats& s = res.stats;
   s.method = "explicit";

@@ -135,10 +135,11 @@ class Fp64Call {
       std::iota(x_.all.begin(), x_.all.end(), 0);
     }
     x_.list.resize(static_cast<size_t>(kc_));
-    if (esop_) {
+    if (esop_) {  // copied panels count their rows' non-zeros as they go (pack_b)
       x_.nnz_bd.resize(static_cast<size_t>(d_));
-      for (index_t t = 0; t < d_; ++t)
-        x_.nnz_bd[t] = static_cast<double>(count_nonzero(c_.B + t * c_.ldb, n_));
+      if (!copy_b_)
+        for (index_t t = 0; t < d_; ++t)
+          x_.nnz_bd[t] = static_cast<double>(count_nonzero(c_.B + t * c_.ldb, n_));
     }
     if (c_.accumulate) x_.w.resize(static_cast<size_t>((pack_ ? c_.r : kMR) * n_));
   }
@@ -146,6 +147,7 @@ class Fp64Call {
   // Rows d0 .. d0 + kc of B into the panels: row t of panel j at bpack[(j kc_ + t) kNR],
   // zero-padded to kNR columns (the kernel masks them).
   void pack_b(index_t d0, index_t kc) {
+    if (esop_) std::fill_n(x_.nnz_bd.begin() + d0, kc, 0.0);
     for (index_t j = 0; j < panels_; ++j) {
       const index_t n0 = j * kNR, nv = std::min(kNR, n_ - n0);
       for (index_t t = 0; t < kc; ++t) {
@@ -154,6 +156,7 @@ class Fp64Call {
         index_t k = 0;
         for (; k < nv; ++k) to[k] = from[k];
         for (; k < kNR; ++k) to[k] = 0.0;
+        if (esop_) x_.nnz_bd[d0 + t] += static_cast<double>(count_nonzero(to, kNR));
       }
     }
   }
@@ -265,11 +268,30 @@ class Fp64Call {
       double* o = w[m];
       if (!any_suspect(o)) continue;
       const double* arow = c_.A + (base + m) * c_.lda;
-      for (index_t k = 0; k < n_; ++k)
-        if (suspect(o[k]))
-          o[k] = exact_output(c_.accumulate ? w0(base, m)[k] : 0.0, arow, c_.B + k, c_.ldb, d_,
-                              mode_, CellMode::fp64);
+      if (esop_) list_nonzero_steps(arow);
+      for (index_t k = 0; k < n_; ++k) {
+        if (!suspect(o[k])) continue;
+        const double start = c_.accumulate ? w0(base, m)[k] : 0.0;
+        o[k] = esop_ ? exact_esop_output(start, arow, c_.B + k)
+                     : exact_output(start, arow, c_.B + k, c_.ldb, d_, mode_, CellMode::fp64);
+      }
     }
+  }
+
+  // ESOP's redo of a row: its steps with a non-zero A[i][t] listed once for all its
+  // outputs (a padding row of zeros, which ends at W0, then costs one pass, not one per
+  // output); exact_output's updates, skipping the same steps.
+  void list_nonzero_steps(const double* arow) {
+    steps_.clear();
+    for (index_t t = 0; t < d_; ++t)
+      if (!is_zero(arow[t])) steps_.push_back(t);
+  }
+  double exact_esop_output(double w, const double* arow, const double* bcol) const {
+    for (const index_t t : steps_) {
+      const double b = bcol[t * c_.ldb];
+      if (!is_zero(b)) w = mac(CellMode::fp64, w, arow[t], b);
+    }
+    return store(CellMode::fp64, w);
   }
 
   const MxuCall& c_;
@@ -285,6 +307,7 @@ class Fp64Call {
   bool copy_b_;
   index_t ahead_;  // a chain: the same steps of A kChainAhead row blocks on
   std::uint64_t macs_ = 0;
+  std::vector<index_t> steps_;  // fix(): a row's steps with a non-zero A
 };
 
 }  // namespace
