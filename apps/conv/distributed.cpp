@@ -60,13 +60,13 @@ struct RankRun {
   };
   std::vector<Deferred> deferred;
   Progress* progress;            // rank 0's report of its parts (counters/progress.hpp)
-  double cost_done, cost_total;  // this rank's parts, in dense MACs
+  double cost_done, cost_total;  // this rank's parts, in split cost
 };
 
-// A part's cost: its units' dense MACs (the split's measure).
+// A part's cost: its units' split cost.
 double part_cost(const RankRun& run, const ConvPart& p) {
   return static_cast<double>(
-             conv_unit_dense_macs(run.layers[p.layer], run.cfg.mxu, p.is_explicit)) *
+             conv_unit_split_cost(run.layers[p.layer], run.cfg.mxu, p.is_explicit)) *
          static_cast<double>(p.u1 - p.u0);
 }
 
@@ -253,6 +253,12 @@ void reduce_outcomes(std::vector<LayerOutcome>& out, const ConvConfig& cfg, MPI_
 
 }  // namespace
 
+std::uint64_t conv_unit_split_cost(const ConvLayer& l, index_t side, bool is_explicit) {
+  const auto weights = static_cast<std::uint64_t>(side) *
+                       static_cast<std::uint64_t>((l.K_group() + side - 1) / side * side);
+  return conv_unit_dense_macs(l, side, is_explicit) + kUnitWeightCost * weights;
+}
+
 std::vector<std::vector<ConvPart>> split_conv_work(const std::vector<ConvLayer>& layers,
                                                    index_t side, bool run_explicit,
                                                    bool run_implicit, int ranks) {
@@ -263,7 +269,7 @@ std::vector<std::vector<ConvPart>> split_conv_work(const std::vector<ConvLayer>&
       for (const bool is_explicit : {true, false}) {
         if (is_explicit ? !run_explicit : !run_implicit) continue;
         const index_t units = conv_work_units(layers[i], side);
-        const u128 cost = conv_unit_dense_macs(layers[i], side, is_explicit);
+        const u128 cost = conv_unit_split_cost(layers[i], side, is_explicit);
         if (!pass) {
           total += cost * static_cast<u128>(units);
           continue;

@@ -11,6 +11,7 @@
 #include <mpi.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <vector>
 
@@ -27,6 +28,15 @@ struct ConvPart {
   bool is_explicit = true;
   index_t u0 = 0, u1 = 0;
 };
+
+// The split's measure of one work unit: its dense MACs (conv_unit_dense_macs) plus
+// kUnitWeightCost per word of its weight slice (S x round_up(K_group, S)). Each weight is
+// generated, transposed or packed into right tiles and hashed by the memory side once per
+// unit, which on the fused executor costs about as much as 128 MACs (measured on VGG16's
+// layers, README); without it, layers with few output pixels per weight (VGG16's last
+// ones) were 30% to 80% slower than their MACs said, and the rank holding them finished last.
+constexpr std::uint64_t kUnitWeightCost = 128;
+std::uint64_t conv_unit_split_cost(const ConvLayer& l, index_t side, bool is_explicit);
 
 // parts[r]: rank r's parts in item order. Contiguous over the ranks, covering every unit
 // of the enabled methods once; a unit goes to the rank whose share [r T / K, (r + 1) T / K)

@@ -226,6 +226,14 @@ TEST_CASE("the split over ranks: contiguous, every unit once, shares within one 
                                          make(1, 64, 16, 16, 128, 3, 3, 1, 1, 1, 2),
                                          make(2, 16, 8, 8, 8, 1, 1, 1, 0)};
   const index_t S = 16;
+  // The measure: dense MACs plus 128 per word of the unit's weight slice, S x K_group
+  // padded to S (layer 1: 3 x 3 x 3 = 27 -> 32; layer 2: 32 x 3 x 3 = 288 per group).
+  for (const bool ex : {true, false}) {
+    CHECK(conv_unit_split_cost(layers[0], S, ex) ==
+          conv_unit_dense_macs(layers[0], S, ex) + 128u * 16u * 32u);
+    CHECK(conv_unit_split_cost(layers[1], S, ex) ==
+          conv_unit_dense_macs(layers[1], S, ex) + 128u * 16u * 288u);
+  }
   for (const int K : {1, 2, 3, 5, 40}) {
     INFO(K << " ranks");
     const auto split = split_conv_work(layers, S, true, true, K);
@@ -252,7 +260,7 @@ TEST_CASE("the split over ranks: contiguous, every unit once, shares within one 
         CHECK(p.u0 == next);
         CHECK(p.u1 > p.u0);
         next = p.u1;
-        const std::uint64_t c = conv_unit_dense_macs(layers[p.layer], S, p.is_explicit);
+        const std::uint64_t c = conv_unit_split_cost(layers[p.layer], S, p.is_explicit);
         cost[static_cast<size_t>(r)] += c * static_cast<std::uint64_t>(p.u1 - p.u0);
         largest = std::max(largest, c);
       }
