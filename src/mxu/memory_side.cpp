@@ -47,6 +47,7 @@ u64 tile_hash(const double* B, index_t ldb, index_t s) {
 // pattern (memcmp of each row: bytes equal exactly when the words' bits are).
 bool same_words(const double* B, index_t ldb, index_t s, const u64* bits) {
   const auto row = static_cast<size_t>(s) * sizeof(double);
+  if (ldb == s) return std::memcmp(B, bits, row * static_cast<size_t>(s)) == 0;  // one block
   for (index_t i = 0; i < s; ++i, bits += s)
     if (std::memcmp(B + i * ldb, bits, row) != 0) return false;
   return true;

@@ -149,24 +149,37 @@ TEST_CASE("an address called again is decided by the words now there, whatever i
   // The memory side remembers which slot an address touched last; that slot may since
   // hold another tile, and the address other words. Capacity 4: tile 0 at `at` goes to
   // slot 0; tiles 1..4 from elsewhere evict it, tile 4 taking slot 0.
-  MemorySide mem(small_params(), 4);
-  std::vector<double> at = tile(0);
-  std::vector<std::vector<double>> other = {tile(1), tile(2), tile(3), tile(4)};
-  mem.on_call(4, at.data(), 4, false, 4);
-  for (const auto& b : other) mem.on_call(4, b.data(), 4, false, 4);
-  REQUIRE(mem.cost().tile_loads == 5);
-  at = tile(4);  // slot 0's words now: resident, a hit
-  mem.on_call(4, at.data(), 4, false, 4);
-  CHECK(mem.cost().tile_hits == 1);
-  at = tile(0);  // evicted: a load
-  mem.on_call(4, at.data(), 4, false, 4);
-  CHECK(mem.cost().tile_loads == 6);
-  at = tile(2);  // resident in another slot than the address last touched: a hit
-  mem.on_call(4, at.data(), 4, false, 4);
-  CHECK(mem.cost().tile_hits == 2);
-  mem.start_work_unit();  // empty again: the same address and words load
-  mem.on_call(4, at.data(), 4, false, 4);
-  CHECK(mem.cost().tile_loads == 7);
+  // Tiles contiguous (ldb 4) and rows 7 words apart in a wider buffer (ldb 7).
+  for (const index_t ldb : {4, 7}) {
+    INFO("ldb " << ldb);
+    const auto wide = [&](int id) {  // tile(id)'s rows at ldb apart, the gaps other words
+      std::vector<double> b(static_cast<size_t>(3 * ldb + 4), -1.0 - id);
+      const std::vector<double> t = tile(id);
+      for (index_t i = 0; i < 4; ++i) std::copy_n(t.begin() + i * 4, 4, b.begin() + i * ldb);
+      return b;
+    };
+    MemorySide mem(small_params(), 4);
+    std::vector<double> at = wide(0);
+    std::vector<std::vector<double>> other = {wide(1), wide(2), wide(3), wide(4)};
+    mem.on_call(4, at.data(), ldb, false, 4);
+    for (const auto& b : other) mem.on_call(4, b.data(), ldb, false, 4);
+    REQUIRE(mem.cost().tile_loads == 5);
+    at = wide(4);  // slot 0's words now: resident, a hit
+    mem.on_call(4, at.data(), ldb, false, 4);
+    CHECK(mem.cost().tile_hits == 1);
+    at = wide(0);  // evicted: a load
+    mem.on_call(4, at.data(), ldb, false, 4);
+    CHECK(mem.cost().tile_loads == 6);
+    at = wide(2);  // resident in another slot than the address last touched: a hit
+    mem.on_call(4, at.data(), ldb, false, 4);
+    CHECK(mem.cost().tile_hits == 2);
+    at[static_cast<size_t>(2 * ldb + 3)] += 1.0;  // one word of row 2 off: new words, a load
+    mem.on_call(4, at.data(), ldb, false, 4);
+    CHECK(mem.cost().tile_loads == 7);
+    mem.start_work_unit();  // empty again: the same address and words load
+    mem.on_call(4, at.data(), ldb, false, 4);
+    CHECK(mem.cost().tile_loads == 8);
+  }
 }
 
 namespace {
