@@ -4,7 +4,8 @@
 # exit 0, the JSON files parse and hold the expected records, every promised PNG exists and
 # is non-empty, the physical model's period is the sum its bus model says (recomputed from
 # the reports), and bad options fail with a message (one line, for physical_sweep.sh).
-# No timing is asserted. Run by ctest (label cli).
+# run_scripts/conv_speedup.py --quick runs one pair of two-layer triada-conv runs (1 and 2
+# ranks, the same counters). No timing is asserted. Run by ctest (label cli).
 set -uo pipefail
 
 # shellcheck source=tests/cli/lib_check.sh
@@ -266,6 +267,22 @@ check "physical: bad size list" fails_one_line "comma-separated list of positive
 mkdir -p "$dir/nobench" && ln -sf "$TRIADA_BIN/triada-transform" "$dir/nobench/"
 check "physical: missing triada-bench" fails_one_line "triada-bench not found" \
   bash "$SRC/run_scripts/physical_sweep.sh" --quick --bin "$dir/nobench" --out "$dir/x"
+echo "-- conv_speedup.py --quick: a pair of triada-conv runs on 1 and 2 ranks, the same counters"
+check "conv_speedup.py --quick" logged "$dir/conv_speedup.log" \
+  "$PYTHON" "$SRC/run_scripts/conv_speedup.py" --quick --bin "$TRIADA_BIN" --json "$dir/speedup.json"
+check "its JSON: one run each, positive times and speed-ups" "$PYTHON" - "$dir/speedup.json" <<'EOF'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["quick"] and r["ranks"] == 2 and sorted(r["runs"]) == ["1", "2"], r
+assert all(len(v) == 1 and min(v[0].values()) > 0 for v in r["runs"].values()), r
+for key in ("report_seconds", "process_seconds"):
+    t = r[key]
+    assert abs(t["speedup"] - t["median_1"] / t["median_2"]) < 1e-12 and t["speedup"] > 0, t
+EOF
+check "conv_speedup.py: one rank is no comparison" fails_with "--ranks must be >= 2" \
+  "$PYTHON" "$SRC/run_scripts/conv_speedup.py" --ranks 1 --bin "$TRIADA_BIN"
+check "conv_speedup.py: a missing network" fails_with "no such file" \
+  "$PYTHON" "$SRC/run_scripts/conv_speedup.py" --network "$dir/none.csv" --bin "$TRIADA_BIN"
 check "plot of a bad file" fails_with "plot_scaling.py: error" "$PYTHON" "$SRC/run_scripts/plot_scaling.py" \
   "$dir/sw/sweep.json"
 
