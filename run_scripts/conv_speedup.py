@@ -15,7 +15,8 @@ must, for every rank count: README "The MXU programs under mpirun").
 Defaults: data/networks/vgg16.csv, --ranks 2, --pairs 8, --mxu 16, --method both.
 --quick: the first two layers of the network (a copy in a temporary folder), 1 pair, to
 check the script. --json FILE writes the runs, medians and speed-ups. Environment:
-MPIEXEC (default mpirun; Open MPI as root needs OMPI_ALLOW_RUN_AS_ROOT=1 and
+MPIEXEC (default mpirun; on one node MPIEXEC="mpirun --mca pml ob1" halves Open MPI's
+start-up; as root Open MPI needs OMPI_ALLOW_RUN_AS_ROOT=1 and
 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1). Exits 1 if a run fails or the counters differ.
 """
 import argparse
