@@ -303,6 +303,20 @@ void filter_groups(const ConvLayer& l, const std::vector<double>& w, index_t g0,
     }
 }
 
+// Rows [m0, m1) of the results of units v .. v + nt - 1, side by side in `wide` (unit j's
+// columns from j S, row m at wide + (m - m0) ldc), copied to their output blocks, which
+// start at `out` (each M x its columns). Returns where the next unit's block starts.
+double* place_unit_rows(const ConvLayer& l, index_t S, index_t v, index_t nt, const double* wide,
+                        index_t ldc, index_t m0, index_t m1, double* out) {
+  for (index_t j = 0; j < nt; ++j) {
+    const index_t cols = conv_unit_columns(l, S, v + j).count;
+    for (index_t m = m0; m < std::min(m1, l.M()); ++m)
+      std::copy_n(wide + (m - m0) * ldc + j * S, cols, out + m * cols);
+    out += l.M() * cols;
+  }
+  return out;
+}
+
 // What the explicit method's GEMM reads and writes for the units of one range.
 struct ExplicitOperands {
   const ConvLayer& l;
@@ -322,23 +336,6 @@ ExplicitRun explicit_run(const ExplicitOperands& op, index_t S, index_t v, index
   return {v / tiles, ot, std::min({op.run_tiles, tiles - ot, u1 - v})};
 }
 
-// Rows [m0, m1) of a run's results (wide, ldc = nt S; row m at wide + (m - m0) ldc) copied
-// to its units' output blocks, which start at `out` (unit j's: M x its columns). Returns
-// where the next run's blocks start.
-double* place_run_rows(const ExplicitOperands& op, index_t S, const ExplicitRun& run,
-                       const double* wide, index_t m0, index_t m1, double* out) {
-  const ConvLayer& l = op.l;
-  const index_t ldc = run.nt * S, COg = l.C_O_group();
-  for (index_t j = 0; j < run.nt; ++j) {
-    const index_t cols = std::min(S, COg - (run.ot + j) * S);
-    for (index_t m = m0; m < std::min(m1, l.M()); ++m)
-      std::copy(wide + (m - m0) * ldc + j * S, wide + (m - m0) * ldc + j * S + cols,
-                out + m * cols);
-    out += l.M() * cols;
-  }
-  return out;
-}
-
 // The lowered matrix whole, each run through multiply_chains (every executor).
 void explicit_whole(const ExplicitOperands& op, TensorUnit& unit, index_t u0, index_t u1) {
   if (u1 == u0) return;
@@ -352,7 +349,7 @@ void explicit_whole(const ExplicitOperands& op, TensorUnit& unit, index_t u0, in
     unit.multiply_chains(Mp, L.data() + run.gi * op.Kgp, ldL,
                          op.F + run.gi * op.Kgp * op.COgp + run.ot * S, op.COgp, wide.data(),
                          run.nt * S, op.Kgp / S, {1, run.nt, true});
-    out = place_run_rows(op, S, run, wide.data(), 0, Mp, out);
+    out = place_unit_rows(op.l, S, v, run.nt, wide.data(), run.nt * S, 0, Mp, out);
     v += run.nt;
   }
 }
@@ -385,7 +382,7 @@ void explicit_slabs(const ExplicitOperands& op, TensorUnit& unit, index_t u0, in
       unit.run_chains(r, slab.data() + run.gi * op.Kgp, ldL,
                       op.F + run.gi * op.Kgp * op.COgp + run.ot * S, op.COgp, wide.data(),
                       run.nt * S, op.Kgp / S, {1, run.nt});
-      out = place_run_rows(op, S, run, wide.data(), m0, m0 + r, out);
+      out = place_unit_rows(op.l, S, v, run.nt, wide.data(), run.nt * S, m0, m0 + r, out);
       v += run.nt;
     }
   }
@@ -486,20 +483,19 @@ ImplicitPlan implicit_plan(const ConvLayer& l, index_t S) {
 // The right tiles of unit (gi, o0, cols), one S x S tile per call of a row block in call
 // order (h_f, tap group, channel chunk): the B operand of Sec. III-B's 1x1 convolutions,
 // P taps stacked when they share a call (Fig. 11). Packed once per unit: the unit's slice
-// of the weights in tap order, what stays resident while its row blocks stream. Tile k's
-// rows at B + k S ldb, the unit's columns from B's first; the rest of B stays as it is
-// (the caller's zeros).
+// of the weights in tap order, what stays resident while its row blocks stream.
 void pack_right_tiles(const ConvLayer& l, const std::vector<double>& w, const ImplicitPlan& p,
-                      const ConvUnitColumns& u, double* B, index_t ldb) {
+                      const ConvUnitColumns& u, std::vector<double>& B) {
   const index_t S = p.S, Cg = l.C_I_group();
-  double* tile = B;
+  B.assign(static_cast<size_t>(p.calls_per_block() * S * S), 0.0);
+  double* tile = B.data();
   for (const ImplicitCall& c : p.calls) {
     for (index_t j = 0; j < c.taps; ++j)
       for (index_t ch = 0; ch < c.cw; ++ch)
         for (index_t k = 0; k < u.count; ++k)
-          tile[(j * c.cw + ch) * ldb + k] = w[static_cast<size_t>(
+          tile[(j * c.cw + ch) * S + k] = w[static_cast<size_t>(
               (((u.first + k) * Cg + c.c0 + ch) * l.H_F + c.fh) * l.W_F + c.fw0 + j)];
-    tile += S * ldb;
+    tile += S * S;
   }
 }
 
@@ -597,32 +593,32 @@ void stage_left_tiles(const ConvLayer& l, const std::vector<double>& x, const Im
   }
 }
 
-// A run of units of one group whose calls go to the unit together: their columns, and
-// their right tiles side by side (tile k of unit j at rows k S, columns j S; ldb = units S).
+// A run of units of one group whose calls go to the unit together: units first .. first +
+// count - 1, their output blocks from `out`, their right tiles side by side (tile k of
+// unit j at rows k S, columns j S; ldb = count S).
 struct ImplicitRun {
-  std::vector<ConvUnitColumns> units;
+  index_t first = 0, count = 0;
+  double* out = nullptr;
   std::vector<double> B;
 };
 
 // Row blocks m0 / S .. of a run, `blocks` of them (batch.blocks() at most): their calls in
 // (h_f, tap group, chunk) order, call k with right tile k, accumulating in each block's
-// output tiles, staged and run a batch at a time; then the blocks' rows copied to each
-// unit's output block (unit j's at outs[j], M x its columns). `fused`: the products only
+// output tiles, staged and run a batch at a time; then the blocks' rows copied to the
+// units' output blocks. `fused`: the products only
 // (run_chains, the run's calls accounted before), every unit of the run at once; else
 // the run is one unit and its calls go through multiply_chains.
 void implicit_row_blocks(const ConvLayer& l, const std::vector<double>& x, const ImplicitPlan& p,
                          const ImplicitRun& run, index_t m0, index_t blocks, TensorUnit& unit,
-                         bool fused, StagingBatch& batch, RowBlock& b, std::vector<double>& C,
-                         const std::vector<double*>& outs) {
-  const index_t S = p.S, lda = batch.links() * S, nt = static_cast<index_t>(run.units.size()),
-                ldb = nt * S;
+                         bool fused, StagingBatch& batch, RowBlock& b, std::vector<double>& C) {
+  const index_t S = p.S, lda = batch.links() * S, nt = run.count, ldb = nt * S;
+  const index_t c0 = conv_unit_columns(l, S, run.first).group * l.C_I_group();
   C.resize(static_cast<size_t>(blocks * S * ldb));
   for (index_t k0 = 0; k0 < p.calls_per_block(); k0 += batch.links()) {
     const index_t links = std::min(batch.links(), p.calls_per_block() - k0);
     for (index_t bb = 0; bb < blocks; ++bb) {
       start_row_block(l, S, m0 + bb * S, b);
-      stage_left_tiles(l, x, p, b, run.units[0].group * l.C_I_group(), k0, links,
-                       batch.a() + bb * S * lda, lda);
+      stage_left_tiles(l, x, p, b, c0, k0, links, batch.a() + bb * S * lda, lda);
     }
     const double* Bk = run.B.data() + k0 * S * ldb;
     if (fused)
@@ -630,12 +626,7 @@ void implicit_row_blocks(const ConvLayer& l, const std::vector<double>& x, const
     else
       unit.multiply_chains(S, batch.a(), lda, Bk, ldb, C.data(), ldb, links, {blocks, 1}, k0 > 0);
   }
-  for (index_t j = 0; j < nt; ++j) {
-    const index_t cols = run.units[static_cast<size_t>(j)].count;
-    for (index_t i = 0; i < std::min(blocks * S, l.M() - m0); ++i)
-      std::copy(C.data() + i * ldb + j * S, C.data() + i * ldb + j * S + cols,
-                outs[static_cast<size_t>(j)] + (m0 + i) * cols);
-  }
+  place_unit_rows(l, S, run.first, nt, C.data(), ldb, m0, m0 + blocks * S, run.out);
 }
 
 // Units v .. of one group, at most `most`, below u1: the next run's length.
@@ -672,8 +663,8 @@ ConvResult implicit_conv_units(const ConvLayer& l, const std::vector<double>& x,
 
   const bool fused = unit.fuses_chains();
   const index_t run_width = std::min(unit.grid_col_blocks(), ceil_div(l.C_O_group(), S)) * S;
-  StagingBatch batch(meter, S, u1 > u0 ? p.calls_per_block() : 0, ceil_div(l.M(), S),
-                     fused ? run_width : 0);
+  const index_t row_blocks = ceil_div(l.M(), S), calls = p.calls_per_block();
+  StagingBatch batch(meter, S, u1 > u0 ? calls : 0, row_blocks, fused ? run_width : 0);
   RowBlock b{0, 0, std::vector<index_t>(static_cast<size_t>(S)),
              std::vector<index_t>(static_cast<size_t>(S)),
              std::vector<index_t>(static_cast<size_t>(S))};
@@ -683,36 +674,27 @@ ConvResult implicit_conv_units(const ConvLayer& l, const std::vector<double>& x,
   // side by side, each batch of A staged once for the whole run. The same bits (each
   // output its own chain over the same depth) and counters (the same calls in the same
   // order); A staged once per run instead of once per unit. Other executors: one unit.
-  const index_t row_blocks = ceil_div(l.M(), S);
-  ImplicitRun run;
+  // A unit's tiles are packed contiguous (accounted there: a unit's strip of the run's B,
+  // its rows nt S words apart, would fall into a few cache sets), then copied to its strip.
+  ImplicitRun run{u0, 0, res.output.data(), {}};
   std::vector<double> C;    // the batch's output tiles, the run's units side by side
-  std::vector<double> own;  // one unit's right tiles (fused: accounted on these)
-  std::vector<double*> outs;
-  double* out = res.output.data();
-  for (index_t v = u0; v < u1; v += static_cast<index_t>(run.units.size())) {
-    const index_t nt = fused ? run_length(l, S, v, u1, unit.grid_col_blocks()) : 1;
-    run.units.clear();
-    outs.clear();
-    for (index_t j = 0; j < nt; ++j) {
-      run.units.push_back(conv_unit_columns(l, S, v + j));
-      outs.push_back(out);
-      out += l.M() * run.units.back().count;
-    }
-    run.B.assign(static_cast<size_t>(p.calls_per_block() * S * nt * S), 0.0);
-    for (index_t j = 0; j < nt; ++j)
-      pack_right_tiles(l, w, p, run.units[static_cast<size_t>(j)], run.B.data() + j * S, nt * S);
-    for (index_t j = 0; j < nt; ++j) {
+  std::vector<double> own;  // one unit's right tiles
+  for (index_t v = u0; v < u1; v += run.count) {
+    run.out += conv_unit_output_elements(l, S, run.first, v);
+    run.first = v;
+    run.count = fused ? run_length(l, S, v, u1, unit.grid_col_blocks()) : 1;
+    const index_t ldb = run.count * S;
+    run.B.resize(static_cast<size_t>(calls * S * ldb));
+    for (index_t j = 0; j < run.count; ++j) {
       unit.start_work_unit();
-      if (!fused) continue;
-      // The unit's own tiles, contiguous: read call after call, a unit's strip of the wide
-      // B would fall into a few cache sets (its rows are nt S words apart).
-      own.assign(static_cast<size_t>(p.calls_per_block() * S * S), 0.0);
-      pack_right_tiles(l, w, p, run.units[static_cast<size_t>(j)], own.data(), S);
-      unit.account_chains(S, own.data(), S, p.calls_per_block(), {row_blocks, 1});
+      pack_right_tiles(l, w, p, conv_unit_columns(l, S, v + j), own);
+      if (fused) unit.account_chains(S, own.data(), S, calls, {row_blocks, 1});
+      for (index_t t = 0; t < calls * S; ++t)
+        std::copy_n(own.data() + t * S, S, run.B.data() + t * ldb + j * S);
     }
     for (index_t m0 = 0; m0 < l.M(); m0 += batch.blocks() * S)
       implicit_row_blocks(l, x, p, run, m0, std::min(batch.blocks(), ceil_div(l.M() - m0, S)), unit,
-                          fused, batch, b, C, outs);
+                          fused, batch, b, C);
   }
 
   ConvStats& s = res.stats;
