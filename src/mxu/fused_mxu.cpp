@@ -56,18 +56,6 @@ std::uint64_t count_nonzero(const double* x, index_t len) {
   return n;
 }
 
-// The reference's updates of one output in order: W from w, t = 0..d-1, skipping zero
-// operands under ESOP, through the cell mode's mac(); then what the cell stores.
-double exact_output(double w, const double* arow, const double* bcol, index_t ldb, index_t d,
-                    Mode mode, CellMode cm) {
-  for (index_t t = 0; t < d; ++t) {
-    const double a = arow[t], b = bcol[t * ldb];
-    if (mode == Mode::esop && (is_zero(a) || is_zero(b))) continue;
-    w = mac(cm, w, a, b);
-  }
-  return store(cm, w);
-}
-
 // One fp64 call (or chain, depth d = links s; chains on blocks, width n = blocks s) on the
 // kernels: depth chunks outer (a chain packs its chunk of B into kNR-wide panels that stay
 // in L2), row blocks (kMR rows) inner.
@@ -80,7 +68,6 @@ class Fp64Call {
         n_(c.width > 0 ? c.width : c.s),
         d_(c.depth > 0 ? c.depth : c.s),
         esop_(mode == Mode::esop),
-        mode_(mode),
         x_(x),
         pack_(d_ > c.s),
         kc_(pack_ ? std::min(d_, chunk_steps(n_)) : d_),
@@ -268,28 +255,26 @@ class Fp64Call {
       double* o = w[m];
       if (!any_suspect(o)) continue;
       const double* arow = c_.A + (base + m) * c_.lda;
-      if (esop_) list_nonzero_steps(arow);
-      for (index_t k = 0; k < n_; ++k) {
-        if (!suspect(o[k])) continue;
-        const double start = c_.accumulate ? w0(base, m)[k] : 0.0;
-        o[k] = esop_ ? exact_esop_output(start, arow, c_.B + k)
-                     : exact_output(start, arow, c_.B + k, c_.ldb, d_, mode_, CellMode::fp64);
-      }
+      list_steps(arow);
+      for (index_t k = 0; k < n_; ++k)
+        if (suspect(o[k]))
+          o[k] = exact_output(c_.accumulate ? w0(base, m)[k] : 0.0, arow, c_.B + k);
     }
   }
 
-  // ESOP's redo of a row: its steps with a non-zero A[i][t] listed once for all its
-  // outputs (a padding row of zeros, which ends at W0, then costs one pass, not one per
-  // output); exact_output's updates, skipping the same steps.
-  void list_nonzero_steps(const double* arow) {
+  // The steps of a row that update: every step, under ESOP those with A[i][t] != 0 (listed
+  // once for all the row's outputs: a padding row of zeros costs one pass, not one each).
+  void list_steps(const double* arow) {
     steps_.clear();
     for (index_t t = 0; t < d_; ++t)
-      if (!is_zero(arow[t])) steps_.push_back(t);
+      if (!esop_ || !is_zero(arow[t])) steps_.push_back(t);
   }
-  double exact_esop_output(double w, const double* arow, const double* bcol) const {
+  // The reference's updates of one output in order over the listed steps, W from w, under
+  // ESOP skipping a zero B[t][k] too, through mac(); then what the cell stores.
+  double exact_output(double w, const double* arow, const double* bcol) const {
     for (const index_t t : steps_) {
       const double b = bcol[t * c_.ldb];
-      if (!is_zero(b)) w = mac(CellMode::fp64, w, arow[t], b);
+      if (!esop_ || !is_zero(b)) w = mac(CellMode::fp64, w, arow[t], b);
     }
     return store(CellMode::fp64, w);
   }
@@ -297,7 +282,6 @@ class Fp64Call {
   const MxuCall& c_;
   index_t n_, d_;  // the columns (width) and the steps (depth)
   bool esop_;
-  Mode mode_;
   MxuScratch& x_;
   bool pack_;  // a chain: depth in chunks of kc_ steps
   index_t kc_, panels_;
@@ -307,7 +291,7 @@ class Fp64Call {
   bool copy_b_;
   index_t ahead_;  // a chain: the same steps of A kChainAhead row blocks on
   std::uint64_t macs_ = 0;
-  std::vector<index_t> steps_;  // fix(): a row's steps with a non-zero A
+  std::vector<index_t> steps_;  // fix(): a row's steps that update (list_steps)
 };
 
 }  // namespace
