@@ -254,8 +254,7 @@ void reduce_outcomes(std::vector<LayerOutcome>& out, const ConvConfig& cfg, MPI_
 }  // namespace
 
 std::uint64_t conv_unit_split_cost(const ConvLayer& l, index_t side, bool is_explicit) {
-  const auto weights = static_cast<std::uint64_t>(side) *
-                       static_cast<std::uint64_t>((l.K_group() + side - 1) / side * side);
+  const auto weights = static_cast<std::uint64_t>(side * round_up(l.K_group(), side));
   return conv_unit_dense_macs(l, side, is_explicit) + kUnitWeightCost * weights;
 }
 

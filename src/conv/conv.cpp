@@ -15,12 +15,6 @@ using u64 = std::uint64_t;
 u64 u(index_t v) {
   return static_cast<u64>(v);
 }
-index_t round_up(index_t v, index_t s) {
-  return (v + s - 1) / s * s;
-}
-index_t ceil_div(index_t v, index_t s) {
-  return (v + s - 1) / s;
-}
 
 // Working memory of one method: every buffer it allocates registers here while it lives,
 // so the peak is measured, not asserted from a formula.

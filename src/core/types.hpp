@@ -16,6 +16,14 @@ using ext3 = std::array<index_t, 3>;
 template <class T>
 inline constexpr bool is_complex_v = std::is_same_v<T, cplx>;
 
+// Whole blocks of q covering v, and v rounded up to a multiple of q (v >= 0, q >= 1).
+constexpr index_t ceil_div(index_t v, index_t q) {
+  return (v + q - 1) / q;
+}
+constexpr index_t round_up(index_t v, index_t q) {
+  return ceil_div(v, q) * q;
+}
+
 // Zero test used by ESOP: a complex value is zero only if both parts are.
 inline bool is_zero(double v) {
   return v == 0.0;

@@ -40,9 +40,6 @@ using Mat = std::vector<double>;  // row-major
 // Largest natural size each algorithm accepts (dense side x side doubles must fit in memory).
 constexpr index_t kMaxDenseSide = 4096;
 
-index_t round_up(index_t x, index_t q) {
-  return (x + q - 1) / q * q;
-}
 std::uint64_t u64(index_t v) {
   return static_cast<std::uint64_t>(v);
 }

@@ -69,9 +69,6 @@ double dbl(index_t v) {
 std::uint64_t u64(index_t v) {
   return static_cast<std::uint64_t>(v);
 }
-index_t round_up(index_t x, index_t q) {
-  return (x + q - 1) / q * q;
-}
 bool by_position(const SparseEntry& x, const SparseEntry& y) {
   return x.row != y.row ? x.row < y.row : x.col < y.col;
 }

@@ -37,10 +37,6 @@ Operands operands(const ConvLayer& l, std::uint64_t seed) {
   return {random_tensor(l.ifmap_elements(), seed, 0), random_tensor(l.weight_elements(), seed, 1)};
 }
 
-index_t ceil_div(index_t a, index_t b) {
-  return (a + b - 1) / b;
-}
-
 std::string parse_error(const std::string& text) {
   std::istringstream in(text);
   try {
