@@ -599,9 +599,9 @@ struct ImplicitRun {
 // Row blocks m0 / S .. of a run, `blocks` of them (batch.blocks() at most): their calls in
 // (h_f, tap group, chunk) order, call k with right tile k, accumulating in each block's
 // output tiles, staged and run a batch at a time; then the blocks' rows copied to the
-// units' output blocks. `fused`: the products only
-// (run_chains, the run's calls accounted before), every unit of the run at once; else
-// the run is one unit and its calls go through multiply_chains.
+// units' output blocks. `fused`: the products only (run_chains, the run's calls accounted
+// before), every unit of the run at once; else the run is one unit and its calls go
+// through multiply_chains.
 void implicit_row_blocks(const ConvLayer& l, const std::vector<double>& x, const ImplicitPlan& p,
                          const ImplicitRun& run, index_t m0, index_t blocks, TensorUnit& unit,
                          bool fused, StagingBatch& batch, RowBlock& b, std::vector<double>& C) {
