@@ -6,6 +6,8 @@
 #include <climits>
 #include <cstdlib>
 #include <exception>
+#include <filesystem>
+#include <string>
 
 namespace triada::mpi {
 
@@ -18,6 +20,38 @@ void throw_mpi_error(int code, const char* call, const char* file, int line) {
 }
 
 namespace {
+// Open MPI 4 roots the session directories of a user's processes on a host at one
+// <TMPDIR>/ompi.<host>.<uid>, which a process started without a launcher (a singleton)
+// creates and, ending, removes: singletons that start or end at once race on it (mkdir
+// "File exists", orte_session_dir failed), as the concurrent runs of a sweep do. A
+// singleton takes a root of its own, removed after MPI_Finalize; a user's
+// OMPI_MCA_orte_tmpdir_base wins. Set for MPI_Init only: child processes inherit nothing.
+std::string own_session_root;
+
+bool launched_by_mpi() {
+  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK"})
+    if (std::getenv(v)) return true;
+  return false;
+}
+
+void take_own_session_root() {
+#if defined(OPEN_MPI) && OMPI_MAJOR_VERSION < 5
+  if (launched_by_mpi() || std::getenv("OMPI_MCA_orte_tmpdir_base")) return;
+  const char* tmp = std::getenv("TMPDIR");
+  std::string root = std::string(tmp && *tmp ? tmp : "/tmp") + "/triada-ompi.XXXXXX";
+  if (!mkdtemp(root.data())) return;  // Open MPI's shared root then
+  own_session_root = root;
+  setenv("OMPI_MCA_orte_tmpdir_base", root.c_str(), 1);
+#endif
+}
+
+void remove_own_session_root() noexcept {
+  if (own_session_root.empty()) return;
+  std::error_code ignored;
+  std::filesystem::remove_all(own_session_root, ignored);
+  own_session_root.clear();
+}
+
 // Shared by Environment and start_if_needed (argc/argv may be null for MPI_Init_thread).
 void start(int* argc, char*** argv) {
   // Open MPI puts shared-memory backing files in its session directory (often on disk);
@@ -31,8 +65,12 @@ void start(int* argc, char*** argv) {
   // whatever other io component the installation has (romio321 in 4.1, romio341 in 5.0).
   // A user's own OMPI_MCA_io wins (README "Parallel I/O").
   setenv("OMPI_MCA_io", "^ompio", 0);
+  take_own_session_root();
   int provided = 0;
-  CHECK_MPI(MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided));
+  const int code = MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
+  if (!own_session_root.empty()) unsetenv("OMPI_MCA_orte_tmpdir_base");
+  if (code != MPI_SUCCESS) remove_own_session_root();
+  CHECK_MPI(code);
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
 }
 }  // namespace
@@ -58,6 +96,7 @@ void finalize_if_started() noexcept {
   MPI_Initialized(&started);
   MPI_Finalized(&finalized);
   if (started && !finalized) MPI_Finalize();
+  remove_own_session_root();
 }
 
 MPI_Comm comm_from_fortran(std::int64_t handle) {

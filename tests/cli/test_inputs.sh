@@ -65,6 +65,8 @@ run_case() {
   mkdir -p "cases/$id/out"
   (
     cd "cases/$id"
+    # Concurrent mpiruns race on Open MPI's one session directory root: one each.
+    export OMPI_MCA_orte_tmpdir_base=$tmp/sess/$id
     rc=0
     if [[ $np -eq 1 ]]; then
       timeout 60 "$APP" "$@" >stdout.txt 2>stderr.txt || rc=$?
