@@ -54,9 +54,10 @@ void remove_own_session_root() noexcept {
 
 // Shared by Environment and start_if_needed (argc/argv may be null for MPI_Init_thread).
 void start(int* argc, char*** argv) {
-  // Open MPI puts shared-memory backing files in its session directory (often on disk);
-  // /dev/shm makes the shared windows of the pivot planes fast. A user's setting wins.
-  setenv("OMPI_MCA_shmem_mmap_relocate_backing_file", "-1", 0);
+  // Open MPI 4.1 backs shared windows (osc sm) and its shared-memory transport (btl
+  // vader) in /dev/shm by default. shmem_mmap_relocate_backing_file, once set here, moved
+  // nothing that was on disk but took vader's segments off the list mpirun cleans up: a
+  // run ended by a signal left one 4 MiB file per rank in /dev/shm (tests/cli/test_faults.sh).
   // MPI-IO through ROMIO, not Open MPI 4.1's OMPIO: OMPIO's collective writer (write data
   // sieving in fbtl/posix, fcoll vulcan) corrupts small multi-rank HDF5 writes under CPU
   // contention, drops ENOSPC (H5Dwrite returns success on a full disk) and overflows a

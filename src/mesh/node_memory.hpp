@@ -29,7 +29,8 @@ NodeMemory node_memory(MPI_Comm comm, std::uint64_t mine);
 void require_node_memory(MPI_Comm comm, std::uint64_t mine, const std::string& what);
 
 // Collective over comm, like require_node_memory, for the shared windows: they are files
-// in /dev/shm (mesh/mpi.cpp), so a node's total `mine` must fit its free space there.
+// in /dev/shm (Open MPI's osc sm default), so a node's total `mine` must fit its free
+// space there.
 void require_node_shared_memory(MPI_Comm comm, std::uint64_t mine, const std::string& what);
 
 // True if every rank of comm shares one node's memory.
