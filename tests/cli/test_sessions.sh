@@ -56,6 +56,20 @@ echo "-- ranks started by mpirun keep the launcher's root"
 check "mpirun's \$TMPDIR/ompi.*, no rank's root of its own" \
   watch "$TMPDIR/ompi.*" "$TMPDIR/triada-ompi.*" conv_np2
 
+# The Python package starts MPI itself (a singleton in the interpreter), where it is built.
+if compgen -G "$TRIADA_BIN/python/triada/_triada*.so" >/dev/null; then
+  echo "-- the Python package: its own root while MPI runs, hidden from child processes"
+  check "a root of its own, OMPI_MCA_orte_tmpdir_base unset again" \
+    env PYTHONPATH="$TRIADA_BIN/python" PYTHONDONTWRITEBYTECODE=1 "$PYTHON" -c "
+import ctypes, glob, os, sys, triada
+triada.layout((4, 5, 6))
+roots = glob.glob(os.environ['TMPDIR'] + '/triada-ompi.*/ompi.*')
+getenv = ctypes.CDLL(None).getenv  # the C environment (os.environ is a copy from start-up)
+getenv.restype = ctypes.c_char_p
+sys.exit(0 if len(roots) == 1 and getenv(b'OMPI_MCA_orte_tmpdir_base') is None else 1)"
+  check "nothing left in \$TMPDIR after the interpreter's exit" tmpdir_empty
+fi
+
 echo "-- singletons started and ended at once, in rounds: every run succeeds"
 rounds=6
 if sanitized; then rounds=3; fi
