@@ -321,13 +321,23 @@ struct ExplicitOperands {
   double* out;                // the range's output blocks
 };
 
-// The C_O tiles of the run that starts at unit v (below u1): how many, and its operands.
+// One run of C_O tiles of a group, units v .. v + nt - 1: its columns of the lowered
+// matrix start at column `lowered_col`, its right tiles at `right` (leading dimension COgp).
 struct ExplicitRun {
-  index_t gi, ot, nt;
+  index_t v, nt, lowered_col;
+  const double* right;
 };
-ExplicitRun explicit_run(const ExplicitOperands& op, index_t S, index_t v, index_t u1) {
-  const index_t tiles = op.COgp / S, ot = v % tiles;
-  return {v / tiles, ot, std::min({op.run_tiles, tiles - ot, u1 - v})};
+// The runs covering units [u0, u1), in order: each up to run_tiles tiles of one group.
+std::vector<ExplicitRun> explicit_runs(const ExplicitOperands& op, index_t S, index_t u0,
+                                       index_t u1) {
+  const index_t tiles = op.COgp / S;
+  std::vector<ExplicitRun> runs;
+  for (index_t v = u0; v < u1; v += runs.back().nt) {
+    const index_t gi = v / tiles, ot = v % tiles;
+    runs.push_back({v, std::min({op.run_tiles, tiles - ot, u1 - v}), gi * op.Kgp,
+                    op.F + gi * op.Kgp * op.COgp + ot * S});
+  }
+  return runs;
 }
 
 // The lowered matrix whole, each run through multiply_chains (every executor).
@@ -338,13 +348,10 @@ void explicit_whole(const ExplicitOperands& op, TensorUnit& unit, index_t u0, in
   lower_groups(op.l, op.x, op.g0, op.g1, op.Kgp, 0, Mp, L.data());
   std::vector<double> wide(static_cast<size_t>(Mp * op.run_tiles * S));
   double* out = op.out;
-  for (index_t v = u0; v < u1;) {
-    const ExplicitRun run = explicit_run(op, S, v, u1);
-    unit.multiply_chains(Mp, L.data() + run.gi * op.Kgp, ldL,
-                         op.F + run.gi * op.Kgp * op.COgp + run.ot * S, op.COgp, wide.data(),
+  for (const ExplicitRun& run : explicit_runs(op, S, u0, u1)) {
+    unit.multiply_chains(Mp, L.data() + run.lowered_col, ldL, run.right, op.COgp, wide.data(),
                          run.nt * S, op.Kgp / S, {1, run.nt, true});
-    out = place_unit_rows(op.l, S, v, run.nt, wide.data(), run.nt * S, 0, Mp, out);
-    v += run.nt;
+    out = place_unit_rows(op.l, S, run.v, run.nt, wide.data(), run.nt * S, 0, Mp, out);
   }
 }
 
@@ -356,12 +363,9 @@ void explicit_whole(const ExplicitOperands& op, TensorUnit& unit, index_t u0, in
 void explicit_slabs(const ExplicitOperands& op, TensorUnit& unit, index_t u0, index_t u1) {
   constexpr index_t kSlabBytes = 4 << 20, kMinRows = 512;
   const index_t S = unit.side(), Mp = std::max(op.l.M(), S), ldL = op.l.groups * op.Kgp;
-  for (index_t v = u0; v < u1;) {
-    const ExplicitRun run = explicit_run(op, S, v, u1);
-    unit.account_chains(Mp, op.F + run.gi * op.Kgp * op.COgp + run.ot * S, op.COgp, op.Kgp / S,
-                        {1, run.nt, true});
-    v += run.nt;
-  }
+  const std::vector<ExplicitRun> runs = explicit_runs(op, S, u0, u1);
+  for (const ExplicitRun& run : runs)
+    unit.account_chains(Mp, run.right, op.COgp, op.Kgp / S, {1, run.nt, true});
   if (u1 == u0) return;
   const index_t R = std::min(Mp, std::max(kMinRows, round_up(kSlabBytes / (ldL * 8), S)));
   std::vector<double> slab(static_cast<size_t>(R * ldL)),
@@ -371,13 +375,10 @@ void explicit_slabs(const ExplicitOperands& op, TensorUnit& unit, index_t u0, in
     std::fill(slab.begin(), slab.begin() + r * ldL, 0.0);
     lower_groups(op.l, op.x, op.g0, op.g1, op.Kgp, m0, m0 + r, slab.data());
     double* out = op.out;
-    for (index_t v = u0; v < u1;) {
-      const ExplicitRun run = explicit_run(op, S, v, u1);
-      unit.run_chains(r, slab.data() + run.gi * op.Kgp, ldL,
-                      op.F + run.gi * op.Kgp * op.COgp + run.ot * S, op.COgp, wide.data(),
+    for (const ExplicitRun& run : runs) {
+      unit.run_chains(r, slab.data() + run.lowered_col, ldL, run.right, op.COgp, wide.data(),
                       run.nt * S, op.Kgp / S, {1, run.nt});
-      out = place_unit_rows(op.l, S, v, run.nt, wide.data(), run.nt * S, m0, m0 + r, out);
-      v += run.nt;
+      out = place_unit_rows(op.l, S, run.v, run.nt, wide.data(), run.nt * S, m0, m0 + r, out);
     }
   }
 }
