@@ -71,7 +71,7 @@ class Fp64Call {
         x_(x),
         pack_(d_ > c.s),
         kc_(pack_ ? std::min(d_, chunk_steps(n_)) : d_),
-        panels_((n_ + kNR - 1) / kNR),
+        panels_(ceil_div(n_, kNR)),
         copy_b_(pack_ && !(c.ldb == n_ && panels_ <= 2)),
         ahead_(kChainAhead * kMR * c.lda) {}
 
@@ -92,7 +92,7 @@ class Fp64Call {
   // Steps per chunk: the packed panels of a chunk take up to 384 KiB (3/4 of a 512 KiB L2;
   // longer runs of A rows suit the hardware prefetcher better than a smaller chunk).
   static index_t chunk_steps(index_t s) {
-    const index_t width = (s + kNR - 1) / kNR * kNR;
+    const index_t width = round_up(s, kNR);
     return std::max<index_t>(8, (384 * 1024 / 8) / width);
   }
 
@@ -116,7 +116,7 @@ class Fp64Call {
     } else {
       for (index_t t = 0; t < d_; ++t) x_.brow[t] = c_.B + t * c_.ldb;
     }
-    if (pack_) x_.ran.assign(static_cast<size_t>((c_.r + kMR - 1) / kMR), 0);
+    if (pack_) x_.ran.assign(static_cast<size_t>(ceil_div(c_.r, kMR)), 0);
     if (static_cast<index_t>(x_.all.size()) < kc_) {
       x_.all.resize(static_cast<size_t>(kc_));
       std::iota(x_.all.begin(), x_.all.end(), 0);

@@ -50,7 +50,7 @@ void TensorUnit::check_rows(index_t r) const {
 
 void TensorUnit::account(index_t r, const double* B, index_t ldb, bool accumulate) {
   // Closed forms: ceil(r / s) chunks of s rows, each one stage of s time steps.
-  const auto steps = static_cast<std::uint64_t>((r + s_ - 1) / s_ * s_);
+  const auto steps = static_cast<std::uint64_t>(round_up(r, s_));
   const std::uint64_t cycles = steps * static_cast<std::uint64_t>(substeps(cell_mode_));
   ++cost_.calls;
   cost_.rows += static_cast<std::uint64_t>(r);
