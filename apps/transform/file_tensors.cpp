@@ -25,6 +25,7 @@ class FileTensors final : public TransformTensors {
             {cfg_.output.file, "--output", true, true},
             {cfg_.report, "--report", true, false},
             {cfg_.trace, "--trace", true, false},
+            {batch_trace_path(cfg_.trace), "--trace's batches", true, false},
             // Not marked HDF5: Y0 may not even share a file with the output it seeds.
             {cfg_.initial.file, "--initial", false, false},
             {cfg_.xdmf ? xdmf_path(cfg_.output.file) : "", "--xdmf", true, false}};

@@ -59,6 +59,7 @@ CoeffMatrix coefficients_for(const TransformConfig& cfg, TransformTensors& tenso
 struct TextOutputs {
   TextOutput report;
   TextOutput trace;
+  TextOutput batches;        // --trace's time split per piece (batch_trace_path)
   TextOutput activity_xdmf;  // --activity's sidecar
 };
 
@@ -72,6 +73,8 @@ TextOutputs check_outputs(const TransformConfig& cfg, TransformTensors& tensors)
   t.activity_xdmf = probe_activity(cfg);
   if (!cfg.report.empty()) t.report = TextOutput(cfg.report, cfg.force);
   if (!cfg.trace.empty()) t.trace = TextOutput(cfg.trace, cfg.force);
+  if (!batch_trace_path(cfg.trace).empty())
+    t.batches = TextOutput(batch_trace_path(cfg.trace), cfg.force);
   return t;
 }
 
@@ -238,6 +241,8 @@ EngineOptions engine_options(Job& job, const Topology& topo, Progress& progress)
   opt.mode = cfg.mesh.mode;
   opt.cell_mode = cfg.mesh.cell_mode;
   opt.shuffle_seed = cfg.shuffle_seed;
+  opt.pivot_transport = cfg.transport;
+  opt.record_batches = !cfg.trace.empty();
   if (!cfg.activity.empty()) opt.activity = &job.activity;
   opt.coefficients = [&job](int axis) {
     return coefficients_for(job.cfg, job.tensors, job.names, axis, job.plan.in_shape[axis - 1]);
@@ -301,6 +306,7 @@ nlohmann::json report_on_rank0(Job& job, const RunCounters& rc, const EngineOpti
   job.texts.report.stage(report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +
                          "\n");
   job.texts.trace.stage(trace_csv(job.plan, rc, &*ctx.physical));
+  job.texts.batches.stage(batch_trace_csv(job.plan, rc));
   summary = summary_text(job.plan, rc, ctx);
   return report;
 }
@@ -350,6 +356,7 @@ nlohmann::json run_typed(Job& job) {
     job.texts.activity_xdmf.publish();
     job.texts.report.publish();
     job.texts.trace.publish();
+    job.texts.batches.publish();
   });
   if (!cfg.quiet) job.out << summary << std::flush;
   return report;

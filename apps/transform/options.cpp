@@ -90,6 +90,11 @@ po::options_description transform_options() {
     ("executor", po::value<std::string>()->default_value("fused"),
      "fused: brick-wide kernels (fast, the default); reference: the cell rule cell by cell. "
      "Both give the same bits and counters")
+    ("transport", po::value<std::string>()->default_value("auto"),
+     "how the fused executor moves pivot planes along a line of bricks: broadcast (messages on "
+     "the line communicator) | shared (read through an MPI shared-memory window where the "
+     "line's ranks share a node; broadcast elsewhere) | auto (chosen per stage, README "
+     "\"Parallel layout\"). Same bits, counters and MPI figures either way")
     ("model-only", po::value<std::string>(),
      "N1,N2,N3: read and compute nothing; report what dense mode costs on an input of this "
      "shape (closed-form counters, the physical model of doc/physical.md) with --transform, "
@@ -167,11 +172,22 @@ TransformConfig transform_config(const MeshCommandLine& cl) {
   c.executor = text(vm, "executor");
   if (c.executor != "fused" && c.executor != "reference")
     throw config_error("--executor: expected fused or reference, got " + in_quotes(c.executor));
+  c.transport = for_option("--transport", [&] { return parse_transport(text(vm, "transport")); });
   c.shuffle_seed = parse_unsigned("--shuffle-seed", text(vm, "shuffle-seed"));
   return c;
 }
 
 }  // namespace
+
+std::string batch_trace_path(const std::string& trace) {
+  if (trace.empty() || trace == "-" || trace.rfind("/dev/", 0) == 0 ||
+      trace.rfind("/proc/", 0) == 0)
+    return "";
+  const std::string ext = ".csv";
+  const bool csv =
+      trace.size() > ext.size() && trace.compare(trace.size() - ext.size(), ext.size(), ext) == 0;
+  return (csv ? trace.substr(0, trace.size() - ext.size()) : trace) + ".batches.csv";
+}
 
 std::string transform_list(const TransformConfig& cfg) {
   std::string kinds;

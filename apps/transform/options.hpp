@@ -12,6 +12,7 @@
 #include "actuator/coefficients.hpp"
 #include "config/options.hpp"
 #include "counters/progress.hpp"
+#include "engine/engine.hpp"
 #include "io/tensor_io.hpp"
 
 namespace triada {
@@ -42,11 +43,17 @@ struct TransformConfig {
   ProgressMode progress = ProgressMode::automatic;  // --progress (counters/progress.hpp)
   std::string command_line;        // the words of the run, shell-quoted (report/provenance.hpp)
   std::string executor = "fused";  // fused | reference
+  PivotTransport transport = PivotTransport::automatic;  // --transport
   std::uint64_t shuffle_seed = 0;
   bool check = false;               // rerun in fp64 and report the output's error
   std::optional<ext3> model_shape;  // --model-only: no data, a dense input of this shape
   bool dry_run = false;             // --dry-run: print the plan, read no data, write no output
 };
+
+// --trace's second file, the time split of every rank's pieces of each stage: TRACE with
+// its ".csv" replaced by ".batches.csv" (else with that appended); none ("") when the
+// trace goes to a descriptor ("-", /dev/..., /proc/...) or there is no trace.
+std::string batch_trace_path(const std::string& trace);
 
 // "dft,dct,wht": the transform of each axis, as the output and the report name it.
 std::string transform_list(const TransformConfig& cfg);

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "counters/time_split.hpp"
 #include "geometry/plan.hpp"
 
 namespace triada {
@@ -136,6 +137,10 @@ struct RunCounters {
   std::vector<StageTraffic> mpi_stages = std::vector<StageTraffic>(3);  // per stage
   MpiTraffic mpi_control;             // control tokens between actuators
   std::vector<double> stage_seconds;  // wall time of each stage (max over ranks); not exact
+  // Where the brick ranks' time in each stage went (counters/time_split.hpp), and with
+  // EngineOptions::record_batches every rank's pieces of each stage (on world rank 0).
+  std::vector<StageTimeStats> stage_time;
+  std::vector<BatchTime> batch_times;
   int substeps = 1;                   // cell sub-steps per time step (precision mode)
   std::uint64_t total_steps() const;
   std::uint64_t total_cycles() const;

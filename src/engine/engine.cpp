@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <optional>
 #include <span>
@@ -24,7 +25,8 @@ constexpr int kTagToken = 200;  // control passes from actuator to actuator
 namespace detail {
 
 // Brick side: receives one message of the stage's actuator into `buf` (its storage reused).
-void receive_x(const Topology& topo, int axis, std::vector<std::byte>& buf) {
+void receive_x(const Topology& topo, int axis, std::vector<std::byte>& buf, StageClock& clock) {
+  const auto waiting = clock.wait();
   mpi::recv_bytes(topo.world(), topo.plan().ranks.actuator_rank[axis - 1], kTagX + axis, buf);
 }
 
@@ -163,7 +165,7 @@ void update_cells(const BrickStage& bs, const EngineOptions& opt, CellGrid<T>& g
 template <class T>
 void reference_stage(const Topology& topo, const EngineOptions& opt, int stage_index,
                      const std::vector<T>& v_in, std::vector<T>& w,
-                     std::vector<StepRecord>& records, RunCounters& rc,
+                     std::vector<StepRecord>& records, RunCounters& rc, StageClock& clock,
                      const StageStart<T>& start) {
   const BrickStage bs = brick_stage<T>(topo, opt, stage_index);
   CellGrid<T> grid(bs, v_in, start.w0, opt.cell_mode);
@@ -175,7 +177,7 @@ void reference_stage(const Topology& topo, const EngineOptions& opt, int stage_i
   const index_t plane0 = bs.union_box.lo[bs.a];
   std::vector<std::byte> msg;
   for (;;) {
-    receive_x(topo, bs.axis, msg);
+    receive_x(topo, bs.axis, msg, clock);
     // X-bus: coefficient elements arrive on the planes of this brick.
     std::fill(x.begin(), x.end(), std::nullopt);
     const XHeader h = read_message<T>(msg, [&](const XEntry<T>& xe) {
@@ -183,6 +185,8 @@ void reference_stage(const Topology& topo, const EngineOptions& opt, int stage_i
         x[static_cast<size_t>(xe.k - plane0)] = XElement<T>{xe.c, xe.tag != 0};
     });
     if (h.pivot == kEndOfStage) break;
+    const auto step = static_cast<index_t>(records.size());
+    clock.start_batch(step, step, 1);  // a batch of one step
     StepRecord rec;
     rec.stage = stage_index;
     rec.pivot = h.pivot;
@@ -197,11 +201,15 @@ void reference_stage(const Topology& topo, const EngineOptions& opt, int stage_i
         if (auto out = pivot_output(grid.at(plane, ln), xp, opt.mode)) sent.push_back({ln, *out});
       rec[Counter::y_bus_sends] = sent.size();
     }
-    broadcast_pivots(topo, bs, opt.mode == Mode::dense, root, sent, y_traffic);
+    {
+      const auto waiting = clock.wait();
+      broadcast_pivots(topo, bs, opt.mode == Mode::dense, root, sent, y_traffic);
+    }
     std::fill(y.begin(), y.end(), std::nullopt);
     for (const auto& s : sent) y[static_cast<size_t>(s.line)] = s.v;
     update_cells(bs, opt, grid, x, y, phys_macs, rec);
     records.push_back(rec);
+    clock.end_batch();
     if (opt.on_progress)
       opt.on_progress(stage_index, records.size(), static_cast<std::uint64_t>(bs.n));
   }
@@ -364,6 +372,75 @@ void reduce_records(const Topology& topo, const std::vector<std::vector<StepReco
   rc.mpi_control = {ts[4 * ns], ts[4 * ns + 1]};
 }
 
+// Every rank's pieces of every stage on world rank 0 (9 numbers a piece), each rank's idle
+// piece added: a rank's pieces of a stage then sum to the stage's time.
+void gather_pieces(const Topology& topo, const std::vector<BatchTime>& pieces, RunCounters& rc) {
+  std::vector<double> mine;
+  for (const BatchTime& b : pieces)
+    mine.insert(mine.end(), {double(b.stage), double(b.rank), double(static_cast<int>(b.piece)),
+                             double(b.batch), double(b.first_step), double(b.steps), b.split.s[0],
+                             b.split.s[1], b.split.s[2]});
+  const int n = static_cast<int>(mine.size());
+  const std::vector<int> counts = mpi::gather<int>(topo.world(), std::span<const int>(&n, 1), 0);
+  const std::vector<double> all = mpi::gatherv<double>(topo.world(), mine, counts, 0);
+  if (topo.world_rank() != 0) return;
+  const auto world = static_cast<size_t>(topo.plan().ranks.world_size);
+  std::vector<std::vector<double>> busy(rc.stage_seconds.size(), std::vector<double>(world, 0.0));
+  for (size_t i = 0; i + 9 <= all.size(); i += 9) {
+    BatchTime b;
+    b.stage = static_cast<int>(all[i]);
+    b.rank = static_cast<int>(all[i + 1]);
+    b.piece = static_cast<TracePiece>(static_cast<int>(all[i + 2]));
+    b.batch = static_cast<index_t>(all[i + 3]);
+    b.first_step = static_cast<index_t>(all[i + 4]);
+    b.steps = static_cast<index_t>(all[i + 5]);
+    for (int p = 0; p < 3; ++p) b.split.s[p] = all[i + 6 + p];
+    busy[b.stage][b.rank] += b.split.sum();
+    rc.batch_times.push_back(b);
+  }
+  for (size_t s = 0; s < busy.size(); ++s)
+    for (size_t r = 0; r < busy[s].size(); ++r) {
+      BatchTime idle;
+      idle.stage = static_cast<int>(s);
+      idle.rank = static_cast<int>(r);
+      idle.piece = TracePiece::idle;
+      idle.split[TimePart::idle] = rc.stage_seconds[s] - busy[s][r];
+      rc.batch_times.push_back(idle);
+    }
+}
+
+// The stages' times (the longest interval of any rank) and, over the brick ranks, the
+// minimum, mean and maximum of each part of their split (counters/time_split.hpp).
+void reduce_times(const Topology& topo, const std::vector<TimeSplit>& splits,
+                  const std::vector<BatchTime>& pieces, bool record_batches, RunCounters& rc) {
+  const auto ns = splits.size();
+  std::vector<double> interval(ns), lo(4 * ns), hi(4 * ns), sum(4 * ns);
+  for (size_t s = 0; s < ns; ++s) {
+    interval[s] = splits[s].sum();
+    const std::array<double, 4> v{splits[s].s[0], splits[s].s[1], splits[s].s[2], interval[s]};
+    for (int p = 0; p < 4; ++p) {  // actuator ranks take no part in the statistics
+      const bool brick = topo.is_brick();
+      lo[4 * s + p] = brick ? v[p] : std::numeric_limits<double>::infinity();
+      hi[4 * s + p] = brick ? v[p] : -std::numeric_limits<double>::infinity();
+      sum[4 * s + p] = brick ? v[p] : 0.0;
+    }
+  }
+  mpi::allreduce(topo.world(), interval, rc.stage_seconds, mpi::Op::max);
+  mpi::allreduce_in_place(topo.world(), std::span<double>(lo), mpi::Op::min);
+  mpi::allreduce_in_place(topo.world(), std::span<double>(hi), mpi::Op::max);
+  mpi::allreduce_in_place(topo.world(), std::span<double>(sum), mpi::Op::sum);
+  rc.stage_time.clear();
+  for (size_t s = 0; s < ns; ++s) {
+    auto four = [&](const std::vector<double>& x) {
+      return std::array<double, 4>{x[4 * s], x[4 * s + 1], x[4 * s + 2], x[4 * s + 3]};
+    };
+    rc.stage_time.push_back(stage_time_stats(topo.plan().stages[s].axis, rc.stage_seconds[s],
+                                             topo.plan().ranks.n_bricks, four(lo), four(sum),
+                                             four(hi)));
+  }
+  if (record_batches) gather_pieces(topo, pieces, rc);
+}
+
 }  // namespace
 
 namespace {
@@ -397,6 +474,71 @@ detail::StageStart<T> last_stage_start(const Topology& topo, const std::vector<T
 }
 }  // namespace
 
+// What run_engine's stages share: the registers, the counters, the control tokens and the
+// zero lines one fused stage hands the next.
+template <class T>
+struct EngineState {
+  const Topology& topo;
+  const EngineOptions& opt;
+  std::vector<T>& v;  // the stage's input (the brick's V)
+  std::vector<T>& w;  // the spare register its result goes into
+  RunCounters& rc;
+  mpi::Requests& control;
+  detail::ZeroLines zero_lines{};
+  detail::StageStart<T> last_start{};
+};
+
+// One stage on this rank: the actuator's stream if it hosts it, the brick's stage if it is
+// one; returns this rank's records of the stage's steps. The clock is charged as it goes.
+template <class T>
+std::vector<StepRecord> run_stage(EngineState<T>& st, int s, StageClock& clock) {
+  const Topology& topo = st.topo;
+  const EngineOptions& opt = st.opt;
+  const int ns = static_cast<int>(topo.plan().stages.size());
+  // W starts at +0, but in the last stage of the affine form at Y0.
+  const detail::StageStart<T> start = s == ns - 1 ? st.last_start : detail::StageStart<T>{};
+  StreamState<T> stream;
+  const bool host = topo.hosts_actuator(topo.plan().stages[s].axis);
+  if (host) {
+    {
+      const auto waiting = clock.wait();
+      receive_control(topo, s);
+    }
+    {
+      const auto packing = clock.pack();
+      post_stream<T>(topo, opt, s, stream, st.rc);
+    }
+    // After its last vector the actuator passes control (doc/design.md §2): the next one may
+    // stream while the bricks still work; they take each stage's vectors in stage order
+    // (one tag per axis, and one actuator rank per axis keeps same-axis stages in order).
+    pass_control(topo, s, st.control, st.rc);
+  }
+  if (opt.activity)
+    detail::record_activity<T>(topo, opt, s, st.v, std::move(stream.coeffs), *opt.activity);
+  std::vector<StepRecord> records;
+  if (topo.is_brick()) {
+    if (opt.executor == Executor::reference)
+      detail::reference_stage<T>(topo, opt, s, st.v, st.w, records, st.rc, clock, start);
+    else
+      detail::fused_stage<T>(topo, opt, s, st.v, st.w, records, st.rc, st.zero_lines, clock, start);
+    if (rounds_on_store(opt.cell_mode))  // wide accumulators store in their format
+      for (auto& x : st.w) x = store(opt.cell_mode, x);
+    std::swap(st.v,
+              st.w);  // the result is the next stage's input; the old input's storage is reused
+  }
+  if (host) {
+    {
+      const auto waiting = clock.wait();
+      stream.requests.wait_all();
+    }
+    // A co-located actuator's x counts join the brick's records of the same steps.
+    if (!topo.is_brick()) return std::move(stream.records);
+    for (size_t i = 0; i < records.size(); ++i)
+      records[i][Counter::x_bus_sends] += stream.records[i][Counter::x_bus_sends];
+  }
+  return records;
+}
+
 template <class T>
 std::vector<T> spare_register(const Topology& topo) {
   std::vector<T> r;
@@ -421,54 +563,22 @@ EngineResult<T> run_engine(const Topology& topo, const EngineOptions& opt, std::
   if (topo.is_brick() &&
       static_cast<index_t>(v.size()) != topo.cells().intersect(whole(plan.in_shape)).count())
     throw std::logic_error("input brick has the wrong size");
-  detail::ZeroLines zero_lines;  // handed from one fused stage to the next
-  const detail::StageStart<T> last_start = last_stage_start(topo, initial);
+  EngineState<T> st{topo, opt, v, w, res.counters, control};
+  st.last_start = last_stage_start(topo, initial);
+  std::vector<TimeSplit> splits;
+  std::vector<BatchTime> pieces;
   for (int s = 0; s < ns; ++s) {
-    // W starts at +0, but in the last stage of the affine form at Y0.
-    const detail::StageStart<T> start = s == ns - 1 ? last_start : detail::StageStart<T>{};
-    const int axis = plan.stages[s].axis;
-    StreamState<T> stream;
-    const bool host = topo.hosts_actuator(axis);
-    if (host) {
-      receive_control(topo, s);
-      post_stream<T>(topo, opt, s, stream, res.counters);
-      // After its last vector the actuator passes control (doc/design.md §2): the next one may
-      // stream while the bricks still work; they take each stage's vectors in stage order
-      // (one tag per axis, and one actuator rank per axis keeps same-axis stages in order).
-      pass_control(topo, s, control, res.counters);
-    }
-    if (opt.activity)
-      detail::record_activity<T>(topo, opt, s, v, std::move(stream.coeffs), *opt.activity);
-    std::vector<StepRecord> brick_records;
-    const double t_stage = mpi::wtime();
-    if (topo.is_brick()) {
-      if (opt.executor == Executor::reference)
-        detail::reference_stage<T>(topo, opt, s, v, w, brick_records, res.counters, start);
-      else
-        detail::fused_stage<T>(topo, opt, s, v, w, brick_records, res.counters, zero_lines, start);
-      if (rounds_on_store(opt.cell_mode))  // wide accumulators store in their format
-        for (auto& x : w) x = store(opt.cell_mode, x);
-      std::swap(v, w);  // the result is the next stage's input; the old input's storage is reused
-    }
-    if (host) {
-      stream.requests.wait_all();
-      // A co-located actuator's x counts join the brick's records of the same steps.
-      if (topo.is_brick()) {
-        for (size_t i = 0; i < brick_records.size(); ++i)
-          brick_records[i][Counter::x_bus_sends] += stream.records[i][Counter::x_bus_sends];
-      } else {
-        brick_records = std::move(stream.records);
-      }
-    }
-    records[s] = std::move(brick_records);
-    res.counters.stage_seconds.push_back(mpi::wtime() - t_stage);
+    StageClock clock;
+    clock.start_stage(s, topo.world_rank(), opt.record_batches);
+    records[s] = run_stage(st, s, clock);
+    splits.push_back(clock.end_stage());
+    pieces.insert(pieces.end(), clock.pieces().begin(), clock.pieces().end());
     if (opt.on_stage_done && topo.world_rank() == 0)
       opt.on_stage_done(s, static_cast<std::uint64_t>(records[s].size()));
   }
   control.wait_all();
   reduce_records(topo, records, res.counters);
-  const std::vector<double> secs = res.counters.stage_seconds;
-  mpi::allreduce(topo.world(), secs, res.counters.stage_seconds, mpi::Op::max);
+  reduce_times(topo, splits, pieces, opt.record_batches, res.counters);
   res.out_box = topo.cells().intersect(whole(plan.out_shape));
   if (topo.is_brick()) res.out = std::move(v);
   if (spare)
@@ -485,6 +595,24 @@ Executor parse_executor(const std::string& word) {
 }
 const char* to_string(Executor e) {
   return e == Executor::reference ? "reference" : "fused";
+}
+
+PivotTransport parse_transport(const std::string& word) {
+  if (word == "auto") return PivotTransport::automatic;
+  if (word == "broadcast") return PivotTransport::broadcast;
+  if (word == "shared") return PivotTransport::shared;
+  throw config_error("expected auto, broadcast or shared, got '" + word + "'");
+}
+const char* to_string(PivotTransport t) {
+  switch (t) {
+    case PivotTransport::automatic:
+      return "auto";
+    case PivotTransport::broadcast:
+      return "broadcast";
+    case PivotTransport::shared:
+      return "shared";
+  }
+  return "?";
 }
 
 template EngineResult<double> run_engine(const Topology&, const EngineOptions&, std::vector<double>,

@@ -16,12 +16,15 @@
 namespace triada {
 
 enum class Executor { reference, fused };
-// How the fused executor moves pivot planes between the bricks of a line: automatic reads
-// them in place through MPI shared memory when the line lives on one node, else
-// broadcasts them; messages always broadcasts (tests use it to exercise that path).
-enum class PivotTransport { automatic, messages };
+// How the fused executor moves pivot planes between the bricks of a line (doc/design.md
+// §8.5): broadcast sends them as messages on the line communicator; shared reads them
+// through the line's MPI shared-memory window where the line lives on one node (elsewhere
+// it broadcasts); automatic picks per stage (§8.5).
+enum class PivotTransport { automatic, broadcast, shared };
 Executor parse_executor(const std::string& word);  // "reference" | "fused"
 const char* to_string(Executor e);
+PivotTransport parse_transport(const std::string& word);  // "auto" | "broadcast" | "shared"
+const char* to_string(PivotTransport t);
 
 struct EngineOptions {
   Executor executor = Executor::fused;
@@ -44,6 +47,9 @@ struct EngineOptions {
   // coefficients, in a pass of its own before the stage; null: nothing is recorded and
   // nothing costs.
   CellActivity* activity = nullptr;
+  // --trace: every rank's pieces of every stage (setup, batches, finish, idle; their time
+  // split), gathered on world rank 0 into RunCounters::batch_times.
+  bool record_batches = false;
 };
 
 template <class T>

@@ -6,13 +6,15 @@
 #include <cstdint>
 #include <vector>
 
+#include "counters/time_split.hpp"
 #include "engine/engine.hpp"
 #include "geometry/brick_stage.hpp"
 
 namespace triada::detail {
 
-// Receives the next message of the actuator streaming C_axis into `buf`.
-void receive_x(const Topology& topo, int axis, std::vector<std::byte>& buf);
+// Receives the next message of the actuator streaming C_axis into `buf` (time charged to
+// the clock's wait).
+void receive_x(const Topology& topo, int axis, std::vector<std::byte>& buf, StageClock& clock);
 // The other two axes (0-based) of a stage along `axis` (1..3), in increasing order.
 std::array<int, 2> other_axes(int axis);
 // Stage `stage_index` on this brick as plain data, for elements of type T.
@@ -39,11 +41,12 @@ struct StageStart {
 // reusing the vector's storage. The fused executor leaves `v_in`'s values as they were
 // (its storage becomes the next stage's W).
 // Appends one record per step taken (this brick's share of its counters) and adds the
-// Y-bus MPI traffic it caused to `rc`. `start`: where W starts (above).
+// Y-bus MPI traffic it caused to `rc`. `start`: where W starts (above). `clock` (started by
+// the caller) is charged the stage's packing and waiting, and its batches.
 template <class T>
 void reference_stage(const Topology& topo, const EngineOptions& opt, int stage_index,
                      const std::vector<T>& v_in, std::vector<T>& w,
-                     std::vector<StepRecord>& records, RunCounters& rc,
+                     std::vector<StepRecord>& records, RunCounters& rc, StageClock& clock,
                      const StageStart<T>& start = {});
 // What a fused stage along axis 3 learnt about its W for the next stage: zero[l1 * e2 + l2]
 // = 1 if line (l1, l2) of the brick (axes 1, 2) had no non-zero pivot under ESOP, so its W
@@ -66,6 +69,7 @@ void record_activity(const Topology& topo, const EngineOptions& opt, int stage_i
 template <class T>
 void fused_stage(const Topology& topo, const EngineOptions& opt, int stage_index,
                  std::vector<T>& v_in, std::vector<T>& w, std::vector<StepRecord>& records,
-                 RunCounters& rc, ZeroLines& zero_lines, const StageStart<T>& start = {});
+                 RunCounters& rc, ZeroLines& zero_lines, StageClock& clock,
+                 const StageStart<T>& start = {});
 
 }  // namespace triada::detail

@@ -168,6 +168,7 @@ json make_report(const Plan& plan, const RunCounters& rc, const ReportContext& c
   if (!ctx.precision.empty()) r["precision"] = ctx.precision;
   if (ctx.physical) r["physical"] = physical_json(*ctx.physical, ctx.physical_params);
   r["stage_seconds"] = rc.stage_seconds;
+  r["stage_time"] = stage_time_json(rc);
   r["wall_seconds"] = ctx.wall_seconds;
   r["simulation_seconds"] = ctx.sim_seconds;
   return r;
@@ -222,6 +223,25 @@ void summary_head(std::ostream& o, const Plan& plan, const RunCounters& rc,
     o << ", " << rc.total_cycles() << " cycles (folded cells and cell sub-steps)";
   o << "\n";
 }
+// Where the slowest stage's time went, over the brick ranks (empty without timings).
+std::string split_summary_line(const RunCounters& rc) {
+  if (rc.stage_time.empty()) return "";
+  size_t slow = 0;
+  for (size_t i = 1; i < rc.stage_time.size(); ++i)
+    if (rc.stage_time[i].seconds > rc.stage_time[slow].seconds) slow = i;
+  const StageTimeStats& st = rc.stage_time[slow];
+  char buf[160];
+  std::snprintf(buf, sizeof buf,
+                "  split    slowest stage %zu (axis %d) %.3f s; min/mean/max over %d brick rank%s:",
+                slow + 1, st.axis, st.seconds, st.ranks, st.ranks == 1 ? "" : "s");
+  std::string line = buf;
+  for (int p = 0; p < kTimeParts; ++p) {
+    std::snprintf(buf, sizeof buf, "%s %s %.3f/%.3f/%.3f", p ? "," : "",
+                  to_string(static_cast<TimePart>(p)), st.part[p][0], st.part[p][1], st.part[p][2]);
+    line += buf;
+  }
+  return line + " s\n";
+}
 }  // namespace
 
 std::string summary_text(const Plan& plan, const RunCounters& rc, const ReportContext& ctx) {
@@ -253,7 +273,33 @@ std::string summary_text(const Plan& plan, const RunCounters& rc, const ReportCo
                 "  time     %.3f s wall (simulation %.3f s); MPI %" PRIu64 " messages, %s MiB\n",
                 ctx.wall_seconds, ctx.sim_seconds, mpi.messages, mib(double(mpi.bytes)).c_str());
   o << buf;
+  o << split_summary_line(rc);
   if (ctx.physical) o << physical_summary_line(*ctx.physical, ctx.physical_params);
+  return o.str();
+}
+
+nlohmann::json stage_time_json(const RunCounters& rc) {
+  json out = json::array();
+  for (const StageTimeStats& st : rc.stage_time) {
+    json e = {{"axis", st.axis}, {"seconds", st.seconds}, {"brick_ranks", st.ranks}};
+    for (int p = 0; p < kTimeParts; ++p)
+      e[to_string(static_cast<TimePart>(p))] = {
+          {"min", st.part[p][0]}, {"mean", st.part[p][1]}, {"max", st.part[p][2]}};
+    out.push_back(e);
+  }
+  return out;
+}
+
+std::string batch_trace_csv(const Plan& plan, const RunCounters& rc) {
+  std::ostringstream o;
+  o << "stage,axis,rank,piece,batch,first_step,steps,seconds,compute,pack,wait,idle\n";
+  o << std::setprecision(17);
+  for (const BatchTime& b : rc.batch_times) {
+    o << b.stage << "," << plan.stages[b.stage].axis << "," << b.rank << "," << to_string(b.piece)
+      << "," << b.batch << "," << b.first_step << "," << b.steps << "," << b.split.sum();
+    for (double x : b.split.s) o << "," << x;
+    o << "\n";
+  }
   return o.str();
 }
 

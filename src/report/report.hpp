@@ -55,4 +55,12 @@ std::string fixed(double v, int digits);
 std::string trace_csv(const Plan& plan, const RunCounters& rc,
                       const PhysicalResult* physical = nullptr);
 
+// The report's `stage_time`: each stage's time and, over the brick ranks, the minimum, mean
+// and maximum of its compute, pack, wait and idle seconds (counters/time_split.hpp).
+nlohmann::json stage_time_json(const RunCounters& rc);
+
+// One row per piece of a rank's stage (rc.batch_times): stage, axis, rank, piece, batch,
+// first_step, steps, seconds (its sum), compute, pack, wait, idle.
+std::string batch_trace_csv(const Plan& plan, const RunCounters& rc);
+
 }  // namespace triada

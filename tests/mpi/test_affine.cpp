@@ -95,7 +95,7 @@ std::array<std::vector<T>, 2> check_affine(const std::vector<T>& x, const ext3& 
       for (int batches = 0; batches < 2; ++batches) {
         CAPTURE(so.esop, to_string(ex), batches, to_string(spec.order));
         spec.executor = ex;
-        spec.transport = batches ? PivotTransport::messages : PivotTransport::automatic;
+        spec.transport = batches ? PivotTransport::broadcast : PivotTransport::automatic;
         spec.batch_bytes = batches ? 64 : 0;
         const GlobalRun<T> with = run_global<T>(MPI_COMM_WORLD, x, shape, spec, &y0);
         const GlobalRun<T> without = run_global<T>(MPI_COMM_WORLD, x, shape, spec);

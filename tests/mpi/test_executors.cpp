@@ -89,7 +89,7 @@ TEST_CASE("fused and reference executors agree bit for bit and count for count",
     spec.shuffle = c.shuffle;
     spec.batch_bytes = n % 2 ? 64 : 0;  // many small batches, or automatic
     // Pivot planes by broadcast (in batches) or read in place through shared memory.
-    spec.transport = n % 2 ? PivotTransport::messages : PivotTransport::automatic;
+    spec.transport = n % 2 ? PivotTransport::broadcast : PivotTransport::automatic;
     if (n % 3 == 1) {  // a folded mesh: fewer physical cells than the problem needs
       ext3 need;
       for (int a = 0; a < 3; ++a)
@@ -235,7 +235,7 @@ TEST_CASE("sparse lines along axis 3 accumulate in streaming order, not plane or
     spec.c = {make_coefficients(TransformKind::dct, shape[0], Norm::ortho, false, "test"),
               sparse_matrix(shape[1], 9, gen, 0.2), sparse_matrix(shape[2], 40, gen, 0.1)};
     compare<double>(x, shape, spec);
-    spec.transport = PivotTransport::messages;  // planes received (gathered rows) on a line
+    spec.transport = PivotTransport::broadcast;  // planes received (gathered rows) on a line
     spec.batch_bytes = 2048;
     compare<double>(x, shape, spec);
   }

@@ -50,11 +50,11 @@ TEST_CASE("every pivot-plane transport gives the reference's bits and counters",
   const ext3 shape{26, 9, 11};
   std::mt19937_64 gen(10);
   const auto x = random_tensor(shape, 41, 0.5, false, false);
-  for (PivotTransport tr : {PivotTransport::automatic, PivotTransport::messages})
+  for (PivotTransport tr : {PivotTransport::automatic, PivotTransport::broadcast})
     for (std::size_t batch : {std::size_t{0}, std::size_t{300}})
       for (const auto& order : {std::array<int, 3>{1, 2, 3}, std::array<int, 3>{3, 2, 1}})
         for (Mode mode : {Mode::esop, Mode::dense}) {
-          CAPTURE(tr == PivotTransport::messages, batch, to_string(order), mode == Mode::esop);
+          CAPTURE(tr == PivotTransport::broadcast, batch, to_string(order), mode == Mode::esop);
           RunSpec spec;
           spec.transport = tr;
           spec.batch_bytes = batch;

@@ -28,6 +28,33 @@ namespace triada::detail {
 namespace fused {
 namespace {
 
+// A panel store whose packing (from a chunk's start to its publishing) is charged to the
+// clock's pack, and its synchronisation (publishing, the batch's end) to wait.
+class TimedPanels final : public kernels::PanelStore {
+ public:
+  TimedPanels(kernels::PanelStore& inner, StageClock& clock) : inner_(inner), clock_(clock) {}
+  void begin_chunk(index_t chunk_no, index_t nbk, double*& panels, char*& flags) override {
+    t0_ = StageClock::clock::now();
+    inner_.begin_chunk(chunk_no, nbk, panels, flags);
+  }
+  void publish() override {
+    clock_.charge(TimePart::pack, t0_);
+    const auto waiting = clock_.wait();
+    inner_.publish();
+  }
+  const double* row(index_t j, index_t s) const override { return inner_.row(j, s); }
+  bool flag(index_t j, index_t s) const override { return inner_.flag(j, s); }
+  void end_batch() override {
+    const auto waiting = clock_.wait();
+    inner_.end_batch();
+  }
+
+ private:
+  kernels::PanelStore& inner_;
+  StageClock& clock_;
+  StageClock::clock::time_point t0_{};
+};
+
 // The binary64 kernels of one batch, with their scratch reused from batch to batch.
 // counts[s] (ESOP): the pivot plane's non-zeros over the brick's lines, counted while
 // packing; bad: an Inf or NaN pivot was seen (the caller then redoes the batch exactly).
@@ -85,7 +112,8 @@ struct BatchKernels {
     ra.esop = s.esop;
     ra.fresh = fresh;
     kernels::PrivatePanels own(nb, s.esop);
-    kernels::right_batch(ra, kz, store ? *store : own, right, counts, bad);
+    TimedPanels timed(store ? *store : own, *s.clock);
+    kernels::right_batch(ra, kz, timed, right, counts, bad);
   }
 };
 
@@ -146,6 +174,7 @@ void run_batches(const StageView<T>& s, PlaneSource<T>& src, std::vector<T>& w,
     planes.assign(static_cast<size_t>(nb), {});
     nnz.assign(static_cast<size_t>(nb), 0);
     bool finite = true;
+    s.clock->start_batch(b0 / B, b0, nb);
     src.take(b0, nb, planes, nnz, finite);
     compute_batch(s, src, b0, nb, planes, nnz, finite, fresh, w, kern, known, zero_lines);
     for (index_t i = 0; i < nb; ++i) {
@@ -154,6 +183,7 @@ void run_batches(const StageView<T>& s, PlaneSource<T>& src, std::vector<T>& w,
       records.push_back(step_record(s.stage_index, si, nnz_p, s.L, s.esop, s.own(si.t),
                                     busiest(s, planes[i], nnz_p)));
     }
+    s.clock->end_batch();
     if (s.opt.on_progress)
       s.opt.on_progress(s.stage_index, static_cast<std::uint64_t>(b0 + nb),
                         static_cast<std::uint64_t>(S));
@@ -166,11 +196,11 @@ void run_batches(const StageView<T>& s, PlaneSource<T>& src, std::vector<T>& w,
 template <class T>
 void fused_stage(const Topology& topo, const EngineOptions& opt, int stage_index, std::vector<T>& v,
                  std::vector<T>& w, std::vector<StepRecord>& records, RunCounters& rc,
-                 ZeroLines& zero_lines, const StageStart<T>& start) {
+                 ZeroLines& zero_lines, StageClock& clock, const StageStart<T>& start) {
   // The previous stage's knowledge is for this stage only; this one may leave its own.
   ZeroLines known;
   std::swap(known, zero_lines);
-  fused::StageView<T> s = fused::read_stage<T>(topo, opt, stage_index);
+  fused::StageView<T> s = fused::read_stage<T>(topo, opt, stage_index, clock);
   s.y_traffic = &rc.mpi_stages[stage_index].y;
   s.w0 = start.w0;
   // A W that may start at -0 or NaN takes the cell rule's exact updates (agreed by every
@@ -180,14 +210,15 @@ void fused_stage(const Topology& topo, const EngineOptions& opt, int stage_index
     reserve_huge(w, static_cast<size_t>(s.wb.count()));
   const std::unique_ptr<fused::PlaneSource<T>> src = fused::make_plane_source<T>(s, v);
   fused::run_batches(s, *src, w, known, zero_lines, records);
+  const auto waiting = clock.wait();
   src->finish();
 }
 
 template void fused_stage(const Topology&, const EngineOptions&, int, std::vector<double>&,
                           std::vector<double>&, std::vector<StepRecord>&, RunCounters&, ZeroLines&,
-                          const StageStart<double>&);
+                          StageClock&, const StageStart<double>&);
 template void fused_stage(const Topology&, const EngineOptions&, int, std::vector<cplx>&,
                           std::vector<cplx>&, std::vector<StepRecord>&, RunCounters&, ZeroLines&,
-                          const StageStart<cplx>&);
+                          StageClock&, const StageStart<cplx>&);
 
 }  // namespace triada::detail

@@ -25,7 +25,7 @@ void read_steps(StageView<T>& s) {
   std::vector<std::byte> msg;
   std::vector<char> present(static_cast<size_t>(s.wext));
   for (;;) {
-    receive_x(s.topo, s.sp.axis, msg);
+    receive_x(s.topo, s.sp.axis, msg, *s.clock);
     const size_t row = s.cb.size();
     s.cb.resize(row + static_cast<size_t>(s.wext), T{});
     std::fill(present.begin(), present.end(), 0);
@@ -61,8 +61,10 @@ void read_steps(StageView<T>& s) {
 }  // namespace
 
 template <class T>
-StageView<T> read_stage(const Topology& topo, const EngineOptions& opt, int stage_index) {
+StageView<T> read_stage(const Topology& topo, const EngineOptions& opt, int stage_index,
+                        StageClock& clock) {
   StageView<T> s(topo, opt, stage_index);
+  s.clock = &clock;
   s.bs = make_brick_stage(s.plan, stage_index, topo.coords(), sizeof(T), opt.plane_batch_bytes);
   const BrickStage& bs = s.bs;
   s.a = bs.a;
@@ -146,12 +148,12 @@ StepRecord step_record(int stage_index, const StepInfo& si, std::uint64_t nnz_p,
   return rec;
 }
 
-#define TRIADA_FUSED_VIEW(T)                                                               \
-  template StageView<T> read_stage(const Topology&, const EngineOptions&, int);            \
-  template std::uint64_t plane_nnz(const StageView<T>&, const PlaneRef<T>&, bool&);        \
-  template void start_w(const StageView<T>&, std::vector<T>&);                             \
-  template BusiestLines::BusiestLines(const StageView<T>&);                                \
-  template std::uint64_t BusiestLines::operator()(const StageView<T>&, const PlaneRef<T>&, \
+#define TRIADA_FUSED_VIEW(T)                                                                 \
+  template StageView<T> read_stage(const Topology&, const EngineOptions&, int, StageClock&); \
+  template std::uint64_t plane_nnz(const StageView<T>&, const PlaneRef<T>&, bool&);          \
+  template void start_w(const StageView<T>&, std::vector<T>&);                               \
+  template BusiestLines::BusiestLines(const StageView<T>&);                                  \
+  template std::uint64_t BusiestLines::operator()(const StageView<T>&, const PlaneRef<T>&,   \
                                                   std::uint64_t);
 TRIADA_FUSED_VIEW(double)
 TRIADA_FUSED_VIEW(cplx)

@@ -43,6 +43,7 @@ struct StageView {
   std::vector<StepInfo> steps;         // streaming order
   std::vector<T> cb;                   // S x wext coefficients of the brick's W planes
   MpiTraffic* y_traffic = nullptr;     // the stage's Y-bus MPI traffic
+  StageClock* clock = nullptr;         // where the stage's packing and waiting are charged
   const std::vector<T>* w0 = nullptr;  // where W starts (StageStart::w0): nullptr, +0
   index_t S() const { return static_cast<index_t>(steps.size()); }
   int owner(index_t t) const { return bs.plane_owner[static_cast<std::size_t>(t)]; }
@@ -54,9 +55,10 @@ struct StageView {
 };
 
 // The brick's geometry of stage `stage_index` and the actuator's stream for it (one
-// message per step taken), read to its end.
+// message per step taken), read to its end (the receives charged to the clock).
 template <class T>
-StageView<T> read_stage(const Topology& topo, const EngineOptions& opt, int stage_index);
+StageView<T> read_stage(const Topology& topo, const EngineOptions& opt, int stage_index,
+                        StageClock& clock);
 
 // W as the stage starts it: +0, or Y0 (s.w0) in the cell mode's register format.
 template <class T>

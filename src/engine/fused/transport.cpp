@@ -89,6 +89,7 @@ void PlaneSource<T>::count_local() {
 template <class T>
 void PlaneSource<T>::exchange_nnz() {
   const int n = s_.line_size;
+  const auto waiting = s_.clock->wait();
   std::vector<int> counts(static_cast<size_t>(n));
   for (int r = 0; r < n; ++r)
     counts[r] = static_cast<int>(s_.bs.member_in_planes[static_cast<size_t>(r)]);
@@ -206,12 +207,19 @@ void BroadcastBatches<T>::post(index_t b0) {
       e.resize(static_cast<size_t>(this->nnz_all_[t]));
       buf = e.data();
       bytes = static_cast<int>(e.size() * sizeof(PlaneEntry<T>));
-      if (mine) fill(t, false, buf);
+      if (mine) {
+        const auto packing = s.clock->pack();
+        fill(t, false, buf);
+      }
     } else {
       buf = sl.dense.data() + i * s.L;
       bytes = static_cast<int>(s.L * sizeof(T));
-      if (mine) fill(t, true, buf);
+      if (mine) {
+        const auto packing = s.clock->pack();
+        fill(t, true, buf);
+      }
     }
+    const auto waiting = s.clock->wait();
     sl.reqs.add(mpi::ibcast_bytes(
         s.line, std::span<std::byte>(static_cast<std::byte*>(buf), static_cast<size_t>(bytes)),
         root));
@@ -227,7 +235,10 @@ void BroadcastBatches<T>::take(index_t b0, index_t nb, std::vector<PlaneRef<T>>&
                                std::vector<std::uint64_t>& nnz, bool& finite) {
   const StageView<T>& s = this->s_;
   Slot& cur = slot(b0);
-  cur.reqs.wait_all();
+  {
+    const auto waiting = s.clock->wait();
+    cur.reqs.wait_all();
+  }
   for (index_t i = 0; i < nb; ++i) {
     const index_t t = s.steps[b0 + i].t;
     if (s.owner(t) == s.line_rank) {
@@ -283,8 +294,14 @@ void WindowPlanes<T>::open(const StageView<T>& s, const std::vector<T>& v) {
   std::size_t bytes = 0;
   T* mine = reinterpret_cast<T*>(topo.line_window(s.sp.axis, s.line_rank, bytes));
   if (bytes < v.size() * sizeof(T)) throw std::logic_error("line window smaller than V");
-  if (!v.empty()) std::memcpy(mine, v.data(), v.size() * sizeof(T));
-  win_.fence();  // every member's copy is in place
+  if (!v.empty()) {
+    const auto packing = s.clock->pack();
+    std::memcpy(mine, v.data(), v.size() * sizeof(T));
+  }
+  {
+    const auto waiting = s.clock->wait();
+    win_.fence();  // every member's copy is in place
+  }
   for (int r = 0; r < s.line_size; ++r) {
     const T* base = reinterpret_cast<const T*>(topo.line_window(s.sp.axis, r, bytes));
     ext3 er = s.ev;
@@ -426,7 +443,11 @@ bool SharedPacking<T>::after_kernels(index_t b0, index_t nb,
   nnz.assign(counts.begin(), counts.end());
   // The line agrees on an Inf or NaN anywhere (ESOP); every plane's non-zeros come from
   // its owner's count while packing.
-  const bool any_bad = mpi::max_of(s.line, s.esop && bad != 0 ? 1 : 0) != 0;
+  bool any_bad = false;
+  {
+    const auto waiting = s.clock->wait();
+    any_bad = mpi::max_of(s.line, s.esop && bad != 0 ? 1 : 0) != 0;
+  }
   if (s.esop) {
     for (index_t i = 0; i < nb; ++i)
       if (s.owner(s.steps[b0 + i].t) == s.line_rank)
@@ -453,7 +474,7 @@ bool SharedPacking<T>::after_kernels(index_t b0, index_t nb,
 template <class T>
 std::unique_ptr<PlaneSource<T>> make_plane_source(StageView<T>& s, std::vector<T>& v) {
   if (s.line_size == 1) return std::make_unique<LocalPlanes<T>>(s, v);
-  const bool shared = s.L > 0 && s.opt.pivot_transport == PivotTransport::automatic &&
+  const bool shared = s.L > 0 && s.opt.pivot_transport != PivotTransport::broadcast &&
                       mpi::WindowRef(s.topo.line_window_handle(s.sp.axis)).valid() &&
                       s.topo.line_window_element_bytes() >= sizeof(T);
   if (!shared) return std::make_unique<BroadcastBatches<T>>(s, v);
@@ -463,7 +484,12 @@ std::unique_ptr<PlaneSource<T>> make_plane_source(StageView<T>& s, std::vector<T
     const index_t right_N = s.sp.axis == 2 ? s.le2 : s.L;
     const int ok = s.wext > 0 && s.S() > 0 && !s.bs.lines_folded &&
                    2 * kernels::shared_pack_half(s.S(), right_N) <= Topology::kLineScratchBytes;
-    if (mpi::min_of(s.line, ok) != 0) return std::make_unique<SharedPacking<T>>(s, v);
+    int all_ok = 0;
+    {
+      const auto waiting = s.clock->wait();
+      all_ok = mpi::min_of(s.line, ok);
+    }
+    if (all_ok != 0) return std::make_unique<SharedPacking<T>>(s, v);
   }
   return std::make_unique<SharedInPlace<T>>(s, v);
 }
