@@ -141,7 +141,7 @@ struct RunCounters {
   // EngineOptions::record_batches every rank's pieces of each stage (on world rank 0).
   std::vector<StageTimeStats> stage_time;
   std::vector<BatchTime> batch_times;
-  int substeps = 1;                   // cell sub-steps per time step (precision mode)
+  int substeps = 1;  // cell sub-steps per time step (precision mode)
   std::uint64_t total_steps() const;
   std::uint64_t total_cycles() const;
   std::uint64_t total(Counter c) const;
