@@ -30,15 +30,27 @@ struct XEntry {
   std::int64_t tag;
 };
 
-// Reads one message (built by Actuator::build_message or build_end_message): returns its
-// header and calls on_entry(entry) for each entry, in order.
-template <class T, class OnEntry>
-XHeader read_message(const std::vector<std::byte>& msg, OnEntry&& on_entry) {
+// Bytes of the message starting at `msg` (its header's count read), at most `room`;
+// 0 if the header or its entries would pass `room` (a malformed stream).
+template <class T>
+std::size_t message_bytes(const std::byte* msg, std::size_t room) {
   XHeader h;
-  std::memcpy(&h, msg.data(), sizeof h);
+  if (room < sizeof h) return 0;
+  std::memcpy(&h, msg, sizeof h);
+  if (h.count < 0 || static_cast<std::uint64_t>(h.count) > (room - sizeof h) / sizeof(XEntry<T>))
+    return 0;
+  return sizeof h + static_cast<std::size_t>(h.count) * sizeof(XEntry<T>);
+}
+
+// Reads one message (built by Actuator::build_message or build_end_message, checked by
+// message_bytes): returns its header and calls on_entry(entry) for each entry, in order.
+template <class T, class OnEntry>
+XHeader read_message(const std::byte* msg, OnEntry&& on_entry) {
+  XHeader h;
+  std::memcpy(&h, msg, sizeof h);
   for (std::int64_t e = 0; e < h.count; ++e) {
     XEntry<T> xe;
-    std::memcpy(&xe, msg.data() + sizeof h + static_cast<std::size_t>(e) * sizeof xe, sizeof xe);
+    std::memcpy(&xe, msg + sizeof h + static_cast<std::size_t>(e) * sizeof xe, sizeof xe);
     on_entry(xe);
   }
   return h;

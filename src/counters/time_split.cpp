@@ -118,9 +118,9 @@ StageTimeStats stage_time_stats(int axis, double seconds, int ranks,
   if (ranks <= 0) return st;
   const double n = ranks;
   for (int p = 0; p < 3; ++p) st.part[p] = {mins[p], sums[p] / n, maxs[p]};
-  // The shortest interval idles longest.
-  st.part[static_cast<int>(TimePart::idle)] = {seconds - maxs[3], seconds - sums[3] / n,
-                                               seconds - mins[3]};
+  // The shortest interval idles longest (a rounding below zero is no time).
+  const auto idle = [&](double interval) { return std::max(0.0, seconds - interval); };
+  st.part[static_cast<int>(TimePart::idle)] = {idle(maxs[3]), idle(sums[3] / n), idle(mins[3])};
   return st;
 }
 

@@ -20,15 +20,43 @@ namespace triada {
 namespace {
 constexpr int kTagX = 100;      // + axis: actuator -> brick messages of that stage
 constexpr int kTagToken = 200;  // control passes from actuator to actuator
+// A physical message of the actuator's stream ends with the step message that brings it to
+// this size: bounded for MPI's int counts, large enough that a stage needs a few sends
+// per brick.
+constexpr std::size_t kStreamPieceBytes = std::size_t{64} << 20;
 }  // namespace
 
 namespace detail {
 
 // Brick side: receives one message of the stage's actuator into `buf` (its storage reused).
-void receive_x(const Topology& topo, int axis, std::vector<std::byte>& buf, StageClock& clock) {
+template <class T>
+XStream<T>::XStream(const Topology& topo, int axis, StageClock& clock) {
   const auto waiting = clock.wait();
-  mpi::recv_bytes(topo.world(), topo.plan().ranks.actuator_rank[axis - 1], kTagX + axis, buf);
+  const int from = topo.plan().ranks.actuator_rank[axis - 1];
+  std::vector<std::byte> piece;
+  for (bool end = false; !end;) {
+    mpi::recv_bytes(topo.world(), from, kTagX + axis, piece);
+    // The piece's messages, checked; the last one of the stream ends the stage.
+    for (std::size_t pos = 0; pos < piece.size();) {
+      const std::size_t bytes = message_bytes<T>(piece.data() + pos, piece.size() - pos);
+      if (bytes == 0 || end) throw std::logic_error("malformed actuator stream");
+      XHeader h;
+      std::memcpy(&h, piece.data() + pos, sizeof h);
+      end = h.pivot == kEndOfStage;
+      pos += bytes;
+    }
+    buf_.insert(buf_.end(), piece.begin(), piece.end());
+  }
 }
+
+template <class T>
+const std::byte* XStream<T>::next() {
+  const std::byte* msg = buf_.data() + pos_;
+  pos_ += message_bytes<T>(msg, buf_.size() - pos_);  // checked on arrival
+  return msg;
+}
+template class XStream<double>;
+template class XStream<cplx>;
 
 // The other two axes (0-based) of a stage along `axis`, in increasing order.
 std::array<int, 2> other_axes(int axis) {
@@ -175,9 +203,9 @@ void reference_stage(const Topology& topo, const EngineOptions& opt, int stage_i
   std::vector<std::optional<XElement<T>>> x(static_cast<size_t>(planes));
   std::vector<std::optional<T>> y(static_cast<size_t>(bs.n_lines));
   const index_t plane0 = bs.union_box.lo[bs.a];
-  std::vector<std::byte> msg;
+  XStream<T> stream(topo, bs.axis, clock);
   for (;;) {
-    receive_x(topo, bs.axis, msg, clock);
+    const std::byte* msg = stream.next();
     // X-bus: coefficient elements arrive on the planes of this brick.
     std::fill(x.begin(), x.end(), std::nullopt);
     const XHeader h = read_message<T>(msg, [&](const XEntry<T>& xe) {
@@ -224,8 +252,10 @@ namespace {
 // stage's actuator, whether that is a dedicated actuator rank or a brick rank.
 template <class T>
 struct StreamState {
-  std::vector<std::byte> arena;     // every message of the stage, back to back
-  mpi::Requests requests;           // after the arena: a pending send never outlives it
+  std::vector<std::byte> arena;  // every message of the stage, back to back
+  // After the arena (a pending send never outlives it): the sends to the other ranks, and
+  // to this rank's own brick (completed only by its own receive, in its stage).
+  mpi::Requests requests, to_self;
   std::vector<StepRecord> records;  // x_bus_sends of each emitted step
   BitRows coeffs;                   // --activity: the non-zero coefficients (K x N)
 };
@@ -267,12 +297,18 @@ void post_stream(const Topology& topo, const EngineOptions& opt, int stage_index
     if (st.arena.size() + bytes > st.arena.capacity())
       throw std::logic_error("actuator arena too small");
   };
-  auto send = [&](std::size_t off, int dest) {
-    st.requests.add(mpi::isend_bytes(topo.world(), st.arena.data() + off, st.arena.size() - off,
-                                     dest, kTagX + sp.axis));
-    traffic.add(1, st.arena.size() - off);
+  // Each brick's step messages go back to back in pieces of about kStreamPieceBytes (cut
+  // after the message that reaches it), one MPI message a piece: a few sends per brick and
+  // stage instead of one per step (the MPI figures count the step messages, as the X-bus
+  // carries them).
+  std::size_t piece = 0;
+  auto send_piece = [&](int dest) {
+    (dest == topo.world_rank() ? st.to_self : st.requests)
+        .add(mpi::isend_bytes(topo.world(), st.arena.data() + piece, st.arena.size() - piece, dest,
+                              kTagX + sp.axis));
+    piece = st.arena.size();
   };
-  const std::byte* base = st.arena.data();
+  auto count_message = [&](std::size_t off) { traffic.add(1, st.arena.size() - off); };
   for (index_t t : act.row_order()) {
     if (!act.emits(t)) continue;  // ESOP: an all-zero row costs no step
     StepRecord rec;
@@ -280,18 +316,22 @@ void post_stream(const Topology& topo, const EngineOptions& opt, int stage_index
     rec.pivot = t;
     rec[Counter::x_bus_sends] = act.x_bus_sends(t);
     st.records.push_back(rec);
-    for (int r = 0; r < nb; ++r) {
+  }
+  const std::byte* base = st.arena.data();
+  for (int r = 0; r < nb; ++r) {
+    piece = st.arena.size();
+    for (const StepRecord& rec : st.records) {
       const std::size_t off = st.arena.size();
       room(most[r]);
-      act.build_message(t, range[r].lo, range[r].hi, st.arena);
-      send(off, r);
+      act.build_message(rec.pivot, range[r].lo, range[r].hi, st.arena);
+      count_message(off);
+      if (st.arena.size() - piece >= kStreamPieceBytes) send_piece(r);
     }
-  }
-  for (int r = 0; r < nb; ++r) {
     const std::size_t off = st.arena.size();
     room(sizeof(XHeader));
     Actuator<T>::build_end_message(st.arena);
-    send(off, r);
+    count_message(off);
+    send_piece(r);
   }
   if (st.arena.data() != base) throw std::logic_error("actuator arena moved under MPI_Isend");
 }
@@ -404,7 +444,8 @@ void gather_pieces(const Topology& topo, const std::vector<BatchTime>& pieces, R
       idle.stage = static_cast<int>(s);
       idle.rank = static_cast<int>(r);
       idle.piece = TracePiece::idle;
-      idle.split[TimePart::idle] = rc.stage_seconds[s] - busy[s][r];
+      // (a rounding below zero on the slowest rank is no time)
+      idle.split[TimePart::idle] = std::max(0.0, rc.stage_seconds[s] - busy[s][r]);
       rc.batch_times.push_back(idle);
     }
 }
@@ -515,6 +556,19 @@ std::vector<StepRecord> run_stage(EngineState<T>& st, int s, StageClock& clock) 
   }
   if (opt.activity)
     detail::record_activity<T>(topo, opt, s, st.v, std::move(stream.coeffs), *opt.activity);
+  if (host) {
+    // A brick rank hosting the actuator completes its stream to the other bricks before
+    // its own brick's work: each brick takes its whole stream before the stage's first
+    // collective (XStream), and a send that waited for this rank's progress (MPI progresses
+    // only inside its calls) would hold the others until its compute ended. Its sends to
+    // itself complete with its own brick's receive, in the stage. An actuator rank waits
+    // asleep, leaving its core to the bricks.
+    const auto waiting = clock.wait();
+    if (topo.is_brick())
+      stream.requests.wait_all();
+    else
+      stream.requests.wait_all_asleep();
+  }
   std::vector<StepRecord> records;
   if (topo.is_brick()) {
     if (opt.executor == Executor::reference)
@@ -527,10 +581,7 @@ std::vector<StepRecord> run_stage(EngineState<T>& st, int s, StageClock& clock) 
               st.w);  // the result is the next stage's input; the old input's storage is reused
   }
   if (host) {
-    {
-      const auto waiting = clock.wait();
-      stream.requests.wait_all();
-    }
+    stream.to_self.wait_all();
     // A co-located actuator's x counts join the brick's records of the same steps.
     if (!topo.is_brick()) return std::move(stream.records);
     for (size_t i = 0; i < records.size(); ++i)

@@ -12,9 +12,21 @@
 
 namespace triada::detail {
 
-// Receives the next message of the actuator streaming C_axis into `buf` (time charged to
-// the clock's wait).
-void receive_x(const Topology& topo, int axis, std::vector<std::byte>& buf, StageClock& clock);
+// The stream of the actuator of `axis` as this brick receives it (doc/design.md §8.3): its
+// step messages arrive back to back in a few physical messages (post_stream), all taken
+// at construction (before the stage's first collective: the hosting rank waits for them,
+// charged to the clock's wait), then handed out one step at a time by next().
+template <class T>
+class XStream {
+ public:
+  XStream(const Topology& topo, int axis, StageClock& clock);
+  // The next step's message (header and entries); the end-of-stage message comes last.
+  const std::byte* next();
+
+ private:
+  std::vector<std::byte> buf_;
+  std::size_t pos_ = 0;
+};
 // The other two axes (0-based) of a stage along `axis` (1..3), in increasing order.
 std::array<int, 2> other_axes(int axis);
 // Stage `stage_index` on this brick as plain data, for elements of type T.

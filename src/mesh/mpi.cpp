@@ -185,6 +185,17 @@ void Requests::wait_all() {
   reqs_.clear();
 }
 
+void Requests::wait_all_asleep() {
+  int done = 0;
+  while (!reqs_.empty()) {
+    CHECK_MPI(
+        MPI_Testall(static_cast<int>(reqs_.size()), reqs_.data(), &done, MPI_STATUSES_IGNORE));
+    if (done) break;
+    usleep(100);
+  }
+  reqs_.clear();
+}
+
 void Requests::release() noexcept {
   if (!reqs_.empty() && std::uncaught_exceptions() == 0)
     MPI_Waitall(static_cast<int>(reqs_.size()), reqs_.data(), MPI_STATUSES_IGNORE);

@@ -163,6 +163,9 @@ class Requests {
   bool empty() const { return reqs_.empty(); }
   std::size_t size() const { return reqs_.size(); }
   void wait_all();  // completes every request, then the batch is empty
+  // The same, polling every 100 us asleep instead of spinning: for a rank with nothing
+  // else to do, whose core the others may need.
+  void wait_all_asleep();
 
  private:
   void release() noexcept;

@@ -22,10 +22,10 @@ template <class T>
 void read_steps(StageView<T>& s) {
   const bool folded_axis = s.bs.axis_folded;
   s.cb.reserve(static_cast<size_t>(s.sp.n() * s.wext));
-  std::vector<std::byte> msg;
+  XStream<T> stream(s.topo, s.sp.axis, *s.clock);
   std::vector<char> present(static_cast<size_t>(s.wext));
   for (;;) {
-    receive_x(s.topo, s.sp.axis, msg, *s.clock);
+    const std::byte* msg = stream.next();
     const size_t row = s.cb.size();
     s.cb.resize(row + static_cast<size_t>(s.wext), T{});
     std::fill(present.begin(), present.end(), 0);
