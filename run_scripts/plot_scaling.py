@@ -214,8 +214,9 @@ def plot_split(recs, meta, path):
         return False
     kinds = [k for k in ("strong", "weak") if any(p[0] == k for p in panels)]
     lays = [lay for lay in ("colocated", "dedicated") if any(p[1] == lay for p in panels)]
-    fig, axes = plt.subplots(len(kinds), len(lays), figsize=(6.5 * len(lays), 4.2 * len(kinds)),
+    fig, axes = plt.subplots(len(kinds), len(lays), figsize=(6.5 * len(lays), 4.2 * len(kinds) + 0.8),
                              squeeze=False)
+    legend = {}
     for i, kind in enumerate(kinds):
         for j, lay in enumerate(lays):
             ax = axes[i][j]
@@ -237,6 +238,7 @@ def plot_split(recs, meta, path):
                 ax.plot([m[0] for m in mod], [m[1] for m in mod], "D", color="C9", mec="k",
                         label="modelled time (model_seconds)")
             ax.set_xticks(xs)
+            ax.set_xlim(-0.5 - 0.25 * max(1, 4 - len(rs)), len(rs) - 0.5 + 0.25 * max(1, 4 - len(rs)))
             ax.set_xticklabels([f"{r['brick_ranks']}{'*' if r['oversubscribed'] else ''}\n"
                                 f"{'x'.join(map(str, r['brick_grid']))}" for r in rs])
             ax.set_xlabel("brick ranks (brick grid); *: oversubscribed")
@@ -244,12 +246,14 @@ def plot_split(recs, meta, path):
             ax.set_ylim(bottom=0)
             ax.grid(True, axis="y", alpha=0.3)
             ax.set_title(f"{kind}, {LAYOUT_LABELS[lay]}", fontsize=9)
-            ax.legend(fontsize=7, loc="upper left")
+            for h, lbl in zip(*ax.get_legend_handles_labels()):
+                legend.setdefault(lbl, h)
     worlds = [r["world_size"] for r in recs]
     fig.suptitle(f"triada-transform {meta['transform']}: where the stage time goes (per brick rank: "
                  f"compute + pack + wait + idle = the stage's time); {meta['host']}: "
                  f"{cores_str(meta, worlds)}", fontsize=9)
-    fig.tight_layout()
+    fig.legend(list(legend.values()), list(legend), loc="lower center", ncol=3, fontsize=8)
+    fig.tight_layout(rect=(0, 0.8 / (4.2 * len(kinds) + 0.8), 1, 1))
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return True
