@@ -39,7 +39,9 @@ and time split.
 
 Options:
   --max-ranks N     largest brick rank count (default: nproc = $(nproc)); the list is the
-                    powers of two below it, plus N itself
+                    powers of two below it, plus N itself. The dedicated layout's
+                    largest run is N + 3 processes: on a machine of N cores add
+                    --oversubscribe, or take N = cores - 3
   --ranks LIST      brick rank counts instead, e.g. 1,2,4,8,12,16 (1 is always run: the
                     baseline)
   --layout L        colocated | dedicated | both (default both)
