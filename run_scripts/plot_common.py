@@ -18,7 +18,8 @@ def pyplot(prog):
 
 
 def load_results(prog, description, json_help, schema):
-    """Parses `JSON [-o DIR]`, reads the file and checks it is `schema` with records.
+    """Parses `JSON [-o DIR]`, reads the file and checks it is `schema` (a name, or a tuple
+    of the names accepted) with records.
     Returns (doc, the JSON's directory, the output directory, created if need be)."""
     ap = argparse.ArgumentParser(description=description,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -30,8 +31,9 @@ def load_results(prog, description, json_help, schema):
             doc = json.load(f)
     except (OSError, ValueError) as e:
         sys.exit(f"{prog}: error: {a.json}: {e}")
-    if doc.get("schema") != schema or not doc.get("records"):
-        sys.exit(f"{prog}: error: {a.json}: not a {schema} file with records")
+    names = (schema,) if isinstance(schema, str) else tuple(schema)
+    if doc.get("schema") not in names or not doc.get("records"):
+        sys.exit(f"{prog}: error: {a.json}: not a {' or '.join(names)} file with records")
     dirn = os.path.dirname(os.path.abspath(a.json))
     out = a.out or dirn
     os.makedirs(out, exist_ok=True)

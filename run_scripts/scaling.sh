@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Strong and weak scaling of triada-transform under MPI; writes DIR/scaling.json, prints a
-# table and plots it (run_scripts/plot_scaling.py). Run with --help for the options.
+# Strong and weak scaling of triada-transform under MPI, with co-located and with dedicated
+# actuator ranks; writes DIR/scaling.json, prints a table and plots it
+# (run_scripts/plot_scaling.py). Run with --help for the options and the JSON keys.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -9,65 +10,129 @@ prog=$(basename "$0")
 source "$here/run_scripts/lib_tools.sh"
 
 usage() {
-  cat <<EOF
+  cat <<USAGE
 Usage: $prog [options]
 
-Strong and weak scaling of triada-transform (3D transform of a dense float64 tensor,
-every rank a brick rank: --ranks.actuators colocated).
+Strong and weak scaling of triada-transform (3D transform of a dense float64 tensor) over
+a list of brick rank counts r (the ranks that hold bricks and compute).
 
-  strong  fixed N x N x N tensor, ranks 1, 2, 4, ... up to --max-ranks, brick grid
-          auto (MPI_Dims_create: 2x1x1, 2x2x1, 2x2x2, ...)
-  weak    fixed volume per rank: (W*r) x W x W on r ranks with --ranks.grid r,1,1
-          (only axis 1 is split, so every rank keeps a W^3 brick; the stage along axis 1 then
-          does W*r steps, so the work per rank grows with r: the plots also show the
-          work-normalised efficiency)
+  strong  fixed N x N x N tensor; brick grid automatic (MPI_Dims_create(r, 3): 2x1x1,
+          2x2x1, 2x2x2, 3x2x2, 4x2x2, ...)
+  weak    fixed W x W x W brick per brick rank on a 3D grid: for r brick ranks the grid
+          (p1,p2,p3) = MPI_Dims_create(r, 3) (computed here, run_scripts/scaling_collect.py),
+          the tensor (W p1) x (W p2) x (W p3), run with --ranks.grid p1,p2,p3. Stage a then
+          does W pa steps, so the work per brick rank grows with the grid: the efficiency is
+          the MAC throughput per brick rank against 1 brick rank (counters.macs /
+          simulation_seconds / r); the classic T1/Tr is kept beside it.
+          --weak-grid line: the older (W r) x W x W on an r x 1 x 1 grid.
+
+Layouts (--layout), both by default:
+  colocated  r MPI ranks, every one a brick rank (--ranks.actuators colocated)
+  dedicated  r brick ranks + 3 actuator ranks that only stream C1, C2, C3: mpirun -np r+3
+             with --ranks.actuators auto (design.md 2.6); r = 1 is -np 4. Needs --oversubscribe
+             where r+3 exceeds the cores.
+--layout dedicated still runs the colocated 1-rank runs: the baseline of *_vs_colocated_1.
 
 Each configuration runs --reps times; the best simulation_seconds (engine only, after
-the input is read and before the output is written) is kept, with that run's wall time.
+the input is read and before the output is written) is kept, with that run's wall time
+and time split.
 
 Options:
-  --max-ranks N     largest rank count (default: nproc = $(nproc)); the list is the powers
-                    of two below it, plus N itself
-  --oversubscribe   allow more ranks than cores (passes --oversubscribe to mpirun)
+  --max-ranks N     largest brick rank count (default: nproc = $(nproc)); the list is the
+                    powers of two below it, plus N itself. The dedicated layout's
+                    largest run is N + 3 processes: on a machine of N cores add
+                    --oversubscribe, or take N = cores - 3
+  --ranks LIST      brick rank counts instead, e.g. 1,2,4,8,12,16 (1 is always run: the
+                    baseline)
+  --layout L        colocated | dedicated | both (default both)
+  --oversubscribe   allow more MPI processes than cores (mpirun --oversubscribe, srun
+                    --overcommit)
   --size N          strong-scaling edge N (default 128)
-  --weak-size W     weak-scaling edge per rank W (default: size/2, i.e. 64)
+  --weak-size W     weak-scaling brick edge W (default: size/2, i.e. 64)
+  --weak-grid G     grid (default: MPI_Dims_create's 3D grid) | line (r x 1 x 1)
   --transform T     transform(s) passed to triada-transform (default dct)
   --executor E      fused | reference (default: the binary's default, fused)
-  --reps K          repetitions per configuration, best time kept (default 3)
-  --out DIR         output directory (default ./scaling_out): inputs *.h5, reports/,
-                    logs/, scaling.json, PNGs
+  --transport T     auto | broadcast | shared, passed to triada-transform (default: its
+                    default, auto)
+  --reps K          repetitions per configuration, best simulation_seconds kept (default 3)
+  --out DIR         output directory (default ./scaling_out): scaling.json, reports/,
+                    logs/, PNGs
+  --keep-inputs     keep the generated inputs in DIR/inputs/ (default: a scratch folder
+                    in DIR, removed at the end, also on failure)
   --bin DIR         build directory with triada-transform and triada-gen
                     (default: \$TRIADA_BIN, else $here/build)
   --no-plot         do not call plot_scaling.py
   -h, --help        this help
 
+Every input is generated once per shape (triada-gen, uniform, seed 1) and reused by
+every run of that shape. A failed run stops the script with one line on stderr naming the
+run and its log (DIR/logs/KIND_LAYOUT_rR_repK.log).
+
 Environment:
   LAUNCHER   MPI launcher command (default: \$MPIEXEC, else mpirun). Its first word
-             decides the syntax: "srun ..." runs "srun -n R ...", anything else
-             "LAUNCHER -np R [--oversubscribe] ...". Extra words are kept, e.g.
-             LAUNCHER="srun --mpi=pmix".
+             decides the syntax: "srun ..." runs "srun -n NP [--overcommit] ...", anything
+             else "LAUNCHER -np NP [--oversubscribe] ...", NP = r (colocated) or r+3
+             (dedicated). Extra words are kept, e.g. LAUNCHER="srun --mpi=pmix".
   PYTHON     python with numpy and matplotlib (default: the first of python3,
              /usr/bin/python3 that imports both)
 
-Outputs: DIR/scaling.json (schema triada-scaling/1: one record per (kind, ranks) with
-shape, brick grid, best simulation_seconds, wall_seconds, MPI bytes and messages, bytes
-per rank, peak RSS per rank, speed-up, efficiency; machine.cores: the cores the ranks ran
-on, physical cores this process may use or SLURM's CPUs; settings.oversubscribed: more
-ranks than cores), DIR/scaling_strong.png,
-DIR/scaling_weak.png, DIR/scaling_bytes.png.
+Outputs: DIR/scaling.json, DIR/scaling_strong.png, DIR/scaling_weak.png (both layouts as
+lines; time, speed-up, efficiency), DIR/scaling_split.png (per kind and layout, stacked
+bars of the mean compute/pack/wait/idle seconds summed over the stages, the modelled time
+as a marker when the reports have it), DIR/scaling_bytes.png (MPI bytes and memory per
+rank), DIR/reports/ (every run's --report), DIR/logs/.
+
+scaling.json (schema triada-scaling/2):
+  machine     host, cpus, cores (the cores the ranks ran on: physical cores this process
+              may use, or SLURM's CPUs), cores_from (local | slurm), processor, loadavg_end
+  settings    transform, executor, transport, reps, size, weak_size, weak_grid, layouts,
+              launcher, oversubscribe (the option), oversubscribed (some run had more
+              processes than cores), timing
+  definitions the formulas below, as text
+  records     one per (kind, layout, brick ranks):
+    kind, layout             strong | weak; colocated | dedicated
+    brick_ranks, actuator_ranks, world_size   r; 0 or 3; MPI processes (r or r+3)
+    oversubscribed           world_size > machine.cores
+    shape, brick_grid        the tensor; the brick rank grid (weak: W x brick_grid)
+    reps, simulation_seconds, simulation_seconds_all, wall_seconds
+                             best simulation_seconds (T) of the reps, all of them, and the
+                             best run's wall time (whole run, I/O included)
+    stage_seconds            the best run's stage_seconds
+    stages                   per stage: axis, seconds, compute, pack, wait, idle (the means
+                             over brick ranks of the report's stage_time; they add up to
+                             seconds), model_seconds (the modelled time; null when the
+                             report has none)
+    split_total              those summed over the stages (model_seconds null unless every
+                             stage has one)
+    split_slowest            the slowest stage's entry, with stage (1-based)
+    macs, macs_per_second_per_brick_rank     counters.macs; macs / T / brick_ranks
+    mpi_bytes, mpi_messages, bytes_per_rank  report mpi; bytes / world_size
+    peak_rss_bytes_per_rank, baseline_rss_bytes_per_rank, brick_tensor_bytes_per_rank,
+    peak_rss_bytes_max       report memory, per world rank; the largest peak
+    speedup_vs_B, efficiency_vs_B (both kinds), efficiency_time_vs_B (weak), where B is
+    layout_1 (the 1-brick-rank run of the same kind and layout) or colocated_1 (the
+    colocated 1-rank run of the same kind); null without that run:
+      strong  speedup T(B)/T, efficiency T(B)/T/brick_ranks
+      weak    efficiency = macs_per_second_per_brick_rank / B's, speedup = efficiency x
+              brick_ranks (scaled speed-up), efficiency_time = T(B)/T (classic)
 
 Example: $prog --max-ranks 4 --oversubscribe --out /tmp/scaling
-EOF
+USAGE
 }
 
 max_ranks=$(nproc)
+rank_list=""
+layout=both
 oversub=0
 size=128
 weak_size=""
+weak_grid=grid
 transform=dct
 executor=""
+transport=""
 reps=3
 out=scaling_out
+keep_inputs=0
 bin="${TRIADA_BIN:-$here/build}"
 plot=1
 
@@ -75,43 +140,89 @@ while [[ $# -gt 0 ]]; do
   case $1 in
     -h | --help) usage; exit 0 ;;
     --max-ranks) need_val "$@"; posint "$1" "$2"; max_ranks=$2; shift 2 ;;
+    --ranks) need_val "$@"; rank_list=$2; shift 2 ;;
+    --layout) need_val "$@"; layout=$2; shift 2 ;;
     --oversubscribe) oversub=1; shift ;;
     --size) need_val "$@"; posint "$1" "$2"; size=$2; shift 2 ;;
     --weak-size) need_val "$@"; posint "$1" "$2"; weak_size=$2; shift 2 ;;
+    --weak-grid) need_val "$@"; weak_grid=$2; shift 2 ;;
     --transform) need_val "$@"; transform=$2; shift 2 ;;
     --executor) need_val "$@"; executor=$2; shift 2 ;;
+    --transport) need_val "$@"; transport=$2; shift 2 ;;
     --reps) need_val "$@"; posint "$1" "$2"; reps=$2; shift 2 ;;
     --out) need_val "$@"; out=$2; shift 2 ;;
+    --keep-inputs) keep_inputs=1; shift ;;
     --bin) need_val "$@"; bin=$2; shift 2 ;;
     --no-plot) plot=0; shift ;;
     *) die "unknown option '$1' (see --help)" ;;
   esac
 done
 [[ -n $weak_size ]] || weak_size=$(( size / 2 > 0 ? size / 2 : 1 ))
+case $layout in
+  colocated) layouts=(colocated) ;;
+  dedicated) layouts=(dedicated) ;;
+  both) layouts=(colocated dedicated) ;;
+  *) die "--layout must be colocated, dedicated or both, got '$layout'" ;;
+esac
+[[ $weak_grid == grid || $weak_grid == line ]] || die "--weak-grid must be grid or line, got '$weak_grid'"
+
+# Brick rank counts, ascending, without repeats, 1 first (the baseline).
+ranks=(1)
+if [[ -n $rank_list ]]; then
+  [[ $rank_list =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]] ||
+    die "--ranks must be a comma-separated list of positive integers, got '$rank_list'"
+  mapfile -t ranks < <(tr , '\n' <<<"1,$rank_list" | sort -n -u)
+else
+  for ((r = 2; r <= max_ranks; r *= 2)); do ranks+=("$r"); done
+  [[ ${ranks[-1]} -eq $max_ranks ]] || ranks+=("$max_ranks")
+fi
+max_bricks=${ranks[-1]}
+max_world=$max_bricks
+[[ $layout == colocated ]] || max_world=$((max_bricks + 3))
 
 find_tools triada-transform triada-gen
 check_launcher
 launcher_kind=$(basename "${launcher[0]}")
 
-# Inside a SLURM allocation the launcher knows the slots on every node: no local check.
-if [[ $launcher_kind != srun && -z ${SLURM_JOB_ID:-} && $oversub -eq 0 && $max_ranks -gt $(nproc) ]]; then
-  die "--max-ranks $max_ranks exceeds the $(nproc) cores of this machine; add --oversubscribe"
+# Inside a SLURM allocation the launcher knows the slots on every node: the check is
+# against the allocation's tasks there, against this machine's cores otherwise.
+largest="$max_bricks brick ranks"
+[[ $layout == colocated ]] || largest="dedicated layout: $max_bricks brick ranks + 3 actuator ranks"
+if [[ $oversub -eq 0 ]]; then
+  if [[ -n ${SLURM_JOB_ID:-} || $launcher_kind == srun ]]; then
+    if [[ -n ${SLURM_NTASKS:-} && $max_world -gt $SLURM_NTASKS ]]; then
+      die "the largest run needs $max_world processes ($largest), the allocation has $SLURM_NTASKS tasks; add --oversubscribe, tasks or a smaller --max-ranks"
+    fi
+  elif [[ $max_world -gt $(nproc) ]]; then
+    die "the largest run needs $max_world processes ($largest), this machine has $(nproc) cores; add --oversubscribe$([[ $layout == colocated ]] || echo ', --layout colocated') or lower --max-ranks"
+  fi
 fi
 if [[ $(id -u) -eq 0 ]]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
 
-ranks=()
-for ((r = 1; r <= max_ranks; r *= 2)); do ranks+=("$r"); done
-[[ ${ranks[-1]} -eq $max_ranks ]] || ranks+=("$max_ranks")
-
 mkdir -p "$out/reports" "$out/logs" || die "cannot create output directory $out"
 out=$(cd "$out" && pwd)
-rm -f "$out"/reports/*.json
+rm -f "$out"/reports/*.json "$out"/logs/*.log
+# Every run's output and, without --keep-inputs, the inputs go to a scratch folder that
+# is removed on any exit.
+scratch=$(mktemp -d "$out/.scaling-tmp.XXXXXX") || die "cannot create a scratch folder in $out"
+trap 'rm -rf "$scratch"' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+inputs=$scratch
+if [[ $keep_inputs -eq 1 ]]; then
+  inputs=$out/inputs
+  mkdir -p "$inputs" || die "cannot create $inputs"
+fi
 
 launch() {  # launch NP CMD...
   local np=$1
   shift
   if [[ $launcher_kind == srun ]]; then
-    "${launcher[@]}" -n "$np" "$@"
+    if [[ $oversub -eq 1 ]]; then
+      "${launcher[@]}" -n "$np" --overcommit "$@"
+    else
+      "${launcher[@]}" -n "$np" "$@"
+    fi
   elif [[ $oversub -eq 1 ]]; then
     "${launcher[@]}" -np "$np" --oversubscribe "$@"
   else
@@ -121,162 +232,77 @@ launch() {  # launch NP CMD...
 
 extra=()
 if [[ -n $executor ]]; then extra+=(--executor "$executor"); fi
+if [[ -n $transport ]]; then extra+=(--transport "$transport"); fi
 
-gen_input() {  # gen_input FILE N1 N2 N3
-  local log
-  log="$out/logs/gen_$(basename "$1" .h5).log"
-  "$GEN" --output "$1" --shape "$2,$3,$4" --dist uniform --seed 1 --force >"$log" 2>&1 ||
-    { cat "$log" >&2; die "triada-gen failed for $1 (log: $log)"; }
+# input_for N1 N2 N3: sets `input` to the input of that shape, generated on first use.
+declare -A generated=()
+input_for() {
+  local shape="$1x$2x$3" log
+  input="$inputs/input_$shape.h5"
+  [[ -z ${generated[$shape]:-} ]] || return 0
+  log="$out/logs/gen_$shape.log"
+  "$GEN" --output "$input" --shape "$1,$2,$3" --dist uniform --seed 1 --force >"$log" 2>&1 ||
+    die "triada-gen failed for the $shape input (log: $log)"
+  generated[$shape]=1
 }
 
-echo "$prog: ranks ${ranks[*]}; strong ${size}^3, weak (${weak_size}*r)x${weak_size}x${weak_size}; $transform; $reps rep(s); launcher ${launcher[*]}"
-strong_in="$out/strong_${size}.h5"
-gen_input "$strong_in" "$size" "$size" "$size"
-for kind in strong weak; do
-  for r in "${ranks[@]}"; do
-    if [[ $kind == strong ]]; then
-      in=$strong_in
-      grid=()  # auto (MPI_Dims_create)
+# run_config KIND LAYOUT R: the reps of one configuration.
+run_config() {
+  local kind=$1 lay=$2 r=$3 np act rep tag log rc dims p1 p2 p3
+  local grid=()  # strong: automatic (MPI_Dims_create)
+  if [[ $lay == dedicated ]]; then np=$((r + 3)) act=auto; else np=$r act=colocated; fi
+  if [[ $kind == strong ]]; then
+    input_for "$size" "$size" "$size"
+  else
+    if [[ $weak_grid == line ]]; then
+      p1=$r p2=1 p3=1
     else
-      in="$out/weak_$((weak_size * r))x${weak_size}x${weak_size}.h5"
-      gen_input "$in" $((weak_size * r)) "$weak_size" "$weak_size"
-      grid=(--ranks.grid "$r,1,1")  # every rank keeps a W^3 brick
+      dims=$("$PYTHON" "$here/run_scripts/scaling_collect.py" grid "$r") ||
+        die "cannot compute the brick grid of $r ranks"
+      read -r p1 p2 p3 <<<"$dims"
     fi
-    for ((rep = 1; rep <= reps; rep++)); do
-      tag="${kind}_r${r}_rep${rep}"
-      log="$out/logs/$tag.log"
-      printf '  %-6s ranks %-3s rep %s ... ' "$kind" "$r" "$rep"
-      if ! launch "$r" "$TRANSFORM" --input "$in" --output "$out/out.h5" --transform "$transform" \
-        --ranks.actuators colocated --report "$out/reports/$tag.json" --force --quiet \
-        "${grid[@]}" "${extra[@]}" >"$log" 2>&1; then
-        echo "failed"
-        tail -n 20 "$log" >&2
-        die "$kind scaling run with $r ranks failed (log: $log)"
-      fi
-      "$PYTHON" -c 'import json,sys; print("%.4f s" % json.load(open(sys.argv[1]))["simulation_seconds"])' \
-        "$out/reports/$tag.json"
-    done
+    input_for $((weak_size * p1)) $((weak_size * p2)) $((weak_size * p3))
+    grid=(--ranks.grid "$p1,$p2,$p3")  # every brick rank keeps a W^3 brick
+  fi
+  for ((rep = 1; rep <= reps; rep++)); do
+    tag="${kind}_${lay}_r${r}_rep${rep}"
+    log="$out/logs/$tag.log"
+    printf '  %-6s %-9s brick ranks %-3s (np %-3s) rep %s ... ' "$kind" "$lay" "$r" "$np" "$rep"
+    rc=0
+    launch "$np" "$TRANSFORM" --input "$input" --output "$scratch/out.h5" --transform "$transform" \
+      --ranks.actuators "$act" --report "$out/reports/$tag.json" --force --quiet \
+      "${grid[@]}" "${extra[@]}" >"$log" 2>&1 || rc=$?
+    if [[ $rc -ne 0 || ! -s $out/reports/$tag.json ]]; then
+      echo "failed"
+      rm -f "$out/reports/$tag.json"
+      die "$kind scaling run, $lay layout, $r brick rank(s) (np $np), rep $rep failed (exit $rc; log: $log)"
+    fi
+    "$PYTHON" -c 'import json,sys; print("%.4f s" % json.load(open(sys.argv[1]))["simulation_seconds"])' \
+      "$out/reports/$tag.json"
+  done
+}
+
+if [[ $weak_grid == line ]]; then weak_desc="(${weak_size}*r)x${weak_size}x${weak_size} on r x 1 x 1"
+else weak_desc="${weak_size}^3 per brick rank on MPI_Dims_create's grid"; fi
+echo "$prog: brick ranks ${ranks[*]}; layouts ${layouts[*]}; strong ${size}^3, weak $weak_desc;" \
+  "$transform; $reps rep(s); launcher ${launcher[*]}"
+for kind in strong weak; do
+  # --layout dedicated: the colocated 1-rank run is the baseline of *_vs_colocated_1.
+  [[ $layout != dedicated ]] || run_config "$kind" colocated 1
+  for lay in "${layouts[@]}"; do
+    for r in "${ranks[@]}"; do run_config "$kind" "$lay" "$r"; done
   done
 done
-rm -f "$out/out.h5"
 
-"$PYTHON" - "$out" "$transform" "${executor:-default}" "$reps" "$launcher_kind" "$oversub" <<'EOF'
-import glob, json, os, platform, re, sys
-
-out, transform, executor, reps, launcher, oversub = sys.argv[1:7]
-runs = {}
-for path in sorted(glob.glob(os.path.join(out, "reports", "*.json"))):
-    m = re.match(r"(strong|weak)_r(\d+)_rep(\d+)\.json$", os.path.basename(path))
-    if not m:
-        continue
-    with open(path) as f:
-        rep = json.load(f)
-    runs.setdefault((m.group(1), int(m.group(2))), []).append(rep)
-
-records = []
-for (kind, ranks), reps_ in sorted(runs.items()):
-    best = min(reps_, key=lambda j: j["simulation_seconds"])
-    world = best["mesh"]["world_size"]
-    mem = best.get("memory", {})
-    records.append({
-        "kind": kind,
-        "ranks": ranks,
-        "world_size": world,
-        "shape": best["problem"]["in_shape"],
-        "brick_grid": best["mesh"]["brick_ranks"],
-        "reps": len(reps_),
-        "simulation_seconds": best["simulation_seconds"],
-        "simulation_seconds_all": [j["simulation_seconds"] for j in reps_],
-        "wall_seconds": best["wall_seconds"],
-        "stage_seconds": best.get("stage_seconds"),
-        "macs": best["counters"]["macs"],
-        "mpi_bytes": best["mpi"]["bytes"],
-        "mpi_messages": best["mpi"]["messages"],
-        "bytes_per_rank": best["mpi"]["bytes"] / world,
-        "peak_rss_bytes_per_rank": mem.get("peak_rss_bytes"),
-        "baseline_rss_bytes_per_rank": mem.get("baseline_rss_bytes"),
-        "brick_tensor_bytes_per_rank": mem.get("brick_tensor_bytes"),
-        "peak_rss_bytes_max": max(mem["peak_rss_bytes"]) if mem.get("peak_rss_bytes") else None,
-    })
-
-for kind in ("strong", "weak"):
-    rs = [r for r in records if r["kind"] == kind]
-    base = next((r for r in rs if r["ranks"] == 1), None)
-    for r in rs:
-        if base is None:
-            r["speedup"] = r["efficiency"] = None
-            continue
-        t1, tr = base["simulation_seconds"], r["simulation_seconds"]
-        if kind == "strong":
-            r["speedup"] = t1 / tr
-            r["efficiency"] = t1 / tr / r["ranks"]
-        else:
-            # scaled speed-up: MAC throughput relative to one rank (ideal = ranks)
-            r["speedup"] = (r["macs"] / tr) / (base["macs"] / t1)
-            r["efficiency"] = r["speedup"] / r["ranks"]   # work-normalised
-            r["efficiency_time"] = t1 / tr                 # classic T1/Tr
-
-def physical_cores(cpus):
-    """Distinct (package, core) pairs among the logical CPUs `cpus` (/proc/cpuinfo), or None."""
-    pairs, cpu, package = set(), None, None
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                key, _, value = (s.strip() for s in line.partition(":"))
-                if key == "processor":
-                    cpu, package = int(value), None
-                elif key == "physical id":
-                    package = value
-                elif key == "core id" and cpu in cpus:
-                    pairs.add((package, value))
-    except (OSError, ValueError):
-        return None
-    return len(pairs) or None
-
-
-def cores_of_the_run():
-    """Cores the ranks ran on: SLURM's CPUs (per node x nodes) in a job, else this machine's
-    physical cores among the CPUs this process may use (logical CPUs if unknown)."""
-    if os.environ.get("SLURM_CPUS_ON_NODE"):
-        per_node = int(os.environ["SLURM_CPUS_ON_NODE"].split("(")[0].split(",")[0])
-        return per_node * int(os.environ.get("SLURM_JOB_NUM_NODES", "1")), "slurm"
-    cpus = os.sched_getaffinity(0)
-    return physical_cores(cpus) or len(cpus), "local"
-
-
-cores, cores_from = cores_of_the_run()
-max_ranks = max((r["ranks"] for r in records), default=1)
-doc = {
-    "schema": "triada-scaling/1",
-    "machine": {"host": platform.node(), "cpus": os.cpu_count(), "cores": cores,
-                "cores_from": cores_from, "processor": platform.processor(),
-                "loadavg_end": list(os.getloadavg())},
-    "settings": {"transform": transform, "executor": executor, "reps": int(reps),
-                 "launcher": launcher, "oversubscribe": oversub == "1",
-                 "oversubscribed": max_ranks > cores,
-                 "actuators": "colocated", "timing": "simulation_seconds (engine only), best of reps"},
-    "records": records,
-}
-with open(os.path.join(out, "scaling.json"), "w") as f:
-    json.dump(doc, f, indent=1)
-
-mib = 1 / 2**20
-print()
-print(f"{'kind':6} {'ranks':>5} {'shape':>12} {'grid':>7} {'sim s':>8} {'wall s':>8} {'speedup':>7} "
-      f"{'eff':>5} {'MPI MiB':>8} {'MiB/rank':>8} {'peak RSS MiB':>12}")
-for r in records:
-    sp = "-" if r["speedup"] is None else f"{r['speedup']:.2f}"
-    ef = "-" if r["efficiency"] is None else f"{r['efficiency']:.2f}"
-    rss = "-" if r["peak_rss_bytes_max"] is None else f"{r['peak_rss_bytes_max'] * mib:.1f}"
-    print(f"{r['kind']:6} {r['ranks']:>5} {'x'.join(map(str, r['shape'])):>12} "
-          f"{'x'.join(map(str, r['brick_grid'])):>7} {r['simulation_seconds']:8.4f} "
-          f"{r['wall_seconds']:8.4f} {sp:>7} {ef:>5} {r['mpi_bytes'] * mib:8.2f} "
-          f"{r['bytes_per_rank'] * mib:8.2f} {rss:>12}")
-print("(sim s: best simulation_seconds of the reps; weak speed-up/eff: MAC throughput vs 1 rank;"
-      f" {cores} cores" + (f", ranks above {cores} oversubscribed)" if max_ranks > cores else ")"))
-EOF
+collect_opts=()
+[[ $oversub -eq 0 ]] || collect_opts+=(--oversubscribe)
+"$PYTHON" "$here/run_scripts/scaling_collect.py" collect --out "$out" --transform "$transform" \
+  --executor "${executor:-default}" --transport "${transport:-default}" --reps "$reps" \
+  --size "$size" --weak-size "$weak_size" --weak-grid "$weak_grid" \
+  --layouts "$(IFS=,; echo "${layouts[*]}")" --launcher "$launcher_kind" \
+  "${collect_opts[@]}" || die "collecting the reports failed"
 
 echo "wrote $out/scaling.json"
 if [[ $plot -eq 1 ]]; then
-  "$PYTHON" "$here/run_scripts/plot_scaling.py" "$out/scaling.json" -o "$out"
+  "$PYTHON" "$here/run_scripts/plot_scaling.py" "$out/scaling.json" -o "$out" || die "plot_scaling.py failed"
 fi

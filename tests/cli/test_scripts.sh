@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # run_scripts/scaling.sh and run_scripts/sweep.sh work end to end in a tiny configuration
-# (12^3, up to 2 ranks, 1 repetition), and run_scripts/physical_sweep.sh --quick (N 8, 16):
-# exit 0, the JSON files parse and hold the expected records, every promised PNG exists and
-# is non-empty, the physical model's period is the sum its bus model says (recomputed from
-# the reports), and bad options fail with a message (one line, for physical_sweep.sh).
+# (12^3 and 6^3 per brick rank, 1 and 2 brick ranks in both layouts, 1 repetition), and
+# run_scripts/physical_sweep.sh --quick (N 8, 16): exit 0, the JSON files parse and hold the
+# expected records (scaling: the weak grids are MPI_Dims_create's, the efficiencies and the
+# time split agree with the raw numbers and the reports), every promised PNG exists and is
+# non-empty, the physical model's period is the sum its bus model says (recomputed from the
+# reports), a failed scaling run is one line naming its log and leaves no temporaries, and
+# bad options fail with a message (one line, for physical_sweep.sh).
 # run_scripts/conv_speedup.py --quick runs one pair of two-layer triada-conv runs (1 and 2
 # ranks, the same counters). No timing is asserted. Run by ctest (label cli).
 set -uo pipefail
@@ -49,49 +52,123 @@ failing() {
 fails_one_line() { failing 1 "$@"; }  # fails_one_line PATTERN CMD...
 fails_with() { failing 0 "$@"; }      # fails_with PATTERN CMD...
 
-echo "-- scaling.sh: 12^3, ranks 1 and 2, 1 repetition"
-check "scaling.sh --help" bash -c "bash '$SRC/run_scripts/scaling.sh' --help | grep -q -- --max-ranks"
-check "scaling.sh exits 0" logged "$dir/scaling.log" bash "$SRC/run_scripts/scaling.sh" --size 12 \
-  --max-ranks 2 --reps 1 --out "$dir/sc" --bin "$TRIADA_BIN"
-check "scaling.json records" "$PYTHON" - "$dir/sc/scaling.json" <<'EOF'
-import json, sys
-d = json.load(open(sys.argv[1]))
-assert d["schema"] == "triada-scaling/1", d.get("schema")
-recs = d["records"]
-need = ("kind", "ranks", "shape", "brick_grid", "simulation_seconds", "wall_seconds", "mpi_bytes",
-        "bytes_per_rank", "peak_rss_bytes_per_rank", "speedup", "efficiency", "reps")
-got = sorted((r["kind"], r["ranks"]) for r in recs)
-assert got == [("strong", 1), ("strong", 2), ("weak", 1), ("weak", 2)], got
-for r in recs:
-    for k in need:
-        assert k in r and r[k] is not None, (k, r)
-    assert r["simulation_seconds"] > 0 and r["reps"] == 1
-    assert len(r["peak_rss_bytes_per_rank"]) == r["ranks"], r
-    assert r["brick_grid"][0] * r["brick_grid"][1] * r["brick_grid"][2] == r["ranks"], r
-    want = [12, 12, 12] if r["kind"] == "strong" else [6 * r["ranks"], 6, 6]
-    assert r["shape"] == want, (r["shape"], want)
-one = {r["kind"]: r for r in recs if r["ranks"] == 1}
-assert all(abs(v["speedup"] - 1) < 1e-12 for v in one.values())
-two = [r for r in recs if r["ranks"] == 2]
-assert all(r["mpi_bytes"] > one[r["kind"]]["mpi_bytes"] for r in two), "2 ranks should move more bytes"
+echo "-- scaling.sh: 12^3 and 6^3 per brick rank, brick ranks 1 and 2, both layouts, 1 repetition"
+check "scaling.sh --help" bash -c "bash '$SRC/run_scripts/scaling.sh' --help | grep -q -- '--layout L'"
+check "the brick grids: MPI_Dims_create's balanced factors" "$PYTHON" - "$SRC/run_scripts" <<'EOF'
+import subprocess, sys
+sys.path.insert(0, sys.argv[1])
+from scaling_collect import dims_create
+known = {1: [1, 1, 1], 2: [2, 1, 1], 3: [3, 1, 1], 4: [2, 2, 1], 6: [3, 2, 1], 8: [2, 2, 2],
+         12: [3, 2, 2], 16: [4, 2, 2], 18: [3, 3, 2], 24: [4, 3, 2], 27: [3, 3, 3],
+         32: [4, 4, 2], 36: [4, 3, 3], 48: [4, 4, 3], 64: [4, 4, 4], 96: [6, 4, 4]}
+for n, want in known.items():
+    assert dims_create(n) == want, (n, dims_create(n), want)
+def balanced(n):  # the non-increasing triple of product n with the least max - min
+    return min(([a, b, n // (a * b)] for a in range(1, n + 1) for b in range(1, a + 1)
+                if n % (a * b) == 0 and n // (a * b) <= b), key=lambda d: (d[0] - d[2], d[0]))
+for n in range(1, 200):
+    assert dims_create(n) == balanced(n), (n, dims_create(n), balanced(n))
+out = subprocess.run([sys.executable, sys.argv[1] + "/scaling_collect.py", "grid", "12"],
+                     capture_output=True, text=True, check=True).stdout
+assert out.split() == ["3", "2", "2"], out
 EOF
-check "scaling.json names the cores; the plot titles state them and oversubscription" \
-  "$PYTHON" - "$dir/sc/scaling.json" "$SRC/run_scripts" <<'EOF'
+check "scaling.sh exits 0" logged "$dir/scaling.log" bash "$SRC/run_scripts/scaling.sh" --size 12 \
+  --weak-size 6 --max-ranks 2 --layout both --oversubscribe --transport auto --reps 1 \
+  --out "$dir/sc" --bin "$TRIADA_BIN"
+check "scaling.json: both layouts, 3D weak grids, efficiencies from the raw numbers, the split" \
+  "$PYTHON" - "$dir/sc" <<'EOF'
 import json, os, sys
-d = json.load(open(sys.argv[1]))
+out = sys.argv[1]
+d = json.load(open(os.path.join(out, "scaling.json")))
+assert d["schema"] == "triada-scaling/2", d.get("schema")
+s = d["settings"]
+assert s["layouts"] == ["colocated", "dedicated"] and s["weak_grid"] == "grid", s
+assert s["transport"] == "auto" and s["oversubscribe"] and s["reps"] == 1, s
 cores = d["machine"]["cores"]
 assert isinstance(cores, int) and 1 <= cores <= os.cpu_count(), d["machine"]
-assert d["settings"]["oversubscribed"] == (2 > cores), (cores, d["settings"])
-sys.path.insert(0, sys.argv[2])
+recs = d["records"]
+got = sorted((r["kind"], r["layout"], r["brick_ranks"]) for r in recs)
+assert got == sorted((k, l, n) for k in ("strong", "weak") for l in ("colocated", "dedicated")
+                     for n in (1, 2)), got
+assert s["oversubscribed"] == any(r["world_size"] > cores for r in recs), s
+def balanced(n):  # MPI_Dims_create(n, 3), found independently: the least max - min
+    return min(([a, b, n // (a * b)] for a in range(1, n + 1) for b in range(1, a + 1)
+                if n % (a * b) == 0 and n // (a * b) <= b), key=lambda g: (g[0] - g[2], g[0]))
+def close(a, b, rel=1e-9):
+    return abs(a - b) <= rel * max(abs(a), abs(b), 1e-300)
+base = {(r["kind"], r["layout"]): r for r in recs if r["brick_ranks"] == 1}
+for r in recs:
+    n, lay = r["brick_ranks"], r["layout"]
+    world = n + (3 if lay == "dedicated" else 0)
+    assert r["world_size"] == world and r["actuator_ranks"] == world - n, r
+    assert r["oversubscribed"] == (world > cores), r
+    assert r["reps"] == 1 and r["simulation_seconds"] > 0 and r["wall_seconds"] > 0, r
+    assert len(r["peak_rss_bytes_per_rank"]) == world, r
+    g = r["brick_grid"]
+    assert g[0] * g[1] * g[2] == n, r
+    if r["kind"] == "weak":
+        assert g == balanced(n), (g, balanced(n))
+        assert r["shape"] == [6 * p for p in g], (r["shape"], g)
+    else:
+        assert r["shape"] == [12, 12, 12], r
+    # the efficiencies, recomputed from the records' raw numbers
+    thr = r["macs"] / r["simulation_seconds"] / n
+    assert close(r["macs_per_second_per_brick_rank"], thr), r
+    for b, one in (("layout_1", base[(r["kind"], lay)]), ("colocated_1", base[(r["kind"], "colocated")])):
+        t1 = one["simulation_seconds"]
+        if r["kind"] == "strong":
+            assert close(r["speedup_vs_" + b], t1 / r["simulation_seconds"]), (b, r)
+            assert close(r["efficiency_vs_" + b], t1 / r["simulation_seconds"] / n), (b, r)
+        else:
+            eff = thr / (one["macs"] / t1 / one["brick_ranks"])
+            assert close(r["efficiency_vs_" + b], eff), (b, r)
+            assert close(r["speedup_vs_" + b], eff * n), (b, r)
+            assert close(r["efficiency_time_vs_" + b], t1 / r["simulation_seconds"]), (b, r)
+    # the split: each stage's means add up to its seconds; the records hold the report's
+    rep = json.load(open(os.path.join(out, "reports", f"{r['kind']}_{lay}_r{n}_rep1.json")))
+    assert len(r["stages"]) == 3 == len(rep["stage_time"]), r["stages"]
+    for st, raw in zip(r["stages"], rep["stage_time"]):
+        assert st["axis"] == raw["axis"] and st["seconds"] == raw["seconds"], (st, raw)
+        for p in ("compute", "pack", "wait", "idle"):
+            assert st[p] == raw[p]["mean"] and st[p] >= 0, (p, st, raw)
+        assert abs(sum(st[p] for p in ("compute", "pack", "wait", "idle")) - st["seconds"]) \
+            <= 1e-6 + 1e-6 * st["seconds"], st
+        assert st["model_seconds"] == raw.get("model_seconds"), (st, raw)
+    assert r["stage_seconds"] == [st["seconds"] for st in r["stages"]], r
+    tot = r["split_total"]
+    for k in ("seconds", "compute", "pack", "wait", "idle"):
+        assert close(tot[k], sum(st[k] for st in r["stages"])), (k, tot)
+    slow = r["split_slowest"]
+    assert slow["seconds"] == max(r["stage_seconds"]) and r["stages"][slow["stage"] - 1]["seconds"] == slow["seconds"]
+one = {(r["kind"], r["layout"]): r for r in recs if r["brick_ranks"] == 1}
+two = [r for r in recs if r["brick_ranks"] == 2]
+assert all(r["mpi_bytes"] > one[(r["kind"], r["layout"])]["mpi_bytes"] for r in two), \
+    "2 brick ranks should move more bytes"
+EOF
+check "the plot titles state the cores and oversubscription" "$PYTHON" - "$SRC/run_scripts" <<'EOF'
+import sys
+sys.path.insert(0, sys.argv[1])
 sys.argv = sys.argv[:1]
 from plot_scaling import cores_str
-over = cores_str({"cores": 2}, [1, 2, 4])
-assert "2 cores" in over and "4 ranks oversubscribed" in over, over
+over = cores_str({"cores": 2}, [1, 2, 4, 5])
+assert "2 cores" in over and "5 ranks oversubscribed" in over, over
 fits = cores_str({"cores": 16}, [1, 2, 4])
 assert "16 cores" in fits and "oversubscribed" not in fits, fits
 EOF
-check "scaling PNGs" pngs_ok "$dir/sc" scaling_strong.png scaling_weak.png scaling_bytes.png
-check "scaling table printed" grep -q "^strong .* 2 " "$dir/scaling.log"
+check "scaling PNGs" pngs_ok "$dir/sc" scaling_strong.png scaling_weak.png scaling_split.png \
+  scaling_bytes.png
+check "scaling table printed, with the layout, world size, oversubscription and split" bash -c "
+  grep -q '^kind  *layout  *bricks  *world  *oversub .* compute  *pack  *wait  *idle' '$dir/scaling.log' &&
+  grep -q '^strong  *dedicated  *2  *5 ' '$dir/scaling.log' && grep -q '^weak  *colocated  *2  *2 ' '$dir/scaling.log'"
+check "no temporaries left: no scratch folder, no HDF5 file" bash -c "
+  ! ls -A '$dir/sc' | grep -q -e '^\\.scaling-tmp' -e '\\.h5' && [[ ! -e '$dir/sc/inputs' ]]"
+check "a failed run: one line naming the run and its log, no temporaries" fails_one_line \
+  "strong scaling run, colocated layout, 1 brick rank(s) (np 1), rep 1 failed (exit [1-9][0-9]*; log: $dir/bad/logs/strong_colocated_r1_rep1.log)" \
+  bash "$SRC/run_scripts/scaling.sh" --size 4 --max-ranks 1 --layout colocated --reps 1 \
+  --transform no-such-transform --out "$dir/bad" --bin "$TRIADA_BIN"
+check "the failed run's log kept, nothing else" bash -c "
+  [[ -s '$dir/bad/logs/strong_colocated_r1_rep1.log' && -z \$(ls -A '$dir/bad/reports') ]] &&
+  ! ls -A '$dir/bad' | grep -q -e '^\\.scaling-tmp' -e '\\.h5'"
 
 echo "-- sweep.sh: 12^3, 13 inputs x ESOP on/off"
 check "sweep.sh --help" bash -c "bash '$SRC/run_scripts/sweep.sh' --help | grep -q -- --trace-case"
@@ -251,6 +328,13 @@ check "tcu_tables.py: missing triada-tcu" fails_one_line "triada-tcu not found" 
 
 echo "-- errors name the problem"
 check "unknown option" fails_with "unknown option '--bogus'" bash "$SRC/run_scripts/scaling.sh" --bogus
+check "bad --layout" fails_one_line "--layout must be colocated, dedicated or both" \
+  bash "$SRC/run_scripts/scaling.sh" --layout both,colocated
+check "bad --weak-grid" fails_one_line "--weak-grid must be grid or line" \
+  bash "$SRC/run_scripts/scaling.sh" --weak-grid cube
+check "the dedicated layout beyond the cores wants --oversubscribe" fails_one_line \
+  "needs $(( $(nproc) + 3 )) processes (dedicated layout: $(nproc) brick ranks + 3 actuator ranks).*--oversubscribe" \
+  bash "$SRC/run_scripts/scaling.sh" --max-ranks "$(nproc)" --bin "$TRIADA_BIN" --out "$dir/x"
 check "bad --size" fails_with "--size must be a positive integer" bash "$SRC/run_scripts/sweep.sh" --size 0
 check "missing binaries" fails_with "triada-transform not found" \
   bash "$SRC/run_scripts/scaling.sh" --bin "$dir/nowhere" --out "$dir/x"
