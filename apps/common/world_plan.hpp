@@ -3,6 +3,7 @@
 #include <mpi.h>
 
 #include "geometry/plan.hpp"
+#include "geometry/time_model.hpp"
 
 namespace triada {
 
@@ -10,5 +11,17 @@ namespace triada {
 // brick grid, the balanced grid of the brick ranks (MPI_Dims_create). Collective; an error
 // of any rank (a mesh too small, a grid that does not fit) is thrown by every rank.
 Plan plan_for_world(MPI_Comm world, PlanRequest req);
+
+// What the time model needs to choose a brick grid (geometry/time_model.hpp).
+struct GridModel {
+  MachineModel machine;
+  std::size_t element_bytes = 8;
+  ModelTransport transport = ModelTransport::automatic;
+};
+// The same, but where req names no brick grid, the grid the time model finds fastest for
+// this world (its ranks per node from rank 0's node, every rank taking rank 0's choice).
+Plan plan_for_world(MPI_Comm world, PlanRequest req, const GridModel& model);
+// Ranks on rank 0's node (MPI_COMM_TYPE_SHARED), on every rank. Collective.
+int ranks_per_node(MPI_Comm world);
 
 }  // namespace triada

@@ -425,7 +425,17 @@ PlanRequest transform_plan_request(const TransformConfig& cfg, const ext3& in_sh
 
 Plan transform_plan(const TransformConfig& cfg, MPI_Comm world, const ext3& in_shape,
                     const ext3& out_shape) {
-  return plan_for_world(world, transform_plan_request(cfg, in_shape, out_shape));
+  // The grid is chosen on binary64 whatever the data: triada.layout() knows only shapes.
+  GridModel model;
+  model.machine = cfg.mesh.machine;
+  model.transport = model_transport(cfg.transport);
+  return plan_for_world(world, transform_plan_request(cfg, in_shape, out_shape), model);
+}
+
+ModelTransport model_transport(PivotTransport t) {
+  return t == PivotTransport::broadcast ? ModelTransport::broadcast
+         : t == PivotTransport::shared  ? ModelTransport::shared
+                                        : ModelTransport::automatic;
 }
 
 std::vector<LayoutChoice> good_layouts_for(const TransformConfig& cfg, const Plan& plan) {

@@ -81,9 +81,12 @@ void run_transform_job(const TransformConfig& cfg, MPI_Comm world, std::ostream&
 // The request for a plan of cfg's run on these shapes (the world's size not yet set).
 PlanRequest transform_plan_request(const TransformConfig& cfg, const ext3& in_shape,
                                    const ext3& out_shape);
-// The plan of a run of cfg on `world` for these shapes (what run_transform builds).
+// The plan of a run of cfg on `world` for these shapes (what run_transform builds): with
+// [ranks] grid = auto, the grid the time model finds fastest ([machine] keys).
 Plan transform_plan(const TransformConfig& cfg, MPI_Comm world, const ext3& in_shape,
                     const ext3& out_shape);
+// The time model's view of --transport.
+ModelTransport model_transport(PivotTransport t);
 
 // What rank 0 learns from the tensors before anything runs; broadcast to every rank.
 struct ProblemFacts {

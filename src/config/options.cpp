@@ -13,6 +13,7 @@
 #include <sstream>
 #include <vector>
 
+#include "config/machine_keys.hpp"
 #include "config/mxu_keys.hpp"
 #include "config/physical_keys.hpp"
 #include "core/error.hpp"
@@ -141,6 +142,7 @@ po::options_description mesh_options() {
   add_energy_options(d);
   add_physical_options(d);
   add_mxu_options(d);
+  add_machine_options(d);
   return d;
 }
 
@@ -214,6 +216,7 @@ MeshConfig mesh_from(const po::variables_map& vm, const KeySources& src) {
       energy_value(vm, src, std::string("energy.") + kStaticEnergy.key);
   m.physical = physical_from(vm, [&](const std::string& key) { return src(key); });
   m.mxu = mxu_memory_from(vm, [&](const std::string& key) { return src(key); });
+  m.machine = machine_from(vm, [&](const std::string& key) { return src(key); });
   return m;
 }
 

@@ -16,6 +16,7 @@
 #include "core/error.hpp"
 #include "counters/counters.hpp"
 #include "geometry/plan.hpp"
+#include "geometry/time_model.hpp"
 #include "physical/mxu_memory.hpp"
 #include "physical/physical_model.hpp"
 #include "precision/cell_mode.hpp"
@@ -23,8 +24,8 @@
 namespace triada {
 
 // Keys of the mesh config ([mesh], [ranks], [cell], [esop], [energy], the physical
-// model's [technology], [timing], [area], and the MXU memory side's [mxu]); each is also a
-// command-line option --section.key.
+// model's [technology], [timing], [area], the MXU memory side's [mxu] and the time model's
+// [machine]); each is also a command-line option --section.key.
 struct MeshConfig {
   std::string file;                                            // the INI file read, empty if none
   std::optional<ext3> cells;                                   // [mesh] cells = auto | P1,P2,P3
@@ -36,6 +37,7 @@ struct MeshConfig {
   std::array<double, kCellModes> mode_mac_pj{};  // [energy] one sub-step of every cell mode
   PhysicalParams physical;  // [technology], [timing], [area], wire keys of [energy]
   MxuMemoryParams mxu;      // [mxu]: the planar MXU's buffer and DRAM (mxu/memory_side.hpp)
+  MachineModel machine;     // [machine]: the time model's machine (geometry/time_model.hpp)
   // Runs the cells in `m`: energy's MAC term follows (it is derived, never set alone).
   void use_cell_mode(CellMode m) {
     cell_mode = m;

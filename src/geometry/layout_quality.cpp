@@ -41,7 +41,9 @@ LayoutVerdict judge_layout(const Plan& plan) {
   v.mesh_aspect = aspect(plan.virtual_cells);
   v.one_brick = plan.ranks.world_size > 1 && plan.ranks.n_bricks == 1;
   const double limit = std::max(kMaxBrickAspect, v.mesh_aspect);
-  v.poor = v.one_brick || (plan.ranks.n_bricks > 1 && v.brick_aspect > limit);
+  // An elongated grid the time model chose is its answer to the same question.
+  v.poor = v.one_brick ||
+           (plan.ranks.n_bricks > 1 && v.brick_aspect > limit && !plan.ranks.grid_modelled);
   return v;
 }
 

@@ -25,7 +25,8 @@ struct LayoutVerdict {
 
 // Poor: more than one rank, but a single brick rank (every other rank an actuator); or a
 // brick more elongated than max(kMaxBrickAspect, the mesh's own aspect), which is what a
-// brick rank count with a large prime factor gives (5 -> a 5x1x1 slab grid).
+// brick rank count with a large prime factor gives (5 -> a 5x1x1 slab grid), unless the
+// time model chose that grid as the fastest (RankLayout::grid_modelled).
 LayoutVerdict judge_layout(const Plan& plan);
 
 // A world size and the automatic brick grid it gives.

@@ -107,6 +107,7 @@ Plan make_plan(const PlanRequest& req) {
   L.dedicated_actuators = L.n_bricks != req.world_size;
   if (req.grid) {
     L.grid = *req.grid;
+    L.grid_modelled = req.grid_modelled;
     const long prod = long(L.grid[0]) * L.grid[1] * L.grid[2];
     if (L.grid[0] < 1 || L.grid[1] < 1 || L.grid[2] < 1 || prod != L.n_bricks)
       throw config_error("ranks.grid: a " + std::to_string(L.grid[0]) + "x" +

@@ -58,6 +58,7 @@ struct RankLayout {
   bool dedicated_actuators = false;           // true: world ranks n_bricks .. n_bricks+2
   std::array<int, 3> grid{1, 1, 1};           // brick ranks along axes 1..3
   std::array<int, 3> actuator_rank{0, 0, 0};  // world rank hosting the actuator of axis 1..3
+  bool grid_modelled = false;  // the time model chose the grid (geometry/time_model.hpp)
 };
 
 struct Plan {
@@ -105,6 +106,7 @@ struct PlanRequest {
   std::array<int, 3> balanced_dims{
       0, 0, 0};  // balanced factors of n_bricks (mpi::dims_create), if grid unset
   ActuatorPlacement actuators = ActuatorPlacement::automatic;
+  bool grid_modelled = false;  // `grid` is the time model's choice, not the user's
 };
 
 // How many brick ranks a world of this size has (3 actuator ranks when >= 4 and automatic).
