@@ -67,6 +67,12 @@ json fit_json(const AlphaBeta& f) {
 namespace {
 
 constexpr int kTag = 7100;
+
+json whole_bytes(const std::vector<double>& sizes) {
+  json j = json::array();
+  for (const double b : sizes) j.push_back(static_cast<std::uint64_t>(b));
+  return j;
+}
 constexpr double kPollSeconds = 20e-6;  // overlap: MPI_Test this often in the polling variant
 
 // Half round trip of `iters` round trips of `bytes` bytes between ranks a (which sends
@@ -107,9 +113,12 @@ json pair_series(Calibration& c, int a, int b, std::vector<std::byte>& buf) {
   }
   mpi::sleepy_barrier(c.world);
   if (c.rank != a) return nullptr;  // a = 0 reports
-  return {{"ranks", {a, b}},      {"same_node", c.same_node(a, b)},
-          {"sizes_bytes", sizes}, {"round_trips_per_rep", trips},
-          {"seconds", secs},      {"fit", fit_json(fit_alpha_beta(sizes, secs))}};
+  return {{"ranks", {a, b}},
+          {"same_node", c.same_node(a, b)},
+          {"sizes_bytes", whole_bytes(sizes)},
+          {"round_trips_per_rep", trips},
+          {"seconds", secs},
+          {"fit", fit_json(fit_alpha_beta(sizes, secs))}};
 }
 
 // Seconds of one broadcast of buf from rank 0 of comm (MPI_Bcast, or MPI_Ibcast then
@@ -146,7 +155,7 @@ json bcast_series(Calibration& c, int k, std::vector<std::byte>& buf) {
   for (int r = 1; r < k; ++r) one_node = one_node && c.same_node(0, r);
   return {{"ranks", k},
           {"one_node", one_node},
-          {"sizes_bytes", sizes},
+          {"sizes_bytes", whole_bytes(sizes)},
           {"bcast", {{"seconds", blocking}, {"fit", fit_json(fit_alpha_beta(sizes, blocking))}}},
           {"ibcast",
            {{"seconds", nonblocking}, {"fit", fit_json(fit_alpha_beta(sizes, nonblocking))}}}};
