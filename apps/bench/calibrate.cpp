@@ -205,8 +205,8 @@ double read_seconds(MPI_Comm comm, const std::byte* p, std::size_t bytes, int re
 
 // ---- synchronisation ------------------------------------------------------------------
 
-// Seconds per call of `call` (n calls a batch, after a barrier), the slowest rank of comm,
-// median over reps after a warm-up batch.
+// Seconds per call of `call` (n calls a sample, after a barrier), the slowest rank of comm,
+// median over `reps` samples after a warm-up one.
 template <class F>
 double per_call_seconds(MPI_Comm comm, int n, int reps, F&& call) {
   std::vector<double> t;
@@ -291,26 +291,28 @@ json measure_memory(Calibration& c) {
 }
 
 json measure_sync(Calibration& c) {
-  const int n = c.cfg.quick ? 50 : 200;
-  const double barrier = per_call_seconds(c.world, n, c.comm_reps, [&] { mpi::barrier(c.world); });
+  // Short samples of a few calls, many of them: the median leaves out those during which
+  // the scheduler took a core away (a loaded machine).
+  const int n = 10, samples = 5 * c.comm_reps;
+  const double barrier = per_call_seconds(c.world, n, samples, [&] { mpi::barrier(c.world); });
   const mpi::SharedWindow win(c.node.get(), 4096);
   win.fence();
-  const double fence = per_call_seconds(c.node.get(), n, c.comm_reps, [&] { win.fence(); });
+  const double fence = per_call_seconds(c.node.get(), n, samples, [&] { win.fence(); });
   // The flag handshake, between the first two ranks of each node (rank 0's is reported).
   const int node_rank = c.node.rank(), node_size = c.node.size();
   if (node_rank == 0) std::memset(flags_of(win), 0, 128);
   win.fence();
   double flag = kNaN;
-  if (node_size >= 2 && node_rank < 2) flag = flag_handshake(win, node_rank, n, c.comm_reps);
+  if (node_size >= 2 && node_rank < 2) flag = flag_handshake(win, node_rank, n, samples);
   mpi::sleepy_barrier(c.world);
   json j = {
-      {"barrier", {{"communicator_ranks", c.size}, {"calls_per_rep", n}, {"seconds", barrier}}},
-      {"fence", {{"communicator_ranks", node_size}, {"calls_per_rep", n}, {"seconds", fence}}},
+      {"barrier", {{"communicator_ranks", c.size}, {"calls_per_sample", n}, {"seconds", barrier}}},
+      {"fence", {{"communicator_ranks", node_size}, {"calls_per_sample", n}, {"seconds", fence}}},
       {"flag_handshake",
        c.rank == 0 && std::isfinite(flag)
-           ? json{{"ranks", {0, 1}}, {"round_trips_per_rep", n}, {"seconds", flag}}
+           ? json{{"ranks", {0, 1}}, {"round_trips_per_sample", n}, {"seconds", flag}}
            : json(nullptr)},
-      {"reps", c.comm_reps}};
+      {"samples", samples}};
   c.progress("synchronisation", "barrier " + si(barrier, "s") + ", fence " + si(fence, "s") +
                                     (std::isfinite(flag) ? ", flag " + si(flag, "s") : ""));
   return j;

@@ -205,12 +205,16 @@ json calibration_notes() {
       "memory: memcpy between two buffers of bytes_per_copy, both touched before; "
       "bytes_per_s counts bytes read + written (2 x bytes_per_copy) per second",
       "point_to_point: seconds = half the round trip of a ping-pong (MPI_Isend + MPI_Wait, "
-      "MPI_Recv) of each message size, round_trips_per_rep round trips a repetition",
+      "MPI_Recv) of each message size: round_trips_per_rep round trips a repetition, timed "
+      "in samples of round_trips_per_sample, the median over every sample of every repetition "
+      "(a sample during which the scheduler took a core away is an outlier, not averaged in)",
       "fit: t = alpha_s + bytes * beta_s_per_byte over the series' points, least squares of "
       "the relative residuals (weights 1/t^2, every size alike) with alpha, beta >= 0; "
       "bytes_per_s = 1 / beta_s_per_byte; max_rel_residual = max |fit - t| / t",
       "broadcast: root 0, on the communicator of world ranks 0 .. ranks-1; seconds per call",
-      "sync: seconds per call, calls_per_rep calls a repetition; fence: MPI_Win_fence on an "
+      "sync: seconds per call, median over `samples` samples of calls_per_sample calls (the "
+      "handshake: round_trips_per_sample round trips), each after a barrier, the slowest "
+      "rank's; fence: MPI_Win_fence on an "
       "MPI_Win_allocate_shared window of the node communicator (MPI_COMM_TYPE_SHARED) of rank "
       "0; flag_handshake: half round trip of two ranks of a node storing and spinning on "
       "flags in a shared segment, no MPI",

@@ -117,7 +117,8 @@ if ranks == 1:
 else:
     assert [q["ranks"] for q in pp["pairs"]] == [[0, 1]], pp["pairs"]
     for q in pp["pairs"]:
-        keys(q, ("ranks", "same_node", "sizes_bytes", "round_trips_per_rep", "seconds", "fit"), "pair")
+        keys(q, ("ranks", "same_node", "sizes_bytes", "round_trips_per_rep",
+                 "round_trips_per_sample", "seconds", "fit"), "pair")
         assert q["sizes_bytes"] == [8 * 4 ** k for k in range(11)], q["sizes_bytes"]
         assert q["same_node"] is True and len(q["seconds"]) == 11, q
         for t in q["seconds"]:
@@ -139,7 +140,9 @@ else:
             fit_ok(q["sizes_bytes"], q[kind]["seconds"], q[kind]["fit"], kind + " fit")
 
 s = j["sync"]
-keys(s, ("barrier", "fence", "flag_handshake", "reps"), "sync")
+keys(s, ("barrier", "fence", "flag_handshake", "samples"), "sync")
+for part in ("barrier", "fence"):
+    keys(s[part], ("communicator_ranks", "calls_per_sample", "seconds"), part)
 positive(s["barrier"]["seconds"], "barrier")
 positive(s["fence"]["seconds"], "fence")
 assert s["barrier"]["communicator_ranks"] == ranks == s["fence"]["communicator_ranks"], s
