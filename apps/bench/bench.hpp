@@ -1,14 +1,15 @@
 #pragma once
 // triada-bench: times the fused and reference executors against a 3-mode product through
 // OpenBLAS dgemm and against FFTW's 3D DFT / DCT-II / DHT, on the same machine in one run;
-// with --accuracy, tabulates the error, cycles and MAC energy of every cell mode instead.
+// with --accuracy, tabulates the error, cycles and MAC energy of every cell mode instead;
+// with --calibrate, measures the constants of a time model of a distributed run.
 // Only the simulation is timed (after the brick-local input is generated, before anything
 // is written); baselines are timed the same way (after planning / input set-up).
 //
 // This program links OpenBLAS and FFTW; the triada library itself never does. Its parts:
 // options.cpp (the command line), timing.cpp (the engine, timed), baselines.cpp (OpenBLAS
 // in a child process, FFTW, the memory floor), accuracy.cpp (--accuracy), output.cpp
-// (table, JSON, machine facts) and main.cpp (the timing run).
+// (table, JSON, machine facts), calibrate*.cpp (--calibrate) and main.cpp (the timing run).
 #include <mpi.h>
 
 #include <array>
@@ -59,6 +60,10 @@ struct BenchConfig {
   // the GEMM side is sizes[0][0] unless m3xu_size_default.
   bool m3xu = false;
   bool m3xu_size_default = true;
+  // --calibrate: instead, measure the constants of a time model of a distributed run on
+  // this machine (calibrate*.cpp): compute rate, memory bandwidth, point-to-point,
+  // broadcast, synchronisation, shared-memory reads, overlap. sizes and reps apply.
+  bool calibrate = false;
   // --progress: never silences the per-row lines on stderr (auto and always print them: they
   // are plain lines, one per finished row).
   ProgressMode progress = ProgressMode::automatic;
@@ -216,6 +221,8 @@ int run_accuracy(const BenchConfig& cfg, MPI_Comm world);
 void run_mxu(const BenchConfig& cfg);
 // m3xu.cpp: --m3xu, on one rank (on_rank0).
 void run_m3xu(const BenchConfig& cfg);
+// calibrate.cpp: --calibrate, collective over `world`.
+int run_calibrate(const BenchConfig& cfg, MPI_Comm world);
 
 }  // namespace bench
 }  // namespace triada

@@ -353,6 +353,7 @@ int run_bench(int argc, char** argv) {
   if (cfg.accuracy) return run_accuracy(cfg, world);
   if (cfg.mxu) return on_rank0(world, [&] { run_mxu(cfg); });
   if (cfg.m3xu) return on_rank0(world, [&] { run_m3xu(cfg); });
+  if (cfg.calibrate) return run_calibrate(cfg, world);
   TimingRun t(cfg, world);
   t.rank = rank;
   t.size = size;

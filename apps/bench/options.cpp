@@ -72,6 +72,42 @@ std::vector<std::string> parse_list(const std::string& s, const std::string& opt
   }
   return out;
 }
+
+// The mode (--accuracy, --mxu, --m3xu, --calibrate: one at most) and the defaults of
+// --sizes and --reps that follow from it and --quick.
+void choose_mode(const po::variables_map& vm, BenchConfig& c, std::string& sizes,
+                 std::string& reps) {
+  c.quick = vm.count("quick") > 0;
+  c.accuracy = vm.count("accuracy") > 0;
+  c.mxu = vm.count("mxu") > 0;
+  c.m3xu = vm.count("m3xu") > 0;
+  c.calibrate = vm.count("calibrate") > 0;
+  if (int(c.mxu) + int(c.accuracy) + int(c.m3xu) + int(c.calibrate) > 1)
+    throw config_error("--mxu, --accuracy, --m3xu and --calibrate: choose one");
+  if (c.calibrate)
+    for (const char* unused :
+         {"sparsity", "variants", "transform", "reference-max", "actuators", "mesh"})
+      if (vm.count(unused) && !vm[unused].defaulted())
+        throw config_error(std::string("--calibrate: --") + unused +
+                           " does not apply (the calibration times the fused executor on a "
+                           "dense DCT on each rank alone)");
+  c.m3xu_size_default = vm["sizes"].defaulted();
+  if (vm["sizes"].defaulted()) {
+    if (c.calibrate)
+      sizes = c.quick ? "64,128" : "128,192";
+    else if (c.accuracy)
+      sizes = c.quick ? "16x12x10" : "32";
+    else if (c.quick)
+      sizes = "16,12x10x8";
+  }
+  if (vm["reps"].defaulted()) {
+    if (c.calibrate)
+      reps = c.quick ? "3" : "7";
+    else if (c.quick)
+      reps = "1";
+  }
+}
+
 }  // namespace
 
 std::string default_json_path(const BenchConfig& c, int world_size) {
@@ -80,6 +116,8 @@ std::string default_json_path(const BenchConfig& c, int world_size) {
     return "bench/results/accuracy-" + day + "-np" + std::to_string(world_size) + ".json";
   if (c.mxu) return "bench/results/mxu-" + day + ".json";
   if (c.m3xu) return "bench/results/m3xu-" + day + ".json";
+  if (c.calibrate)
+    return "bench/results/calibration-" + day + "-np" + std::to_string(world_size) + ".json";
   return "bench/results/bench-" + day + "-np" + std::to_string(world_size) + ".json";
 }
 
@@ -148,7 +186,15 @@ std::optional<BenchConfig> parse_bench_options(int argc, char** argv, std::ostre
     ("mesh", po::value(&mesh)->value_name("FILE"),
      "--accuracy, --m3xu: mesh config whose [energy] mac_pj / mac_pj_<mode> keys give the MAC "
      "energies (and, --m3xu, mac_ps_ and mac_um2_ the units' cycle and area; default: the "
-     "built-in defaults, which meshcfg/default.ini writes out)");
+     "built-in defaults, which meshcfg/default.ini writes out)")
+    ("calibrate", "instead: measure the constants of a time model of a distributed run on "
+     "this machine, every rank at once: the fused executor's MAC rate per rank (dense DCT on "
+     "each rank's own one-rank mesh, left kernel along axis 3, right kernel along axes 1 and "
+     "2; sizes 128,192, --quick 64,128, or --sizes), memcpy bandwidth, ping-pong and "
+     "broadcast (MPI_Bcast, MPI_Ibcast) alpha-beta fits, barrier and shared-window fence "
+     "latency, shared-memory read bandwidth, and whether MPI_Ibcast progresses during "
+     "computation; median of --reps (default 7, --quick 3) after a warm-up (JSON default "
+     "bench/results/calibration-<host>-<date>-np<ranks>.json, schema triada-calibration/1)");
   // clang-format on
   const po::variables_map vm = parse_command_line_strict(argc, argv, desc);
   if (vm.count("help")) {
@@ -160,26 +206,17 @@ std::optional<BenchConfig> parse_bench_options(int argc, char** argv, std::ostre
          << "With --accuracy it instead compares every cell mode with fp64 on a 3D DFT, a 3D\n"
          << "DCT and a GEMM (error, cycles, MAC energy; doc/precision.md); with --m3xu it\n"
          << "compares FP32 designs (FP32-MXU, M3XU, 3xTF32, 4xTF32, 3xBF16) as the M3XU paper "
-            "does.\n\n"
+            "does;\n"
+         << "with --calibrate it measures this machine's compute rate, memory bandwidth and MPI\n"
+         << "costs (alpha-beta fits) as constants of a time model of a distributed run.\n\n"
          << desc << "\n";
     return std::nullopt;
   }
   BenchConfig c;
-  c.quick = vm.count("quick") > 0;
-  c.accuracy = vm.count("accuracy") > 0;
-  c.mxu = vm.count("mxu") > 0;
-  c.m3xu = vm.count("m3xu") > 0;
-  if (int(c.mxu) + int(c.accuracy) + int(c.m3xu) > 1)
-    throw config_error("--mxu, --accuracy and --m3xu: choose one");
-  c.m3xu_size_default = vm["sizes"].defaulted();
+  choose_mode(vm, c, sizes, reps);
   c.mesh = mesh;
   if (vm.count("mesh") && mesh.empty()) throw config_error("--mesh: empty file name");
   if (!mesh.empty()) parse_mesh_file(mesh);  // a bad file fails up front, naming itself
-  if (c.accuracy && vm["sizes"].defaulted())
-    sizes = c.quick ? "16x12x10" : "32";
-  else if (c.quick && vm["sizes"].defaulted())
-    sizes = "16,12x10x8";
-  if (c.quick && vm["reps"].defaulted()) reps = "1";
   for (const std::string& tok : split(sizes, ',')) c.sizes.push_back(parse_size(tok, "--sizes"));
   c.sparsities = parse_list(sparsity, "--sparsity", kSparsities, {});
   c.variants = parse_list(variants, "--variants", kVariants,

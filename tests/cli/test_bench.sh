@@ -219,7 +219,7 @@ check "--mxu --quick exits 0" test "$rc" -eq 0
 check "--mxu JSON: conv GEMM at S = 4 and 16, TCU matmul, ratios, agreement with dgemm" \
   mxu_ok "$dir/mxu.json"
 check "--mxu table has the ratio column" grep -q "ratio = dgemm seconds / MXU seconds" "$dir/mxu.txt"
-check "--mxu with --accuracy is refused" refused --mxu --accuracy "--mxu, --accuracy and --m3xu"
+check "--mxu with --accuracy is refused" refused --mxu --accuracy "--mxu, --accuracy, --m3xu and --calibrate: choose one"
 
 # --m3xu --quick: the M3XU paper's comparison at equal memory bandwidth (doc/precision.md).
 m3xu_ok() {  # m3xu_ok FILE
