@@ -89,7 +89,9 @@ struct StageTimes {
   std::vector<double> seconds;
 };
 
-StageTimes time_own_mesh(Calibration& c, const ext3& shape) {
+// alone: called on rank 0 only, after the same shape ran on every rank (which checked the
+// memory), while the others wait asleep.
+StageTimes time_own_mesh(Calibration& c, const ext3& shape, bool alone = false) {
   PlanRequest req;
   req.in_shape = shape;
   req.out_shape = shape;
@@ -97,12 +99,14 @@ StageTimes time_own_mesh(Calibration& c, const ext3& shape) {
   req.actuators = ActuatorPlacement::colocated;
   const Plan plan = plan_for_world(MPI_COMM_SELF, req);
   const std::string what = "--sizes " + shape_str(shape);
-  std::uint64_t need = 0;
-  mpi::collectively(c.world, [&] {
-    need = checked_add(predict_memory(plan, 0, {}, what).node_share(),
-                       checked_mul(checked_product<std::uint64_t>(shape, what), 8u, what), what);
-  });
-  require_node_memory(c.world, need, what);  // every rank's mesh, on its node
+  if (!alone) {
+    std::uint64_t need = 0;
+    mpi::collectively(c.world, [&] {
+      need = checked_add(predict_memory(plan, 0, {}, what).node_share(),
+                         checked_mul(checked_product<std::uint64_t>(shape, what), 8u, what), what);
+    });
+    require_node_memory(c.world, need, what);  // every rank's mesh, on its node
+  }
   const Topology topo(plan, MPI_COMM_SELF, sizeof(double));
   const std::array<CoeffMatrix, 3> coeffs = coefficients(TransformKind::dct, shape);
   EngineOptions opt;
@@ -116,7 +120,7 @@ StageTimes time_own_mesh(Calibration& c, const ext3& shape) {
   std::vector<std::vector<double>> secs(plan.stages.size());
   for (int r = -1; r < c.reps; ++r) {  // r = -1: the warm-up
     std::vector<double> in = input;
-    mpi::barrier(c.world);
+    if (!alone) mpi::barrier(c.world);
     EngineResult<double> res = run_engine<double>(topo, opt, std::move(in), &spare);
     if (r < 0) continue;
     for (size_t s = 0; s < secs.size(); ++s) secs[s].push_back(res.counters.stage_seconds.at(s));
@@ -129,6 +133,25 @@ StageTimes time_own_mesh(Calibration& c, const ext3& shape) {
   }
   for (const auto& s : secs) st.seconds.push_back(median_of(s));
   return st;
+}
+
+// Rank 0's rates with no other rank computing (the others asleep): against the rates with
+// every rank busy, what sharing the node's cores, caches and memory costs.
+json compute_alone(Calibration& c, const ext3& shape) {
+  json j;
+  if (c.rank == 0) {
+    const StageTimes st = time_own_mesh(c, shape, c.size > 1);
+    double macs[2] = {0, 0}, secs[2] = {0, 0};  // left, right
+    for (size_t s = 0; s < st.axes.size(); ++s) {
+      macs[st.axes[s] == 3 ? 0 : 1] += static_cast<double>(st.macs[s]);
+      secs[st.axes[s] == 3 ? 0 : 1] += st.seconds[s];
+    }
+    j = {{"rank", 0},
+         {"left_macs_per_s", macs[0] / secs[0]},
+         {"right_macs_per_s", macs[1] / secs[1]}};
+  }
+  mpi::sleepy_barrier(c.world);
+  return j;
 }
 
 json compute_shape(Calibration& c, const ext3& shape) {
@@ -149,7 +172,8 @@ json compute_shape(Calibration& c, const ext3& shape) {
   json j = {{"shape", {shape[0], shape[1], shape[2]}},
             {"stages", stages},
             {"left_macs_per_s", spread(c.world, left_macs / left_s)},
-            {"right_macs_per_s", spread(c.world, right_macs / right_s)}};
+            {"right_macs_per_s", spread(c.world, right_macs / right_s)},
+            {"alone", compute_alone(c, shape)}};
   c.progress("compute " + shape_str(shape),
              "left " + si(number_at(j["left_macs_per_s"], "median"), "MAC/s") + ", right " +
                  si(number_at(j["right_macs_per_s"], "median"), "MAC/s") + " per rank (median)");
