@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "apps/common/provenance.hpp"
+#include "apps/common/world_plan.hpp"
 #include "apps/transform/job.hpp"
 #include "core/memory.hpp"
 #include "counters/mpi_model.hpp"
@@ -61,6 +62,8 @@ struct DryRun {
   PhysicalResult physical;
   LayoutVerdict verdict;
   std::vector<LayoutChoice> choices;
+  std::vector<StageModel> model;  // the time model of this plan's stages
+  std::vector<GridChoice> grids;  // every grid of its brick ranks, fastest first
 };
 
 // Rank 0 reads the inputs' metadata (or takes --model-only's shape); every rank learns it.
@@ -134,6 +137,17 @@ void model_run(const TransformConfig& cfg, DryRun& d) {
   d.choices = good_layouts_for(cfg, d.plan);
 }
 
+// Rank 0: the time model of the plan and of every grid its brick ranks could take.
+void model_time(const TransformConfig& cfg, int per_node, DryRun& d) {
+  const std::size_t elem = d.complex_run ? sizeof(cplx) : sizeof(double);
+  const ModelTransport t = model_transport(cfg.transport);
+  d.model = model_stages(d.plan, cfg.mesh.machine, elem, t, per_node);
+  PlanRequest req = transform_plan_request(cfg, d.plan.in_shape, d.plan.out_shape);
+  req.world_size = d.plan.ranks.world_size;
+  req.balanced_dims = mpi::dims_create(d.plan.ranks.n_bricks);
+  d.grids = rank_grids(req, cfg.mesh.machine, elem, t, per_node);
+}
+
 DryRun make_dry_run(const TransformConfig& cfg, MPI_Comm world) {
   DryRun d;
   const ProblemFacts f = agreed_shapes(cfg, world, d.names);
@@ -150,7 +164,11 @@ DryRun make_dry_run(const TransformConfig& cfg, MPI_Comm world) {
     if (mpi::rank(world) == 0) d.ranks = rank_plans(d.plan, mem, what);
   });
   memory_facts(world, mine, d);
-  if (mpi::rank(world) == 0) model_run(cfg, d);
+  const int per_node = ranks_per_node(world);
+  if (mpi::rank(world) == 0) {
+    model_run(cfg, d);
+    model_time(cfg, per_node, d);
+  }
   return d;
 }
 
@@ -237,6 +255,38 @@ void text_stages(std::ostream& o, const TransformConfig& cfg, const DryRun& d) {
   o << physical_summary_line(d.physical, cfg.mesh.physical);
 }
 
+std::string seconds_text(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g s", s);
+  return buf;
+}
+
+std::string grid_name(const std::array<int, 3>& g) {
+  return std::to_string(g[0]) + "x" + std::to_string(g[1]) + "x" + std::to_string(g[2]);
+}
+
+// The time model of the plan, stage by stage, and the chosen grid against the next best.
+void text_model(std::ostream& o, const TransformConfig& cfg, const DryRun& d) {
+  for (size_t s = 0; s < d.model.size(); ++s) {
+    const StageModel& m = d.model[s];
+    o << "  model    stage " << s + 1 << " (axis " << m.axis << ") " << seconds_text(m.total())
+      << ": stream " << seconds_text(m.stream) << " + kernels " << seconds_text(m.compute)
+      << " + pivot planes " << seconds_text(m.planes) << "\n";
+  }
+  o << "  model    " << seconds_text(model_total(d.model)) << " in all ([machine] "
+    << cfg.mesh.machine.source << "); grids of " << d.plan.ranks.n_bricks << " brick ranks:";
+  // The three fastest, and this run's grid wherever it ranks.
+  bool first = true;
+  for (size_t i = 0; i < d.grids.size(); ++i) {
+    const bool mine = d.grids[i].grid == d.plan.ranks.grid;
+    if (i >= 3 && !mine) continue;
+    o << (first ? " " : ", ") << (i > 3 && mine ? "... " : "") << grid_name(d.grids[i].grid) << " "
+      << seconds_text(d.grids[i].total) << (mine ? " (this run)" : "");
+    first = false;
+  }
+  o << " (" << d.grids.size() << " grids)\n";
+}
+
 void text_layout(std::ostream& o, const DryRun& d) {
   const LayoutVerdict& v = d.verdict;
   if (v.poor) {
@@ -254,6 +304,7 @@ std::string dry_run_text(const TransformConfig& cfg, const DryRun& d) {
   text_head(o, cfg, d);
   text_ranks(o, d);
   text_stages(o, cfg, d);
+  text_model(o, cfg, d);
   text_layout(o, d);
   return o.str();
 }
@@ -319,6 +370,16 @@ nlohmann::json layout_json(const DryRun& d) {
           {"good_world_sizes", choices}};
 }
 
+nlohmann::json grids_json(const DryRun& d) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const GridChoice& g : d.grids) {
+    nlohmann::json stages = nlohmann::json::array();
+    for (const StageModel& m : g.stages) stages.push_back(m.total());
+    a.push_back({{"grid", g.grid}, {"seconds", g.total}, {"stage_seconds", stages}});
+  }
+  return a;
+}
+
 nlohmann::json dry_run_json(const TransformConfig& cfg, const DryRun& d, const Provenance& prov) {
   nlohmann::json steps = nlohmann::json::array();
   for (const auto& s : d.dense.stages) steps.push_back(s.steps);
@@ -343,7 +404,9 @@ nlohmann::json dry_run_json(const TransformConfig& cfg, const DryRun& d, const P
           {"memory", memory_json(d)},
           {"mpi", mpi_json(d.plan, d.dense)},
           {"steps", {{"total", d.dense.total_steps()}, {"per_stage", steps}}},
-          {"physical", physical_json(d.physical, cfg.mesh.physical)}};
+          {"physical", physical_json(d.physical, cfg.mesh.physical)},
+          {"time_model", time_model_json(cfg.mesh.machine, d.model)},
+          {"grids", grids_json(d)}};
 }
 
 }  // namespace

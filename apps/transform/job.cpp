@@ -176,6 +176,7 @@ struct Job {
   std::ostream& out;
   std::chrono::steady_clock::time_point t0;
   Provenance provenance;    // rank 0's, on every rank (the output's attributes, the report)
+  int ranks_per_node = 1;   // on rank 0's node (the time model's)
   CellActivity activity{};  // --activity: this brick's record of the run
   std::optional<TensorWriter> activity_file{};
 };
@@ -298,6 +299,9 @@ nlohmann::json report_on_rank0(Job& job, const RunCounters& rc, const EngineOpti
   ctx.physical = physical_model(job.plan, rc, cfg.mesh.physical, ctx.energy, cfg.mesh.cell_mode,
                                 is_complex_v<T>);
   ctx.physical_params = cfg.mesh.physical;
+  ctx.machine = cfg.mesh.machine;
+  ctx.model = model_stages(job.plan, cfg.mesh.machine, sizeof(T), model_transport(cfg.transport),
+                           job.ranks_per_node);
   ctx.sim_seconds = sim_seconds;
   ctx.wall_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - job.t0).count();
@@ -458,6 +462,7 @@ nlohmann::json run_transform(const TransformConfig& cfg, TransformTensors& tenso
   job.provenance = run_provenance(world, "triada-transform", cfg.command_line);
   const ProblemFacts facts = agreed_facts(job);
   job.plan = transform_plan(cfg, world, facts.in_shape, facts.out_shape);
+  job.ranks_per_node = ranks_per_node(world);
   warn_poor_layout(cfg, job.plan, world);
   if (!cfg.activity.empty()) mpi::collectively(world, [&] { check_activity_fits(job.plan); });
 

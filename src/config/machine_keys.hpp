@@ -4,10 +4,10 @@
 // and the network assumed between nodes. Each is also a --machine.key option.
 #include <boost/program_options.hpp>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "geometry/time_model.hpp"
-#include <nlohmann/json.hpp>
 
 namespace triada {
 

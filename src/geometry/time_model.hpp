@@ -16,7 +16,7 @@ namespace triada {
 // The machine a run is priced on. Rates and bandwidths are per rank.
 struct MachineModel {
   std::string source = "built-in";  // where the numbers come from
-  int cores_per_node = 16;           // ranks a node runs at once, one per core
+  int cores_per_node = 16;          // ranks a node runs at once, one per core
   // Multiply-adds per second of the fused kernels (binary64): along axis 3 (data on the
   // left) and along axes 1 and 2 (on the right), one rank alone and every core busy.
   double left_rate_alone = 15e9, left_rate_all = 11e9;

@@ -168,7 +168,8 @@ json make_report(const Plan& plan, const RunCounters& rc, const ReportContext& c
   if (!ctx.precision.empty()) r["precision"] = ctx.precision;
   if (ctx.physical) r["physical"] = physical_json(*ctx.physical, ctx.physical_params);
   r["stage_seconds"] = rc.stage_seconds;
-  r["stage_time"] = stage_time_json(rc);
+  r["stage_time"] = stage_time_json(rc, ctx.model);
+  if (!ctx.model.empty()) r["time_model"] = time_model_json(ctx.machine, ctx.model);
   r["wall_seconds"] = ctx.wall_seconds;
   r["simulation_seconds"] = ctx.sim_seconds;
   return r;
@@ -223,6 +224,23 @@ void summary_head(std::ostream& o, const Plan& plan, const RunCounters& rc,
     o << ", " << rc.total_cycles() << " cycles (folded cells and cell sub-steps)";
   o << "\n";
 }
+// The time model's stages beside the measured ones (empty without a model).
+std::string model_summary_line(const RunCounters& rc, const ReportContext& ctx) {
+  if (ctx.model.empty() || ctx.model.size() != rc.stage_seconds.size()) return "";
+  std::string line = "  model    stages";
+  char buf[64];
+  for (const StageModel& m : ctx.model) {
+    std::snprintf(buf, sizeof buf, " %.3g", m.total());
+    line += buf;
+  }
+  line += " s modelled, measured";
+  for (double t : rc.stage_seconds) {
+    std::snprintf(buf, sizeof buf, " %.3g", t);
+    line += buf;
+  }
+  return line + " s ([machine] " + ctx.machine.source + ")\n";
+}
+
 // Where the slowest stage's time went, over the brick ranks (empty without timings).
 std::string split_summary_line(const RunCounters& rc) {
   if (rc.stage_time.empty()) return "";
@@ -273,21 +291,46 @@ std::string summary_text(const Plan& plan, const RunCounters& rc, const ReportCo
                 "  time     %.3f s wall (simulation %.3f s); MPI %" PRIu64 " messages, %s MiB\n",
                 ctx.wall_seconds, ctx.sim_seconds, mpi.messages, mib(double(mpi.bytes)).c_str());
   o << buf;
-  o << split_summary_line(rc);
+  o << split_summary_line(rc) << model_summary_line(rc, ctx);
   if (ctx.physical) o << physical_summary_line(*ctx.physical, ctx.physical_params);
   return o.str();
 }
 
-nlohmann::json stage_time_json(const RunCounters& rc) {
+nlohmann::json stage_time_json(const RunCounters& rc, const std::vector<StageModel>& model) {
   json out = json::array();
-  for (const StageTimeStats& st : rc.stage_time) {
+  for (size_t i = 0; i < rc.stage_time.size(); ++i) {
+    const StageTimeStats& st = rc.stage_time[i];
     json e = {{"axis", st.axis}, {"seconds", st.seconds}, {"brick_ranks", st.ranks}};
     for (int p = 0; p < kTimeParts; ++p)
       e[to_string(static_cast<TimePart>(p))] = {
           {"min", st.part[p][0]}, {"mean", st.part[p][1]}, {"max", st.part[p][2]}};
+    if (i < model.size()) e["model_seconds"] = model[i].total();
     out.push_back(e);
   }
   return out;
+}
+
+nlohmann::json time_model_json(const MachineModel& m, const std::vector<StageModel>& stages) {
+  json st = json::array();
+  double total = 0;
+  for (const StageModel& s : stages) {
+    st.push_back({{"axis", s.axis},
+                  {"seconds", s.total()},
+                  {"stream", s.stream},
+                  {"compute", s.compute},
+                  {"planes", s.planes}});
+    total += s.total();
+  }
+  const json machine = {
+      {"source", m.source},
+      {"cores_per_node", m.cores_per_node},
+      {"left_macs_per_s", {{"alone", m.left_rate_alone}, {"all", m.left_rate_all}}},
+      {"right_macs_per_s", {{"alone", m.right_rate_alone}, {"all", m.right_rate_all}}},
+      {"copy_bytes_per_s", m.copy_bytes_per_s},
+      {"fence_s", m.fence_s},
+      {"node", {{"alpha_s", m.node_alpha_s}, {"beta_s_per_byte", m.node_beta_s_per_byte}}},
+      {"net", {{"alpha_s", m.net_alpha_s}, {"beta_s_per_byte", m.net_beta_s_per_byte}}}};
+  return {{"machine", machine}, {"stages", st}, {"seconds", total}};
 }
 
 std::string batch_trace_csv(const Plan& plan, const RunCounters& rc) {

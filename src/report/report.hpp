@@ -8,6 +8,7 @@
 
 #include "counters/counters.hpp"
 #include "geometry/plan.hpp"
+#include "geometry/time_model.hpp"
 #include "physical/physical_model.hpp"
 #include "report/provenance.hpp"
 
@@ -37,6 +38,10 @@ struct ReportContext {
   // are written only when it is present.
   std::optional<PhysicalResult> physical;
   PhysicalParams physical_params;
+  // The time model's stages of this run (geometry/time_model.hpp), empty if none: each
+  // stage_time entry then has its model_seconds, and the report a time_model section.
+  std::vector<StageModel> model;
+  MachineModel machine;
 };
 
 nlohmann::json make_report(const Plan& plan, const RunCounters& rc, const ReportContext& ctx);
@@ -56,8 +61,11 @@ std::string trace_csv(const Plan& plan, const RunCounters& rc,
                       const PhysicalResult* physical = nullptr);
 
 // The report's `stage_time`: each stage's time and, over the brick ranks, the minimum, mean
-// and maximum of its compute, pack, wait and idle seconds (counters/time_split.hpp).
-nlohmann::json stage_time_json(const RunCounters& rc);
+// and maximum of its compute, pack, wait and idle seconds (counters/time_split.hpp); with
+// `model` (one per stage), each stage's model_seconds and its parts.
+nlohmann::json stage_time_json(const RunCounters& rc, const std::vector<StageModel>& model = {});
+// The time model's machine and stages (the report's and the plan's `time_model`).
+nlohmann::json time_model_json(const MachineModel& m, const std::vector<StageModel>& stages);
 
 // One row per piece of a rank's stage (rc.batch_times): stage, axis, rank, piece, batch,
 // first_step, steps, seconds (its sum), compute, pack, wait, idle.
