@@ -11,20 +11,21 @@
 
 namespace triada::kernels {
 
-// Each compiled path's table (kernels/variant_table.cpp, in the path's namespace).
+// Each compiled path's table (kernels/variant_table.cpp, in the path's namespace): data,
+// so that looking at a path runs none of its code.
 #if TRIADA_ISA_HAVE_AVX512
 inline namespace isa_avx512 {
-const KernelTable& kernel_table();
+extern const KernelTable kernel_table;
 }
 #endif
 #if TRIADA_ISA_HAVE_AVX2
 inline namespace isa_avx2 {
-const KernelTable& kernel_table();
+extern const KernelTable kernel_table;
 }
 #endif
 #if TRIADA_ISA_HAVE_PORTABLE
 inline namespace isa_portable {
-const KernelTable& kernel_table();
+extern const KernelTable kernel_table;
 }
 #endif
 
@@ -34,15 +35,15 @@ const KernelTable* compiled_table(Isa isa) {
   switch (isa) {
 #if TRIADA_ISA_HAVE_AVX512
     case Isa::avx512:
-      return &isa_avx512::kernel_table();
+      return &isa_avx512::kernel_table;
 #endif
 #if TRIADA_ISA_HAVE_AVX2
     case Isa::avx2:
-      return &isa_avx2::kernel_table();
+      return &isa_avx2::kernel_table;
 #endif
 #if TRIADA_ISA_HAVE_PORTABLE
     case Isa::portable:
-      return &isa_portable::kernel_table();
+      return &isa_portable::kernel_table;
 #endif
     default:
       return nullptr;

@@ -4,7 +4,8 @@
 // AVX-512 (8 lanes), AVX2 + FMA (4 lanes), and a portable one (4 lanes of std::fma).
 // Every set computes each lane with one fused multiply-add, so the bits never depend on
 // the set, only the speed does. Which set a translation unit gets is its kernel path
-// (kernels/isa_variant.hpp); the code lives in that path's inline namespace.
+// (kernels/isa_variant.hpp); the code lives in that path's inline namespace. A file not
+// compiled per path (conv.cpp, for copy_short) gets the portable set.
 //
 // Per-path tuning lives here, in each set's section and nowhere else: kBlockRows (rows of
 // the register block; its columns are two vectors, kernels::kNR), kPanelChunkBytes (the
@@ -22,6 +23,7 @@
 #include <immintrin.h>
 #endif
 
+// The sets, in this path's region (kernels/isa_begin.hpp).
 #include "kernels/isa_begin.hpp"
 namespace triada::simd {
 inline namespace TRIADA_ISA_NS {
@@ -243,8 +245,8 @@ inline void count_nonzero4(const double* x, Vec& c) {
 
 #endif
 
-#if TRIADA_ISA_VARIANT != \
-    TRIADA_ISA_AVX512  // the 4-lane sets share what AVX-512 does in one vector
+// The 4-lane sets share what AVX-512 does in one vector.
+#if TRIADA_ISA_VARIANT != TRIADA_ISA_AVX512
 inline unsigned nonzero8(const double* x, index_t len, unsigned& inf_nan) {
   unsigned in_lo = 0, in_hi = 0;
   const Mask k0 = first_lanes(len), k1 = first_lanes(len - 4);

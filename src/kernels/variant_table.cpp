@@ -12,16 +12,15 @@ inline namespace TRIADA_ISA_NS {
 decltype(left_batch) left_batch_isa;
 decltype(right_batch) right_batch_isa;
 
-const KernelTable& kernel_table() {
-  static const KernelTable table{static_cast<Isa>(TRIADA_ISA_VARIANT),
-                                 kMR,
-                                 kNR,
-                                 &left_batch_isa,
-                                 &right_batch_isa,
-                                 &panel_chunk,
-                                 &shared_pack_half};
-  return table;
-}
+// Data, constant-initialized: the dispatch reads it before it knows the CPU runs the path.
+extern const KernelTable kernel_table;
+constinit const KernelTable kernel_table{static_cast<Isa>(TRIADA_ISA_VARIANT),
+                                         kMR,
+                                         kNR,
+                                         &left_batch_isa,
+                                         &right_batch_isa,
+                                         &panel_chunk,
+                                         &shared_pack_half};
 
 }  // namespace TRIADA_ISA_NS
 }  // namespace triada::kernels
