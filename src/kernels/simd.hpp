@@ -98,10 +98,12 @@ inline void store_fence() {
 
 // An 8 x 8 transpose is available: dst[c * stride + m] = r[m][p0 + c] for m, c < 8,
 // stored as whole vectors in the column order {0, 4, 2, 6, 1, 5, 3, 7}. GCC 12 warns
-// falsely inside the shuffle intrinsics (their undefined pass-through operand, PR 105593).
+// falsely inside the shuffle intrinsics (their undefined pass-through operand, PR 105593;
+// -Wuninitialized at -O1, the sanitizer build's level).
 inline constexpr bool kTranspose8 = true;
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 inline void transpose8(const double* const* r, index_t p0, double* dst, index_t stride) {
   __m512d t[8], u[8];
   for (int i = 0; i < 8; i += 2) {
