@@ -18,6 +18,7 @@
 #include "core/error.hpp"
 #include "engine/engine.hpp"
 #include "geometry/memory_model.hpp"
+#include "kernels/isa.hpp"
 #include "mesh/mpi.hpp"
 #include "mesh/node_memory.hpp"
 
@@ -220,7 +221,8 @@ void print_report(const TimingRun& t, const std::string& inherited_core,
   std::cout << "machine: " << host_name() << ", " << cpu_model() << ", "
             << sysconf(_SC_NPROCESSORS_ONLN) << " cores; MPI world " << t.size << ", brick grid "
             << t.first_grid[0] << "x" << t.first_grid[1] << "x" << t.first_grid[2]
-            << "; load average " << t.load_start << " at start, " << load_end << " at end\n";
+            << "; load average " << t.load_start << " at start, " << load_end << " at end\n"
+            << "kernels: " << kernels::isa_summary() << "\n";
   if (t.has("openblas")) {
     std::cout << "OpenBLAS kernel: " << t.blas_corename
               << " (OPENBLAS_CORETYPE, OPENBLAS_L2_SIZE unset for this measurement; this "
@@ -289,6 +291,7 @@ json report_json(const TimingRun& t, const std::string& inherited_core,
       {"env_OPENBLAS_L2_SIZE", env_or("OPENBLAS_L2_SIZE", "")},
       {"fftw_version", std::string(fftw_version_string())},
       {"compiler", __VERSION__},
+      {"kernels", kernels_json()},
       {"mpi_world_size", t.size},
       {"brick_ranks", t.n_bricks},
       {"brick_grid", {t.first_grid[0], t.first_grid[1], t.first_grid[2]}},

@@ -11,8 +11,10 @@
 #include <iostream>
 
 #include "apps/bench/bench.hpp"
+#include "apps/common/provenance.hpp"
 #include "conv/conv.hpp"
 #include "conv/conv_layer.hpp"
+#include "kernels/isa.hpp"
 #include "mxu/tcu_linear_algebra.hpp"
 #include "mxu/tensor_unit.hpp"
 
@@ -161,6 +163,7 @@ json mxu_json(const BenchConfig& cfg, const std::vector<MxuRow>& rows) {
                   {"cpu_model", cpu_model()},
                   {"openblas_corename", openblas_corename()},
                   {"compiler", __VERSION__},
+                  {"kernels", kernels_json()},
                   {"loadavg", load_average()}};
   j["config"] = {{"executor", "fused"}, {"cell_mode", "fp64"}, {"esop", true},
                  {"latency", 0},        {"reps", cfg.reps},    {"seed", cfg.seed},
@@ -194,7 +197,7 @@ void run_mxu(const BenchConfig& cfg) {
                "dgemm, one thread, best of "
             << cfg.reps << " after a warm-up\n"
             << "machine: " << host_name() << ", " << cpu_model() << ", OpenBLAS "
-            << openblas_corename() << "\n"
+            << openblas_corename() << "\nkernels: " << kernels::isa_summary() << "\n"
             << std::flush;
   const ConvLayer l = cfg.quick ? layer(32, 10, 32) : layer(256, 56, 256);
   std::vector<MxuRow> rows;

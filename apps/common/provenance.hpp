@@ -1,8 +1,10 @@
 #pragma once
 // A run's provenance record (report/provenance.hpp) with the MPI and HDF5 library versions
-// filled in, as the programs' reports and HDF5 outputs record it, and --version's text.
+// and the kernel path filled in, as the programs' reports and HDF5 outputs record it, and
+// --version's text.
 #include <mpi.h>
 
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "io/tensor_io.hpp"
@@ -14,7 +16,8 @@ namespace triada {
 Provenance local_provenance(const std::string& program, const std::string& command_line, int ranks);
 
 // Collective over `comm`: rank 0's record (its host and clock), the same on every rank, with
-// ranks = the size of `comm`.
+// ranks = the size of `comm`. The ranks agree on the kernel path first
+// (mesh/kernel_path.hpp), so the record names the one they run.
 Provenance run_provenance(MPI_Comm comm, const std::string& program,
                           const std::string& command_line);
 
@@ -22,7 +25,12 @@ Provenance run_provenance(MPI_Comm comm, const std::string& program,
 // others strings), named as the JSON keys.
 void set_provenance_attributes(TensorWriter& w, const Provenance& p);
 
-// --version: "<program> <version>", "commit <commit>", then the MPI and HDF5 libraries.
+// --version: "<program> <version>", "commit <commit>", the MPI and HDF5 libraries, then
+// "kernels: <path> (...)" (kernels::isa_summary; may throw config_error for TRIADA_ISA).
 std::string version_text(const std::string& program);
+
+// The report's "kernels" object: the path in use, how it was chosen, the paths compiled and
+// those this CPU runs, the -DTRIADA_ARCH flags (null if none) and the register block.
+nlohmann::json kernels_json();
 
 }  // namespace triada

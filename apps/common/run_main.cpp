@@ -11,6 +11,7 @@
 #include "core/error.hpp"
 #include "io/hdf5.hpp"
 #include "io/output_files.hpp"
+#include "mesh/kernel_path.hpp"
 #include "mesh/mpi.hpp"
 
 namespace triada {
@@ -63,11 +64,22 @@ int run_main(const std::string& app, int argc, char** argv,
   set_overwrite_option("--force");  // every program's option for replacing outputs
   const int rank = mpi::rank(MPI_COMM_WORLD), size = mpi::size(MPI_COMM_WORLD);
   if (wants_version(argc, argv)) {
-    if (rank == 0) std::fputs(version_text(app).c_str(), stdout);
+    int code = 0;
+    try {  // on every rank, which all read the same TRIADA_ISA (no collective here)
+      const std::string text = version_text(app);
+      if (rank == 0) std::fputs(text.c_str(), stdout);
+    } catch (const config_error& e) {
+      if (rank == 0)
+        std::fprintf(stderr, "%s: error: %s\n", app.c_str(), escape_controls(e.what()).c_str());
+      code = 2;
+    }
     close_hdf5();
-    return 0;
+    return code;
   }
   try {
+    // A bad TRIADA_ISA, or ranks choosing different kernel paths, is a config error now,
+    // before any work (and no path runs on a CPU that lacks its instructions).
+    agree_on_kernel_path(MPI_COMM_WORLD);
     const int code = body(argc, argv);
     close_hdf5();
     return code;

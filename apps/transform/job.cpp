@@ -211,6 +211,7 @@ ReportContext report_context(const Job& job, const EngineOptions& opt,
   if (!job.names.initial.empty()) ctx.problem["initial_type"] = job.y0info.type_name;
   ctx.mesh_config = cfg.mesh.file;
   ctx.executor = to_string(opt.executor);
+  ctx.kernels = kernels_json();
   ctx.precision = {{"cell_mode", to_string(cfg.mesh.cell_mode)},
                    {"substeps", substeps(cfg.mesh.cell_mode, is_complex_v<T>)},
                    {"mac_pj", cfg.mesh.energy_for(is_complex_v<T>).mac_pj()}};

@@ -14,6 +14,7 @@
 #include "geometry/brick.hpp"
 #include "geometry/plan.hpp"
 #include "io/tensor_io.hpp"
+#include "kernels/isa.hpp"
 #include "mesh/mpi.hpp"
 #include "mesh/topology.hpp"
 #include "precision/cell_mode.hpp"

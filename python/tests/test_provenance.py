@@ -8,7 +8,7 @@ import sys
 from conftest import index_tensor, load_json, run_program, triada
 
 KEYS = {"program", "version", "commit", "command_line", "host", "date", "ranks", "mpi_library",
-        "hdf5_library"}
+        "hdf5_library", "kernels"}
 
 
 def python_words():
@@ -20,7 +20,8 @@ def version_lines():
     assert code == 0, err
     lines = out.splitlines()
     return {"version": lines[0].split()[1], "commit": lines[1].split()[1],
-            "mpi_library": lines[2][len("MPI: "):], "hdf5_library": lines[3][len("HDF5: "):]}
+            "mpi_library": lines[2][len("MPI: "):], "hdf5_library": lines[3][len("HDF5: "):],
+            "kernels": lines[4].split()[1]}
 
 
 def check(p, program, ranks=1):

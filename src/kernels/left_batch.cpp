@@ -5,7 +5,10 @@
 
 #include "kernels/packing.hpp"
 
+// Kernel path code (kernels/isa_variant.hpp): compiled once per path.
+#include "kernels/isa_begin.hpp"
 namespace triada::kernels {
+inline namespace TRIADA_ISA_NS {
 
 namespace {
 
@@ -211,13 +214,14 @@ class LeftBatch {
 
 }  // namespace
 
-// Not inlined: one call per batch, and a profile then shows this stage apart.
-[[gnu::noinline]] void left_batch(const std::vector<PlaneRef<double>>& planes, const double* rows,
-                                  index_t row_len, index_t L, const double* cbb, index_t wext,
-                                  double* w, bool esop, bool fresh,
-                                  std::vector<std::uint64_t>& counts, std::uint64_t& bad,
-                                  LeftScratch& x, std::uint8_t* zero_out) {
+// left_batch() on this path (kernels/kernel_table.hpp).
+void left_batch_isa(const std::vector<PlaneRef<double>>& planes, const double* rows,
+                    index_t row_len, index_t L, const double* cbb, index_t wext, double* w,
+                    bool esop, bool fresh, std::vector<std::uint64_t>& counts, std::uint64_t& bad,
+                    LeftScratch& x, std::uint8_t* zero_out) {
   LeftBatch(planes, rows, row_len, cbb, wext, w, esop, fresh, counts, bad, x).run(L, zero_out);
 }
 
+}  // namespace TRIADA_ISA_NS
 }  // namespace triada::kernels
+#include "kernels/isa_end.hpp"

@@ -1,14 +1,18 @@
 #pragma once
 // The register-blocked kernels of the fused executor, written once against simd.hpp.
 // Every W element receives W = fma(A(m, s), B(s, n), W) for s in the given list order,
-// exactly the reference's sequence, so any instruction set gives the same bits.
+// exactly the reference's sequence, so any instruction set gives the same bits. Kernel
+// path code (kernels/isa_variant.hpp): only translation units compiled per path include it.
 #include <array>
 #include <cstdint>
 #include <utility>
 
 #include "kernels/simd.hpp"
 
+// The kernels, in this path's region (kernels/isa_begin.hpp).
+#include "kernels/isa_begin.hpp"
 namespace triada::kernels {
+inline namespace TRIADA_ISA_NS {
 
 inline constexpr index_t kMR = simd::kBlockRows;  // rows of the register block
 inline constexpr index_t kNR = 2 * simd::kLanes;  // columns: two vectors
@@ -164,4 +168,6 @@ inline void sparse_kernel(const double* val, const std::int32_t* step, index_t n
     sparse_kernel_impl<false>(val, step, n, panel, nvalid, w, fresh);
 }
 
+}  // namespace TRIADA_ISA_NS
 }  // namespace triada::kernels
+#include "kernels/isa_end.hpp"

@@ -1,7 +1,7 @@
 #pragma once
 // Packing of operands into the kernels' layouts, with the non-zero scan that ESOP needs
 // (NaN counts as non-zero, as for the cell rule's v != 0; Inf and NaN are reported so the
-// caller can take the exact path).
+// caller can take the exact path). Kernel path code, as micro_kernel.hpp.
 #include <algorithm>
 #include <bit>
 #include <cstddef>
@@ -9,7 +9,10 @@
 
 #include "kernels/micro_kernel.hpp"
 
+// In this path's region (kernels/isa_begin.hpp).
+#include "kernels/isa_begin.hpp"
 namespace triada::kernels {
+inline namespace TRIADA_ISA_NS {
 
 using simd::nonzero8;
 
@@ -74,10 +77,12 @@ inline unsigned nonzero_block(const double* ap) {
   return nz;
 }
 
-// Columns per chunk of pivot panels (data on the right): 256 KiB of panels, so that they
-// and the packed coefficients stay in L2 while the row blocks of W sweep them.
+// Columns per chunk of pivot panels (data on the right): simd::kPanelChunkBytes of panels
+// (256 KiB), so that they and the packed coefficients stay in L2 while the row blocks of W
+// sweep them.
 inline index_t panel_chunk(index_t nb) {
-  return std::max<index_t>(kNR, (index_t{1} << 18) / (8 * std::max<index_t>(nb, 1)) / kNR * kNR);
+  return std::max<index_t>(kNR,
+                           simd::kPanelChunkBytes / (8 * std::max<index_t>(nb, 1)) / kNR * kNR);
 }
 
 // One buffer of a member's shared packing: panels of the chunk's own plane rows, then
@@ -88,4 +93,6 @@ inline std::size_t shared_pack_half(index_t nb, index_t N) {
   return (panels + nbk * static_cast<std::size_t>(nb) + 63) / 64 * 64;
 }
 
+}  // namespace TRIADA_ISA_NS
 }  // namespace triada::kernels
+#include "kernels/isa_end.hpp"

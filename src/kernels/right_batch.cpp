@@ -4,14 +4,10 @@
 
 #include "kernels/packing.hpp"
 
+// Kernel path code (kernels/isa_variant.hpp): compiled once per path.
+#include "kernels/isa_begin.hpp"
 namespace triada::kernels {
-
-void PrivatePanels::begin_chunk(index_t, index_t nbk, double*& panels, char*& flags) {
-  pack_.resize(static_cast<size_t>(nbk * nb_ * kNR));
-  flag_.assign(static_cast<size_t>(nbk * nb_), esop_ ? 0 : 1);
-  panels = pack_.data();
-  flags = flag_.data();
-}
+inline namespace TRIADA_ISA_NS {
 
 namespace {
 
@@ -121,8 +117,9 @@ void multiply_chunk(const RightBatchArgs& a, index_t slab, index_t c0, index_t c
 
 }  // namespace
 
-void right_batch(const RightBatchArgs& a, const KnownZero& known, PanelStore& store,
-                 RightScratch& x, std::vector<std::uint64_t>& counts, std::uint64_t& bad) {
+// right_batch() on this path (kernels/kernel_table.hpp).
+void right_batch_isa(const RightBatchArgs& a, const KnownZero& known, PanelStore& store,
+                     RightScratch& x, std::vector<std::uint64_t>& counts, std::uint64_t& bad) {
   const index_t nb = a.nb, N = a.N;
   const std::vector<PlaneRef<double>>& planes = *a.planes;
   x.brow.resize(static_cast<size_t>(nb));
@@ -146,4 +143,6 @@ void right_batch(const RightBatchArgs& a, const KnownZero& known, PanelStore& st
   store.end_batch();
 }
 
+}  // namespace TRIADA_ISA_NS
 }  // namespace triada::kernels
+#include "kernels/isa_end.hpp"

@@ -6,10 +6,11 @@
 // Pivot planes are packed in column panels chunk by chunk (each plane row read once,
 // sequentially) into a PanelStore: a private buffer, or a line's shared scratch where
 // each member packs only its own planes and reads the others' packed rows.
+// The kernels' interface, the same for every path (kernels/isa.hpp): right_batch() runs
+// the path in use, and a panel row has that path's kNR columns (kernels/panels.hpp: nr()).
 #include <cstdint>
 #include <vector>
 
-#include "kernels/micro_kernel.hpp"
 #include "kernels/plane.hpp"
 
 namespace triada::kernels {
@@ -32,16 +33,16 @@ class PanelStore {
 // Everything packed by this rank into private buffers.
 class PrivatePanels final : public PanelStore {
  public:
-  PrivatePanels(index_t nb, bool esop) : nb_(nb), esop_(esop) {}
+  PrivatePanels(index_t nb, bool esop);
   void begin_chunk(index_t, index_t nbk, double*& panels, char*& flags) override;
   void publish() override {}
   const double* row(index_t j, index_t s) const override {
-    return pack_.data() + (j * nb_ + s) * kNR;
+    return pack_.data() + (j * nb_ + s) * nr_;
   }
   bool flag(index_t j, index_t s) const override { return flag_[j * nb_ + s] != 0; }
 
  private:
-  index_t nb_;
+  index_t nb_, nr_;  // nr_: the path's panel width (kNR)
   bool esop_;
   std::vector<double> pack_;
   std::vector<char> flag_;

@@ -3,28 +3,41 @@
 // mask (Mask), and the few operations the kernels are written against. Three sets:
 // AVX-512 (8 lanes), AVX2 + FMA (4 lanes), and a portable one (4 lanes of std::fma).
 // Every set computes each lane with one fused multiply-add, so the bits never depend on
-// the set, only the speed does.
+// the set, only the speed does. Which set a translation unit gets is its kernel path
+// (kernels/isa_variant.hpp); the code lives in that path's inline namespace. A file not
+// compiled per path (conv.cpp, for copy_short) gets the portable set.
+//
+// Per-path tuning lives here, in each set's section and nowhere else: kBlockRows (rows of
+// the register block; its columns are two vectors, kernels::kNR), kPanelChunkBytes (the
+// pivot panels of one chunk of a right batch, kernels/packing.hpp) and kMxuChunkBytes
+// (the packed B of one depth chunk of the planar MXU, mxu/fused_mxu.cpp).
 #include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
 
 #include "core/types.hpp"
+#include "kernels/isa_variant.hpp"
 
-#if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
+#if TRIADA_ISA_VARIANT != TRIADA_ISA_PORTABLE
 #include <immintrin.h>
 #endif
 
+// The sets, in this path's region (kernels/isa_begin.hpp).
+#include "kernels/isa_begin.hpp"
 namespace triada::simd {
+inline namespace TRIADA_ISA_NS {
 
 inline constexpr std::uint64_t kExpBits = 0x7FF0000000000000ull;  // Inf and NaN: all ones
 
-#if defined(__AVX512F__)
+#if TRIADA_ISA_VARIANT == TRIADA_ISA_AVX512
 
 inline constexpr index_t kLanes = 8;
 // 14 x 16 register block: 28 accumulators, two B vectors and a broadcast fill the 32
 // vector registers (16 rows would spill accumulators to the stack every step).
 inline constexpr index_t kBlockRows = 14;
+inline constexpr index_t kPanelChunkBytes = index_t{256} << 10;
+inline constexpr index_t kMxuChunkBytes = index_t{384} << 10;
 using Vec = __m512d;
 using Mask = __mmask8;
 
@@ -85,10 +98,12 @@ inline void store_fence() {
 
 // An 8 x 8 transpose is available: dst[c * stride + m] = r[m][p0 + c] for m, c < 8,
 // stored as whole vectors in the column order {0, 4, 2, 6, 1, 5, 3, 7}. GCC 12 warns
-// falsely inside the shuffle intrinsics (their undefined pass-through operand, PR 105593).
+// falsely inside the shuffle intrinsics (their undefined pass-through operand, PR 105593;
+// -Wuninitialized at -O1, the sanitizer build's level).
 inline constexpr bool kTranspose8 = true;
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 inline void transpose8(const double* const* r, index_t p0, double* dst, index_t stride) {
   __m512d t[8], u[8];
   for (int i = 0; i < 8; i += 2) {
@@ -110,7 +125,6 @@ inline void transpose8(const double* const* r, index_t p0, double* dst, index_t 
 }
 #pragma GCC diagnostic pop
 
-#if defined(__AVX512VL__)
 // The slots of the set bits of masks[c] (slot 8c + bit), ascending, written to out (room
 // for 8 past the count: whole-vector stores); returns how many. Branch-free: bit loops
 // mispredict on random masks.
@@ -125,13 +139,13 @@ inline index_t set_slots(const std::uint8_t* masks, index_t P, std::int32_t* out
   }
   return n;
 }
-#define TRIADA_SIMD_HAVE_SET_SLOTS 1
-#endif
 
-#elif defined(__AVX2__) && defined(__FMA__)
+#elif TRIADA_ISA_VARIANT == TRIADA_ISA_AVX2
 
 inline constexpr index_t kLanes = 4;
 inline constexpr index_t kBlockRows = 6;  // 6 x 8: 12 accumulators of 16 registers
+inline constexpr index_t kPanelChunkBytes = index_t{256} << 10;
+inline constexpr index_t kMxuChunkBytes = index_t{384} << 10;
 using Vec = __m256d;
 using Mask = __m256i;  // all-ones 64-bit lanes are active
 
@@ -180,6 +194,8 @@ inline void count_nonzero4(const double* x, Vec& c) {
 
 inline constexpr index_t kLanes = 4;
 inline constexpr index_t kBlockRows = 6;
+inline constexpr index_t kPanelChunkBytes = index_t{256} << 10;
+inline constexpr index_t kMxuChunkBytes = index_t{384} << 10;
 struct Vec {
   double v[4];
 };
@@ -231,7 +247,8 @@ inline void count_nonzero4(const double* x, Vec& c) {
 
 #endif
 
-#if !defined(__AVX512F__)  // the 4-lane sets share what AVX-512 does in one vector
+// The 4-lane sets share what AVX-512 does in one vector.
+#if TRIADA_ISA_VARIANT != TRIADA_ISA_AVX512
 inline unsigned nonzero8(const double* x, index_t len, unsigned& inf_nan) {
   unsigned in_lo = 0, in_hi = 0;
   const Mask k0 = first_lanes(len), k1 = first_lanes(len - 4);
@@ -255,9 +272,7 @@ inline void transpose8(const double* const* r, index_t p0, double* dst, index_t 
   for (index_t c = 0; c < 8; ++c)
     for (index_t m = 0; m < 8; ++m) dst[c * stride + m] = r[m][p0 + c];
 }
-#endif
 
-#if !defined(TRIADA_SIMD_HAVE_SET_SLOTS)
 inline index_t set_slots(const std::uint8_t* masks, index_t P, std::int32_t* out) {
   index_t n = 0;
   for (index_t c = 0; c * 8 < P; ++c)
@@ -266,7 +281,6 @@ inline index_t set_slots(const std::uint8_t* masks, index_t P, std::int32_t* out
   return n;
 }
 #endif
-#undef TRIADA_SIMD_HAVE_SET_SLOTS
 
 // n doubles, inline: a library call per short run (a tile row, a pixel's channels) costs
 // more than the copy.
@@ -276,4 +290,6 @@ inline void copy_short(const double* from, double* to, index_t n) {
   for (; k < n; ++k) to[k] = from[k];
 }
 
+}  // namespace TRIADA_ISA_NS
 }  // namespace triada::simd
+#include "kernels/isa_end.hpp"

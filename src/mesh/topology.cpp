@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "mesh/kernel_path.hpp"
+
 namespace triada {
 
 Topology::Topology(const Plan& plan, MPI_Comm world, std::size_t element_bytes) : plan_(plan) {
@@ -10,6 +12,8 @@ Topology::Topology(const Plan& plan, MPI_Comm world, std::size_t element_bytes) 
   CHECK_MPI(MPI_Comm_dup(world, &dup));
   world_ = mpi::Comm::adopt(dup);
   world_rank_ = world_.rank();
+  // The members of a line read each other's packed panels: one kernel path for all.
+  agree_on_kernel_path(world_.get());
   if (world_.size() != plan.ranks.world_size)
     throw mpi_error("plan made for " + std::to_string(plan.ranks.world_size) + " ranks, run has " +
                     std::to_string(world_.size()));

@@ -38,7 +38,11 @@
 
 #include "kernels/micro_kernel.hpp"
 
+// Kernel path code (kernels/isa_variant.hpp): compiled once per path; the dispatch is in
+// fused_mxu_paths.cpp.
+#include "kernels/isa_begin.hpp"
 namespace triada {
+inline namespace TRIADA_ISA_NS {
 
 namespace {
 
@@ -89,11 +93,12 @@ class Fp64Call {
   }
 
  private:
-  // Steps per chunk: the packed panels of a chunk take up to 384 KiB (3/4 of a 512 KiB L2;
-  // longer runs of A rows suit the hardware prefetcher better than a smaller chunk).
+  // Steps per chunk: the packed panels of a chunk take up to simd::kMxuChunkBytes (384 KiB,
+  // 3/4 of a 512 KiB L2; longer runs of A rows suit the hardware prefetcher better than a
+  // smaller chunk).
   static index_t chunk_steps(index_t s) {
     const index_t width = round_up(s, kNR);
-    return std::max<index_t>(8, (384 * 1024 / 8) / width);
+    return std::max<index_t>(8, (simd::kMxuChunkBytes / 8) / width);
   }
 
   // The rows of A and C a few blocks ahead. A call's rows are often far apart (a strip of
@@ -296,39 +301,11 @@ class Fp64Call {
 
 }  // namespace
 
-std::uint64_t fused_mxu_fp64(const MxuCall& c, Mode mode, MxuScratch& x) {
+// fused_mxu_fp64() on this path (fused_mxu_paths.cpp).
+std::uint64_t fused_mxu_fp64_isa(const MxuCall& c, Mode mode, MxuScratch& x) {
   return Fp64Call(c, mode, x).run();
 }
 
-std::uint64_t fused_mxu_scalar(const MxuCall& c, Mode mode, CellMode cell_mode, MxuScratch& x) {
-  const index_t s = c.s;
-  const bool esop = mode == Mode::esop;
-  x.w.resize(static_cast<size_t>(s));
-  x.nnz_b.resize(static_cast<size_t>(s));
-  if (esop)
-    for (index_t t = 0; t < s; ++t) x.nnz_b[t] = count_nonzero(c.B + t * c.ldb, s);
-  double* w = x.w.data();
-  std::uint64_t macs = 0;
-  for (index_t i = 0; i < c.r; ++i) {
-    const double* a = c.A + i * c.lda;
-    double* out = c.C + i * c.ldc;
-    for (index_t k = 0; k < s; ++k) w[k] = mma_start(cell_mode, c.accumulate ? out[k] : 0.0);
-    for (index_t t = 0; t < s; ++t) {  // step t: the pivot A[i][t] meets row t of B
-      const double y = a[t];
-      const double* b = c.B + t * c.ldb;
-      if (!esop) {
-        for (index_t k = 0; k < s; ++k) w[k] = mma_mac(cell_mode, w[k], y, b[k]);
-        continue;
-      }
-      if (is_zero(y)) continue;  // no pivot on the line: the row's cells wait
-      for (index_t k = 0; k < s; ++k)
-        if (!is_zero(b[k])) w[k] = mma_mac(cell_mode, w[k], y, b[k]);
-      macs += x.nnz_b[t];
-    }
-    for (index_t k = 0; k < s; ++k)
-      out[k] = mma_store(cell_mode, c.accumulate ? out[k] : 0.0, w[k]);
-  }
-  return esop ? macs : static_cast<std::uint64_t>(c.r * s * s);
-}
-
+}  // namespace TRIADA_ISA_NS
 }  // namespace triada
+#include "kernels/isa_end.hpp"

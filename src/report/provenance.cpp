@@ -17,7 +17,8 @@ nlohmann::json to_json(const Provenance& p) {
           {"date", p.date},
           {"ranks", p.ranks},
           {"mpi_library", p.mpi_library},
-          {"hdf5_library", p.hdf5_library}};
+          {"hdf5_library", p.hdf5_library},
+          {"kernels", p.kernels}};
 }
 
 Provenance provenance_from_json(const nlohmann::json& j) {
@@ -31,6 +32,7 @@ Provenance provenance_from_json(const nlohmann::json& j) {
   p.ranks = j.at("ranks").get<int>();
   p.mpi_library = j.at("mpi_library").get<std::string>();
   p.hdf5_library = j.at("hdf5_library").get<std::string>();
+  p.kernels = j.at("kernels").get<std::string>();
   return p;
 }
 

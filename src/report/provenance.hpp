@@ -1,9 +1,10 @@
 #pragma once
 // What produced an output (doc/design.md §5.6): the program and its build, the command line,
-// where and when it ran, on how many ranks, with which MPI and HDF5 libraries. Every JSON
-// report carries it as its `provenance` object, every HDF5 output as attributes of the same
-// names (one scalar each). The MPI and HDF5 versions are filled by the layers that own those
-// libraries (apps/common/provenance.hpp collects a run's record).
+// where and when it ran, on how many ranks, with which MPI and HDF5 libraries and which
+// kernel path. Every JSON report carries it as its `provenance` object, every HDF5 output
+// as attributes of the same names (one scalar each). The MPI and HDF5 versions and the
+// kernel path are filled by the layers that own them (apps/common/provenance.hpp collects
+// a run's record).
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -20,6 +21,7 @@ struct Provenance {
   int ranks = 1;             // MPI ranks of the run (its communicator's size)
   std::string mpi_library;   // MPI_Get_library_version, first line
   std::string hdf5_library;  // H5get_libversion, "1.10.8"
+  std::string kernels;       // the kernels' instruction-set path: "avx512", "avx2", "portable"
 };
 
 // The keys, in the order reports and files list them (the JSON object and the attributes).

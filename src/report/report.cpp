@@ -165,6 +165,7 @@ json make_report(const Plan& plan, const RunCounters& rc, const ReportContext& c
     r["memory"]["predicted_window_bytes"] = ctx.predicted_window_bytes;
   }
   r["executor"] = ctx.executor;
+  r["kernels"] = ctx.kernels;
   if (!ctx.precision.empty()) r["precision"] = ctx.precision;
   if (ctx.physical) r["physical"] = physical_json(*ctx.physical, ctx.physical_params);
   r["stage_seconds"] = rc.stage_seconds;

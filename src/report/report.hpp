@@ -24,6 +24,9 @@ struct ReportContext {
   double wall_seconds = 0;
   double sim_seconds = 0;  // the simulation alone (after input read, before write)
   std::string executor = "fused";
+  // The kernels' instruction-set path (apps/common/provenance.hpp: kernels_json), null
+  // where no kernel runs (--model-only).
+  nlohmann::json kernels = nullptr;
   nlohmann::json precision = nlohmann::json::object();  // cell mode, sub-steps, --check
   std::vector<long> peak_rss_bytes;                     // per world rank
   std::vector<long> baseline_rss_bytes;                 // per world rank, before the input was read

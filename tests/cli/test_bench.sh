@@ -41,6 +41,7 @@ shapes = {tuple(r["shape"]) for r in rows}
 assert shapes == {(16, 16, 16), (12, 10, 8)}, shapes
 m = j["machine"]
 assert m["mpi_world_size"] == ranks and m["openblas_corename"], m
+assert m["kernels"]["isa"] == j["provenance"]["kernels"] in m["kernels"]["available"], m
 assert j["verification"]["result"] == "verified", j["verification"]
 assert any("simulation only" in n for n in j["notes"]), j["notes"]
 EOF

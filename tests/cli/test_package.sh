@@ -3,8 +3,8 @@
 # of the build into a temporary prefix; a copy of tests/package (outside the tree) configured
 # with only that prefix, find_package(triada) + triada::triada; built, run, its output
 # checked. Also: the consumer's compile lines carry -ffp-contract=off and no -march flag
-# (instruction-set flags stay PRIVATE to the library); the Python package imports from the
-# prefix and runs. Run by ctest (label package).
+# (instruction-set flags stay PRIVATE to the library: the kernel paths are chosen at run
+# time); the Python package imports from the prefix and runs. Run by ctest (label package).
 set -uo pipefail
 
 # shellcheck source=tests/cli/lib_check.sh
@@ -59,6 +59,7 @@ cat "$dir/run.log"
 check "reports version $version" grep -qx "triada $version" "$dir/run.log"
 check "builds a plan" grep -qx "plan 8x6x4 cells, 3 stages, order 312" "$dir/run.log"
 check "parses an executor" grep -qx "executor fused" "$dir/run.log"
+check "names the kernel path" grep -qxE "kernels (avx512|avx2|portable)" "$dir/run.log"
 cc=$dir/build/compile_commands.json
 check "consumer compiles with -ffp-contract=off" grep -q -- "-ffp-contract=off" "$cc"
 check "no -march flag reaches the consumer" bash -c "! grep -q -- '-march' '$cc'"

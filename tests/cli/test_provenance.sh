@@ -3,7 +3,8 @@
 # --version names the project version and the git commit of the sources (git rev-parse, or
 # "unknown" outside a checkout); every JSON report (transform, --model-only, tcu, conv,
 # bench) and every HDF5 output (transform, gen) records program, version, commit, command
-# line, host, date, ranks and the MPI and HDF5 libraries, at np 1 and 2; every HDF5
+# line, host, date, ranks, the MPI and HDF5 libraries and the kernel path, at np 1 and 2;
+# every HDF5
 # attribute holding one value is a scalar. --progress: the plain lines' format in a file,
 # one per update at TRIADA_PROGRESS_SECONDS=0 and from rank 0 only, the live line on a
 # terminal, none with never or --quiet. Run by ctest (label cli).
@@ -29,7 +30,7 @@ commit_re="^${commit}(-dirty)?\$"
 [[ $commit == unknown ]] && commit_re='^unknown$'
 echo "-- expecting version $version, commit $commit"
 
-echo "-- --version: version, commit, MPI and HDF5 lines, rank 0 only"
+echo "-- --version: version, commit, MPI, HDF5 and kernels lines, rank 0 only"
 for a in "${APPS[@]}"; do
   app="$TRIADA_BIN/triada-$a"
   if "$app" --version >v.txt 2>v.err && [[ ! -s v.err ]]; then pass; else fail "$a --version: $(cat v.err)"; fi
@@ -41,6 +42,7 @@ for a in "${APPS[@]}"; do
   fi
   check "$a: MPI and HDF5 lines" grep -qE '^HDF5: [0-9]+\.[0-9]+\.[0-9]+$' <(sed -n 4p v.txt)
   check "$a: an MPI line" grep -qE '^MPI: .+' <(sed -n 3p v.txt)
+  check "$a: a kernels line" grep -qE '^kernels: (avx512|avx2|portable) \(' <(sed -n 5p v.txt)
   help=$("$app" --help 2>&1)
   check "$a: --help lists --version and --progress" \
     bash -c "grep -q -- '--version' <<<\"\$1\" && grep -q -- '--progress' <<<\"\$1\"" _ "$help"
@@ -68,7 +70,7 @@ else:
         a = f[dset].attrs
         p = {k: a[k] for k in a}
         for k in ("program", "version", "commit", "command_line", "host", "date",
-                  "mpi_library", "hdf5_library"):
+                  "mpi_library", "hdf5_library", "kernels"):
             assert isinstance(p[k], str), (k, type(p[k]))  # scalar strings
         assert a["ranks"].shape == (), a["ranks"]
         p["ranks"] = int(a["ranks"])
@@ -87,6 +89,7 @@ assert p["mpi_library"] and (not mpi_version or mpi_version in p["mpi_library"])
 assert "MPI: " + p["mpi_library"] == lines[2], (p["mpi_library"], lines[2])
 assert re.fullmatch(r"\d+\.\d+\.\d+", p["hdf5_library"]), p["hdf5_library"]
 assert "HDF5: " + p["hdf5_library"] == lines[3], (p["hdf5_library"], lines[3])
+assert lines[4].startswith("kernels: " + p["kernels"] + " ("), (p["kernels"], lines[4])
 EOF
 }
 

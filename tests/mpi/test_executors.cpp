@@ -1,12 +1,15 @@
 // The fused executor against the reference executor (doc/design.md §10.4: every optimised
 // executor is tested against the reference, never against itself): bitwise equal outputs
-// and exactly equal per-step counters over a randomized matrix of cases.
+// and exactly equal per-step counters over a randomized matrix of cases, and on every
+// kernel path this CPU runs (kernels/isa.hpp).
 #include <mpi.h>
 
 #include <limits>
 #include <random>
 
 #include "actuator/coefficients.hpp"
+#include "kernels/isa.hpp"
+#include "mesh/mpi.hpp"
 #include "support/catch.hpp"
 #include "support/engine_run.hpp"
 #include "support/oracle.hpp"
@@ -38,12 +41,9 @@ CoeffMatrix sparse_matrix(index_t n, index_t k, std::mt19937_64& gen, double zer
   return c;
 }
 
+// The fused run's output and per-step counters against the reference run's.
 template <class T>
-void compare(const std::vector<T>& x, const ext3& shape, RunSpec spec) {
-  spec.executor = Executor::reference;
-  const GlobalRun<T> ref = run_global<T>(MPI_COMM_WORLD, x, shape, spec);
-  spec.executor = Executor::fused;
-  const GlobalRun<T> fused = run_global<T>(MPI_COMM_WORLD, x, shape, spec);
+void check_same(const GlobalRun<T>& ref, const GlobalRun<T>& fused) {
   CHECK(same_bits(ref.y, fused.y));
   REQUIRE(ref.rc.steps.size() == fused.rc.steps.size());
   for (size_t i = 0; i < ref.rc.steps.size(); ++i) {
@@ -55,6 +55,39 @@ void compare(const std::vector<T>& x, const ext3& shape, RunSpec spec) {
       CAPTURE(kCounterTable[c].name);
       CHECK(ref.rc.steps[i].n[c] == fused.rc.steps[i].n[c]);
     }
+  }
+}
+
+template <class T>
+void compare(const std::vector<T>& x, const ext3& shape, RunSpec spec) {
+  spec.executor = Executor::reference;
+  const GlobalRun<T> ref = run_global<T>(MPI_COMM_WORLD, x, shape, spec);
+  spec.executor = Executor::fused;
+  check_same(ref, run_global<T>(MPI_COMM_WORLD, x, shape, spec));
+}
+
+// The kernel paths every rank runs (each rank's list is a tail of avx512, avx2, portable).
+std::vector<kernels::Isa> paths_of_all_ranks() {
+  const std::vector<kernels::Isa> mine = kernels::available_isas();
+  const int n = mpi::min_of(MPI_COMM_WORLD, static_cast<int>(mine.size()));
+  return {mine.end() - n, mine.end()};
+}
+
+// The reference run once, then the fused executor on every kernel path: each against the
+// reference, and each path's output against the first path's.
+template <class T>
+void compare_paths(const std::vector<T>& x, const ext3& shape, RunSpec spec) {
+  spec.executor = Executor::reference;
+  const GlobalRun<T> ref = run_global<T>(MPI_COMM_WORLD, x, shape, spec);
+  spec.executor = Executor::fused;
+  std::vector<T> first;
+  for (const kernels::Isa isa : paths_of_all_ranks()) {
+    CAPTURE(kernels::to_string(isa));
+    kernels::ScopedIsa forced(isa);
+    const GlobalRun<T> fused = run_global<T>(MPI_COMM_WORLD, x, shape, spec);
+    check_same(ref, fused);
+    if (first.empty()) first = fused.y;
+    CHECK(same_bits(first, fused.y));
   }
 }
 
@@ -277,4 +310,34 @@ TEST_CASE("a caller's spare register changes no bit, whatever it held before", "
       if (topo.is_brick()) CHECK(spare.capacity() > 0);  // handed back for the next run
     }
   }
+}
+
+TEST_CASE("every kernel path gives the reference's bits and counters", "[executors][isa]") {
+  // Odd and non-cubic shapes, a full-block one, real and complex, ESOP and dense, planes
+  // broadcast or shared (packed in shared memory along axes 1 and 2 where lines share a
+  // node), one batch or many.
+  const ext3 shapes[] = {{13, 7, 29}, {30, 5, 9}, {16, 16, 16}, {1, 23, 6}, {9, 31, 2}};
+  std::mt19937_64 gen(404);
+  int n = 0;
+  for (const ext3& shape : shapes)
+    for (const Mode mode : {Mode::esop, Mode::dense}) {
+      RunSpec spec;
+      spec.mode = mode;
+      spec.transport = n % 2 ? PivotTransport::messages : PivotTransport::automatic;
+      spec.batch_bytes = n % 3 == 1 ? 512 : 0;
+      spec.order = n % 2 ? std::array<int, 3>{1, 2, 3} : std::array<int, 3>{3, 1, 2};
+      spec.c = {sparse_matrix(shape[0], shape[0] + 2, gen, 0.3),
+                make_coefficients(TransformKind::dct, shape[1], Norm::ortho, false, "test"),
+                sparse_matrix(shape[2], std::max<index_t>(1, shape[2] - 3), gen, 0.4)};
+      CAPTURE(to_string(shape), mode == Mode::esop, n);
+      auto x = random_tensor(shape, 500 + n, 0.5, false, false);
+      for (index_t l = 0; l < shape[0] * shape[1]; l += 4)  // zero lines
+        for (index_t i = 0; i < shape[2]; ++i) x[l * shape[2] + i] = 0;
+      compare_paths<double>(convert<double>(x), shape, spec);
+      if (n % 2 == 0) {  // complex: the exact path, on every path too
+        spec.c[1] = make_coefficients(TransformKind::dft, shape[1], Norm::ortho, false, "test");
+        compare_paths<cplx>(random_tensor(shape, 600 + n, 0.5, true, false), shape, spec);
+      }
+      ++n;
+    }
 }

@@ -1,5 +1,6 @@
 // Uses the installed library as another project would: the umbrella header, the
-// version, a plan built by the model library and a name parsed by the engine library.
+// version, a plan built by the model library, a name parsed by the engine library and the
+// kernel path the library chose for this CPU.
 #include <iostream>
 #include <triada/triada.hpp>
 
@@ -14,6 +15,7 @@ int main() {
             << "plan " << plan.mesh[0] << "x" << plan.mesh[1] << "x" << plan.mesh[2] << " cells, "
             << plan.stages.size() << " stages, order " << triada::to_string(plan.stage_order)
             << "\n"
-            << "executor " << triada::to_string(triada::parse_executor("fused")) << "\n";
+            << "executor " << triada::to_string(triada::parse_executor("fused")) << "\n"
+            << "kernels " << triada::kernels::to_string(triada::kernels::isa()) << "\n";
   return plan.stages.size() == 3 ? 0 : 1;
 }

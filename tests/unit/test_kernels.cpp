@@ -1,19 +1,20 @@
-// The fused executor's kernels (src/kernels) against direct loops of std::fma in the same
+// The kernels of one path (src/kernels) against direct loops of std::fma in the same
 // order: bitwise equal results and exact non-zero counts, on ragged sizes (not multiples
-// of the register block), zero rows and columns, and Inf / NaN operands.
-#include <catch2/catch.hpp>
+// of the register block), zero rows and columns, and Inf / NaN operands. Compiled once per
+// kernel path, like the kernels (the region below): each copy's tests carry the path's
+// name and test nothing where this CPU cannot run the path. The batches on every path, as
+// the executors call them: test_kernel_paths.cpp.
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <random>
 #include <vector>
 
-#include "kernels/left_batch.hpp"
+#include "kernels/isa.hpp"
 #include "kernels/packing.hpp"
-#include "kernels/right_batch.hpp"
+#include "support/catch.hpp"
 
 using namespace triada;
-using namespace triada::kernels;
 
 namespace {
 
@@ -33,9 +34,23 @@ std::vector<double> values(std::size_t n, double z, std::mt19937_64& gen, bool i
   return v;
 }
 
+// This CPU runs the path this file was compiled for; else the tests say so and pass.
+bool path_runs() {
+  if (kernels::cpu_runs(static_cast<kernels::Isa>(TRIADA_ISA_VARIANT))) return true;
+  WARN("this CPU cannot run the " TRIADA_ISA_NAME " kernel path: not tested here");
+  return false;
+}
+
 }  // namespace
 
-TEST_CASE("micro kernels: W = fma(A, B, W) in list order, every block size", "[kernels]") {
+// The checks run inside the path's region (compiled for its instruction set), called only
+// once path_runs() said the CPU has it.
+#include "kernels/isa_begin.hpp"
+namespace triada::kernels {
+inline namespace TRIADA_ISA_NS {
+namespace {
+
+void check_micro_kernels() {
   std::mt19937_64 gen(1);
   for (index_t rows = 1; rows <= kMR; ++rows)
     for (index_t nvalid : {index_t{1}, kNR / 2 + 1, kNR - 1, kNR})
@@ -63,7 +78,7 @@ TEST_CASE("micro kernels: W = fma(A, B, W) in list order, every block size", "[k
       }
 }
 
-TEST_CASE("sparse kernel and panel packing", "[kernels]") {
+void check_sparse_kernel_and_packing() {
   std::mt19937_64 gen(2);
   const auto panel = values(static_cast<size_t>(9 * kNR), 0.2, gen);
   const std::vector<double> val{0.5, -2.0, std::numeric_limits<double>::infinity()};
@@ -105,69 +120,16 @@ TEST_CASE("sparse kernel and panel packing", "[kernels]") {
   }
 }
 
-TEST_CASE("left and right batches against a direct loop", "[kernels]") {
-  std::mt19937_64 gen(3);
-  for (bool esop : {true, false})
-    for (index_t L : {index_t{1}, index_t{17}, index_t{40}})
-      for (index_t wext : {index_t{3}, index_t{21}}) {
-        CAPTURE(esop, L, wext);
-        const index_t nb = 11;
-        // V as rows of nb (axis 3 layout): line l's pivots at v[l * nb + s].
-        auto v = values(static_cast<size_t>(L * nb), 0.7, gen);
-        for (index_t s = 0; s < nb; ++s) v[static_cast<size_t>((L / 2) * nb + s)] = 0;  // zero line
-        const auto c = values(static_cast<size_t>(nb * wext), 0.3, gen);
-        std::vector<double> expect(static_cast<size_t>(L * wext), 0.0);
-        for (index_t s = 0; s < nb; ++s)
-          for (index_t l = 0; l < L; ++l)
-            for (index_t k = 0; k < wext; ++k) {
-              const double y = v[l * nb + s], cc = c[s * wext + k];
-              if (esop && (y == 0 || cc == 0)) continue;
-              expect[l * wext + k] = std::fma(y, cc, expect[l * wext + k]);
-            }
-        std::vector<PlaneRef<double>> planes(static_cast<size_t>(nb));
-        for (index_t s = 0; s < nb; ++s) planes[s] = {v.data() + s, 0, nb};
-        std::vector<double> w(static_cast<size_t>(L * wext), 5.0);
-        std::vector<std::uint64_t> counts(static_cast<size_t>(nb), 0);
-        std::uint64_t bad = 0;
-        LeftScratch lx;
-        left_batch(planes, v.data(), nb, L, c.data(), wext, w.data(), esop, true, counts, bad, lx,
-                   nullptr);
-        CHECK(same_bits(w, expect));
-        // The same product with the data on the right: W (wext x L) = C^T V^T, planes as
-        // rows of L (columns = lines).
-        std::vector<double> vt(static_cast<size_t>(nb * L));
-        for (index_t s = 0; s < nb; ++s)
-          for (index_t l = 0; l < L; ++l) vt[s * L + l] = v[l * nb + s];
-        std::vector<PlaneRef<double>> rp(static_cast<size_t>(nb));
-        for (index_t s = 0; s < nb; ++s) rp[s] = {vt.data() + s * L, 0, 1};
-        std::vector<char> mine(static_cast<size_t>(nb), 1);
-        RightBatchArgs ra;
-        ra.nb = nb;
-        ra.N = L;
-        ra.wext = wext;
-        ra.cbb = c.data();
-        std::vector<double> wr(static_cast<size_t>(wext * L), 5.0);
-        ra.w = wr.data();
-        ra.w_row = L;
-        ra.planes = &rp;
-        ra.mine = &mine;
-        ra.esop = esop;
-        ra.fresh = true;
-        PrivatePanels store(nb, esop);
-        RightScratch rx;
-        std::vector<std::uint64_t> rcounts(static_cast<size_t>(nb), 0);
-        right_batch(ra, KnownZero{}, store, rx, rcounts, bad);
-        std::vector<double> expect_t(static_cast<size_t>(wext * L));
-        for (index_t l = 0; l < L; ++l)
-          for (index_t k = 0; k < wext; ++k) expect_t[k * L + l] = expect[l * wext + k];
-        CHECK(same_bits(wr, expect_t));
-        if (esop) {
-          for (index_t s = 0; s < nb; ++s) {
-            std::uint64_t n = 0;
-            for (index_t l = 0; l < L; ++l) n += v[l * nb + s] != 0 ? 1 : 0;
-            CHECK(counts[s] == n);
-            CHECK(rcounts[s] == n);
-          }
-        }
-      }
+}  // namespace
+}  // namespace TRIADA_ISA_NS
+}  // namespace triada::kernels
+#include "kernels/isa_end.hpp"
+
+TEST_CASE(TRIADA_ISA_NAME " kernels: W = fma(A, B, W) in list order, every block size",
+          "[kernels]") {
+  if (path_runs()) kernels::check_micro_kernels();
+}
+
+TEST_CASE(TRIADA_ISA_NAME " kernels: sparse kernel and panel packing", "[kernels]") {
+  if (path_runs()) kernels::check_sparse_kernel_and_packing();
 }

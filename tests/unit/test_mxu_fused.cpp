@@ -2,7 +2,8 @@
 // same C and exactly the same counters over a randomized matrix of calls (unit size, rows,
 // leading dimensions, latency, weak model, cell mode, dense / ESOP, sparsity, accumulate,
 // adversarial values: signed zeros, underflowing products, Inf, NaN), then whole TCU
-// algorithms and convolutions run with both executors.
+// algorithms and convolutions run with both executors, and the fused executor on every
+// kernel path this CPU runs.
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -14,6 +15,7 @@
 #include "conv/conv.hpp"
 #include "conv/conv_layer.hpp"
 #include "core/error.hpp"
+#include "kernels/isa.hpp"
 #include "mxu/memory_side.hpp"
 #include "mxu/tcu_algorithms.hpp"
 #include "mxu/tcu_linear_algebra.hpp"
@@ -493,4 +495,81 @@ TEST_CASE("the executor is chosen by the constructor or set_executor and parsed 
   CHECK(parse_mxu_executor("fused") == MxuExecutor::fused);
   CHECK(to_string(MxuExecutor::fused) == "fused");
   CHECK_THROWS_AS(parse_mxu_executor("fast"), config_error);
+}
+
+namespace {
+
+// A random grid of fp64 chains (calls when links = 1), ragged sides and row counts.
+ChainCase random_chain(std::mt19937_64& gen) {
+  ChainCase k;
+  const index_t sides[] = {1, 2, 3, 4, 5, 8, 16};
+  k.s = sides[gen() % 7];
+  const index_t rs[] = {k.s, 2 * k.s + 3, 3 * k.s + 1, 7 * k.s + 5};
+  k.weak = gen() % 6 == 0;
+  k.r = k.weak ? k.s : rs[gen() % 4];
+  k.links = 1 + static_cast<index_t>(gen() % 4);
+  k.blocks = gen() % 3 == 0 ? 2 + static_cast<index_t>(gen() % 3) : 1;
+  k.row_blocks = gen() % 3 == 0 ? 2 : 1;
+  k.pad = gen() % 3 == 0 ? static_cast<index_t>(gen() % 4) : 0;
+  k.accumulate_first = gen() % 2 == 0;
+  k.mode = gen() % 3 == 0 ? Mode::dense : Mode::esop;
+  return k;
+}
+
+// The reference's loop of calls against the fused loop and chain on every kernel path: C
+// bit for bit, every counter; and each path's C against the first path's.
+void compare_paths(const ChainCase& k, ValueGen& va, ValueGen& vb, ValueGen& vc) {
+  const index_t s = k.s, lda = k.links * s + k.pad, ld = k.blocks * s + k.pad;
+  const index_t rows = k.row_blocks * k.r;
+  std::vector<double> A(static_cast<size_t>(rows * lda)), B(static_cast<size_t>(k.links * s * ld)),
+      C(static_cast<size_t>(rows * ld));
+  for (auto& v : A) v = va();
+  for (auto& v : B) v = vb();
+  for (auto& v : C) v = vc();
+  ChainRun oracle(k, MxuExecutor::reference);
+  std::vector<double> expect = C, first;
+  oracle.run(k, A, B, expect, false);
+  for (const kernels::Isa isa : kernels::available_isas()) {
+    kernels::ScopedIsa forced(isa);
+    ChainRun loop(k, MxuExecutor::fused), chain(k, MxuExecutor::fused);
+    std::vector<double> C1 = C, C2 = C;
+    loop.run(k, A, B, C1, false);
+    chain.run(k, A, B, C2, true);
+    INFO("path " << kernels::to_string(isa) << " s " << s << " r " << k.r << " links " << k.links
+                 << " blocks " << k.row_blocks << " x " << k.blocks << " esop "
+                 << (k.mode == Mode::esop) << " acc " << k.accumulate_first);
+    CHECK(bits(C1) == bits(expect));
+    CHECK(bits(C2) == bits(expect));
+    if (first.empty()) first = C1;
+    CHECK(bits(C1) == bits(first));
+    for (const ChainRun* u : {&loop, &chain}) {
+      check_same_cost(u->unit.cost(), oracle.unit.cost());
+      CHECK(u->mem.cost() == oracle.mem.cost());
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("fused: every kernel path gives the reference's bits and counters", "[mxu][fused][isa]") {
+  REQUIRE_FALSE(kernels::available_isas().empty());
+  std::mt19937_64 gen(41);
+  const double sparsity[] = {0.0, 0.5, 0.9};
+  const Values kinds[] = {Values::uniform, Values::integers, Values::adversarial,
+                          Values::nonfinite};
+  for (int rep = 0; rep < 60; ++rep) {
+    const ChainCase k = random_chain(gen);
+    const Values kind = kinds[gen() % 4];
+    ValueGen va{std::mt19937_64(gen()), sparsity[gen() % 3], kind};
+    ValueGen vb{std::mt19937_64(gen()), sparsity[gen() % 3], kind};
+    ValueGen vc{std::mt19937_64(gen()), 0.3, Values::adversarial};
+    compare_paths(k, va, vb, vc);
+  }
+  // A depth of several kernel chunks on every path (their chunks differ: kNR 8 or 16).
+  ChainCase deep;
+  deep.s = 4, deep.r = 9, deep.links = 1700, deep.accumulate_first = true;
+  ValueGen va{std::mt19937_64(5), 0.5, Values::adversarial},
+      vb{std::mt19937_64(6), 0.5, Values::adversarial},
+      vc{std::mt19937_64(7), 0.3, Values::adversarial};
+  compare_paths(deep, va, vb, vc);
 }

@@ -37,6 +37,7 @@ TEST_CASE("the record has the documented keys and reads back", "[provenance]") {
   Provenance p = build_provenance("triada-test", "triada-test --x 'a b'", 3);
   p.mpi_library = "MPI x";
   p.hdf5_library = "1.2.3";
+  p.kernels = "avx2";
   CHECK(p.version == version_string());
   CHECK(p.commit == git_commit());
   CHECK(!p.host.empty());
@@ -44,7 +45,7 @@ TEST_CASE("the record has the documented keys and reads back", "[provenance]") {
   std::set<std::string> keys;
   for (const auto& [k, v] : j.items()) keys.insert(k);
   CHECK(keys == std::set<std::string>{"program", "version", "commit", "command_line", "host",
-                                      "date", "ranks", "mpi_library", "hdf5_library"});
+                                      "date", "ranks", "mpi_library", "hdf5_library", "kernels"});
   CHECK(j["ranks"] == 3);
   const Provenance q = provenance_from_json(j);
   CHECK(to_json(q) == j);

@@ -5,7 +5,7 @@
 #include <span>
 #include <stdexcept>
 
-#include "kernels/packing.hpp"
+#include "kernels/panels.hpp"
 #include "mesh/mpi.hpp"
 #include "mesh/shared_window.hpp"
 
@@ -362,7 +362,7 @@ class SharedPanels final : public kernels::PanelStore {
   void publish() override { win_.fence(); }
   const double* row(index_t j, index_t s) const override {
     return reinterpret_cast<const double*>(scratch_[owner_[s]] + off_) +
-           (j * nb_ + s) * kernels::kNR;
+           (j * nb_ + s) * kernels::nr();
   }
   bool flag(index_t j, index_t s) const override {
     return reinterpret_cast<const char*>(scratch_[owner_[s]] + off_ + panel_bytes_)[j * nb_ + s] !=
@@ -383,7 +383,7 @@ class SharedPanels final : public kernels::PanelStore {
 SharedPanels::SharedPanels(const Topology& topo, int axis, int line_rank, int line_size, index_t nb,
                            index_t N, std::vector<int> owner)
     : nb_(nb), me_(line_rank), owner_(std::move(owner)) {
-  using kernels::kNR;
+  const index_t kNR = kernels::nr();
   for (int r = 0; r < line_size; ++r) {
     std::size_t bytes = 0;
     scratch_.push_back(topo.line_scratch(axis, r, bytes));
