@@ -4,10 +4,10 @@
 
 namespace triada {
 
-Plan plan_for_world(MPI_Comm world, PlanRequest req) {
+Plan plan_for_world(MPI_Comm world, PlanRequest req, int world_size) {
   Plan plan;
   mpi::collectively(world, [&] {
-    req.world_size = mpi::size(world);
+    req.world_size = world_size > 0 ? world_size : mpi::size(world);
     if (!req.grid)
       req.balanced_dims = mpi::dims_create(brick_rank_count(req.world_size, req.actuators));
     plan = make_plan(req);
@@ -36,12 +36,16 @@ int ranks_per_node(MPI_Comm world) {
   return n;
 }
 
-Plan plan_for_world(MPI_Comm world, PlanRequest req, const GridModel& model) {
-  if (req.grid) return plan_for_world(world, req);
-  const int per_node = ranks_per_node(world);
+int model_ranks_per_node(const MachineModel& m, MPI_Comm world) {
+  return m.ranks_per_node > 0 ? m.ranks_per_node : ranks_per_node(world);
+}
+
+Plan plan_for_world(MPI_Comm world, PlanRequest req, const GridModel& model, int world_size) {
+  if (req.grid) return plan_for_world(world, req, world_size);
+  const int per_node = model_ranks_per_node(model.machine, world);
   std::array<int, 3> grid{0, 0, 0};
   mpi::collectively(world, [&] {
-    req.world_size = mpi::size(world);
+    req.world_size = world_size > 0 ? world_size : mpi::size(world);
     req.balanced_dims = mpi::dims_create(brick_rank_count(req.world_size, req.actuators));
     if (mpi::rank(world) != 0) return;
     grid = modelled_grid(req, model, per_node);
@@ -51,7 +55,7 @@ Plan plan_for_world(MPI_Comm world, PlanRequest req, const GridModel& model) {
     req.grid = grid;
     req.grid_modelled = true;
   }
-  return plan_for_world(world, req);
+  return plan_for_world(world, req, world_size);
 }
 
 }  // namespace triada

@@ -157,14 +157,18 @@ DryRun make_dry_run(const TransformConfig& cfg, MPI_Comm world) {
   MemoryPrediction mine;
   const std::string what = "shape " + to_string(f.in_shape);
   const bool one_node = on_one_node(world);
+  const bool elsewhere = cfg.plan_world_size > 0;  // --world-size: not this run's ranks
   mpi::collectively(world, [&] {
-    mem = memory_options(cfg, d.complex_run, one_node);
+    mem = memory_options(cfg, d.complex_run, one_node && !elsewhere);
     mem.hdf5_open_on_rank0 = !cfg.model_shape;  // rank 0 read the metadata: its start-up has it
-    mine = predict_memory(d.plan, mpi::rank(world), mem, what);
+    if (!elsewhere) mine = predict_memory(d.plan, mpi::rank(world), mem, what);
     if (mpi::rank(world) == 0) d.ranks = rank_plans(d.plan, mem, what);
   });
-  memory_facts(world, mine, d);
-  const int per_node = ranks_per_node(world);
+  if (elsewhere)
+    for (RankPlan& p : d.ranks) p.startup_rss = static_cast<u64>(current_rss_bytes());
+  else
+    memory_facts(world, mine, d);
+  const int per_node = model_ranks_per_node(cfg.mesh.machine, world);
   if (mpi::rank(world) == 0) {
     model_run(cfg, d);
     model_time(cfg, per_node, d);
@@ -217,8 +221,10 @@ void text_head(std::ostream& o, const TransformConfig& cfg, const DryRun& d) {
     << ", ESOP " << (cfg.mesh.mode == Mode::esop ? "on" : "off") << "\n";
 }
 
-void text_ranks(std::ostream& o, const DryRun& d) {
-  for (size_t r = 0; r < d.ranks.size(); ++r) {
+void text_ranks(std::ostream& o, const TransformConfig& cfg, const DryRun& d) {
+  // A large world: its first ranks (the JSON has every one).
+  const size_t shown = d.ranks.size() > 16 ? 8 : d.ranks.size();
+  for (size_t r = 0; r < shown; ++r) {
     const RankPlan& p = d.ranks[r];
     char buf[200];
     std::snprintf(buf, sizeof buf, "  rank %-3zu %-44s peak %s MiB", r, role_text(p).c_str(),
@@ -227,6 +233,13 @@ void text_ranks(std::ostream& o, const DryRun& d) {
       << mib(static_cast<double>(p.model.window_mapped)) << " + run "
       << mib(static_cast<double>(p.model.expected)) << "); check "
       << mib(static_cast<double>(p.model.node_share())) << " MiB\n";
+  }
+  if (shown < d.ranks.size())
+    o << "  ... and " << d.ranks.size() - shown << " more ranks (--report's JSON has each)\n";
+  if (cfg.plan_world_size > 0) {
+    o << "  memory   planned for " << cfg.plan_world_size
+      << " ranks (--world-size): the node memory check is left out\n";
+    return;
   }
   const NodeCheck& n = d.node;
   o << "  memory   the run's check: " << n.ranks << " rank(s) on a node need "
@@ -302,7 +315,7 @@ void text_layout(std::ostream& o, const DryRun& d) {
 std::string dry_run_text(const TransformConfig& cfg, const DryRun& d) {
   std::ostringstream o;
   text_head(o, cfg, d);
-  text_ranks(o, d);
+  text_ranks(o, cfg, d);
   text_stages(o, cfg, d);
   text_model(o, cfg, d);
   text_layout(o, d);
@@ -338,6 +351,10 @@ nlohmann::json memory_json(const DryRun& d) {
     m["window_bytes"].push_back(p.model.window_mapped);
     m["growth_bytes"].push_back(p.model.expected);
     m["check_bytes"].push_back(p.model.node_share());
+  }
+  if (d.node.source.empty()) {  // --world-size: no node of this machine runs it
+    m["node_check"] = nullptr;
+    return m;
   }
   m["node_check"] = {{"ranks", d.node.ranks},
                      {"need_bytes", d.node.need},

@@ -434,7 +434,8 @@ Plan transform_plan(const TransformConfig& cfg, MPI_Comm world, const ext3& in_s
   GridModel model;
   model.machine = cfg.mesh.machine;
   model.transport = model_transport(cfg.transport);
-  return plan_for_world(world, transform_plan_request(cfg, in_shape, out_shape), model);
+  return plan_for_world(world, transform_plan_request(cfg, in_shape, out_shape), model,
+                        cfg.plan_world_size);
 }
 
 ModelTransport model_transport(PivotTransport t) {
@@ -463,7 +464,7 @@ nlohmann::json run_transform(const TransformConfig& cfg, TransformTensors& tenso
   job.provenance = run_provenance(world, "triada-transform", cfg.command_line);
   const ProblemFacts facts = agreed_facts(job);
   job.plan = transform_plan(cfg, world, facts.in_shape, facts.out_shape);
-  job.ranks_per_node = ranks_per_node(world);
+  job.ranks_per_node = model_ranks_per_node(cfg.mesh.machine, world);
   warn_poor_layout(cfg, job.plan, world);
   if (!cfg.activity.empty()) mpi::collectively(world, [&] { check_activity_fits(job.plan); });
 

@@ -79,6 +79,9 @@ po::options_description transform_options() {
     ("dry-run", po::bool_switch(),
      "print the plan (rank layout, memory per rank, MPI traffic per stage, modelled time) and "
      "exit: reads only the inputs' metadata, writes no output (the plan as JSON to --report)")
+    ("world-size", po::value<std::string>(),
+     "with --dry-run: plan for this many ranks instead of this run's (a cluster run planned "
+     "on a laptop; the node memory check is then left out)")
     ("quiet,q", po::bool_switch(), "print no summary and no progress line")
     ("progress", po::value<std::string>()->default_value("auto"),
      "auto: a live line on a terminal, else a plain line every 10 s or 10% | always: plain "
@@ -167,6 +170,11 @@ TransformConfig transform_config(const MeshCommandLine& cl) {
   if (vm.count("activity")) c.activity = text(vm, "activity");
   c.force = vm["force"].as<bool>();
   c.dry_run = vm["dry-run"].as<bool>();
+  if (vm.count("world-size")) {
+    if (!c.dry_run) throw config_error("--world-size plans a run: it needs --dry-run");
+    c.plan_world_size = static_cast<int>(parse_positive("--world-size", text(vm, "world-size")));
+    if (c.plan_world_size > (1 << 20)) throw config_error("--world-size: at most 1048576 ranks");
+  }
   c.quiet = vm["quiet"].as<bool>();
   c.progress = parse_progress_mode(text(vm, "progress"));
   c.executor = text(vm, "executor");

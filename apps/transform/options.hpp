@@ -48,6 +48,7 @@ struct TransformConfig {
   bool check = false;               // rerun in fp64 and report the output's error
   std::optional<ext3> model_shape;  // --model-only: no data, a dense input of this shape
   bool dry_run = false;             // --dry-run: print the plan, read no data, write no output
+  int plan_world_size = 0;          // --world-size: the dry run plans for this many ranks
 };
 
 // --trace's second file, the time split of every rank's pieces of each stage: TRACE with

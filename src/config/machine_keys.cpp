@@ -18,6 +18,9 @@ namespace {
 constexpr KeySpec kKeys[] = {
     {"machine.calibration", "none",
      "the time model's machine: none (built-in constants) or a triada-bench --calibrate JSON"},
+    {"machine.ranks_per_node", "auto",
+     "ranks on a node for the model: auto = as this run's ranks are placed; N to plan for "
+     "another machine (with --dry-run --world-size)"},
     {"machine.net_alpha_us", "1.0", "latency of one message between nodes (us), assumed"},
     {"machine.net_gbytes_per_s", "24", "bandwidth between nodes (GB/s), assumed"},
 };
@@ -101,6 +104,9 @@ MachineModel machine_from(const po::variables_map& vm, const KeySource& src) {
   if (file != "none")
     m = machine_from_calibration(read_json(file, src("machine.calibration")),
                                  src("machine.calibration") + " " + printable(file, 200));
+  if (key_text(vm, "machine.ranks_per_node") != "auto")
+    m.ranks_per_node =
+        static_cast<int>(key_integer(vm, src, "machine.ranks_per_node", 1, 1u << 20));
   m.net_alpha_s = positive(vm, src, "machine.net_alpha_us") * 1e-6;
   m.net_beta_s_per_byte = 1.0 / (positive(vm, src, "machine.net_gbytes_per_s") * 1e9);
   return m;

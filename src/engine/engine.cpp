@@ -270,6 +270,46 @@ BitRows coefficient_bits(const Actuator<T>& act, const StagePlan& sp) {
   return b;
 }
 
+// One group's stream (stream_groups): its step messages for the planes `rg` along `axis`
+// and the end of the stage, built into the arena, then every piece sent to every brick of
+// the group (a send to this rank itself kept apart: its own receive completes it).
+template <class T>
+void post_group(const Topology& topo, const Actuator<T>& act, int axis, Range rg,
+                const std::vector<int>& bricks, StreamState<T>& st, MpiTraffic& traffic) {
+  const std::size_t most =  // bytes of one of the group's messages at most
+      sizeof(XHeader) + static_cast<std::size_t>(std::max<index_t>(0, rg.hi - rg.lo)) * sizeof(XEntry<T>);
+  std::vector<std::pair<std::size_t, std::size_t>> pieces;  // [begin, end) in the arena
+  std::size_t piece = st.arena.size();
+  auto build = [&](auto&& write) {
+    if (st.arena.size() + most > st.arena.capacity())  // before: the arena must never move
+      throw std::logic_error("actuator arena too small");
+    const std::size_t off = st.arena.size();
+    write();
+    traffic.add(bricks.size(), bricks.size() * (st.arena.size() - off));
+    if (st.arena.size() - piece >= kStreamPieceBytes) {
+      pieces.emplace_back(piece, st.arena.size());
+      piece = st.arena.size();
+    }
+  };
+  for (const StepRecord& rec : st.records)
+    build([&] { act.build_message(rec.pivot, rg.lo, rg.hi, st.arena); });
+  build([&] { Actuator<T>::build_end_message(st.arena); });
+  if (piece < st.arena.size()) pieces.emplace_back(piece, st.arena.size());
+  for (int dest : bricks)
+    for (const auto& [b, e] : pieces)
+      (dest == topo.world_rank() ? st.to_self : st.requests)
+          .add(mpi::isend_bytes(topo.world(), st.arena.data() + b, e - b, dest, kTagX + axis));
+}
+
+// The bricks that take the same stream: those with the same cells along the stage's axis
+// (the same grid coordinate on it), in brick rank order.
+std::vector<std::vector<int>> stream_groups(const Plan& plan, int axis) {
+  std::vector<std::vector<int>> groups(static_cast<size_t>(plan.ranks.grid[axis - 1]));
+  for (int r = 0; r < plan.ranks.n_bricks; ++r)
+    groups[static_cast<size_t>(plan.brick_coords(r)[axis - 1])].push_back(r);
+  return groups;
+}
+
 template <class T>
 void post_stream(const Topology& topo, const EngineOptions& opt, int stage_index,
                  StreamState<T>& st, RunCounters& rc) {
@@ -278,37 +318,7 @@ void post_stream(const Topology& topo, const EngineOptions& opt, int stage_index
   const CoeffMatrix c = opt.coefficients(sp.axis);
   const Actuator<T> act(sp, c, opt.mode, opt.shuffle_seed);
   if (opt.activity) st.coeffs = coefficient_bits(act, sp);
-  const int nb = plan.ranks.n_bricks;
   MpiTraffic& traffic = rc.mpi_stages[stage_index].x;
-  const std::vector<Range> range = stage_plane_ranges(plan, stage_index);
-  std::vector<std::size_t> most(static_cast<size_t>(nb));  // bytes of a message at most
-  std::size_t per_step = 0;
-  for (int r = 0; r < nb; ++r) {
-    most[r] = sizeof(XHeader) +
-              static_cast<std::size_t>(std::max<index_t>(0, range[r].hi - range[r].lo)) *
-                  sizeof(XEntry<T>);
-    per_step += most[r];
-  }
-  // One allocation for the stage: the arena never grows past it (checked before each
-  // message is built), so the pointers handed to MPI_Isend stay valid.
-  st.arena.clear();
-  st.arena.reserve(per_step * (act.row_order().size() + 1));
-  auto room = [&](std::size_t bytes) {
-    if (st.arena.size() + bytes > st.arena.capacity())
-      throw std::logic_error("actuator arena too small");
-  };
-  // Each brick's step messages go back to back in pieces of about kStreamPieceBytes (cut
-  // after the message that reaches it), one MPI message a piece: a few sends per brick and
-  // stage instead of one per step (the MPI figures count the step messages, as the X-bus
-  // carries them).
-  std::size_t piece = 0;
-  auto send_piece = [&](int dest) {
-    (dest == topo.world_rank() ? st.to_self : st.requests)
-        .add(mpi::isend_bytes(topo.world(), st.arena.data() + piece, st.arena.size() - piece, dest,
-                              kTagX + sp.axis));
-    piece = st.arena.size();
-  };
-  auto count_message = [&](std::size_t off) { traffic.add(1, st.arena.size() - off); };
   for (index_t t : act.row_order()) {
     if (!act.emits(t)) continue;  // ESOP: an all-zero row costs no step
     StepRecord rec;
@@ -317,22 +327,26 @@ void post_stream(const Topology& topo, const EngineOptions& opt, int stage_index
     rec[Counter::x_bus_sends] = act.x_bus_sends(t);
     st.records.push_back(rec);
   }
-  const std::byte* base = st.arena.data();
-  for (int r = 0; r < nb; ++r) {
-    piece = st.arena.size();
-    for (const StepRecord& rec : st.records) {
-      const std::size_t off = st.arena.size();
-      room(most[r]);
-      act.build_message(rec.pivot, range[r].lo, range[r].hi, st.arena);
-      count_message(off);
-      if (st.arena.size() - piece >= kStreamPieceBytes) send_piece(r);
-    }
-    const std::size_t off = st.arena.size();
-    room(sizeof(XHeader));
-    Actuator<T>::build_end_message(st.arena);
-    count_message(off);
-    send_piece(r);
+  // Bricks with the same planes along the axis take the same messages: each group's are
+  // built once (back to back, a step message after another) and sent to every brick of the
+  // group, in pieces of about kStreamPieceBytes cut after the message that reaches it: a
+  // few sends per brick and stage. The MPI figures count one message per step and brick,
+  // as the X-bus carries them.
+  const std::vector<std::vector<int>> groups = stream_groups(plan, sp.axis);
+  std::size_t per_step = 0;  // bytes of a step's messages at most, over the groups
+  for (size_t g = 0; g < groups.size(); ++g) {
+    const Range rg = plan.cell_range(sp.axis, static_cast<int>(g));
+    per_step += sizeof(XHeader) +
+                static_cast<std::size_t>(std::max<index_t>(0, rg.hi - rg.lo)) * sizeof(XEntry<T>);
   }
+  // One allocation for the stage: the arena never grows past it (checked before each
+  // message is built), so the pointers handed to MPI_Isend stay valid.
+  st.arena.clear();
+  st.arena.reserve(per_step * (st.records.size() + 1));
+  const std::byte* base = st.arena.data();
+  for (size_t g = 0; g < groups.size(); ++g)
+    post_group(topo, act, sp.axis, plan.cell_range(sp.axis, static_cast<int>(g)), groups[g], st,
+               traffic);
   if (st.arena.data() != base) throw std::logic_error("actuator arena moved under MPI_Isend");
 }
 

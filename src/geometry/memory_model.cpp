@@ -99,7 +99,8 @@ u64 reference_scratch(const StagePlan& sp, const Brick& cells, const MemoryModel
 
 // The actuator of a stage on its host: the matrix as built (gemt --inverse holds three
 // at once), its copy in the element type, and the whole stream of messages, posted at
-// once (one per step and brick, entries for the brick's planes).
+// once (one per step and grid coordinate along the axis, entries for its planes: the
+// bricks sharing a coordinate take the same messages), and the sends (a few per brick).
 u64 actuator_bytes(const Plan& plan, const StagePlan& sp, const MemoryModelOptions& opt,
                    const Sizes& s) {
   const u64 N = static_cast<u64>(sp.n()), K = static_cast<u64>(sp.k());
@@ -108,12 +109,13 @@ u64 actuator_bytes(const Plan& plan, const StagePlan& sp, const MemoryModelOptio
   const u64 built = s.mul(s.mul(NK, sizeof(cplx)), static_cast<u64>(opt.coeff_copies));
   const u64 held = s.add(s.mul(NK, sizeof(cplx) + opt.element_bytes), s.mul(N, 16));
   u64 per_step = 0;
-  for (int r = 0; r < plan.ranks.n_bricks; ++r) {
-    const Range rg = plan.cell_range(sp.axis, plan.brick_coords(r)[sp.axis - 1]);
+  for (int c = 0; c < plan.ranks.grid[sp.axis - 1]; ++c) {
+    const Range rg = plan.cell_range(sp.axis, c);
     const u64 entries = static_cast<u64>(std::max<index_t>(0, std::min(rg.hi, width) - rg.lo));
-    per_step = s.add(per_step, s.add(16 + kPerMessage, s.mul(entries, 16 + opt.element_bytes)));
+    per_step = s.add(per_step, s.add(16, s.mul(entries, 16 + opt.element_bytes)));
   }
-  return s.add(std::max(built, held), s.mul(per_step, N + 1));
+  const u64 sends = s.mul(static_cast<u64>(plan.ranks.n_bricks), kPerMessage);
+  return s.add(s.add(std::max(built, held), s.mul(per_step, N + 1)), sends);
 }
 
 // Shared windows (Topology): on each axis whose lines hold >= 2 bricks, every member

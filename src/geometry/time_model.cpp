@@ -60,17 +60,16 @@ StageFacts stage_facts(const Plan& plan, const StagePlan& sp, int ranks_per_node
   return f;
 }
 
-// The actuator's stream: its host builds every brick's messages (16 bytes a header, 24 an
-// entry; dense: every cell's coefficient), then brick 0 receives its share. With dedicated
-// actuator ranks a stage's stream is built while the bricks work on the previous stage.
+// The actuator's stream: its host builds the messages of each grid coordinate along the
+// axis once (16 bytes a header, 24 an entry; dense: every cell's coefficient, the width in
+// all), then brick 0 receives its share. With dedicated actuator ranks a stage's stream is
+// built while the bricks work on the previous stage.
 double stream_seconds(const Plan& plan, const StageFacts& f, const MachineModel& m,
                       bool first_stage) {
-  const double bricks = plan.ranks.n_bricks;
-  const double lines_of_bricks = bricks / f.line_size;  // every line covers the width
-  const double all = double(f.steps) * (16.0 * bricks + 24.0 * lines_of_bricks * double(f.width));
+  const double all = double(f.steps) * (16.0 * f.line_size + 24.0 * double(f.width));
   const double mine = double(f.steps) * (16.0 + 24.0 * double(f.w_planes));
   const bool built_ahead = plan.ranks.dedicated_actuators && !first_stage;
-  const double build = built_ahead ? 0.0 : all / m.copy_bytes_per_s;
+  const double build = built_ahead ? 0.0 : all / m.stream_bytes_per_s;
   const double alpha = f.line_on_node ? m.node_alpha_s : m.net_alpha_s;
   const double beta = f.line_on_node ? m.node_beta_s_per_byte : m.net_beta_s_per_byte;
   return build + alpha + mine * beta;

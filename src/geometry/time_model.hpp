@@ -13,18 +13,24 @@
 
 namespace triada {
 
-// The machine a run is priced on. Rates and bandwidths are per rank.
+// The machine a run is priced on. Rates and bandwidths are per rank. The built-in
+// constants: triada-bench --calibrate --quick --sizes 128,256 at 16 ranks on the 16-core
+// Intel Xeon node of README "Scaling on a 16-core node" (its 256^3 rates); the actuator's
+// message building measured on the project's 2-core VM (1.58 MB of a 256-point stage in
+// 1.2 ms); the network between nodes assumed (meshcfg/default.ini).
 struct MachineModel {
-  std::string source = "built-in";  // where the numbers come from
-  int cores_per_node = 16;          // ranks a node runs at once, one per core
+  std::string source = "built-in (16-core Xeon node)";  // where the numbers come from
+  int cores_per_node = 16;                              // ranks a node runs at once, one per core
+  int ranks_per_node = 0;  // the run's placement to price (0: as the run's ranks are placed)
   // Multiply-adds per second of the fused kernels (binary64): along axis 3 (data on the
   // left) and along axes 1 and 2 (on the right), one rank alone and every core busy.
-  double left_rate_alone = 15e9, left_rate_all = 11e9;
-  double right_rate_alone = 19e9, right_rate_all = 14e9;
-  double copy_bytes_per_s = 4e9;  // bytes one rank copies per second, every core busy
-  double fence_s = 3e-6;          // one synchronisation of a line's shared window
+  double left_rate_alone = 19.7e9, left_rate_all = 16.5e9;
+  double right_rate_alone = 18.1e9, right_rate_all = 14.7e9;
+  double copy_bytes_per_s = 3.9e9;    // bytes one rank copies per second, every core busy
+  double stream_bytes_per_s = 1.3e9;  // bytes of actuator messages its host builds a second
+  double fence_s = 3.3e-6;            // one synchronisation of a line's shared window
   // Point to point within a node and between nodes: t = alpha + bytes x beta.
-  double node_alpha_s = 1e-6, node_beta_s_per_byte = 1.0 / 8e9;
+  double node_alpha_s = 0.70e-6, node_beta_s_per_byte = 1.0 / 7.7e9;
   double net_alpha_s = 1e-6, net_beta_s_per_byte = 1.0 / 24e9;
   // The multiply-add rate of `kernel` (left: axis 3) with `busy` ranks of a node computing:
   // linear between alone (1) and all (cores_per_node).

@@ -55,7 +55,9 @@ if timeout 120 "$MPIEXEC" "${args[@]}" >got.txt 2>err.txt; then
   pass
   # The wall and simulation times differ from run to run; every other line is exact.
   check "the example prints what the README shows (times aside)" \
-    diff <(grep -v '^  time ' printed.txt) <(grep -v '^  time ' got.txt)
+    diff <(grep -vE '^  (time|split|model) ' printed.txt) <(grep -vE '^  (time|split|model) ' got.txt)
+  check "the split and model lines have the README's form" bash -c \
+    "grep -qE '^  split    slowest stage [123] \(axis [123]\) [0-9.]+ s; min/mean/max over 2 brick ranks: compute [0-9./]+, pack [0-9./]+, wait [0-9./]+, idle [0-9./]+ s$' got.txt && grep -qE '^  model    stages( [0-9.e+-]+){3} s modelled, measured( [0-9.e+-]+){3} s \(\[machine\] ' got.txt"
   check "the time line has the README's form" \
     grep -qE '^  time     [0-9.]+ s wall \(simulation [0-9.]+ s\); MPI [0-9]+ messages, [0-9.]+ MiB$' \
     got.txt

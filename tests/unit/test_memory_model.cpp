@@ -127,9 +127,10 @@ TEST_CASE("a dedicated actuator rank holds its matrix and stream, no brick", "[m
   CHECK(m.registers == 0);
   CHECK(m.window_mapped == 0);
   // C1 is 7 x 7: complex matrix and real copy (49 x 24 B) and row data (7 x 16 B); the
-  // stream posts 7 + 1 messages to the one brick, each with a 16 B header, up to 7
-  // entries of 24 B and MPI's 512 B of state. Per-step records: 24 steps of 256 B.
-  const u64 actuator = 49 * 24 + 7 * 16 + 8 * (16 + 512 + 7 * 24);
+  // stream holds 7 + 1 messages for the one brick, each with a 16 B header and up to 7
+  // entries of 24 B, and MPI's 512 B of state per brick it goes to. Per-step records: 24
+  // steps of 256 B.
+  const u64 actuator = 49 * 24 + 7 * 16 + 8 * (16 + 7 * 24) + 512;
   CHECK(m.run == kMemoryModelFixedBytes + 24 * 256 + actuator);
   // Brick rank 0 streams nothing: its prediction has no actuator part.
   CHECK(predict_memory(p, 0, {}, "x").run <

@@ -33,6 +33,7 @@ MachineModel round_machine() {
   m.right_rate_alone = 8e9;
   m.right_rate_all = 2e9;
   m.copy_bytes_per_s = 1e9;
+  m.stream_bytes_per_s = 0.5e9;
   m.fence_s = 1e-6;
   m.node_alpha_s = 1e-6;
   m.node_beta_s_per_byte = 1e-9;
@@ -63,9 +64,9 @@ TEST_CASE("one rank: kernels at the lone rate, the stream built and received, no
     const double n = plan.in_shape[s.axis - 1];
     CHECK(s.compute == Approx(n * macs / (s.axis == 3 ? 4e9 : 8e9)).epsilon(1e-12));
     CHECK(s.planes == 0);
-    // 16 + 24 n bytes a step, built at 1 GB/s and received at 1 ns a byte after 1 us.
+    // 16 + 24 n bytes a step, built at 0.5 GB/s and received at 1 ns a byte after 1 us.
     const double bytes = n * (16 + 24 * n);
-    CHECK(s.stream == Approx(bytes / 1e9 + 1e-6 + bytes * 1e-9).epsilon(1e-12));
+    CHECK(s.stream == Approx(bytes / 0.5e9 + 1e-6 + bytes * 1e-9).epsilon(1e-12));
   }
   CHECK(model_total(st) == Approx(st[0].total() + st[1].total() + st[2].total()));
 }
@@ -155,20 +156,19 @@ TEST_CASE("the grid chooser ranks every factorisation, as a brute-force search d
 
 TEST_CASE("a calibration's constants become the machine; a bad one is refused by name",
           "[time_model]") {
-  nlohmann::json cal = {
-      {"schema", "triada-calibration/1"},
-      {"machine", {{"cores", 16}}},
-      {"compute",
-       {{"shapes",
-         {{{"left_macs_per_s", {{"median", 1e9}}}, {"right_macs_per_s", {{"median", 2e9}}}},
-          {{"left_macs_per_s", {{"median", 3e9}}},
-           {"right_macs_per_s", {{"median", 4e9}}},
-           {"alone", {{"left_macs_per_s", 5e9}, {"right_macs_per_s", 6e9}}}}}}}},
-      {"memory", {{"all_ranks", {{"bytes_per_s", {{"median", 8e9}}}}}}},
-      {"sync", {{"fence", {{"seconds", 2e-6}}}}},
-      {"point_to_point",
-       {{"pairs",
-         {{{"same_node", true}, {"fit", {{"alpha_s", 5e-7}, {"beta_s_per_byte", 1e-10}}}}}}}}}};
+  nlohmann::json cal = nlohmann::json::parse(R"({
+    "schema": "triada-calibration/1",
+    "machine": {"cores": 16},
+    "compute": {"shapes": [
+      {"left_macs_per_s": {"median": 1e9}, "right_macs_per_s": {"median": 2e9}},
+      {"left_macs_per_s": {"median": 3e9}, "right_macs_per_s": {"median": 4e9},
+       "alone": {"left_macs_per_s": 5e9, "right_macs_per_s": 6e9}}]},
+    "memory": {"all_ranks": {"bytes_per_s": {"median": 8e9}}},
+    "sync": {"fence": {"seconds": 2e-6}},
+    "point_to_point": {"pairs": [
+      {"same_node": false, "fit": {"alpha_s": 9e-6, "beta_s_per_byte": 9e-9}},
+      {"same_node": true, "fit": {"alpha_s": 5e-7, "beta_s_per_byte": 1e-10}}]}
+  })");
   const MachineModel m = machine_from_calibration(cal, "cal.json");
   CHECK(m.cores_per_node == 16);
   CHECK(m.left_rate_all == 3e9);  // the largest shape's
