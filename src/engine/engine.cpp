@@ -277,7 +277,8 @@ template <class T>
 void post_group(const Topology& topo, const Actuator<T>& act, int axis, Range rg,
                 const std::vector<int>& bricks, StreamState<T>& st, MpiTraffic& traffic) {
   const std::size_t most =  // bytes of one of the group's messages at most
-      sizeof(XHeader) + static_cast<std::size_t>(std::max<index_t>(0, rg.hi - rg.lo)) * sizeof(XEntry<T>);
+      sizeof(XHeader) +
+      static_cast<std::size_t>(std::max<index_t>(0, rg.hi - rg.lo)) * sizeof(XEntry<T>);
   std::vector<std::pair<std::size_t, std::size_t>> pieces;  // [begin, end) in the arena
   std::size_t piece = st.arena.size();
   auto build = [&](auto&& write) {

@@ -99,8 +99,7 @@ TEST_CASE("broadcast: every other plane down a binomial tree, the own ones packe
   const StageModel& s1 = *std::find_if(st.begin(), st.end(), [](auto& s) { return s.axis == 1; });
   const double plane = 6.0 * 6 * 8;  // bytes of a pivot plane over brick 0's lines
   const double hops = 2;             // ceil(log2 3)
-  CHECK(s1.planes ==
-        Approx(4 * plane / 1e9 + 8 * hops * (1e-5 + plane * 1e-8)).epsilon(1e-12));
+  CHECK(s1.planes == Approx(4 * plane / 1e9 + 8 * hops * (1e-5 + plane * 1e-8)).epsilon(1e-12));
   // The same line on one node, forced to broadcast: the node's constants.
   const std::vector<StageModel> b = model_stages(plan, m, 8, ModelTransport::broadcast, 3);
   const StageModel& b1 = *std::find_if(b.begin(), b.end(), [](auto& s) { return s.axis == 1; });
@@ -142,8 +141,7 @@ TEST_CASE("the grid chooser ranks every factorisation, as a brute-force search d
     for (const std::array<int, 3>& g : all) {
       PlanRequest r = req;
       r.grid = g;
-      const double t = model_total(
-          model_stages(make_plan(r), m, 8, ModelTransport::automatic, 4));
+      const double t = model_total(model_stages(make_plan(r), m, 8, ModelTransport::automatic, 4));
       if (t < best) best = t, best_grid = g;
     }
     REQUIRE(!got.empty());
@@ -181,9 +179,9 @@ TEST_CASE("a calibration's constants become the machine; a bad one is refused by
   CHECK(m.node_beta_s_per_byte == 1e-10);
   nlohmann::json bad = cal;
   bad["memory"]["all_ranks"]["bytes_per_s"]["median"] = -1;
-  CHECK_THROWS_WITH(machine_from_calibration(bad, "cal.json"),
-                    Catch::Contains("cal.json") &&
-                        Catch::Contains("memory.all_ranks.bytes_per_s.median"));
+  CHECK_THROWS_WITH(
+      machine_from_calibration(bad, "cal.json"),
+      Catch::Contains("cal.json") && Catch::Contains("memory.all_ranks.bytes_per_s.median"));
   bad = cal;
   bad["schema"] = "triada-report/1";
   CHECK_THROWS_AS(machine_from_calibration(bad, "cal.json"), config_error);
