@@ -16,15 +16,18 @@ Plan plan_for_world(MPI_Comm world, PlanRequest req, int world_size) {
 }
 
 namespace {
-// The model's fastest grid if it beats the balanced one by kModelMargin, else {0, 0, 0}: the
-// model's error is larger than small differences (README "A time model").
+// The model's fastest grid if it beats the balanced one by kModelMargin and by
+// kModelSeconds, else {0, 0, 0}: the model's error is larger than small differences, and
+// on small problems the fixed costs it leaves out dominate (README "Scaling out").
 constexpr double kModelMargin = 0.10;
+constexpr double kModelSeconds = 0.01;
 std::array<int, 3> modelled_grid(const PlanRequest& req, const GridModel& model, int per_node) {
   const std::vector<GridChoice> choices =
       rank_grids(req, model.machine, model.element_bytes, model.transport, per_node);
   const std::array<int, 3> balanced = make_plan(req).ranks.grid;
   for (const GridChoice& c : choices)
-    if (c.grid == balanced && choices.front().total < (1 - kModelMargin) * c.total)
+    if (c.grid == balanced && choices.front().total < (1 - kModelMargin) * c.total &&
+        choices.front().total < c.total - kModelSeconds)
       return choices.front().grid;
   return {0, 0, 0};
 }

@@ -64,7 +64,8 @@ def write_h5(path, **datasets):
 
 
 # Keys that differ between any two runs, or name files where the module names arrays.
-_RUN_KEYS = {"wall_seconds", "simulation_seconds", "stage_seconds", "direct_seconds", "memory",
+_RUN_KEYS = {"wall_seconds", "simulation_seconds", "stage_seconds", "stage_time",
+             "direct_seconds", "memory",
              "provenance"}  # the command line and date differ; test_provenance.py checks it
 _NAME_KEYS = {"input", "output", "coeffs", "initial", "weights"}
 
