@@ -592,8 +592,8 @@ std::vector<StepRecord> run_stage(EngineState<T>& st, int s, StageClock& clock) 
       detail::fused_stage<T>(topo, opt, s, st.v, st.w, records, st.rc, st.zero_lines, clock, start);
     if (rounds_on_store(opt.cell_mode))  // wide accumulators store in their format
       for (auto& x : st.w) x = store(opt.cell_mode, x);
-    std::swap(st.v,
-              st.w);  // the result is the next stage's input; the old input's storage is reused
+    // The result is the next stage's input; the old input's storage is reused.
+    std::swap(st.v, st.w);
   }
   if (host) {
     stream.to_self.wait_all();
