@@ -1,9 +1,9 @@
 # The kernels' instruction-set paths (src/kernels/isa_variant.hpp; doc/design.md §8.4).
 #
 # Default (a portable build): every kernel source, a .cpp that includes
-# "kernels/isa_begin.hpp", is compiled once per path (avx512, avx2, portable on x86-64 with
-# GCC or Clang; portable alone elsewhere) through a generated wrapper that defines
-# TRIADA_ISA_VARIANT and includes it. The program picks the path at run time
+# "kernels/isa_begin.hpp", is compiled once per path (avx512, avx2 and portable on x86-64
+# with GCC, Clang or icpx; portable alone elsewhere) through a generated wrapper that
+# defines TRIADA_ISA_VARIANT and includes it. The program picks the path at run time
 # (kernels/isa.hpp: the best this CPU runs, or the environment variable TRIADA_ISA).
 #
 # -DTRIADA_ARCH=<flags> (e.g. -march=native): the kernel sources are compiled once, with
@@ -48,7 +48,7 @@ int main() { return 0; }" TRIADA_ARCH_PATH_${i}_${arch_hash})
     message(FATAL_ERROR "TRIADA_ARCH=${TRIADA_ARCH}: the C++ compiler rejects these flags")
   endif()
 elseif(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64|i[3-6]86)$" AND
-       CMAKE_CXX_COMPILER_ID MATCHES "^(GNU|Clang)$")
+       CMAKE_CXX_COMPILER_ID MATCHES "^(GNU|Clang|IntelLLVM)$")
   set(TRIADA_ISAS avx512 avx2 portable)
 else()
   set(TRIADA_ISAS portable)

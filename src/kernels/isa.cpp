@@ -63,11 +63,11 @@ std::string names(const std::vector<Isa>& isas, const char* sep) {
   return s.empty() ? "none" : s;
 }
 
-// "compiled: avx512, avx2, portable", with a -DTRIADA_ARCH build's flags.
+// "compiled: avx512, avx2, portable", and a -DTRIADA_ARCH build's flags.
 std::string compiled_note() {
   const std::string flags = arch_flags();
   return "compiled: " + names(compiled_isas(), ", ") +
-         (flags.empty() ? "" : " (-DTRIADA_ARCH=" + flags + ")");
+         (flags.empty() ? "" : ", built with -DTRIADA_ARCH=" + flags);
 }
 
 // Returns if this build and this CPU run `isa`, else throws a config_error saying why.
