@@ -589,6 +589,19 @@ enum class WriterState { unopened, open, finished, committed, aborted };
 // How long a rank waits in abort() for its peers before assuming it failed alone.
 constexpr std::chrono::seconds peer_timeout{10};
 
+// TRIADA_TEST_LATE_ABORT=R:S (tests only): rank R of a writer's communicator comes S
+// seconds late to an abort's clean-up, as a rank of a loaded machine may when the scheduler
+// runs the others first (tests/cli/test_io_stress.sh).
+void late_for_test(int rank) noexcept {
+  const char* v = std::getenv("TRIADA_TEST_LATE_ABORT");
+  if (!v) return;
+  char* end = nullptr;
+  const long r = std::strtol(v, &end, 10);
+  if (end == v || *end != ':' || r != rank) return;
+  const long s = std::strtol(end + 1, nullptr, 10);
+  if (s > 0 && s < 600) std::this_thread::sleep_for(std::chrono::seconds(s));
+}
+
 // True if every rank of `comm` reaches this call within `timeout`. A collective abort
 // meets here quickly; a rank failing alone times out instead of blocking forever in a
 // collective close its peers never enter (they are ended by MPI_Abort in the program's main).
@@ -817,6 +830,7 @@ struct TensorWriter::Impl {
     const bool was_open = state == WriterState::open;
     state = WriterState::aborted;
     h5::QuietErrors quiet;
+    late_for_test(rank);
     if (!was_open) {  // nothing parallel left open; rank 0 removes the file
       if (rank == 0) remove_temporary();
       unregister_temporary(tmp);
