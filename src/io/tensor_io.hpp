@@ -116,9 +116,10 @@ class TensorWriter {
   void publish();
   void commit();
   // Collective like every other member: all ranks abort together (as they do when an
-  // error was agreed with mpi::collectively). A rank whose peers do not join within a
-  // few seconds (a one-rank failure, MPI_Abort follows) skips the collective close and
-  // removes the temporary file itself.
+  // error was agreed with mpi::collectively), each closing when it gets there, however late.
+  // The destructor while a failure of this rank alone unwinds (no agreed error,
+  // mpi::unwinding_agreed_error; MPI_Abort follows in the main) skips the collective close
+  // and removes the temporary file itself.
   void abort() noexcept;
 
  private:

@@ -318,7 +318,51 @@ std::vector<std::string> gather_strings(MPI_Comm comm, const std::string& mine, 
   return out;
 }
 
+namespace {
+// The error agree_on_error threw last on this rank: the group of its communicator and the
+// number of exceptions in flight while it unwinds (std::uncaught_exceptions()).
+struct Agreement {
+  MPI_Group group = MPI_GROUP_NULL;
+  int in_flight = 0;
+};
+thread_local Agreement last_agreement;
+
+void forget_agreement() noexcept {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (last_agreement.group != MPI_GROUP_NULL && !finalized) MPI_Group_free(&last_agreement.group);
+  last_agreement = {};
+}
+
+void remember_agreement(MPI_Comm comm) noexcept {
+  forget_agreement();
+  if (MPI_Comm_group(comm, &last_agreement.group) != MPI_SUCCESS)
+    last_agreement.group = MPI_GROUP_NULL;
+  last_agreement.in_flight = std::uncaught_exceptions() + 1;  // with the one thrown next
+}
+}  // namespace
+
+bool unwinding_agreed_error(MPI_Comm comm) noexcept {
+  const int in_flight = std::uncaught_exceptions();
+  if (in_flight == 0 || in_flight != last_agreement.in_flight ||
+      last_agreement.group == MPI_GROUP_NULL)
+    return false;
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized) return false;
+  // Every rank of comm is in the agreement's group: comm's group minus it is empty.
+  MPI_Group mine = MPI_GROUP_NULL, outside = MPI_GROUP_NULL;
+  int left = 1;
+  if (MPI_Comm_group(comm, &mine) == MPI_SUCCESS &&
+      MPI_Group_difference(mine, last_agreement.group, &outside) == MPI_SUCCESS)
+    MPI_Group_size(outside, &left);
+  if (outside != MPI_GROUP_NULL && outside != MPI_GROUP_EMPTY) MPI_Group_free(&outside);
+  if (mine != MPI_GROUP_NULL) MPI_Group_free(&mine);
+  return left == 0;
+}
+
 void agree_on_error(MPI_Comm comm, ErrorKind kind, const std::string& message) {
+  forget_agreement();  // a new phase: an earlier agreement's error was handled or is moot
   int rank = 0, size = 1;
   CHECK_MPI(MPI_Comm_rank(comm, &rank));
   CHECK_MPI(MPI_Comm_size(comm, &size));
@@ -329,6 +373,7 @@ void agree_on_error(MPI_Comm comm, ErrorKind kind, const std::string& message) {
   int k = static_cast<int>(kind);
   CHECK_MPI(MPI_Bcast(&k, 1, MPI_INT, first, comm));
   const std::string msg = bcast_string(comm, message, first);
+  remember_agreement(comm);
   switch (static_cast<ErrorKind>(k)) {
     case ErrorKind::config:
       throw collective<config_error>(msg);

@@ -321,6 +321,16 @@ void abort(MPI_Comm comm, int code) noexcept;
 enum class ErrorKind { none = 0, config = 1, input = 2, other = 3 };
 void agree_on_error(MPI_Comm comm, ErrorKind kind, const std::string& message);
 
+// True while an error that agree_on_error threw over a communicator holding every rank of
+// `comm` unwinds this rank's stack: each of those ranks unwinds the same error, so a
+// collective clean-up on `comm` (closing parallel files) meets all of them, however late a
+// loaded machine lets one come. False when nothing unwinds and while a failure of this rank
+// alone does (its peers are elsewhere, maybe in another collective, and the program's main
+// ends the job with MPI_Abort): a clean-up must then not enter a collective call. Decided
+// from what this rank knows, never by waiting: the last agreement it threw (cleared by the
+// next) and the exceptions in flight.
+bool unwinding_agreed_error(MPI_Comm comm) noexcept;
+
 // Runs `body` on every rank; any triada::error is first agreed over `comm` so all ranks
 // throw together. Use around phases where one rank alone may fail (e.g. metadata checks).
 template <class F>
