@@ -108,6 +108,20 @@ def test_initial_output_is_added_and_changes_no_counter():
     assert plain["problem"]["initial"] is None
 
 
+@pytest.mark.parametrize("transport", ["broadcast", "shared"])
+def test_every_transport_gives_the_same_bits_and_counters(transport):
+    x = index_tensor(SHAPE, sparsity=0.5)
+    y, r = triada.transform(x, "dct", transport=transport)
+    close(y, scipy.fft.dctn(x, norm="ortho"))
+    y_auto, auto = triada.transform(x, "dct")
+    assert y.tobytes() == y_auto.tobytes() and r["counters"] == auto["counters"]
+    # The split of each stage adds up to its time; the model is beside it.
+    for st in r["stage_time"]:
+        parts = sum(st[p]["mean"] for p in ("compute", "pack", "wait", "idle"))
+        assert abs(parts - st["seconds"]) <= 1e-9 + 1e-9 * st["seconds"]
+        assert st["model_seconds"] > 0
+
+
 INTEGER_TYPES = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
 
 

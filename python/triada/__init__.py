@@ -117,9 +117,9 @@ def _brick_array(values, box):
 
 
 def transform(x, transform="dct", *, inverse=False, norm="ortho", stage_order="312", esop=None,
-              cell_mode=None, mesh=None, initial=None, executor="fused", coeffs=None,
-              config=None, check=False, shuffle_seed=0, report=None, trace=None, force=False,
-              verbose=False, comm=None, distributed=False, shape=None, gather=True):
+              cell_mode=None, mesh=None, initial=None, executor="fused", transport="auto",
+              coeffs=None, config=None, check=False, shuffle_seed=0, report=None, trace=None,
+              force=False, verbose=False, comm=None, distributed=False, shape=None, gather=True):
     """A 3D transform or 3-mode product of ``x`` on the simulated TriADA mesh.
 
     The job of ``triada-transform`` (same options, same checks, same bits, counters and
@@ -163,6 +163,10 @@ def transform(x, transform="dct", *, inverse=False, norm="ortho", stage_order="3
     executor : {"fused", "reference"}, default "fused"
         The brick-wide kernels, or the cell rule cell by cell (slow); the same bits and
         counters (``--executor``).
+    transport : {"auto", "broadcast", "shared"}, default "auto"
+        How pivot planes travel between the bricks of a line: broadcast messages, or reads
+        through an MPI shared-memory window on one node; the same bits, counters and MPI
+        figures (``--transport``).
     coeffs : sequence of 3 array_like, optional
         gemt's matrices (C1, C2, C3), C_s of shape N_s x K_s, real or complex (``--coeffs``);
         needed on rank 0 only. Y[k1,k2,k3] = sum X[n1,n2,n3] C1[n1,k1] C2[n2,k2] C3[n3,k3],
@@ -224,7 +228,7 @@ def transform(x, transform="dct", *, inverse=False, norm="ortho", stage_order="3
         transform=kinds, inverse=inverse, norm=norm, stage_order=order,
         esop=None if esop is None else ("on" if esop else "off"), cell_mode=cell_mode,
         mesh=mesh, initial=None if initial is None else "initial", executor=executor,
-        coeffs=None if coeffs is None else "C1,C2,C3", check=check,
+        transport=transport, coeffs=None if coeffs is None else "C1,C2,C3", check=check,
         shuffle_seed=shuffle_seed, report=report, trace=trace, force=force,
         quiet=not verbose) + _config_options(config)
     x, initial = _native(x), _native(initial)
