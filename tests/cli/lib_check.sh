@@ -38,15 +38,16 @@ summary() {
   [[ $failed -eq 0 ]]
 }
 # run_np NP PROGRAM ARGS...: runs PROGRAM directly at NP 1, else under mpirun -q with NP
-# ranks (MPIEXEC), within 120 s; stdout and stderr go to err.txt, the exit code to $rc.
+# ranks (MPIEXEC), within 120 s (SIGTERM, then SIGKILL 10 s later: a wedged mpirun can
+# outlive SIGTERM); stdout and stderr go to err.txt, the exit code to $rc.
 run_np() {
   local np=$1
   shift
   set +e
   if [[ $np -eq 1 ]]; then
-    timeout 120 "$@" >err.txt 2>&1
+    timeout -k 10 120 "$@" >err.txt 2>&1
   else
-    timeout 120 "${MPIEXEC:-mpiexec}" -q --oversubscribe -np "$np" "$@" >err.txt 2>&1
+    timeout -k 10 120 "${MPIEXEC:-mpiexec}" -q --oversubscribe -np "$np" "$@" >err.txt 2>&1
   fi
   rc=$?
   set -e

@@ -3,6 +3,7 @@
 // path through each test case (CHECK only), so none waits alone in a collective.
 #include <cstdint>
 #include <numeric>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -133,4 +134,50 @@ TEST_CASE("dims_create and counts past MPI's int", "[mpi][wrappers]") {
   CHECK_THROWS_AS(mpi::count_of(std::size_t{1} << 31, "x"), mpi_error);
   const double t0 = mpi::wtime();
   CHECK(mpi::wtime() >= t0);
+}
+
+namespace {
+// Records, when destroyed, what mpi::unwinding_agreed_error says about `comm` then.
+struct UnwindProbe {
+  MPI_Comm comm;
+  bool& seen;
+  UnwindProbe(MPI_Comm c, bool& s) : comm(c), seen(s) {}
+  UnwindProbe(const UnwindProbe&) = delete;
+  UnwindProbe& operator=(const UnwindProbe&) = delete;
+  ~UnwindProbe() { seen = mpi::unwinding_agreed_error(comm); }
+};
+
+// Rank 0 fails in a collective phase over `agreed`; every rank of it throws the agreed error
+// past a probe of `probed`.
+bool seen_in_agreed_error(MPI_Comm agreed, MPI_Comm probed) {
+  bool seen = false;
+  try {
+    UnwindProbe probe(probed, seen);
+    mpi::collectively(agreed, [&] {
+      if (mpi::rank(agreed) == 0) throw input_error("rank 0 fails");
+    });
+  } catch (const input_error&) {
+  }
+  return seen;
+}
+}  // namespace
+
+TEST_CASE("unwinding_agreed_error: an agreed error over the ranks, never a rank's own",
+          "[mpi][wrappers]") {
+  const MPI_Comm w = MPI_COMM_WORLD;
+  const int size = mpi::size(w);
+  CHECK(seen_in_agreed_error(w, w));
+  CHECK(seen_in_agreed_error(w, MPI_COMM_SELF));  // a part of the agreement's ranks
+  // Agreed by each rank alone: the world's other ranks are not unwinding it.
+  CHECK(seen_in_agreed_error(MPI_COMM_SELF, w) == (size == 1));
+  CHECK_FALSE(mpi::unwinding_agreed_error(w));  // nothing unwinds
+  // A rank's own error once a later phase succeeded (which forgets the agreed one).
+  mpi::collectively(w, [] {});
+  bool seen = true;
+  try {
+    UnwindProbe probe(w, seen);
+    throw std::runtime_error("this rank alone");
+  } catch (const std::runtime_error&) {
+  }
+  CHECK_FALSE(seen);
 }
