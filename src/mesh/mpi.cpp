@@ -52,8 +52,9 @@ void remove_own_session_root() noexcept {
   own_session_root.clear();
 }
 
-// Shared by Environment and start_if_needed (argc/argv may be null for MPI_Init_thread).
-void start(int* argc, char*** argv) {
+// Shared by Environment and start_if_needed (argc/argv may be null for MPI_Init_thread);
+// `level` is the thread support asked for.
+void start(int* argc, char*** argv, int level) {
   // Open MPI 4.1 backs shared windows (osc sm) and its shared-memory transport (btl
   // vader) in /dev/shm by default. shmem_mmap_relocate_backing_file, once set here, moved
   // nothing that was on disk but took vader's segments off the list mpirun cleans up: a
@@ -68,7 +69,7 @@ void start(int* argc, char*** argv) {
   setenv("OMPI_MCA_io", "^ompio", 0);
   take_own_session_root();
   int provided = 0;
-  const int code = MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
+  const int code = MPI_Init_thread(argc, argv, level, &provided);
   if (!own_session_root.empty()) unsetenv("OMPI_MCA_orte_tmpdir_base");
   if (code != MPI_SUCCESS) remove_own_session_root();
   CHECK_MPI(code);
@@ -77,7 +78,7 @@ void start(int* argc, char*** argv) {
 }  // namespace
 
 Environment::Environment(int& argc, char**& argv) {
-  start(&argc, &argv);
+  start(&argc, &argv, MPI_THREAD_FUNNELED);
 }
 
 Environment::~Environment() {
@@ -85,11 +86,28 @@ Environment::~Environment() {
 }
 
 bool start_if_needed() {
-  int running = 0;
+  int running = 0, finalized = 0;
+  CHECK_MPI(MPI_Finalized(&finalized));
+  if (finalized)
+    throw mpi_error(
+        "MPI was finalized in this process (MPI_Finalize, e.g. mpi4py's MPI.Finalize()) and "
+        "cannot start again");
   CHECK_MPI(MPI_Initialized(&running));
   if (running) return false;
-  start(nullptr, nullptr);
+  start(nullptr, nullptr, MPI_THREAD_SERIALIZED);  // the host may call from any thread
   return true;
+}
+
+void require_callable_thread() {
+  int level = MPI_THREAD_SINGLE, main = 0;
+  CHECK_MPI(MPI_Query_thread(&level));
+  if (level >= MPI_THREAD_SERIALIZED) return;
+  CHECK_MPI(MPI_Is_thread_main(&main));
+  if (!main)
+    throw mpi_error(std::string("MPI runs at ") +
+                    (level == MPI_THREAD_SINGLE ? "MPI_THREAD_SINGLE" : "MPI_THREAD_FUNNELED") +
+                    ": only the thread that started it may call it (MPI_THREAD_SERIALIZED "
+                    "or above lets any thread call, one at a time)");
 }
 
 void finalize_if_started() noexcept {
@@ -361,20 +379,26 @@ bool unwinding_agreed_error(MPI_Comm comm) noexcept {
   return left == 0;
 }
 
-void agree_on_error(MPI_Comm comm, ErrorKind kind, const std::string& message) {
-  forget_agreement();  // a new phase: an earlier agreement's error was handled or is moot
+Failure first_failure(MPI_Comm comm, bool failed, const std::string& message) {
   int rank = 0, size = 1;
   CHECK_MPI(MPI_Comm_rank(comm, &rank));
   CHECK_MPI(MPI_Comm_size(comm, &size));
   // Lowest failing rank wins: minimise (failed ? rank : size).
-  int mine = kind == ErrorKind::none ? size : rank, first = size;
+  int mine = failed ? rank : size, first = size;
   CHECK_MPI(MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm));
-  if (first == size) return;
-  int k = static_cast<int>(kind);
-  CHECK_MPI(MPI_Bcast(&k, 1, MPI_INT, first, comm));
-  const std::string msg = bcast_string(comm, message, first);
+  if (first == size) return {};
+  return {first, bcast_string(comm, message, first)};
+}
+
+void agree_on_error(MPI_Comm comm, ErrorKind kind, const std::string& message) {
+  forget_agreement();  // a new phase: an earlier agreement's error was handled or is moot
+  // The kind travels as the message's first character.
+  const Failure f = first_failure(comm, kind != ErrorKind::none,
+                                  static_cast<char>('0' + static_cast<int>(kind)) + message);
+  if (f.rank < 0) return;
+  const std::string msg = f.message.substr(1);
   remember_agreement(comm);
-  switch (static_cast<ErrorKind>(k)) {
+  switch (static_cast<ErrorKind>(f.message[0] - '0')) {
     case ErrorKind::config:
       throw collective<config_error>(msg);
     case ErrorKind::input:

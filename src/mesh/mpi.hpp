@@ -5,6 +5,7 @@
 // src/io) no code calls MPI directly.
 #include <mpi.h>
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -37,8 +38,13 @@ class Environment {
 };
 
 // For a host that may find MPI started or not (the Python module: mpi4py starts it on
-// import): starts it as Environment does unless it runs; true if this call started it.
+// import): starts it as Environment does (but at MPI_THREAD_SERIALIZED: the host may call
+// from any thread, one at a time) unless it runs; true if this call started it. Throws
+// mpi_error if MPI was finalized (it cannot start again).
 bool start_if_needed();
+// Throws mpi_error unless this thread may call MPI: MPI runs at MPI_THREAD_SERIALIZED or
+// above, or this is the thread that started it (a host serialises its calls itself).
+void require_callable_thread();
 // MPI_Finalize unless MPI is finalized or was never started (the host's exit hook).
 void finalize_if_started() noexcept;
 // The communicator of a Fortran handle (mpi4py's Comm.py2f()); the caller keeps it.
@@ -214,15 +220,23 @@ T sum_of(MPI_Comm comm, T value) {
 }
 
 // Broadcast of typed elements (a named datatype), and of any trivially copyable objects
-// as bytes (one message of n * sizeof(T) bytes).
+// as bytes: n * sizeof(T) bytes in messages of at most `piece` bytes (MPI counts are ints:
+// a matrix of 2 GiB or more takes several).
+inline constexpr std::size_t kMaxBcastBytes = std::size_t{1} << 30;
 template <class T>
 void bcast(MPI_Comm comm, std::span<T> data, int root) {
   CHECK_MPI(MPI_Bcast(data.data(), count_of(data.size(), "bcast"), datatype<T>(), root, comm));
 }
 template <class T>
-void bcast_bytes(MPI_Comm comm, std::span<T> data, int root) {
+void bcast_bytes(MPI_Comm comm, std::span<T> data, int root, std::size_t piece = kMaxBcastBytes) {
   static_assert(std::is_trivially_copyable_v<T>);
-  CHECK_MPI(MPI_Bcast(data.data(), count_of(data.size_bytes(), "bcast"), MPI_BYTE, root, comm));
+  auto* bytes = reinterpret_cast<std::byte*>(data.data());
+  std::size_t at = 0;
+  do {
+    const std::size_t n = std::min(piece, data.size_bytes() - at);
+    CHECK_MPI(MPI_Bcast(bytes + at, count_of(n, "bcast"), MPI_BYTE, root, comm));
+    at += n;
+  } while (at < data.size_bytes());
 }
 template <class T>
 Request ibcast_bytes(MPI_Comm comm, std::span<T> data, int root) {
@@ -320,6 +334,14 @@ void abort(MPI_Comm comm, int code) noexcept;
 // so no rank hangs in a later collective and the message is printed once.
 enum class ErrorKind { none = 0, config = 1, input = 2, other = 3 };
 void agree_on_error(MPI_Comm comm, ErrorKind kind, const std::string& message);
+
+// The same agreement for a host with errors of its own (the Python module's exception
+// classes): the lowest rank that failed and its message, on every rank (rank -1: none).
+struct Failure {
+  int rank = -1;
+  std::string message;
+};
+Failure first_failure(MPI_Comm comm, bool failed, const std::string& message);
 
 // True while an error that agree_on_error threw over a communicator holding every rank of
 // `comm` unwinds this rank's stack: each of those ranks unwinds the same error, so a

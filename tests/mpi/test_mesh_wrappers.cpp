@@ -55,6 +55,13 @@ TEST_CASE("broadcasts of vectors, objects and bytes", "[mpi][wrappers]") {
   moved.wait();
   CHECK_FALSE(moved.pending());
   CHECK(buf == std::vector<std::int64_t>(4, 9));
+  // In pieces (of 3 bytes here; 1 GiB by default, below MPI's int count), every byte sent.
+  std::vector<std::uint8_t> bytes(100);
+  for (std::size_t i = 0; i < bytes.size(); ++i)
+    bytes[i] = rank == 0 ? static_cast<std::uint8_t>(i * 7 + 1) : 0;
+  mpi::bcast_bytes(w, std::span<std::uint8_t>(bytes), 0, 3);
+  for (std::size_t i = 0; i < bytes.size(); ++i)
+    CHECK(bytes[i] == static_cast<std::uint8_t>(i * 7 + 1));
 }
 
 TEST_CASE("gathers put each rank's part in rank order", "[mpi][wrappers]") {
