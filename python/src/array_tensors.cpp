@@ -52,26 +52,40 @@ class ArrayTensors final : public TransformTensors {
     const ArrayView& c = in_.coeffs[axis - 1];
     if (!c.given) throw input_error(what + ": missing (gemt takes three matrices)");
     check_array(c, 2, what);
-    return to_matrix(c);
+    return to_matrix(c, what);
   }
 
   TensorNames names(const TensorInfo&, const TensorInfo&) const override {
     return {"x", "x", cfg_.initial.file.empty() ? "" : "initial", "y"};
   }
 
-  // gemt's matrices from rank 0 to every rank (an actuator may live on any).
+  // gemt's matrices from rank 0 to every rank (an actuator may live on any): their sizes
+  // first, so that every rank makes sure its copy fits, as rank 0 did, before any is sent.
   void share(MPI_Comm world) override {
-    for (int a = 1; a <= 3; ++a) {
-      if (cfg_.kinds[a - 1] != TransformKind::gemt) continue;
-      CoeffMatrix m;
+    const bool root = mpi::rank(world) == 0;
+    std::array<CoeffMatrix, 3> m;
+    mpi::collectively(world, [&] {
       std::string what;
-      if (mpi::rank(world) == 0) m = gemt_matrix(a, what);
-      std::array<index_t, 3> dims{m.rows, m.cols, m.is_complex ? 1 : 0};
+      for (int a = 1; a <= 3; ++a)
+        if (root && is_gemt(a)) m[a - 1] = gemt_matrix(a, what);
+    });
+    for (CoeffMatrix& c : m) {
+      std::array<index_t, 3> dims{c.rows, c.cols, c.is_complex ? 1 : 0};
       mpi::bcast_bytes(world, std::span<index_t>(dims), 0);
-      m.rows = dims[0], m.cols = dims[1], m.is_complex = dims[2] != 0;
-      mpi::bcast(world, m.data, 0);
-      shared_[a - 1] = std::move(m);
+      c.rows = dims[0], c.cols = dims[1], c.is_complex = dims[2] != 0;
     }
+    mpi::collectively(world, [&] {
+      for (int a = 1; a <= 3; ++a)
+        if (!root) {
+          const CoeffMatrix& c = m[a - 1];
+          matrix_elements(c.rows, c.cols, 1, matrix_label("C" + std::to_string(a), c.rows, c.cols));
+        }
+    });
+    for (int a = 1; a <= 3; ++a)
+      if (is_gemt(a)) {
+        mpi::bcast(world, m[a - 1].data, 0);
+        shared_[a - 1] = std::move(m[a - 1]);
+      }
   }
 
   void read(const Topology& topo, const TensorInfo& info, bool initial, const Brick& box,
@@ -93,6 +107,8 @@ class ArrayTensors final : public TransformTensors {
   void publish() override {}
 
  private:
+  bool is_gemt(int axis) const { return cfg_.kinds[axis - 1] == TransformKind::gemt; }
+
   // World rank 0: a tensor's facts, from its array (or, distributed, rank 0's part and the
   // whole shape given).
   static TensorInfo inspect(const ArrayView& a, const std::string& name, const ext3& whole_shape) {

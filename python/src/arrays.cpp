@@ -110,7 +110,11 @@ void copy_box(const ArrayView& a, const Brick& box, const ext3& origin, std::vec
   copy_box_typed(a, box, origin, out);
 }
 
-CoeffMatrix to_matrix(const ArrayView& a) {
+std::string matrix_label(const std::string& name, index_t rows, index_t cols) {
+  return name + ": the " + std::to_string(rows) + "x" + std::to_string(cols) + " matrix";
+}
+
+CoeffMatrix to_matrix(const ArrayView& a, const std::string& name) {
   // The matrix as a 1 x rows x cols tensor: the same conversion as the bricks'.
   ArrayView t = a;
   t.shape = {1, a.shape[0], a.shape[1]};
@@ -119,6 +123,7 @@ CoeffMatrix to_matrix(const ArrayView& a) {
   m.rows = a.shape[0];
   m.cols = a.shape[1];
   m.is_complex = a.is_complex();
+  matrix_elements(m.rows, m.cols, 1, matrix_label(name, m.rows, m.cols));
   copy_box(t, Brick{{0, 0, 0}, {1, m.rows, m.cols}}, {0, 0, 0}, m.data);
   return m;
 }

@@ -37,7 +37,11 @@ void check_array(const ArrayView& a, int rank, const std::string& name);
 void copy_box(const ArrayView& a, const Brick& box, const ext3& origin, std::vector<double>& out);
 void copy_box(const ArrayView& a, const Brick& box, const ext3& origin, std::vector<cplx>& out);
 
-// A rank-2 array as a coefficient matrix (complex if its type is).
-CoeffMatrix to_matrix(const ArrayView& a);
+// "C1: the 4x5 matrix": a matrix's label in messages, the CLI's with the argument's name.
+std::string matrix_label(const std::string& name, index_t rows, index_t cols);
+
+// A rank-2 array `name` as a coefficient matrix (complex if its type is), refused as the
+// CLI refuses a file's (matrix_elements) if its complex128 copy does not fit in memory.
+CoeffMatrix to_matrix(const ArrayView& a, const std::string& name);
 
 }  // namespace triada::py

@@ -14,18 +14,22 @@
 
 namespace triada {
 
-namespace {
-
-// Elements of an n x n matrix, checked, after making sure `copies` such matrices fit
-// in memory (`what` names the input, `name` the matrix; the elements are complex128).
-std::size_t square_elements(index_t n, int copies, const std::string& what,
-                            const std::string& name) {
-  const std::string label =
-      what + ": the " + std::to_string(n) + "x" + std::to_string(n) + " " + name + " (complex128)";
-  const auto elements = static_cast<std::uint64_t>(checked_mul(n, n, label));
+std::size_t matrix_elements(index_t rows, index_t cols, int copies, const std::string& label) {
+  const auto elements = static_cast<std::uint64_t>(checked_mul(rows, cols, label));
   require_memory(checked_mul(checked_mul(elements, sizeof(cplx), label), copies, label),
                  label + (copies > 1 ? " (" + std::to_string(copies) + " copies)" : ""));
   return static_cast<std::size_t>(elements);
+}
+
+namespace {
+
+// Elements of an n x n matrix, checked, after making sure `copies` such matrices fit
+// in memory (`what` names the input, `name` the matrix).
+std::size_t square_elements(index_t n, int copies, const std::string& what,
+                            const std::string& name) {
+  return matrix_elements(
+      n, n, copies,
+      what + ": the " + std::to_string(n) + "x" + std::to_string(n) + " " + name + " (complex128)");
 }
 
 constexpr long double kPi = 3.141592653589793238462643383279502884L;

@@ -3,6 +3,7 @@
 //   W[.., k, ..] = sum_n V[.., n, ..] * C[n, k],   C of shape N x K (rows n, columns k),
 // so C is stored row-major: C(n, k) = data[n * cols + k]. An actuator streams row n
 // at time step n (TriADA paper Eqs. 6.1-6.3).
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,12 @@ struct CoeffMatrix {
   const cplx& operator()(index_t n, index_t k) const { return data[n * cols + k]; }
   cplx& operator()(index_t n, index_t k) { return data[n * cols + k]; }
 };
+
+// The elements of a rows x cols matrix, after making sure `copies` of it fit in memory as
+// complex128 (the engine's matrices): throws input_error "<label>: needs X, Y available"
+// (or naming an overflow) before anything is allocated. Every matrix from a user's sizes
+// (files, arrays, built-in transforms) goes through it.
+std::size_t matrix_elements(index_t rows, index_t cols, int copies, const std::string& label);
 
 // "dft" | "dct" | "dht" | "wht" | "gemt"; throws config_error naming the bad word.
 TransformKind parse_transform(const std::string& word);

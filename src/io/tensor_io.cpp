@@ -567,15 +567,17 @@ CoeffMatrix read_whole(const std::string& file, const std::string& dataset_path,
   const std::string label =
       name + ": the " + std::to_string(m.rows) +
       (rank == 2 ? "x" + std::to_string(m.cols) + " matrix" : "-entry vector");
-  const index_t elements = checked_mul(m.rows, m.cols, label);
-  if (!with_data) return m;
-  require_memory(checked_mul(static_cast<std::uint64_t>(elements), sizeof(cplx), label), label);
-  m.data.assign(static_cast<size_t>(elements), cplx{});
+  if (!with_data) {
+    checked_mul(m.rows, m.cols, label);
+    return m;
+  }
+  const std::size_t elements = matrix_elements(m.rows, m.cols, 1, label);
+  m.data.assign(elements, cplx{});
   if (m.is_complex) {
     h5::Datatype mt = complex_memtype();
     CHECK_H5(H5Dread(d.get(), mt.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, m.data.data()));
   } else {
-    h5::Dataspace mspace = memory_selection(elements, 2);
+    h5::Dataspace mspace = memory_selection(static_cast<index_t>(elements), 2);
     CHECK_H5(
         H5Dread(d.get(), H5T_NATIVE_DOUBLE, mspace.get(), H5S_ALL, H5P_DEFAULT, m.data.data()));
   }
