@@ -7,6 +7,7 @@
 #include <pybind11/stl.h>
 
 #include <cstdint>
+#include <mutex>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -31,7 +32,23 @@ pyb::array to_numpy(std::vector<T>&& values, const std::vector<index_t>& shape) 
   return pyb::array_t<T>(shape, owned->data(), free_it);
 }
 
-// The communicator of a call: mpi4py's Comm.py2f() handle, or the world without one.
+// The module's calls one at a time in the process: MPI runs at MPI_THREAD_SERIALIZED (or
+// FUNNELED, if mpi4py asked so) and HDF5 is not built thread-safe. Every function here that
+// touches MPI or HDF5 holds it; the package holds it for a whole call (its agreement on
+// the arguments, the job, the report's broadcast), so one thread's collectives never
+// interleave with another's. Recursive; constructed with the GIL held, which it releases
+// while it waits (the holder may need the GIL to finish).
+class Serialized {
+ public:
+  Serialized();
+
+ private:
+  std::unique_lock<std::recursive_mutex> lock_;
+};
+
+// The communicator of a call: mpi4py's Comm.py2f() handle, or the world without one. MPI
+// started if it is not; throws mpi_error if it was finalized, or if this thread may not
+// call it (mpi::require_callable_thread).
 MPI_Comm comm_of(const std::optional<std::int64_t>& fortran_handle);
 
 // Rank 0's arguments on every rank: rank 0's call decides (the others pass their parts of

@@ -3,6 +3,10 @@
 // Errors become the exceptions of the project's hierarchy (core/error.hpp), with the
 // programs' one-line messages.
 #include <exception>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
 
 #include "apps/common/run_main.hpp"
 #include "bindings.hpp"
@@ -13,6 +17,13 @@
 #include "report/provenance.hpp"
 
 namespace triada::py {
+
+namespace {
+std::recursive_mutex& call_mutex() {
+  static std::recursive_mutex m;
+  return m;
+}
+}  // namespace
 
 ArrayView view_of(const pyb::object& obj) {
   ArrayView v;
@@ -30,8 +41,15 @@ ArrayView view_of(const pyb::object& obj) {
   return v;
 }
 
+Serialized::Serialized() : lock_(call_mutex(), std::try_to_lock) {
+  if (lock_.owns_lock()) return;
+  pyb::gil_scoped_release released;
+  lock_.lock();
+}
+
 MPI_Comm comm_of(const std::optional<std::int64_t>& fortran_handle) {
   mpi::start_if_needed();
+  mpi::require_callable_thread();
   return fortran_handle ? mpi::comm_from_fortran(*fortran_handle) : MPI_COMM_WORLD;
 }
 
@@ -110,11 +128,35 @@ void register_exceptions(pyb::module_& m) {
 }
 
 // MPI_Finalize at the interpreter's exit when the module started MPI (HDF5 closed first,
-// as the programs do: it would close after MPI_Finalize otherwise).
+// as the programs do: it would close after MPI_Finalize otherwise), once a call of another
+// thread still running has ended.
 void finalize() {
+  Serialized lock;
   h5::close_library();
   mpi::finalize_if_started();
 }
+
+// The first failing rank's (error class, message) on every rank of `comm`, or None where
+// no rank passed one: the package's agreement on its own checks.
+std::optional<std::pair<std::string, std::string>> agree(
+    const std::optional<std::pair<std::string, std::string>>& mine,
+    std::optional<std::int64_t> comm_handle) {
+  Serialized lock;
+  mpi::Failure first;
+  {
+    pyb::gil_scoped_release released;
+    const std::string text = mine ? mine->first + '\0' + mine->second : "";
+    first = mpi::first_failure(comm_of(comm_handle), mine.has_value(), text);
+  }
+  if (first.rank < 0) return std::nullopt;
+  const std::size_t cut = first.message.find('\0');
+  return std::make_pair(first.message.substr(0, cut), first.message.substr(cut + 1));
+}
+
+// `with _triada.serialized():` holds Serialized for the block.
+struct HeldLock {
+  std::optional<Serialized> held;
+};
 
 }  // namespace
 
@@ -122,24 +164,44 @@ void finalize() {
 
 PYBIND11_MODULE(_triada, m) {
   namespace py = triada::py;
+  namespace pyb = pybind11;
   m.doc() = "The TriADA simulator's jobs on numpy arrays (use the package triada).";
   triada::set_overwrite_option("--force");  // messages name the programs' option
   py::register_exceptions(m);
   m.def("version", &triada::version_string, "The library's version.");
   m.attr("cell_modes") = triada::cell_mode_names(", ");  // "fp64, fp32, ..."
-  m.def("mpi_start", &triada::mpi::start_if_needed,
-        "Starts MPI unless it runs (mpi4py may have); True if this call started it.");
+  pyb::class_<py::HeldLock>(m, "serialized",
+                            "A context that holds the module's lock (one call at a time).")
+      .def(pyb::init<>())
+      .def("__enter__", [](py::HeldLock& l) { l.held.emplace(); })
+      .def("__exit__", [](py::HeldLock& l, const pyb::args&) { l.held.reset(); });
+  m.def(
+      "mpi_start",
+      [] {
+        py::Serialized lock;
+        return triada::mpi::start_if_needed();
+      },
+      "Starts MPI unless it runs (mpi4py may have); True if this call started it. Raises "
+      "MPIError if MPI was finalized.");
   m.def("mpi_finalize", &py::finalize, "MPI_Finalize, for the exit hook of mpi_start's caller.");
   m.def(
-      "rank", [](std::optional<std::int64_t> comm) { return triada::mpi::rank(py::comm_of(comm)); },
+      "rank",
+      [](std::optional<std::int64_t> comm) {
+        py::Serialized lock;
+        return triada::mpi::rank(py::comm_of(comm));
+      },
       "This rank in the communicator (mpi4py's Comm.py2f() handle; None: the world).");
   m.def(
       "bcast_text",
       [](const std::string& text, std::optional<std::int64_t> comm) {
-        const MPI_Comm c = py::comm_of(comm);
-        return triada::mpi::bcast_string(c, text, 0);
+        py::Serialized lock;
+        pyb::gil_scoped_release released;
+        return triada::mpi::bcast_string(py::comm_of(comm), text, 0);
       },
       "Rank 0's text on every rank.");
+  m.def("agree", &py::agree,
+        "(class name, message) of the lowest rank that passed one, on every rank; None if "
+        "none did.");
   py::register_transform(m);
   py::register_mxu(m);
 }

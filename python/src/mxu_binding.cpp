@@ -49,6 +49,7 @@ pyb::object tcu_product(const TcuConfig& cfg, std::vector<double> a, std::vector
 // B on rank 0, else None). The report goes to the file of --report.
 pyb::tuple tcu(const std::vector<std::string>& args, std::optional<std::int64_t> comm_handle,
                const pyb::object& a, const pyb::object& b) {
+  Serialized lock;
   TcuConfig cfg;
   std::string summary;
   int code = 0, rank = 0;
@@ -92,6 +93,7 @@ void share_operands(ConvConfig& given, MPI_Comm comm) {
 // layer: None where it was not checked, else {method: NHWC values}).
 pyb::tuple conv(const std::vector<std::string>& args, std::optional<std::int64_t> comm_handle,
                 const pyb::object& input, const pyb::object& weights) {
+  Serialized lock;
   ConvConfig given, cfg;
   given_operand(input, given.input_values, given.input_dims);
   given_operand(weights, given.weight_values, given.weight_dims);

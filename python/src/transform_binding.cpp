@@ -47,6 +47,7 @@ pyb::tuple transform(const std::vector<std::string>& args, const pyb::object& x,
                      const pyb::object& initial, const std::vector<pyb::object>& coeffs,
                      std::optional<std::int64_t> comm_handle, bool distributed, Shape shape,
                      bool gather) {
+  Serialized lock;
   ArrayInputs in;
   in.x = view_of(x);
   in.initial = view_of(initial);
@@ -75,6 +76,7 @@ pyb::tuple transform(const std::vector<std::string>& args, const pyb::object& x,
 // Every rank's bricks of X and Y for a run of these options on these shapes.
 pyb::dict layout(const std::vector<std::string>& args, std::array<index_t, 3> in_shape,
                  std::array<index_t, 3> out_shape, std::optional<std::int64_t> comm_handle) {
+  Serialized lock;
   Plan plan;
   int rank = 0;
   {

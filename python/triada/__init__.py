@@ -13,23 +13,32 @@ with the same keys. Errors raise ``triada.ConfigError`` (a bad argument; the pro
 code 2) or ``triada.InputError`` (a bad tensor; exit 1), both ``ValueError`` s, with the
 program's one-line message; ``triada.Error`` is their base.
 
-In one process MPI is started on the first call (and finalized at exit). Under
-``mpirun -np K python3 script.py`` every rank calls the same function; rank 0's arguments
-decide (the other ranks may pass None for arrays rank 0 holds, and pass their own parts of
-distributed ones). Pass ``comm=MPI.COMM_WORLD`` (mpi4py) or leave ``comm=None`` for MPI's
-world.
-An error found on one rank alone (not agreed by all, e.g. an internal error) is raised on
-that rank only: run such scripts as ``python3 -m mpi4py script.py`` so the job ends.
+Arguments are typed strictly: a wrong type raises ``TypeError`` naming the argument (a bool
+where a bool is meant, an int where a count is, a str for names, a dict for ``config``, an
+mpi4py communicator or None for ``comm``, arrays or array-likes for arrays).
+
+In one process MPI is started on the first call (and finalized at exit); a call after MPI
+was finalized (mpi4py's ``MPI.Finalize()``) raises ``triada.MPIError``. Calls from several
+threads are safe: they run one at a time (a process-wide lock, waited for with the GIL
+released). Under ``mpirun -np K python3 script.py`` every rank calls the same function, in
+the same order; rank 0's arguments decide (the other ranks may pass None for arrays rank 0
+holds, and pass their own parts of distributed ones). Pass ``comm=MPI.COMM_WORLD``
+(mpi4py) or leave ``comm=None`` for MPI's world. Every check, the wrapper's own (types,
+arrays, on any rank's arguments) and the program's, is agreed by all ranks: an error found
+on one rank is raised on every rank, with the same class and message. An error of one rank
+alone inside a job (an internal error) is raised on that rank only: run such scripts as
+``python3 -m mpi4py script.py`` so the job ends.
 """
 
-import atexit
 import json
 import os
+import re
 import tempfile
 
 import numpy as np
 
-from . import _triada
+from . import _args, _triada
+from ._calls import agreed, entry
 from ._triada import ConfigError, Error, HDF5Error, InputError, MPIError
 
 __version__ = _triada.version()
@@ -38,26 +47,13 @@ CELL_MODES = tuple(_triada.cell_modes.split(", "))
 __all__ = ["transform", "gemt", "layout", "tcu", "conv", "BrickArray", "CELL_MODES", "Error",
            "ConfigError", "InputError", "MPIError", "HDF5Error"]
 
-_mpi_checked = False
-
-
-def _handle(comm):
-    """The Fortran handle of an mpi4py communicator (None: the world), MPI started."""
-    global _mpi_checked
-    if not _mpi_checked:
-        if _triada.mpi_start():  # not started by mpi4py: ours to finalize
-            atexit.register(_triada.mpi_finalize)
-        _mpi_checked = True
-    return None if comm is None else int(comm.py2f())
-
-
 def _word(value):
-    """An option's value as the command line spells it."""
-    if isinstance(value, bool):
+    """An option's value as the command line spells it (values checked by _args)."""
+    if isinstance(value, (bool, np.bool_)):
         return "on" if value else "off"
-    if isinstance(value, (list, tuple)):
+    if isinstance(value, tuple):
         return ",".join(str(v) for v in value)
-    return os.fspath(value) if isinstance(value, os.PathLike) else str(value)
+    return str(value)
 
 
 def _options(**named):
@@ -76,18 +72,8 @@ def _config_options(config):
     """Mesh config keys {"section.key": value} as --section.key value (they win over mesh)."""
     args = []
     for key, value in (config or {}).items():
-        args += ["--" + str(key), _word(value)]
+        args += ["--" + key, _word(value)]
     return args
-
-
-def _native(a):
-    """An array in this machine's byte order (the module reads elements as they lie)."""
-    if a is None:
-        return None
-    a = np.asarray(a)
-    if a.dtype.byteorder not in "=|":  # numpy spells this machine's order "="
-        a = a.astype(a.dtype.newbyteorder("="))
-    return a
 
 
 def _slices(lo, hi):
@@ -116,6 +102,7 @@ def _brick_array(values, box):
     return part
 
 
+@entry
 def transform(x, transform="dct", *, inverse=False, norm="ortho", stage_order="312", esop=None,
               cell_mode=None, mesh=None, initial=None, executor="fused", transport="auto",
               coeffs=None, config=None, check=False, shuffle_seed=0, report=None, trace=None,
@@ -219,30 +206,41 @@ def transform(x, transform="dct", *, inverse=False, norm="ortho", stage_order="3
     >>> y, r = triada.transform(x, "dct")
     >>> r["counters"]["macs"], r["energy_pj"]["saved_fraction"]
     """
-    handle = _handle(comm)
-    kinds = transform if isinstance(transform, str) else ",".join(transform)
-    order = (str(stage_order) if isinstance(stage_order, (str, int))
-             else "".join(map(str, stage_order)))
-    matrices = [None, None, None] if coeffs is None else [_native(c) for c in coeffs]
-    args = ["triada-transform", "--input", "x", "--output", "y"] + _options(
-        transform=kinds, inverse=inverse, norm=norm, stage_order=order,
-        esop=None if esop is None else ("on" if esop else "off"), cell_mode=cell_mode,
-        mesh=mesh, initial=None if initial is None else "initial", executor=executor,
-        transport=transport, coeffs=None if coeffs is None else "C1,C2,C3", check=check,
-        shuffle_seed=shuffle_seed, report=report, trace=trace, force=force,
-        quiet=not verbose) + _config_options(config)
-    x, initial = _native(x), _native(initial)
-    if distributed and shape is None:
+    a = _args.checked(locals(), _TRANSFORM_KINDS)
+    if a.distributed and a.shape is None:
         raise ConfigError("distributed=True needs shape=(N1, N2, N3), the whole input's")
-    y, box, text, summary = _triada.transform(args, x, initial, matrices, handle, distributed,
-                                              shape, gather)
-    if verbose and summary:
-        print(summary, end="", flush=True)
-    if y is not None and not gather:
-        y = _brick_array(y, box)
-    return y, json.loads(text)
+    matrices = [None, None, None] if a.coeffs is None else list(a.coeffs)
+    args = ["triada-transform", "--input", "x", "--output", "y"] + _options(
+        transform=a.transform, inverse=a.inverse, norm=a.norm, stage_order=a.stage_order,
+        esop=None if a.esop is None else _word(a.esop), cell_mode=a.cell_mode, mesh=a.mesh,
+        initial=None if a.initial is None else "initial", executor=a.executor,
+        transport=a.transport, coeffs=None if a.coeffs is None else "C1,C2,C3", check=a.check,
+        shuffle_seed=a.shuffle_seed, report=a.report, trace=a.trace, force=a.force,
+        quiet=not a.verbose) + _config_options(a.config)
+
+    def run(handle):
+        y, box, text, summary = _triada.transform(args, a.x, a.initial, matrices, handle,
+                                                  a.distributed, a.shape, a.gather)
+        if a.verbose and summary:
+            print(summary, end="", flush=True)
+        if y is not None and not a.gather:
+            y = _brick_array(y, box)
+        return y, json.loads(text)
+    return run
 
 
+_TRANSFORM_KINDS = dict(
+    x=_args.optional(_args.array), transform=_args.words, inverse=_args.flag,
+    norm=_args.word, stage_order=_args.stage_order, esop=_args.optional_flag,
+    cell_mode=_args.optional(_args.word), mesh=_args.optional(_args.path),
+    initial=_args.optional(_args.array), executor=_args.word, transport=_args.word,
+    coeffs=_args.optional(_args.matrices), config=_args.optional(_args.config),
+    check=_args.flag, shuffle_seed=_args.count, report=_args.optional(_args.path),
+    trace=_args.optional(_args.path), force=_args.flag, verbose=_args.flag,
+    distributed=_args.flag, shape=_args.optional(_args.shape3), gather=_args.flag)
+
+
+@entry
 def gemt(x, coeffs, **options):
     """The 3-mode product Y = X x1 C1 x2 C2 x3 C3 on the simulated mesh.
 
@@ -252,9 +250,10 @@ def gemt(x, coeffs, **options):
     ``mode_dot`` with C_s transposed along each mode. See ``transform`` for the options
     (inverse, norm, esop, cell_mode, initial, comm, ...). Returns ``(y, report)``.
     """
-    return transform(x, "gemt", coeffs=coeffs, **options)
+    return transform.__wrapped__(x, "gemt", coeffs=coeffs, **options)
 
 
+@entry
 def layout(shape, out_shape=None, *, mesh=None, config=None, comm=None):
     """Which part of the tensors each rank holds in a run on ``comm``.
 
@@ -275,15 +274,22 @@ def layout(shape, out_shape=None, *, mesh=None, config=None, comm=None):
         (lo, hi) of the output)), and this rank's ``in_slices`` and ``out_slices`` (None on
         an actuator rank): ``transform(x[in_slices], ..., distributed=True, shape=shape)``.
     """
-    handle = _handle(comm)
-    out_shape = tuple(shape) if out_shape is None else tuple(out_shape)
+    a = _args.checked(locals(), _LAYOUT_KINDS)
+    out = a.shape if a.out_shape is None else a.out_shape
     args = ["triada-transform", "--input", "x", "--output", "y", "--transform", "dct"] + \
-        _options(mesh=mesh) + _config_options(config)
-    d = _triada.layout(args, tuple(shape), out_shape, handle)
-    mine = d["bricks"][d["rank"]] if d["rank"] < len(d["bricks"]) else None
-    d["in_slices"] = None if mine is None else _slices(*mine[0])
-    d["out_slices"] = None if mine is None else _slices(*mine[1])
-    return d
+        _options(mesh=a.mesh) + _config_options(a.config)
+
+    def run(handle):
+        d = _triada.layout(args, a.shape, out, handle)
+        mine = d["bricks"][d["rank"]] if d["rank"] < len(d["bricks"]) else None
+        d["in_slices"] = None if mine is None else _slices(*mine[0])
+        d["out_slices"] = None if mine is None else _slices(*mine[1])
+        return d
+    return run
+
+
+_LAYOUT_KINDS = dict(shape=_args.shape3, out_shape=_args.optional(_args.shape3),
+                     mesh=_args.optional(_args.path), config=_args.optional(_args.config))
 
 
 def _write_inputs(inputs, directory):
@@ -292,7 +298,7 @@ def _write_inputs(inputs, directory):
     path = os.path.join(directory, "inputs.h5")
     with h5py.File(path, "w") as f:
         for name, values in inputs.items():
-            f[name.lstrip("/")] = np.asarray(values)
+            f[name.lstrip("/")] = values
     return path
 
 
@@ -305,9 +311,22 @@ def _renamed(value, old, new):
     return value.replace(old, new) if isinstance(value, str) else value
 
 
+def _named_as_arguments(error, written):
+    """The error with the datasets of the input file written here named as the arguments
+    that gave them ("A: ..." for FILE:/A) and the file itself as "inputs"."""
+    text = re.sub(re.escape(written) + r":/+([^\s:]+)", r"\1", str(error))
+    return type(error)(text.replace(written, "inputs"))
+
+
+@entry
 def tcu(algo, size=None, *, m=None, latency=0, A=None, B=None, inputs=None, input=None,
-        report=None, force=False, verbose=False, comm=None, **options):
+        seed=None, weak=False, sweep=False, sizes=None, ms=None, cell_mode=None, executor=None,
+        mesh=None, product=None, k=None, kernel=None, points=None, progress=None, report=None,
+        force=False, verbose=False, comm=None):
     """A Tensor-Core-Unit algorithm on the planar MXU: triada-tcu's job.
+
+    Every argument is the program's option of the same name (``triada-tcu --help``);
+    None leaves an option to the program's default.
 
     Parameters
     ----------
@@ -327,21 +346,43 @@ def tcu(algo, size=None, *, m=None, latency=0, A=None, B=None, inputs=None, inpu
     inputs : dict of array_like, optional
         The algorithm's input datasets by name (``{"A": ..., "b": ...}`` for ge,
         ``{"adjacency": ...}`` for tclosure and apsd, ...), written to a temporary HDF5 file
-        given as ``--input`` (needs h5py); needed on rank 0 only.
-    input : str, optional
+        given as ``--input`` (needs h5py); needed on rank 0 only. Errors name them as the
+        arguments (``A: expected a non-empty square matrix``).
+    input : str or path, optional
         An HDF5 input file ``FILE[:/DSET]`` instead (``--input``).
+    seed : int, optional
+        The seed of the generated inputs (``--seed``; default 1).
+    weak : bool, default False
+        The weak TCU model (``--weak``).
+    sweep : bool, default False
+        A size series for each m of an m series, with the growth exponent's fit (``--sweep``).
+    sizes, ms : sequence of int, optional
+        The sweep's sizes and unit sizes (``--sizes``, ``--ms``).
+    cell_mode : str, optional
+        The cells' arithmetic, one of ``triada.CELL_MODES`` (``--cell-mode``; default fp64).
+    executor : {"fused", "reference"}, optional
+        How the unit runs its calls (``--executor``; default fused).
+    mesh : str or path, optional
+        A mesh config INI whose [mxu] keys give the memory side (``--mesh``).
+    product : {"fast", "classical", "both"}, optional
+        spmm and apsd: the matrix product (``--product``).
+    k : int, optional
+        stencil: the number of sweeps (``--k``).
+    kernel : sequence of 9 float, optional
+        stencil: the weights (``--kernel``).
+    points : int, optional
+        polyeval: the number of points (``--points``).
+    progress : {"auto", "always", "never"}, optional
+        A sweep's progress lines on stderr (``--progress``).
     report : str or path, optional
         Also write the JSON report to this file (``--report``); ``force`` replaces one.
+    force : bool, default False
+        Replace an existing ``report`` file (``--force``).
     verbose : bool, default False
         Print the program's summary or sweep table (rank 0).
     comm : mpi4py.MPI.Comm, optional
         As for ``transform``: a sweep's points are split over the ranks, a single run is
         rank 0's.
-    **options
-        The program's other options, spelled with underscores: ``seed=1``, ``weak=True``,
-        ``cell_mode="fp32"``, ``executor="reference"``, ``mesh="meshcfg/default.ini"``,
-        ``sweep=True``, ``sizes=(32, 64)``, ``ms=(4, 16)``, ... (``triada-tcu --help``);
-        True is a flag, lists are comma-separated.
 
     Returns
     -------
@@ -355,27 +396,54 @@ def tcu(algo, size=None, *, m=None, latency=0, A=None, B=None, inputs=None, inpu
         written here is named ``inputs`` in it. A result that fails its fp64 check is
         reported (``verified`` false), not raised, as the program's exit code 4 does.
     """
-    handle = _handle(comm)
-    given = dict(inputs or {})
-    if A is not None:
-        given["A"] = A
-    if B is not None:
-        given["B"] = B
-    root = _triada.rank(handle) == 0  # rank 0's arguments and files are the call's
-    with tempfile.TemporaryDirectory(prefix="triada-tcu-") as tmp:
-        in_path = _write_inputs(given, tmp) if given and root else input
-        out_path = os.fspath(report) if report is not None else os.path.join(tmp, "report.json")
-        args = ["triada-tcu"] + _options(algo=algo, size=size, m=m, latency=latency,
-                                         input=in_path, report=out_path,
-                                         force=force, **options)
-        summary, code, product = _triada.tcu(args, handle, _native(A), _native(B))
-        text = _read_text(out_path) if root else ""
-        if root and given:
-            text = json.dumps(_renamed(json.loads(text), in_path, "inputs"))
-        text = _triada.bcast_text(text, handle)
-    if verbose and summary:
-        print(summary, end="", flush=True)
-    return product, json.loads(text)
+    a = _args.checked(locals(), _TCU_KINDS)
+    given = dict(a.inputs or {})
+    for name in ("A", "B"):
+        if getattr(a, name) is not None:
+            given[name] = getattr(a, name)
+    for name, values in given.items():
+        if values.dtype.kind not in "iufc":  # what HDF5 and the program read
+            raise InputError(f"{name}: unsupported element type ({values.dtype.name})")
+    if given and a.input is not None:
+        raise ConfigError("input: give an input file or arrays (A, B, inputs), not both")
+    options = {n: getattr(a, n) for n in _TCU_KINDS
+               if n not in ("A", "B", "inputs", "input", "verbose")}
+
+    def run(handle):
+        root = _triada.rank(handle) == 0  # rank 0's arguments and files are the call's
+        with tempfile.TemporaryDirectory(prefix="triada-tcu-") as tmp:
+            with agreed(handle):
+                in_path = _write_inputs(given, tmp) if given and root else a.input
+            written = _triada.bcast_text(in_path if given and root else "", handle)
+            out_path = a.report if a.report is not None else os.path.join(tmp, "report.json")
+            args = ["triada-tcu"] + _options(**dict(options, input=in_path, report=out_path))
+            try:
+                summary, code, product = _triada.tcu(args, handle, a.A, a.B)
+            except Error as e:
+                if not written:
+                    raise
+                raise _named_as_arguments(e, written) from None
+            text = _read_text(out_path) if root else ""
+            if root and given:
+                text = json.dumps(_renamed(json.loads(text), in_path, "inputs"))
+            text = _triada.bcast_text(text, handle)
+        if a.verbose and summary:
+            print(summary, end="", flush=True)
+        return product, json.loads(text)
+    return run
+
+
+_TCU_KINDS = dict(
+    algo=_args.word, size=_args.optional(_args.count), m=_args.optional(_args.count),
+    latency=_args.count, A=_args.optional(_args.array), B=_args.optional(_args.array),
+    inputs=_args.optional(_args.arrays), input=_args.optional(_args.path),
+    seed=_args.optional(_args.count), weak=_args.flag, sweep=_args.flag,
+    sizes=_args.optional(_args.counts), ms=_args.optional(_args.counts),
+    cell_mode=_args.optional(_args.word), executor=_args.optional(_args.word),
+    mesh=_args.optional(_args.path), product=_args.optional(_args.word),
+    k=_args.optional(_args.count), kernel=_args.optional(_args.numbers_),
+    points=_args.optional(_args.count), progress=_args.optional(_args.word),
+    report=_args.optional(_args.path), force=_args.flag, verbose=_args.flag)
 
 
 def _read_text(path):
@@ -383,6 +451,7 @@ def _read_text(path):
         return f.read()
 
 
+@entry
 def conv(layer_or_network, *, method="both", mxu=16, input=None, weights=None, batch=None,
          latency=0, cell_mode="fp64", executor="fused", mesh=None, seed=1, verify=False,
          verify_budget=None, max_layers=None, report=None, csv=None, force=False,
@@ -441,14 +510,13 @@ def conv(layer_or_network, *, method="both", mxu=16, input=None, weights=None, b
         The program's JSON report (``triada-conv-report/1``) on every rank. A layer that
         fails its check is reported (``verified`` false), not raised.
     """
-    handle = _handle(comm)
-    spec = os.fspath(layer_or_network) if isinstance(layer_or_network, os.PathLike) \
-        else layer_or_network
+    a = _args.checked(locals(), _CONV_KINDS)
+    spec = a.layer_or_network
     network = isinstance(spec, str) and (spec.endswith(".csv") or os.path.isfile(spec))
     operands = []
-    for name, value in (("input", input), ("weights", weights)):
+    for name in ("input", "weights"):
+        value = getattr(a, name)
         if value is not None:
-            value = np.asarray(value)
             if value.ndim != 4 or value.dtype.kind not in "iuf":
                 raise InputError(f"--{name} {name}: a rank-4 real array expected, got "
                                  f"{value.dtype.name} of shape {value.shape}")
@@ -456,17 +524,31 @@ def conv(layer_or_network, *, method="both", mxu=16, input=None, weights=None, b
         operands.append(value)
     args = ["triada-conv"] + _options(
         network=spec if network else None, layer=None if network else _word(spec),
-        method=method, mxu=mxu, batch=batch, latency=latency, cell_mode=cell_mode,
-        executor=executor, mesh=mesh, seed=seed, verify=verify, verify_budget=verify_budget,
-        max_layers=max_layers, report=report, csv=csv, force=force,
-        input=None if input is None else "input", weights=None if weights is None else "weights")
-    text, table, code, outputs = _triada.conv(args, handle, operands[0], operands[1])
-    if verbose and table:
-        print(table, end="", flush=True)
-    result = json.loads(text)
-    if _triada.rank(handle) != 0:
-        return None, result
-    return [_nchw(o, L) for o, L in zip(outputs, result["layers"])], result
+        method=a.method, mxu=a.mxu, batch=a.batch, latency=a.latency, cell_mode=a.cell_mode,
+        executor=a.executor, mesh=a.mesh, seed=a.seed, verify=a.verify,
+        verify_budget=a.verify_budget, max_layers=a.max_layers, report=a.report, csv=a.csv,
+        force=a.force, input=None if a.input is None else "input",
+        weights=None if a.weights is None else "weights")
+
+    def run(handle):
+        text, table, code, outputs = _triada.conv(args, handle, operands[0], operands[1])
+        if a.verbose and table:
+            print(table, end="", flush=True)
+        result = json.loads(text)
+        if _triada.rank(handle) != 0:
+            return None, result
+        return [_nchw(o, L) for o, L in zip(outputs, result["layers"])], result
+    return run
+
+
+_CONV_KINDS = dict(
+    layer_or_network=_args.layer, method=_args.word, mxu=_args.count,
+    input=_args.optional(_args.array), weights=_args.optional(_args.array),
+    batch=_args.optional(_args.count), latency=_args.count, cell_mode=_args.word,
+    executor=_args.word, mesh=_args.optional(_args.path), seed=_args.count,
+    verify=_args.flag, verify_budget=_args.optional(_args.number),
+    max_layers=_args.optional(_args.count), report=_args.optional(_args.path),
+    csv=_args.optional(_args.path), force=_args.flag, verbose=_args.flag)
 
 
 def _nchw(outputs, layer):
