@@ -75,11 +75,11 @@ class ArrayTensors final : public TransformTensors {
       c.rows = dims[0], c.cols = dims[1], c.is_complex = dims[2] != 0;
     }
     mpi::collectively(world, [&] {
-      for (int a = 1; a <= 3; ++a)
-        if (!root) {
-          const CoeffMatrix& c = m[a - 1];
-          matrix_elements(c.rows, c.cols, 1, matrix_label("C" + std::to_string(a), c.rows, c.cols));
-        }
+      if (root) return;  // checked in gemt_matrix
+      for (int a = 1; a <= 3; ++a) {
+        const CoeffMatrix& c = m[a - 1];
+        matrix_elements(c.rows, c.cols, 1, matrix_label("C" + std::to_string(a), c.rows, c.cols));
+      }
     });
     for (int a = 1; a <= 3; ++a)
       if (is_gemt(a)) {

@@ -38,3 +38,33 @@ def test_a_check_failing_on_one_rank_raises_on_every_rank(ranks, tmp):
             assert got == cls, (name, bad, rank, got, message)
             assert [got, message] == outcomes[bad], (name, bad, rank, outcomes)
             assert message.startswith(start) if start else "unknown_keyword" in message
+
+
+GEMT = """
+import numpy as np
+from mpi4py import MPI
+import triada
+try:
+    triada.gemt(np.ones((64, 2, 2)), [np.ones((64, 64)), np.eye(2), np.eye(2)])
+    outcome = "no error"
+except Exception as e:
+    outcome = f"{type(e).__name__} {e}"
+outcomes = MPI.COMM_WORLD.gather(outcome, root=0)
+if MPI.COMM_WORLD.rank == 0:
+    print("\\n".join(outcomes))
+"""
+
+
+def test_a_gemt_matrix_too_large_for_another_rank_is_refused_on_every_rank():
+    """Rank 0's matrices fit its memory but not rank 1's (TRIADA_MEMORY_LIMIT there): every
+    rank raises the program's memory error before any matrix is sent."""
+    python = [sys.executable, "-c", GEMT]
+    command = ["timeout", "-k", "10", str(LIMIT), "mpirun", "-q", "--oversubscribe", "--mca",
+               "pml", "ob1", "-np", "1", *python, ":", "-np", "1", "env",
+               "TRIADA_MEMORY_LIMIT=1000", *python]
+    p = subprocess.run(command, capture_output=True, text=True, env=clean_env(),
+                       timeout=LIMIT + 30)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert p.stdout.splitlines() == ["InputError C1: the 64x64 matrix: needs 0.0625 MiB, "
+                                     "0.000954 MiB available (TRIADA_MEMORY_LIMIT)"] * 2, \
+        p.stdout + p.stderr
