@@ -92,7 +92,7 @@ def agreed(comm_handle):
         yield
     except Exception as e:
         _raise_agreed(comm_handle, e)
-        raise  # not reached: another rank's error would have been raised
+        raise  # not reached: this rank failed, so the agreement raised
     _raise_agreed(comm_handle, None)
 
 
