@@ -6,6 +6,7 @@
 
 #include "apps/common/run_main.hpp"
 #include "bindings.hpp"
+#include "core/signal_cleanup.hpp"
 #include "core/version.hpp"
 #include "io/hdf5.hpp"
 #include "io/output_files.hpp"
@@ -109,11 +110,20 @@ void register_exceptions(pyb::module_& m) {
   });
 }
 
+// MPI started (unless it runs), with the clean-up on SIGTERM and SIGHUP where they are
+// at the default action (core/signal_cleanup.hpp): a kill then leaves no session root.
+bool start() {
+  const bool started = mpi::start_if_needed();
+  signal_cleanup::install_where_default();
+  return started;
+}
+
 // MPI_Finalize at the interpreter's exit when the module started MPI (HDF5 closed first,
-// as the programs do: it would close after MPI_Finalize otherwise).
+// as the programs do: it would close after MPI_Finalize otherwise), the defaults back.
 void finalize() {
   h5::close_library();
   mpi::finalize_if_started();
+  signal_cleanup::restore_defaults();
 }
 
 }  // namespace
@@ -127,7 +137,7 @@ PYBIND11_MODULE(_triada, m) {
   py::register_exceptions(m);
   m.def("version", &triada::version_string, "The library's version.");
   m.attr("cell_modes") = triada::cell_mode_names(", ");  // "fp64, fp32, ..."
-  m.def("mpi_start", &triada::mpi::start_if_needed,
+  m.def("mpi_start", &py::start,
         "Starts MPI unless it runs (mpi4py may have); True if this call started it.");
   m.def("mpi_finalize", &py::finalize, "MPI_Finalize, for the exit hook of mpi_start's caller.");
   m.def(
