@@ -405,6 +405,8 @@ void agree_on_error(MPI_Comm comm, ErrorKind kind, const std::string& message) {
       throw collective<config_error>(msg);
     case ErrorKind::input:
       throw collective<input_error>(msg);
+    case ErrorKind::cancelled:
+      throw collective<cancelled>(msg);
     default:
       throw collective<error>(msg);
   }
