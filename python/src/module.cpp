@@ -8,6 +8,7 @@
 #include "bindings.hpp"
 #include "core/signal_cleanup.hpp"
 #include "core/version.hpp"
+#include "interrupt.hpp"
 #include "io/hdf5.hpp"
 #include "io/output_files.hpp"
 #include "precision/cell_mode.hpp"
@@ -135,6 +136,7 @@ PYBIND11_MODULE(_triada, m) {
   m.doc() = "The TriADA simulator's jobs on numpy arrays (use the package triada).";
   triada::set_overwrite_option("--force");  // messages name the programs' option
   py::register_exceptions(m);
+  py::register_interrupts(m);
   m.def("version", &triada::version_string, "The library's version.");
   m.attr("cell_modes") = triada::cell_mode_names(", ");  // "fp64, fp32, ..."
   m.def("mpi_start", &py::start,

@@ -133,6 +133,10 @@ EOF
   py=(env PYTHONPATH="$TRIADA_BIN/python" PYTHONDONTWRITEBYTECODE=1 "$PYTHON" job.py)
   check "SIGTERM mid-call" kill_mid_run TERM 0.5 "${py[@]}" python call
   check "SIGHUP between calls" kill_mid_run HUP 0.5 "${py[@]}" python sleep
+  # Python's handler: KeyboardInterrupt, then the exit (by SIGINT) removes the root.
+  check "SIGINT mid-call (KeyboardInterrupt)" kill_mid_run INT 0.5 "${py[@]}" python call
+  check "SIGINT mid-call (default action)" kill_mid_run INT 0.5 "${py[@]}" dfl call
+  check "no report published" test ! -e r.json
 fi
 
 echo "-- singletons started and ended at once, in rounds: every run succeeds"
