@@ -9,6 +9,7 @@
 
 #include "apps/common/provenance.hpp"
 #include "core/error.hpp"
+#include "core/signal_cleanup.hpp"
 #include "io/hdf5.hpp"
 #include "io/output_files.hpp"
 #include "mesh/kernel_path.hpp"
@@ -60,6 +61,9 @@ std::string escape_controls(const std::string& what) {
 
 int run_main(const std::string& app, int argc, char** argv,
              const std::function<int(int, char**)>& body) {
+  // Before MPI_Init, which makes a singleton's session root: SIGINT, SIGTERM and SIGHUP
+  // remove it and the run's temporaries, then end the program by the signal.
+  signal_cleanup::install();
   mpi::Environment env(argc, argv);
   set_overwrite_option("--force");  // every program's option for replacing outputs
   const int rank = mpi::rank(MPI_COMM_WORLD), size = mpi::size(MPI_COMM_WORLD);

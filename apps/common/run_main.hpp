@@ -6,6 +6,8 @@
 // an error raised on one rank alone is printed by that rank and MPI_Abort ends the rest,
 // so no rank is left waiting in a collective. `--version` among the words prints the
 // version text (apps/common/provenance.hpp) on rank 0 and returns 0 without running `body`.
+// SIGINT, SIGTERM and SIGHUP remove the run's temporaries and a singleton's session root,
+// then end the program by that signal (core/signal_cleanup.hpp).
 #include <functional>
 #include <string>
 

@@ -23,6 +23,7 @@
 #include "io/matrix_reader.hpp"
 #include "io/output_files.hpp"
 #include "io/tensor_io.hpp"
+#include "mesh/cancel.hpp"
 #include "mesh/mpi.hpp"
 #include "mxu/memory_side.hpp"
 #include "mxu/tensor_unit.hpp"
@@ -569,6 +570,7 @@ ConvRun run_conv(const ConvConfig& cfg, MPI_Comm comm, std::ostream& out) {
   nlohmann::json total = c.json(layers.size(), wall, cfg.mxu);
   print_totals(cfg, c, total, layers.size(), wall, out);
 
+  cancel::last_stop(comm);  // a run being stopped publishes nothing
   // Both outputs are staged before either is published (io/output_files.hpp).
   if (csv_out.active()) csv_out.stage(conv_csv(all));
   report["layers"] = std::move(all);

@@ -23,6 +23,7 @@
 #include "counters/progress.hpp"
 #include "geometry/memory_model.hpp"
 #include "io/output_files.hpp"
+#include "mesh/cancel.hpp"
 #include "mesh/mpi.hpp"
 #include "mxu/memory_side.hpp"
 #include "mxu/tcu_io_bound.hpp"
@@ -92,12 +93,11 @@ std::string sci(const nlohmann::json& v) {
 }
 
 // Atomic like every output (io/output_files.hpp): probed before the run, written beside
-// the target, then renamed onto it.
+// the target, renamed onto it at the end of the job.
 // It records the run's provenance (apps/common/provenance.hpp).
-void write_report(TextOutput& file, nlohmann::json report, const Provenance& prov) {
+void stage_report(TextOutput& file, nlohmann::json report, const Provenance& prov) {
   report["provenance"] = to_json(prov);
   file.stage(report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
-  file.publish();
 }
 
 // The report target, checked before any work: not an existing file without --force, not
@@ -365,7 +365,7 @@ std::vector<nlohmann::json> run_sweep_points(const TcuConfig& cfg, const TcuAlgo
   Progress progress("triada-tcu", cfg.progress, rank == 0);
   const auto n_mine = static_cast<std::size_t>(std::count(owner.begin(), owner.end(), rank));
   std::size_t done = 0;
-  for (size_t k = 0; k < points.size() && !failure; ++k) {
+  for (size_t k = 0; k < points.size() && !failure && !cancel::requested(); ++k) {
     if (owner[k] != rank) continue;
     try {
       const TcuProblem p = tcu_problem(cfg, points[k].size, "");
@@ -460,6 +460,8 @@ int run_sweep(const TcuConfig& cfg, const TcuAlgorithm& algo, TextOutput& report
   const bool lower = cfg.cell_mode != CellMode::fp64;
   const std::vector<SweepPoint> points = sweep_points(cfg, ms);
   const std::vector<nlohmann::json> results = run_sweep_points(cfg, algo, points, comm);
+  // A sweep being stopped lacks points: it ends here.
+  cancel::agree(comm);
   if (mpi::rank(comm) != 0) return 0;  // rank 0 reports; the code is broadcast after
   // The theorem's expression as the runs state it (their parameters may change it).
   const auto& first = results.front()["tcu"];
@@ -544,7 +546,7 @@ int run_sweep(const TcuConfig& cfg, const TcuAlgorithm& algo, TextOutput& report
                              {"fits", fits}};
     const auto& details = results.front()["details"];
     if (details.contains("product")) report["product"] = details["product"];
-    write_report(report_out, report, prov);
+    stage_report(report_out, report, prov);
   }
   return all_ok || lower ? 0 : 4;
 }
@@ -571,11 +573,14 @@ int run_tcu_job(const TcuConfig& cfg, MPI_Comm comm, std::ostream& out) {
       if (cfg.both_products) ok = run_other_product(cfg, *algo, r) && ok;
       print_single(r, out);
       print_products(r, out);
-      if (!cfg.report.empty()) write_report(report_out, r, prov);
+      if (!cfg.report.empty()) stage_report(report_out, r, prov);
       code = ok || cfg.cell_mode != CellMode::fp64 ? 0 : 4;
     });
   }
   mpi::bcast(comm, std::span<int>(&code, 1), 0);
+  // Rank 0's report is published unless the run is being stopped.
+  cancel::last_stop(comm);
+  mpi::collectively(comm, [&] { report_out.publish(); });
   return code;
 }
 

@@ -18,6 +18,7 @@
 #include "geometry/memory_model.hpp"
 #include "io/output_files.hpp"
 #include "io/xdmf.hpp"
+#include "mesh/cancel.hpp"
 #include "mesh/mpi.hpp"
 #include "mesh/node_memory.hpp"
 #include "mesh/topology.hpp"
@@ -355,6 +356,7 @@ nlohmann::json run_typed(Job& job) {
     if (topo.world_rank() == 0)
       report = report_on_rank0<T>(job, rc, opt, err, mem_all, sim_seconds, summary);
   });
+  cancel::last_stop(topo.world());  // a run being stopped publishes nothing
   mpi::collectively(topo.world(), [&] {
     job.tensors.publish();
     if (job.activity_file) job.activity_file->publish();

@@ -10,7 +10,9 @@
 
 #include "apps/common/run_main.hpp"
 #include "bindings.hpp"
+#include "core/signal_cleanup.hpp"
 #include "core/version.hpp"
+#include "interrupt.hpp"
 #include "io/hdf5.hpp"
 #include "io/output_files.hpp"
 #include "precision/cell_mode.hpp"
@@ -127,13 +129,22 @@ void register_exceptions(pyb::module_& m) {
   });
 }
 
+// MPI started (unless it runs), with the clean-up on SIGTERM and SIGHUP where they are
+// at the default action (core/signal_cleanup.hpp): a kill then leaves no session root.
+bool start() {
+  const bool started = mpi::start_if_needed();
+  signal_cleanup::install_where_default();
+  return started;
+}
+
 // MPI_Finalize at the interpreter's exit when the module started MPI (HDF5 closed first,
 // as the programs do: it would close after MPI_Finalize otherwise), once a call of another
-// thread still running has ended.
+// thread still running has ended; the signal defaults back.
 void finalize() {
   Serialized lock;
   h5::close_library();
   mpi::finalize_if_started();
+  signal_cleanup::restore_defaults();
 }
 
 // The first failing rank's (error class, message) on every rank of `comm`, or None where
@@ -168,6 +179,7 @@ PYBIND11_MODULE(_triada, m) {
   m.doc() = "The TriADA simulator's jobs on numpy arrays (use the package triada).";
   triada::set_overwrite_option("--force");  // messages name the programs' option
   py::register_exceptions(m);
+  py::register_interrupts(m);
   m.def("version", &triada::version_string, "The library's version.");
   m.attr("cell_modes") = triada::cell_mode_names(", ");  // "fp64, fp32, ..."
   pyb::class_<py::HeldLock>(m, "serialized",
@@ -179,7 +191,7 @@ PYBIND11_MODULE(_triada, m) {
       "mpi_start",
       [] {
         py::Serialized lock;
-        return triada::mpi::start_if_needed();
+        return py::start();
       },
       "Starts MPI unless it runs (mpi4py may have); True if this call started it. Raises "
       "MPIError if MPI was finalized.");

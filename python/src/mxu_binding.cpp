@@ -5,6 +5,8 @@
 #include "apps/conv/job.hpp"
 #include "apps/tcu/job.hpp"
 #include "bindings.hpp"
+#include "interrupt.hpp"
+#include "mesh/cancel.hpp"
 #include "mxu/tcu_linear_algebra.hpp"
 
 namespace triada::py {
@@ -53,14 +55,17 @@ pyb::tuple tcu(const std::vector<std::string>& args, std::optional<std::int64_t>
   TcuConfig cfg;
   std::string summary;
   int code = 0, rank = 0;
+  const CallSignals signals;
   {
     pyb::gil_scoped_release released;
     const MPI_Comm comm = comm_of(comm_handle);
+    cancel::Scope stoppable(comm, signals.poll());
     cfg = parse_args(args, parse_tcu_options, comm);
     std::ostringstream out;
     code = run_tcu_job(cfg, comm, out);
     summary = out.str();
     rank = mpi::rank(comm);
+    stoppable.finish();
   }
   pyb::object product = pyb::none();
   const bool square = cfg.algo == "matmul" || cfg.algo == "strassen";
@@ -99,9 +104,11 @@ pyb::tuple conv(const std::vector<std::string>& args, std::optional<std::int64_t
   given_operand(weights, given.weight_values, given.weight_dims);
   ConvRun run;
   std::string report, table;
+  const CallSignals signals;
   {
     pyb::gil_scoped_release released;
     const MPI_Comm comm = comm_of(comm_handle);
+    cancel::Scope stoppable(comm, signals.poll());
     cfg = parse_args(args, parse_conv_options, comm);
     share_operands(given, comm);  // rank 0's, as its arguments
     cfg.input_values = std::move(given.input_values);
@@ -114,6 +121,7 @@ pyb::tuple conv(const std::vector<std::string>& args, std::optional<std::int64_t
     report = mpi::bcast_string(
         comm, run.report.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), 0);
     table = mpi::rank(comm) == 0 ? out.str() : "";
+    stoppable.finish();
   }
   pyb::list outputs;
   for (LayerOutcome& o : run.outcomes) {

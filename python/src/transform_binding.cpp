@@ -6,6 +6,8 @@
 #include "apps/transform/job.hpp"
 #include "array_tensors.hpp"
 #include "bindings.hpp"
+#include "interrupt.hpp"
+#include "mesh/cancel.hpp"
 
 namespace triada::py {
 
@@ -57,9 +59,11 @@ pyb::tuple transform(const std::vector<std::string>& args, const pyb::object& x,
   in.gather = gather;
   ArrayResult result;
   std::string report, summary;
+  const CallSignals signals;
   {
     pyb::gil_scoped_release released;  // the arrays stay alive: the caller holds them
     const MPI_Comm comm = comm_of(comm_handle);
+    cancel::Scope stoppable(comm, signals.poll());
     agree_flags(in, comm);
     const TransformConfig cfg = memory_config(args, comm);
     std::ostringstream out;
@@ -68,6 +72,7 @@ pyb::tuple transform(const std::vector<std::string>& args, const pyb::object& x,
     report = mpi::bcast_string(comm,
                                r.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), 0);
     summary = out.str();
+    stoppable.finish();
   }
   pyb::object box = result.present ? box_tuple(result.box) : pyb::none();
   return pyb::make_tuple(result_array(result), box, report, summary);

@@ -31,6 +31,13 @@ class hdf5_error : public error {
   using error::error;
 };
 
+// The caller asked to stop the run (the Python module's caller, by a signal whose handler
+// raised; mesh/cancel.hpp): thrown by every rank together, nothing published.
+class cancelled : public error {
+ public:
+  using error::error;
+};
+
 // Marks an error that every rank of the run raised together (see mpi::agree_on_error):
 // main prints it once (rank 0) and all ranks leave normally, without MPI_Abort.
 struct collective_marker {

@@ -14,6 +14,7 @@
 #include "core/memory.hpp"
 #include "engine/stage_executors.hpp"
 #include "geometry/brick_stage.hpp"
+#include "mesh/cancel.hpp"
 
 namespace triada {
 
@@ -235,7 +236,8 @@ void reference_stage(const Topology& topo, const EngineOptions& opt, int stage_i
     }
     std::fill(y.begin(), y.end(), std::nullopt);
     for (const auto& s : sent) y[static_cast<size_t>(s.line)] = s.v;
-    update_cells(bs, opt, grid, x, y, phys_macs, rec);
+    // A run being stopped still moves the pivots but updates no cell (mesh/cancel.hpp).
+    if (!cancel::requested()) update_cells(bs, opt, grid, x, y, phys_macs, rec);
     records.push_back(rec);
     clock.end_batch();
     if (opt.on_progress)
@@ -634,6 +636,7 @@ EngineResult<T> run_engine(const Topology& topo, const EngineOptions& opt, std::
   std::vector<TimeSplit> splits;
   std::vector<BatchTime> pieces;
   for (int s = 0; s < ns; ++s) {
+    cancel::requested();  // actuator ranks poll here (a request is then told to the others)
     StageClock clock;
     clock.start_stage(s, topo.world_rank(), opt.record_batches);
     records[s] = run_stage(st, s, clock);

@@ -4,16 +4,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <array>
 #include <cerrno>
-#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
-#include <mutex>
 
 #include "core/error.hpp"
+#include "core/signal_cleanup.hpp"
 
 namespace triada {
 
@@ -30,59 +28,15 @@ std::string temporary_name_for(const std::string& target) {
 }
 
 // ---------------------------------------------------------------------------------------
-// Temporaries removed on a fatal signal. The handler may only use async-signal-safe calls,
-// so the names live in fixed buffers, never reallocated.
-
-namespace {
-
-constexpr int kMaxTemporaries = 16;
-struct TempSlot {
-  volatile sig_atomic_t used = 0;
-  char path[4096] = {0};
-};
-std::array<TempSlot, kMaxTemporaries> g_temps;
-std::mutex g_temps_mutex;
-
-extern "C" void remove_temporaries_and_die(int sig) {
-  for (auto& slot : g_temps)
-    if (slot.used) ::unlink(slot.path);
-  std::signal(sig, SIG_DFL);
-  std::raise(sig);
-}
-
-void install_handlers_once() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    for (int sig : {SIGTERM, SIGINT, SIGHUP}) {
-      struct sigaction old {};
-      sigaction(sig, nullptr, &old);
-      if (old.sa_handler == SIG_IGN) continue;  // e.g. nohup: keep ignoring
-      struct sigaction sa {};
-      sa.sa_handler = remove_temporaries_and_die;
-      sigemptyset(&sa.sa_mask);
-      sigaction(sig, &sa, nullptr);
-    }
-  });
-}
-
-}  // namespace
+// Temporaries removed on a fatal signal (core/signal_cleanup.hpp: the programs install the
+// handler; the Python module never replaces a handler of the user's).
 
 void register_temporary(const std::string& path) {
-  if (path.size() >= sizeof(TempSlot::path)) return;  // cannot exist: open fails first
-  install_handlers_once();
-  std::lock_guard lock(g_temps_mutex);
-  for (auto& slot : g_temps)
-    if (!slot.used) {
-      std::memcpy(slot.path, path.c_str(), path.size() + 1);
-      slot.used = 1;
-      return;
-    }
+  signal_cleanup::add(path);
 }
 
 void unregister_temporary(const std::string& path) {
-  std::lock_guard lock(g_temps_mutex);
-  for (auto& slot : g_temps)
-    if (slot.used && path == slot.path) slot.used = 0;
+  signal_cleanup::remove(path);
 }
 
 // ---------------------------------------------------------------------------------------

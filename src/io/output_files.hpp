@@ -4,7 +4,8 @@
 // when every output of the run is complete are the temporaries renamed onto their
 // targets. A FIFO, a character device or "-" (standard output) is written directly at
 // that moment, never renamed over. Temporaries are removed on failure and on SIGTERM,
-// SIGINT and SIGHUP (what mpirun sends the survivors when a rank dies).
+// SIGINT and SIGHUP (what mpirun sends the survivors when a rank dies) where the process
+// has the clean-up handler (core/signal_cleanup.hpp).
 #include <string>
 #include <vector>
 
@@ -81,7 +82,8 @@ class TextOutput {
 // wait for.
 void write_text_output(const std::string& path, const std::string& text, bool force);
 
-// Temporary files of this process that a fatal signal must not leave behind.
+// Temporary files of this process that a fatal signal must not leave behind
+// (signal_cleanup::add).
 void register_temporary(const std::string& path);
 void unregister_temporary(const std::string& path);
 

@@ -8,9 +8,9 @@ namespace triada::kernels {
 void left_batch(const std::vector<PlaneRef<double>>& planes, const double* rows, index_t row_len,
                 index_t L, const double* cbb, index_t wext, double* w, bool esop, bool fresh,
                 std::vector<std::uint64_t>& counts, std::uint64_t& bad, LeftScratch& x,
-                std::uint8_t* zero_out) {
+                std::uint8_t* zero_out, StopPoll stop) {
   active_kernels().left(planes, rows, row_len, L, cbb, wext, w, esop, fresh, counts, bad, x,
-                        zero_out);
+                        zero_out, stop);
 }
 
 void right_batch(const RightBatchArgs& a, const KnownZero& known, PanelStore& store,

@@ -15,6 +15,7 @@ namespace {
 // Sparse lines go in groups whose W rows stay in L2 while each column panel of the
 // coefficients (kNR per step, in L1) sweeps them.
 constexpr index_t kSparseGroup = 256, kSparseEntries = index_t{1} << 16;
+constexpr index_t kLinesPerPoll = 1024;  // between polls of the stop hook
 
 // One batch along axis 3; see left_batch() in the header.
 class LeftBatch {
@@ -37,8 +38,9 @@ class LeftBatch {
     pack_coefficients(cbb);
   }
 
-  void run(index_t L, std::uint8_t* zero_out) {
+  void run(index_t L, std::uint8_t* zero_out, StopPoll stop) {
     for (index_t l = 0; l < L; ++l) {
+      if (stop && l % kLinesPerPoll == 0 && stop()) return;
       const double* row = row_mode_ ? rows_ + l * row_len_ : gather(l);
       if (esop_ && !scan_line(l, row, L, zero_out)) continue;
       pend_line_[np_] = l;
@@ -218,8 +220,9 @@ class LeftBatch {
 void left_batch_isa(const std::vector<PlaneRef<double>>& planes, const double* rows,
                     index_t row_len, index_t L, const double* cbb, index_t wext, double* w,
                     bool esop, bool fresh, std::vector<std::uint64_t>& counts, std::uint64_t& bad,
-                    LeftScratch& x, std::uint8_t* zero_out) {
-  LeftBatch(planes, rows, row_len, cbb, wext, w, esop, fresh, counts, bad, x).run(L, zero_out);
+                    LeftScratch& x, std::uint8_t* zero_out, StopPoll stop) {
+  LeftBatch(planes, rows, row_len, cbb, wext, w, esop, fresh, counts, bad, x)
+      .run(L, zero_out, stop);
 }
 
 }  // namespace TRIADA_ISA_NS

@@ -28,10 +28,11 @@ struct LeftScratch {
 // the register-blocked kernel. cbb: the batch's coefficients (steps x wext); w: L x wext.
 // counts[s] (sized nb, zeroed by the caller): the step's non-zero pivots; bad: an Inf or
 // NaN pivot was seen (ESOP); zero_out (ESOP, if given): 1 for each line without a
-// non-zero pivot. fresh: W holds nothing yet, every element is written.
+// non-zero pivot. fresh: W holds nothing yet, every element is written. stop: polled
+// between groups of lines.
 void left_batch(const std::vector<PlaneRef<double>>& planes, const double* rows, index_t row_len,
                 index_t L, const double* cbb, index_t wext, double* w, bool esop, bool fresh,
                 std::vector<std::uint64_t>& counts, std::uint64_t& bad, LeftScratch& x,
-                std::uint8_t* zero_out);
+                std::uint8_t* zero_out, StopPoll stop = nullptr);
 
 }  // namespace triada::kernels

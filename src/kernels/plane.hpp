@@ -12,4 +12,8 @@ struct PlaneRef {
   const T& at(index_t l1, index_t l2) const { return base[l1 * st1 + l2 * st2]; }
 };
 
+// Polled by a batch between its pieces of work: true ends the batch early, its W then
+// incomplete (a run that is being stopped; mesh/cancel.hpp). Null: never.
+using StopPoll = bool (*)();
+
 }  // namespace triada::kernels

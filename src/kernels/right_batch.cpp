@@ -130,6 +130,7 @@ void right_batch_isa(const RightBatchArgs& a, const KnownZero& known, PanelStore
     for (index_t s = 0; s < nb; ++s)
       x.brow[s] = (*a.mine)[s] ? planes[s].base + slab * planes[s].st1 : nullptr;
     for (index_t c0 = 0; c0 < N; c0 += chunk, ++chunk_no) {
+      if (a.stop && a.stop()) return;
       const index_t c1 = std::min(N, c0 + chunk), nbk = (c1 - c0 + kNR - 1) / kNR;
       double* pack = nullptr;
       char* flags = nullptr;

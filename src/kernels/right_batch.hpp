@@ -70,6 +70,9 @@ struct RightBatchArgs {
   const std::vector<PlaneRef<double>>* planes = nullptr;  // this member's planes
   const std::vector<char>* mine = nullptr;                // planes this member packs
   bool esop = true, fresh = false;
+  // Polled between chunks. Only where no other member waits for this one's chunks (private
+  // panels): a shared store's members must publish every chunk together.
+  StopPoll stop = nullptr;
 };
 
 // Scratch reused from batch to batch.

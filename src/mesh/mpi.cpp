@@ -1,5 +1,7 @@
 #include "mesh/mpi.hpp"
 
+#include <pthread.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -8,6 +10,8 @@
 #include <exception>
 #include <filesystem>
 #include <string>
+
+#include "core/signal_cleanup.hpp"
 
 namespace triada::mpi {
 
@@ -24,8 +28,9 @@ namespace {
 // <TMPDIR>/ompi.<host>.<uid>, which a process started without a launcher (a singleton)
 // creates and, ending, removes: singletons that start or end at once race on it (mkdir
 // "File exists", orte_session_dir failed), as the concurrent runs of a sweep do. A
-// singleton takes a root of its own, removed after MPI_Finalize; a user's
-// OMPI_MCA_orte_tmpdir_base wins. Set for MPI_Init only: child processes inherit nothing.
+// singleton takes a root of its own, removed after MPI_Finalize or by a fatal signal
+// (core/signal_cleanup.hpp); a user's OMPI_MCA_orte_tmpdir_base wins. Set for MPI_Init
+// only: child processes inherit nothing.
 std::string own_session_root;
 
 bool launched_by_mpi() {
@@ -41,14 +46,31 @@ void take_own_session_root() {
   std::string root = std::string(tmp && *tmp ? tmp : "/tmp") + "/triada-ompi.XXXXXX";
   if (!mkdtemp(root.data())) return;  // Open MPI's shared root then
   own_session_root = root;
+  signal_cleanup::add(root, true);
   setenv("OMPI_MCA_orte_tmpdir_base", root.c_str(), 1);
 #endif
+}
+
+// Runs `body` with SIGINT, SIGTERM and SIGHUP held back while this process has a session
+// root of its own: Open MPI's daemon of a singleton writes into that root while MPI starts
+// and stops, so a clean-up handler running then could leave it behind (core/signal_cleanup.hpp).
+template <class F>
+auto while_signals_wait(F&& body) {
+  if (own_session_root.empty()) return body();
+  sigset_t fatal, old;
+  sigemptyset(&fatal);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&fatal, sig);
+  pthread_sigmask(SIG_BLOCK, &fatal, &old);
+  auto result = body();
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  return result;
 }
 
 void remove_own_session_root() noexcept {
   if (own_session_root.empty()) return;
   std::error_code ignored;
   std::filesystem::remove_all(own_session_root, ignored);
+  signal_cleanup::remove(own_session_root);
   own_session_root.clear();
 }
 
@@ -69,7 +91,8 @@ void start(int* argc, char*** argv, int level) {
   setenv("OMPI_MCA_io", "^ompio", 0);
   take_own_session_root();
   int provided = 0;
-  const int code = MPI_Init_thread(argc, argv, level, &provided);
+  const int code = while_signals_wait(
+      [&] { return MPI_Init_thread(argc, argv, level, &provided); });
   if (!own_session_root.empty()) unsetenv("OMPI_MCA_orte_tmpdir_base");
   if (code != MPI_SUCCESS) remove_own_session_root();
   CHECK_MPI(code);
@@ -114,8 +137,11 @@ void finalize_if_started() noexcept {
   int started = 0, finalized = 0;
   MPI_Initialized(&started);
   MPI_Finalized(&finalized);
-  if (started && !finalized) MPI_Finalize();
-  remove_own_session_root();
+  while_signals_wait([&] {
+    if (started && !finalized) MPI_Finalize();
+    remove_own_session_root();
+    return 0;
+  });
 }
 
 MPI_Comm comm_from_fortran(std::int64_t handle) {
@@ -403,6 +429,8 @@ void agree_on_error(MPI_Comm comm, ErrorKind kind, const std::string& message) {
       throw collective<config_error>(msg);
     case ErrorKind::input:
       throw collective<input_error>(msg);
+    case ErrorKind::cancelled:
+      throw collective<cancelled>(msg);
     default:
       throw collective<error>(msg);
   }

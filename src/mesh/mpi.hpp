@@ -332,7 +332,8 @@ void abort(MPI_Comm comm, int code) noexcept;
 // (empty if fine); if any rank has one, every rank throws the same input/config error
 // (the message of the lowest failing rank). Lets validation fail on all ranks at once,
 // so no rank hangs in a later collective and the message is printed once.
-enum class ErrorKind { none = 0, config = 1, input = 2, other = 3 };
+// A `cancelled` run (mesh/cancel.hpp) is agreed like an error.
+enum class ErrorKind { none = 0, config = 1, input = 2, other = 3, cancelled = 4 };
 void agree_on_error(MPI_Comm comm, ErrorKind kind, const std::string& message);
 
 // The same agreement for a host with errors of its own (the Python module's exception
@@ -366,6 +367,9 @@ void collectively(MPI_Comm comm, F&& body) {
     msg = e.what();
   } catch (const input_error& e) {
     kind = ErrorKind::input;
+    msg = e.what();
+  } catch (const cancelled& e) {
+    kind = ErrorKind::cancelled;
     msg = e.what();
   } catch (const std::exception& e) {
     kind = ErrorKind::other;

@@ -22,6 +22,7 @@
 #include "engine/fused/transport.hpp"
 #include "kernels/left_batch.hpp"
 #include "kernels/right_batch.hpp"
+#include "mesh/cancel.hpp"
 
 namespace triada::detail {
 
@@ -74,7 +75,7 @@ struct BatchKernels {
       zero_out = zero_lines.zero.data();
     }
     kernels::left_batch(planes, src.v_base(), s.vext, s.L, s.cb.data() + b0 * s.wext, s.wext,
-                        w.data(), s.esop, fresh, counts, bad, left, zero_out);
+                        w.data(), s.esop, fresh, counts, bad, left, zero_out, &cancel::requested);
   }
 
   // Along axes 1 and 2 (data on the right); `known`: zero lines the previous stage (along
@@ -111,6 +112,7 @@ struct BatchKernels {
     ra.mine = &mine;
     ra.esop = s.esop;
     ra.fresh = fresh;
+    if (!store) ra.stop = &cancel::requested;
     kernels::PrivatePanels own(nb, s.esop);
     TimedPanels timed(store ? *store : own, *s.clock);
     kernels::right_batch(ra, kz, timed, right, counts, bad);
@@ -141,7 +143,8 @@ void compute_batch(const StageView<T>& s, PlaneSource<T>& src, index_t b0, index
         exact = src.after_kernels(b0, nb, counts, bad, planes, nnz);
       }
     }
-    if (exact) exact_batch(s, planes, b0, w, redo);
+    // A run being stopped redoes nothing (its W is no longer used).
+    if (exact && !cancel::requested()) exact_batch(s, planes, b0, w, redo, &cancel::requested);
   } else if (src.counts_in_kernels() && s.esop) {
     // No W here to update, but the pivots still drive their lines: count them.
     for (index_t i = 0; i < nb; ++i) {
@@ -153,7 +156,8 @@ void compute_batch(const StageView<T>& s, PlaneSource<T>& src, index_t b0, index
 
 // Batches in streaming order. A single batch (one rank per line, or planes read in place)
 // lets the kernels write W from +0 without reading it; otherwise W is started (+0, or
-// Y0 in the affine form's last stage) and accumulates.
+// Y0 in the affine form's last stage) and accumulates. A run being stopped still moves
+// every batch's planes but computes nothing (mesh/cancel.hpp).
 template <class T>
 void run_batches(const StageView<T>& s, PlaneSource<T>& src, std::vector<T>& w,
                  const ZeroLines& known, ZeroLines& zero_lines, std::vector<StepRecord>& records) {
@@ -176,7 +180,8 @@ void run_batches(const StageView<T>& s, PlaneSource<T>& src, std::vector<T>& w,
     bool finite = true;
     s.clock->start_batch(b0 / B, b0, nb);
     src.take(b0, nb, planes, nnz, finite);
-    compute_batch(s, src, b0, nb, planes, nnz, finite, fresh, w, kern, known, zero_lines);
+    if (!src.skip(cancel::requested()))
+      compute_batch(s, src, b0, nb, planes, nnz, finite, fresh, w, kern, known, zero_lines);
     for (index_t i = 0; i < nb; ++i) {
       const StepInfo& si = s.steps[b0 + i];
       const std::uint64_t nnz_p = s.esop ? nnz[i] : static_cast<std::uint64_t>(s.L);

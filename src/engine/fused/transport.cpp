@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "kernels/panels.hpp"
+#include "mesh/cancel.hpp"
 #include "mesh/mpi.hpp"
 #include "mesh/shared_window.hpp"
 
@@ -428,6 +429,11 @@ class SharedPacking final : public PlaneSource<T> {
   bool after_kernels(index_t b0, index_t nb, const std::vector<std::uint64_t>& counts,
                      std::uint64_t bad, std::vector<PlaneRef<T>>& planes,
                      std::vector<std::uint64_t>& nnz) override;
+  bool skip(bool stop) override {
+    if (!cancel::active()) return false;  // (on every rank alike)
+    const auto waiting = this->s_.clock->wait();
+    return mpi::max_of(this->s_.line, stop ? 1 : 0) != 0;
+  }
   void finish() override { window_.finish(); }
 
  private:

@@ -49,6 +49,9 @@ class PlaneSource {
   virtual bool after_kernels(index_t b0, index_t nb, const std::vector<std::uint64_t>& counts,
                              std::uint64_t bad, std::vector<PlaneRef<T>>& planes,
                              std::vector<std::uint64_t>& nnz);
+  // Whether a batch computes nothing, the run being stopped (`stop`: this rank's poll,
+  // mesh/cancel.hpp). Members that publish packed panels together agree on it.
+  virtual bool skip(bool stop) { return stop; }
   // End of stage (a fence where the line shares a window).
   virtual void finish() {}
 
