@@ -57,7 +57,6 @@ size_t sz(index_t v) {
 
 using tcu_in::check_size;
 using tcu_in::input_file;
-using tcu_in::read_real;
 using tcu_in::read_square;
 using tcu_in::resolve_size;
 using tcu_in::size_source;
@@ -627,8 +626,7 @@ TcuRun tcu_ge(TensorUnit& u, const TcuProblem& p) {
   if (!p.input.empty()) {
     const std::string file = input_file(p, "ge", "/A and /b");
     N = resolve_size(p, read_square(file, "/A", A), "ge");
-    std::vector<index_t> dims;
-    b = read_real(file, "/b", dims);
+    b = tcu_in::read_vector(file, "/b");  // finite, as every input (core/finite.hpp)
     if (static_cast<index_t>(b.size()) != N)
       throw input_error(file + ":/b: expected " + std::to_string(N) +
                         " values (one per row of /A)");
