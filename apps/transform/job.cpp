@@ -266,7 +266,6 @@ EngineOptions engine_options(Job& job, const Topology& topo, Progress& progress)
   return opt;
 }
 
-// This brick's parts of X and (with an initial output) of Y0, the last stage's W box.
 // The tensor's C-order index of element `i` of `box` (C order within the brick).
 std::int64_t global_index(const Brick& box, const ext3& shape, std::size_t i) {
   const auto e = box.extents();
@@ -294,6 +293,7 @@ void require_finite_tensor(const Topology& topo, const std::vector<T>& mine, con
   });
 }
 
+// This brick's parts of X and (with an initial output) of Y0, the last stage's W box.
 template <class T>
 void read_bricks(Job& job, const Topology& topo, std::vector<T>& in, std::vector<T>& y0) {
   const Brick in_box = topo.cells().intersect(whole(job.plan.in_shape));

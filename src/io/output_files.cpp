@@ -28,7 +28,8 @@ std::string io_failure(const std::string& path, int err) {
 }
 
 namespace {
-std::uint64_t free_bytes(int rc, const struct statvfs& v) {
+// What statvfs or fstatvfs (returning `rc`) said is free for this process.
+std::uint64_t free_of(int rc, const struct statvfs& v) {
   if (rc != 0 || v.f_frsize == 0) return std::numeric_limits<std::uint64_t>::max();
   const std::uint64_t blocks = ::geteuid() == 0 ? v.f_bfree : v.f_bavail;
   return blocks * static_cast<std::uint64_t>(v.f_frsize);
@@ -38,13 +39,13 @@ std::uint64_t free_bytes(int rc, const struct statvfs& v) {
 std::uint64_t free_bytes(const std::string& path) {
   struct statvfs v {};
   const int rc = ::statvfs(path.empty() ? "." : path.c_str(), &v);
-  return free_bytes(rc, v);
+  return free_of(rc, v);
 }
 
 std::uint64_t free_bytes(int fd) {
   struct statvfs v {};
   const int rc = ::fstatvfs(fd, &v);
-  return free_bytes(rc, v);
+  return free_of(rc, v);
 }
 
 bool space_checked_ahead() {

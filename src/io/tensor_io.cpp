@@ -646,7 +646,7 @@ std::string write_failure(const std::string& path, const std::string& detail,
   return path + ": " + doing + (detail.empty() ? "" : " (" + detail + ")");
 }
 
-// "x.h5: No space left on device (the file needs N MiB, M MiB available)".
+// "x.h5: No space left on device (the file needs at least N MiB, M MiB available)".
 std::string no_space(const std::string& shown, std::uint64_t needs, std::uint64_t available) {
   return shown + ": No space left on device (the file needs at least " +
          format_bytes(static_cast<double>(needs)) + ", " +
@@ -893,7 +893,8 @@ struct TensorWriter::Impl {
       // Checked before anything is taken: the copy of an updated target and every dataset.
       const std::uint64_t available = free_bytes(fs::path(tmp).parent_path().string());
       std::uint64_t needs = copied_bytes(where);
-      for (const WriterPart& p : parts) needs += p.bytes(file_name);
+      for (const WriterPart& p : parts)
+        needs = checked_add(needs, p.bytes(file_name), file_name + ": output size");
       if (space_checked_ahead() && needs > available)
         throw input_error(no_space(file_name, needs, available));
       create_serially(file_name, where, tmp, parts);
