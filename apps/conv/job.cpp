@@ -18,6 +18,7 @@
 #include "config/options.hpp"
 #include "core/checked.hpp"
 #include "core/error.hpp"
+#include "core/finite.hpp"
 #include "geometry/memory_model.hpp"
 #include "io/hdf5.hpp"
 #include "io/matrix_reader.hpp"
@@ -369,13 +370,18 @@ std::vector<ConvLayer> configured_layers(const ConvConfig& cfg, std::string& sou
   return layers;
 }
 
-// --layer's input (or weights): given in memory, else read from its file.
+// --layer's input (or weights): given in memory, else read from its file; finite
+// (core/finite.hpp: the rule for non-finite operands).
 Array4 operand(const ConvConfig& cfg, bool input) {
   const std::vector<double>& values = input ? cfg.input_values : cfg.weight_values;
-  if (!values.empty()) return {input ? cfg.input_dims : cfg.weight_dims, values};
-  const std::string& spec = input ? cfg.input : cfg.weights;
   const std::string option = input ? "--input" : "--weights";
-  return h5::reading_input(option + " " + spec, [&] { return read_rank4(spec, option); });
+  const std::string& spec = input ? cfg.input : cfg.weights;
+  Array4 a = !values.empty()
+                 ? Array4{input ? cfg.input_dims : cfg.weight_dims, values}
+                 : h5::reading_input(option + " " + spec, [&] { return read_rank4(spec, option); });
+  require_finite(a.data, {a.dims.begin(), a.dims.end()},
+                 values.empty() ? option + " " + spec : option);
+  return a;
 }
 
 // Operands of --layer from files, checked against the layer before anything runs.

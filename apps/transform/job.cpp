@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cmath>
 #include <iostream>
+#include <limits>
 #include <optional>
 
 #include "apps/common/option_error.hpp"
@@ -11,6 +12,7 @@
 #include "apps/transform/activity.hpp"
 #include "core/checked.hpp"
 #include "core/error.hpp"
+#include "core/finite.hpp"
 #include "core/memory.hpp"
 #include "counters/progress.hpp"
 #include "engine/engine.hpp"
@@ -28,6 +30,14 @@ namespace triada {
 
 namespace {
 
+// A value as its file holds it: a real file's values are read into complex numbers.
+std::string file_value(double v, bool) {
+  return value_text(v);
+}
+std::string file_value(const cplx& v, bool complex_file) {
+  return complex_file ? value_text(v) : value_text(v.real());
+}
+
 std::string axis_name(const TensorNames& names, int axis) {
   return "axis " + std::to_string(axis) + " of " + names.input_given;
 }
@@ -44,13 +54,8 @@ CoeffMatrix coefficients_for(const TransformConfig& cfg, TransformTensors& tenso
   if (c.rows != n)
     throw input_error(what + ": has " + std::to_string(c.rows) + " rows, but " +
                       axis_name(names, axis) + " has " + std::to_string(n) + " elements");
-  // Coefficients must be finite: the executors skip zero pivots, exact only when
-  // 0 * c == 0 (an Inf or NaN coefficient would make ESOP and dense disagree).
-  for (index_t i = 0; i < c.rows; ++i)
-    for (index_t k = 0; k < c.cols; ++k)
-      if (!std::isfinite(c(i, k).real()) || !std::isfinite(c(i, k).imag()))
-        throw input_error(what + ": coefficient (" + std::to_string(i) + ", " + std::to_string(k) +
-                          ") is not finite");
+  if (const std::size_t at = first_non_finite(c.data); at < c.data.size())  // the rule
+    throw_non_finite(what, at, {c.rows, c.cols}, file_value(c.data[at], c.is_complex));
   if (cfg.inverse) c = invert(c, what);
   return c;
 }
@@ -262,6 +267,33 @@ EngineOptions engine_options(Job& job, const Topology& topo, Progress& progress)
   return opt;
 }
 
+// The tensor's C-order index of element `i` of `box` (C order within the brick).
+std::int64_t global_index(const Brick& box, const ext3& shape, std::size_t i) {
+  const auto e = box.extents();
+  const auto k = static_cast<index_t>(i);
+  const index_t i1 = box.lo[0] + k / (e[1] * e[2]), i2 = box.lo[1] + k / e[2] % e[1],
+                i3 = box.lo[2] + k % e[2];
+  return (i1 * shape[1] + i2) * shape[2] + i3;
+}
+
+// Refuses a tensor holding a non-finite value (core/finite.hpp: the rule), naming its first
+// element in C order, on every rank: the ranks agree on the lowest index any brick holds,
+// and its owner gives the message.
+template <class T>
+void require_finite_tensor(const Topology& topo, const std::vector<T>& mine, const Brick& box,
+                           const TensorInfo& info, const std::string& name) {
+  constexpr auto none = std::numeric_limits<std::int64_t>::max();
+  const std::size_t at = topo.is_brick() ? first_non_finite(mine) : mine.size();
+  const std::int64_t global = at < mine.size() ? global_index(box, info.shape, at) : none;
+  const std::int64_t first = mpi::min_of(topo.world(), global);
+  mpi::collectively(topo.world(), [&] {
+    if (first != none && global == first)
+      throw_non_finite(name, static_cast<std::size_t>(first),
+                       {info.shape[0], info.shape[1], info.shape[2]},
+                       file_value(mine[at], info.is_complex));
+  });
+}
+
 // This brick's parts of X and (with an initial output) of Y0, the last stage's W box.
 template <class T>
 void read_bricks(Job& job, const Topology& topo, std::vector<T>& in, std::vector<T>& y0) {
@@ -271,10 +303,13 @@ void read_bricks(Job& job, const Topology& topo, std::vector<T>& in, std::vector
   mpi::collectively(topo.world(), [&] {
     if (topo.is_brick()) job.tensors.read(topo, job.info, false, in_box, in);
   });
-  if (!job.cfg.initial.file.empty())
+  require_finite_tensor(topo, in, in_box, job.info, job.names.input);
+  if (!job.cfg.initial.file.empty()) {
     mpi::collectively(topo.world(), [&] {
       if (topo.is_brick()) job.tensors.read(topo, job.y0info, true, out_box, y0);
     });
+    require_finite_tensor(topo, y0, out_box, job.y0info, job.names.initial);
+  }
 }
 
 // Every rank's peak memory, baseline and brick bytes, on world rank 0 (empty elsewhere).

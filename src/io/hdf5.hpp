@@ -95,6 +95,14 @@ class Handle {
 };
 
 using File = Handle<H5Fclose>;
+// Closes a file written through HDF5's default (sec2) driver without letting the close
+// fail: HDF5 1.10 frees a file whose close failed (its metadata met a full disk) yet keeps
+// its id, no later flush of it works, and H5close crashes on it. So the blocks below the
+// file's end of allocation, where all its unwritten metadata lies, are reserved first; if
+// they cannot be had, the metadata goes to an anonymous memory file instead, the close
+// completes, and a negative return leaves "errno = N" on HDF5's error stack (errno_in).
+herr_t close_written_file(hid_t id);
+using WrittenFile = Handle<close_written_file>;
 using Group = Handle<H5Gclose>;
 using Dataset = Handle<H5Dclose>;
 using Dataspace = Handle<H5Sclose>;
@@ -161,6 +169,9 @@ std::vector<double> read_as_double(const Dataset& d, std::uint64_t count);
 // Closes the HDF5 library now, quietly. HDF5 closes what is still open at exit, after
 // MPI_Finalize: a parallel file left open by a failure would then call MPI and crash.
 void close_library() noexcept;
+
+// The errno a message of HDF5's names ("errno = 28" when its driver's write failed), or 0.
+int errno_in(const std::string& hdf5_message);
 
 // The HDF5 library this program runs with (H5get_libversion), e.g. "1.10.8".
 std::string library_version();

@@ -2,13 +2,17 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <limits>
+#include <vector>
 
 #include "core/error.hpp"
 #include "core/signal_cleanup.hpp"
@@ -19,6 +23,100 @@ namespace fs = std::filesystem;
 
 std::string io_failure(const std::string& path, int err) {
   return path + ": " + std::strerror(err);
+}
+
+namespace {
+// What statvfs or fstatvfs (returning `rc`) said is free for this process.
+std::uint64_t free_of(int rc, const struct statvfs& v) {
+  if (rc != 0 || v.f_frsize == 0) return std::numeric_limits<std::uint64_t>::max();
+  const std::uint64_t blocks = ::geteuid() == 0 ? v.f_bfree : v.f_bavail;
+  return blocks * static_cast<std::uint64_t>(v.f_frsize);
+}
+}  // namespace
+
+std::uint64_t free_bytes(const std::string& path) {
+  struct statvfs v {};
+  const int rc = ::statvfs(path.empty() ? "." : path.c_str(), &v);
+  return free_of(rc, v);
+}
+
+std::uint64_t free_bytes(int fd) {
+  struct statvfs v {};
+  const int rc = ::fstatvfs(fd, &v);
+  return free_of(rc, v);
+}
+
+bool space_checked_ahead() {
+  const char* e = std::getenv("TRIADA_NO_FALLOCATE");
+  return !(e && std::string(e) == "1");
+}
+
+int reserve_file_blocks(int fd, std::uint64_t offset, std::uint64_t bytes) {
+  if (!space_checked_ahead()) return EOPNOTSUPP;
+  if (bytes == 0) return 0;
+  const int rc =
+      ::fallocate(fd, FALLOC_FL_KEEP_SIZE, static_cast<off_t>(offset), static_cast<off_t>(bytes));
+  return rc == 0 ? 0 : errno == ENOSYS ? EOPNOTSUPP : errno;
+}
+
+namespace {
+
+// Writes all of [p, p + left) to `fd`; false with errno set on failure.
+bool write_all(int fd, const char* p, size_t left) {
+  while (left > 0) {
+    const ssize_t n = ::write(fd, p, left);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+bool write_all(int fd, const std::string& text) {
+  return write_all(fd, text.data(), text.size());
+}
+
+// Copies what is left of `in` to `out`; 0, or the errno that stopped it. The kernel copies
+// (copy_file_range) where it can; read and write do the rest.
+int copy_descriptor(int in, int out) {
+  bool kernel = true;
+  std::vector<char> buf;
+  for (;;) {
+    ssize_t n = -1;
+    if (kernel) {
+      n = ::copy_file_range(in, nullptr, out, nullptr, std::size_t{1} << 30, 0);
+      if (n < 0 && (errno == ENOSYS || errno == EXDEV || errno == EINVAL || errno == EOPNOTSUPP)) {
+        kernel = false;  // nothing was copied by the failed call: go on by hand
+        buf.resize(std::size_t{1} << 20);
+        continue;
+      }
+    } else {
+      n = ::read(in, buf.data(), buf.size());
+      if (n > 0 && !write_all(out, buf.data(), static_cast<std::size_t>(n))) return errno;
+    }
+    if (n == 0) return 0;
+    if (n < 0 && errno != EINTR) return errno;
+  }
+}
+
+}  // namespace
+
+void copy_file_contents(const std::string& from, const std::string& to, const std::string& shown) {
+  const int in = ::open(from.c_str(), O_RDONLY | O_CLOEXEC);
+  if (in < 0) throw input_error(io_failure(shown, errno));
+  struct stat st {};
+  int err = ::fstat(in, &st) == 0 ? 0 : errno;
+  const int out =
+      err ? -1 : ::open(to.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, st.st_mode & 07777);
+  if (!err && out < 0) err = errno;
+  if (!err) err = copy_descriptor(in, out);
+  if (!err && ::fchmod(out, st.st_mode & 07777) != 0) err = errno;
+  if (out >= 0 && ::close(out) != 0 && !err) err = errno;
+  ::close(in);
+  if (err) throw input_error(io_failure(shown, err));
 }
 
 std::string temporary_name_for(const std::string& target) {
@@ -238,26 +336,6 @@ void publish_file(const std::string& tmp, const std::string& target, bool force)
   unregister_temporary(tmp);
   sync_parent_directory(target);
 }
-
-namespace {
-
-// Writes all of `text` to `fd`; false with errno set on failure.
-bool write_all(int fd, const std::string& text) {
-  const char* p = text.data();
-  size_t left = text.size();
-  while (left > 0) {
-    const ssize_t n = ::write(fd, p, left);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return false;
-    }
-    p += n;
-    left -= static_cast<size_t>(n);
-  }
-  return true;
-}
-
-}  // namespace
 
 // ---------------------------------------------------------------------------------------
 // TextOutput

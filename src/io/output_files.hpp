@@ -6,6 +6,7 @@
 // that moment, never renamed over. Temporaries are removed on failure and on SIGTERM,
 // SIGINT and SIGHUP (what mpirun sends the survivors when a rank dies) where the process
 // has the clean-up handler (core/signal_cleanup.hpp).
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -100,5 +101,25 @@ void publish_file(const std::string& tmp, const std::string& target, bool force)
 
 // "x.h5: No space left on device": the reason for errno `err`, naming `path`.
 std::string io_failure(const std::string& path, int err);
+
+// Bytes this process may still write to the file system holding `path` (a directory or a
+// file) or the open file `fd` (root may also use the blocks reserved for it); UINT64_MAX
+// if the file system cannot say.
+std::uint64_t free_bytes(const std::string& path);
+std::uint64_t free_bytes(int fd);
+
+// False under TRIADA_NO_FALLOCATE=1 (tests): the run behaves as on a file system without
+// fallocate and skips the free-space check before creating a file, so that what comes
+// after (the copy, the writes, the closes) meets the full disk.
+bool space_checked_ahead();
+
+// Reserves the blocks of [offset, offset + bytes) of the open file `fd` (fallocate, size
+// kept), so that writing there cannot meet a full disk: 0, or errno (ENOSPC; EOPNOTSUPP
+// where the file system cannot, or !space_checked_ahead()).
+int reserve_file_blocks(int fd, std::uint64_t offset, std::uint64_t bytes);
+
+// Copies the regular file `from` to `to` (created, or truncated), with `from`'s permission
+// bits. Throws input_error naming `shown` with errno's reason (a full disk says so).
+void copy_file_contents(const std::string& from, const std::string& to, const std::string& shown);
 
 }  // namespace triada

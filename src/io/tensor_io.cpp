@@ -1,7 +1,6 @@
 #include "io/tensor_io.hpp"
 
 #include <fcntl.h>
-#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -637,42 +636,37 @@ std::uint64_t element_bytes(ElementType t) {
   return 16;
 }
 
-// Why an HDF5 write or close of `path` failed, in plain words: a full disk shows as a
-// generic MPI or HDF5 I/O error, so ask the file system.
-std::string write_failure(const std::string& path, const std::string& detail) {
-  struct statvfs fsinfo {};
+// Why an HDF5 call that writes `path` failed, in plain words: errno's reason where HDF5's
+// message holds one (its driver's failed write), else a full disk if the file system says so
+// (MPI-IO's errors name no errno), else "<doing> (<HDF5's message>)".
+std::string write_failure(const std::string& path, const std::string& detail,
+                          const std::string& doing = "write failed") {
+  if (const int err = h5::errno_in(detail)) return io_failure(path, err);
   const fs::path dir =
       fs::path(path).parent_path().empty() ? fs::path(".") : fs::path(path).parent_path();
-  if (::statvfs(dir.c_str(), &fsinfo) == 0 && fsinfo.f_bavail == 0) return io_failure(path, ENOSPC);
-  return path + ": write failed" + (detail.empty() ? "" : " (" + detail + ")");
+  if (free_bytes(dir.string()) == 0) return io_failure(path, ENOSPC);
+  return path + ": " + doing + (detail.empty() ? "" : " (" + detail + ")");
+}
+
+// "x.h5: No space left on device (the file needs at least N MiB, M MiB available)".
+std::string no_space(const std::string& shown, std::uint64_t needs, std::uint64_t available) {
+  return shown + ": No space left on device (the file needs at least " +
+         format_bytes(static_cast<double>(needs)) + ", " +
+         format_bytes(static_cast<double>(available)) + " available)";
 }
 
 // Reserves the blocks of [offset, offset + bytes) of `path`, so that writing them cannot
-// meet a full disk. File systems without fallocate are checked after the writes instead.
-// TRIADA_NO_FALLOCATE=1 behaves as such a file system does (tests the late checks).
+// meet a full disk; file systems without fallocate are checked after the writes instead.
+// `needs` and `available`: the file's figures for the message, measured before anything
+// was taken (what a failed fallocate took is released when the temporary is removed).
 void reserve_blocks(const std::string& shown, const std::string& path, std::uint64_t offset,
-                    std::uint64_t bytes) {
-  if (bytes == 0) return;
-  if (const char* e = std::getenv("TRIADA_NO_FALLOCATE"); e && std::string(e) == "1") return;
-  const int fd = ::open(path.c_str(), O_WRONLY);
+                    std::uint64_t bytes, std::uint64_t needs, std::uint64_t available) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
   if (fd < 0) throw input_error(io_failure(shown, errno));
-  int rc =
-      ::fallocate(fd, FALLOC_FL_KEEP_SIZE, static_cast<off_t>(offset), static_cast<off_t>(bytes));
-  const int err = rc == 0 ? 0 : errno;
+  const int err = reserve_file_blocks(fd, offset, bytes);
   ::close(fd);
-  if (rc != 0 && err != EOPNOTSUPP && err != ENOSYS) {
-    if (err == ENOSPC) {
-      struct statvfs v {};
-      std::string avail;
-      if (::statvfs(path.c_str(), &v) == 0)
-        avail = ", " +
-                format_bytes(static_cast<double>(v.f_bavail) * static_cast<double>(v.f_frsize)) +
-                " available";
-      throw input_error(shown + ": No space left on device (the data needs " +
-                        format_bytes(static_cast<double>(bytes)) + avail + ")");
-    }
-    throw input_error(io_failure(shown, err));
-  }
+  if (err == 0 || err == EOPNOTSUPP) return;
+  throw input_error(err == ENOSPC ? no_space(shown, needs, available) : io_failure(shown, err));
 }
 
 // Under --force, unlinks an existing dataset at `dset` so that a new one takes its name;
@@ -725,10 +719,22 @@ std::uint64_t create_dataset(hid_t file, const std::string& shown, const WriterP
   H5Eclear2(H5E_DEFAULT);
   try {
     d.close();
-  } catch (const error& e) {
-    throw input_error(write_failure(shown, h5::last_error_message()));
+  } catch (const h5::call_failed& e) {
+    throw input_error(write_failure(shown, e.reason()));
   }
   return addr == HADDR_UNDEF ? 0 : static_cast<std::uint64_t>(addr);
+}
+
+// Under --force an existing HDF5 target is copied and updated: its other objects survive.
+bool updates_existing(const OutputTarget& target) {
+  return target.kind == TargetKind::regular && H5Fis_hdf5(target.resolved.c_str()) > 0;
+}
+
+// The bytes a copy of an updated target takes (its size: holes may not stay holes), else 0.
+std::uint64_t copied_bytes(const OutputTarget& target) {
+  std::error_code ec;
+  const auto size = updates_existing(target) ? fs::file_size(target.resolved, ec) : 0;
+  return ec ? 0 : static_cast<std::uint64_t>(size);
 }
 
 // Serial (rank 0) creation: copies an existing HDF5 target under --force so that only the
@@ -738,26 +744,24 @@ void create_serially(const std::string& shown, const OutputTarget& target, const
                      std::vector<WriterPart>& parts) {
   h5::PropList fapl(CHECK_H5(H5Pcreate(H5P_FILE_ACCESS)));
   best_effort_locking(fapl.get());
-  h5::File file;
-  if (target.kind == TargetKind::regular && H5Fis_hdf5(target.resolved.c_str()) > 0) {
-    std::error_code ec;
-    fs::copy_file(target.resolved, tmp, fs::copy_options::overwrite_existing, ec);
-    if (ec) throw input_error(shown + ": cannot copy it to " + tmp + " (" + ec.message() + ")");
-    file = h5::File(H5Fopen(tmp.c_str(), H5F_ACC_RDWR, fapl.get()));
+  h5::WrittenFile file;
+  if (updates_existing(target)) {
+    copy_file_contents(target.resolved, tmp, shown);
+    file = h5::WrittenFile(H5Fopen(tmp.c_str(), H5F_ACC_RDWR, fapl.get()));
     if (!file.valid())
-      throw input_error(shown + ": cannot open (" + h5::last_error_message() + ")");
+      throw input_error(write_failure(shown, h5::last_error_message(), "cannot open"));
     for (const WriterPart& p : parts)
       replace_dataset_link(file.get(), p.dataset, shown + ":" + p.dataset);
   } else {
-    file = h5::File(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()));
+    file = h5::WrittenFile(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()));
     if (!file.valid())
-      throw input_error(shown + ": cannot create " + tmp + " (" + h5::last_error_message() + ")");
+      throw input_error(write_failure(shown, h5::last_error_message(), "cannot create " + tmp));
   }
   for (WriterPart& p : parts) p.offset = create_dataset(file.get(), shown, p);
   try {
     file.close();
-  } catch (const error& e) {
-    throw input_error(write_failure(shown, h5::last_error_message()));
+  } catch (const h5::call_failed& e) {
+    throw input_error(write_failure(shown, e.reason()));
   }
 }
 
@@ -869,6 +873,15 @@ struct TensorWriter::Impl {
     return end;
   }
 
+  // Where the first dataset's data begins: the datasets and what lies between them are
+  // reserved at once.
+  std::uint64_t data_start() const {
+    std::uint64_t start = data_end();
+    for (const WriterPart& p : parts)
+      if (p.bytes(file_name) > 0) start = std::min(start, p.offset);
+    return start;
+  }
+
   void require(WriterState s, const char* who) const {
     if (state != s)
       throw std::logic_error(std::string("TensorWriter::") + who + ": writer is not " +
@@ -879,9 +892,16 @@ struct TensorWriter::Impl {
   // reserved on disk.
   void create_on_rank0() {
     try {
-      create_serially(file_name, where, tmp, parts);
+      // Checked before anything is taken: the copy of an updated target and every dataset.
+      const std::uint64_t available = free_bytes(fs::path(tmp).parent_path().string());
+      std::uint64_t needs = copied_bytes(where);
       for (const WriterPart& p : parts)
-        reserve_blocks(file_name, tmp, p.offset, p.bytes(file_name));
+        needs = checked_add(needs, p.bytes(file_name), file_name + ": output size");
+      if (space_checked_ahead() && needs > available)
+        throw input_error(no_space(file_name, needs, available));
+      create_serially(file_name, where, tmp, parts);
+      const std::uint64_t start = data_start();
+      reserve_blocks(file_name, tmp, start, data_end() - start, needs, available);
     } catch (...) {
       remove_temporary();
       throw;
@@ -981,7 +1001,7 @@ struct TensorWriter::Impl {
   void write_attributes() const {
     h5::PropList fapl(CHECK_H5(H5Pcreate(H5P_FILE_ACCESS)));
     best_effort_locking(fapl.get());
-    h5::File f(CHECK_H5(H5Fopen(tmp.c_str(), H5F_ACC_RDWR, fapl.get())));
+    h5::WrittenFile f(CHECK_H5(H5Fopen(tmp.c_str(), H5F_ACC_RDWR, fapl.get())));
     for (const auto& a : attributes) {
       const std::string& path = a.object.empty() ? parts[0].dataset : a.object;
       h5::Object o(CHECK_H5(H5Oopen(f.get(), path.c_str(), H5P_DEFAULT)));
@@ -1009,8 +1029,8 @@ struct TensorWriter::Impl {
       if (rank != 0) return;
       try {
         write_attributes();
-      } catch (const hdf5_error&) {
-        throw input_error(write_failure(file_name, h5::last_error_message()));
+      } catch (const h5::call_failed& e) {
+        throw input_error(write_failure(file_name, e.reason()));
       }
       std::error_code ec;
       const auto size = fs::file_size(tmp, ec);

@@ -147,6 +147,15 @@ double stencil_iteration_error_bound(index_t k, double p, double u) {
   return grow(error_gamma(9, u), static_cast<double>(k)) * std::pow(p, k);
 }
 
+// The closed form solves f(2h) = 12 f(h) + 50 h (C11 = M1 + M4 - M5 + M7, whose operand
+// sums double the norms: 4 + 2 + 2 + 4 = 12 times f(h); the block additions the linear
+// term) from f(s) = s^2: a classical s x s block has |C_hat - C| <= gamma_s |A||B|, at
+// most s^2 u ||A|| ||B|| in the max norm.
+double strassen_error_factor(index_t D, index_t s) {
+  const auto d = static_cast<double>(D), b = static_cast<double>(s);
+  return std::pow(d / b, std::log2(12.0)) * (b * b + 5.0 * b) - 5.0 * d;
+}
+
 // Theorem 11's evaluation: the term a_h x^h, h = t + j s, goes through x^t (max(0, t - 1)
 // roundings), the unit's sum of s products, x^(j s) (j s - 1 roundings for j >= 1), one
 // product and the sum of the q = ceil(n/s) column results (q - 1 additions): at most

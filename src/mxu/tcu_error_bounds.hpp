@@ -40,6 +40,14 @@ double tcu_stencil_error_bound(index_t k, index_t s, double w_error, double w_no
 // ||C_hat - A_k||_F <= bound ||A||_F, and the same bound for ||W_hat - P^k||_1 unrolled.
 double stencil_iteration_error_bound(index_t k, double p, double u);
 
+// Strassen's method on D x D matrices (D = s 2^k) whose s x s blocks are multiplied
+// classically: ||C_hat - C|| <= strassen_error_factor(D, s) u ||A|| ||B|| + O(u^2) in the max
+// norm ||X|| = max |x_ij| (Higham, Sec. 23.2.2, Theorem 23.2, Brent's bound, with n = D and
+// n0 = s). The factor [(D/s)^log2(12) (s^2 + 5 s) - 5 D] bounds every entry's error by the
+// largest operands, not by that entry's own |A||B|: the entrywise bound of the classical
+// product does not hold for Strassen's method.
+double strassen_error_factor(index_t D, index_t s);
+
 // tcu_polyeval_points with n coefficients on a unit of side s:
 // |y_hat - A(x)| <= tcu_polyeval_error_bound(n, s) * sum_h |a_h| |x|^h.
 double tcu_polyeval_error_bound(index_t n, index_t s);

@@ -1,8 +1,7 @@
 #include "mxu/tcu_inputs.hpp"
 
-#include <cmath>
-
 #include "core/error.hpp"
+#include "core/finite.hpp"
 #include "io/hdf5.hpp"
 #include "io/matrix_reader.hpp"
 
@@ -15,19 +14,12 @@ std::vector<double> read_real(const std::string& file, const std::string& dset,
   return std::move(a.data);
 }
 
-namespace {
-void check_finite(const std::vector<double>& v, const std::string& name) {
-  for (double x : v)
-    if (!std::isfinite(x)) throw input_error(name + ": holds a non-finite value");
-}
-}  // namespace
-
 index_t read_square(const std::string& file, const std::string& dset, std::vector<double>& out) {
   std::vector<index_t> dims;
   out = h5::reading_input(file + ":" + dset, [&] { return read_real(file, dset, dims); });
   if (dims.size() != 2 || dims[0] != dims[1] || dims[0] < 1)
     throw input_error(file + ":" + dset + ": expected a non-empty square matrix");
-  check_finite(out, file + ":" + dset);
+  require_finite(out, dims, file + ":" + dset);
   return dims[0];
 }
 
@@ -38,15 +30,13 @@ std::vector<double> read_vector(const std::string& file, const std::string& dset
   if (dims.size() == 2 && dims[0] != 1 && dims[1] != 1)
     throw input_error(file + ":" + dset +
                       ": expected a vector (rank 1, or rank 2 with an extent 1)");
-  check_finite(v, file + ":" + dset);
+  require_finite(v, dims, file + ":" + dset);
   return v;
 }
 
 std::vector<cplx> read_complex_vector(const std::string& file, const std::string& dset) {
   std::vector<cplx> v = triada::read_vector(file, dset);
-  for (const cplx& x : v)
-    if (!std::isfinite(x.real()) || !std::isfinite(x.imag()))
-      throw input_error(file + ":" + dset + ": holds a non-finite value");
+  require_finite(v, {}, file + ":" + dset);
   return v;
 }
 

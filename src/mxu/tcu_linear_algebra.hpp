@@ -39,6 +39,23 @@ std::vector<double> tcu_strassen_dense(TensorUnit& unit, const std::vector<doubl
                                        const std::vector<double>& B, index_t side,
                                        nlohmann::json* details = nullptr);
 
+// The check of a product C = A B of side x side matrices against reference_product: exact
+// equality for `exact` (integer) data, else entrywise |C - Cref| <= (2n + 2) u (|A||B|), the
+// dot-product bound of both sides. A Strassen product (`strassen`: padded to side D, s x s
+// base blocks) does not satisfy that entrywise bound; its own is normwise: the reference's
+// (n + 1) u (|A||B|) plus strassen_error_factor(D, s) u max|A| max|B| (mxu/tcu_error_bounds).
+struct StrassenBlocks {
+  index_t side = 0;  // D = s 2^k
+  index_t base = 0;  // s
+};
+struct ProductCheck {
+  bool ok = true;
+  double max_abs_error = 0;
+};
+ProductCheck check_square_product(const std::vector<double>& C, const std::vector<double>& A,
+                                  const std::vector<double>& B, index_t side, bool exact,
+                                  const StrassenBlocks* strassen = nullptr);
+
 // C = A (R x K) B (K x N), any sizes >= 1, on the unit with `product`: classical is
 // Theorem 2's blocking (tall strips, zero padding to R >= s and K, N multiples of s); fast
 // is Strassen (Theorem 1) on D x D blocks (fast_product_side), the depth's partial tiles

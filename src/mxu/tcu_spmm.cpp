@@ -46,6 +46,7 @@
 
 #include "core/error.hpp"
 #include "mxu/tcu_algorithms.hpp"
+#include "mxu/tcu_error_bounds.hpp"
 #include "mxu/tcu_inputs.hpp"
 #include "mxu/tcu_linear_algebra.hpp"
 
@@ -528,13 +529,6 @@ SpmmInput spmm_input(const TcuProblem& p) {
 bool integers(const std::vector<SparseEntry>& M) {
   return std::all_of(M.begin(), M.end(),
                      [](const SparseEntry& e) { return e.v == std::nearbyint(e.v); });
-}
-
-// Strassen's error bound (Higham, "Accuracy and Stability of Numerical Algorithms", 2nd
-// ed., Theorem 23.2): |C - C^| <= [(D/s)^log2(12) (s^2 + 5 s) - 5 D] u max|A| max|B| for a
-// D x D product whose s x s blocks are multiplied classically.
-double strassen_error_factor(index_t D, index_t s) {
-  return std::pow(dbl(D) / dbl(s), std::log2(12.0)) * (dbl(s) * dbl(s) + 5 * dbl(s)) - 5 * dbl(D);
 }
 
 // The check. Classical: the value of a one-position bucket is that entry's dot product (with

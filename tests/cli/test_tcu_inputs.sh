@@ -129,6 +129,29 @@ assert abs(r['tcu']['bound'] - (5 * 20 / 2 + 5 * 2 + 20 / m * l)) < 1e-9, r['tcu
 report pts --algo polyeval --size 30 --points 3 --m 16 --latency 1
 agree pts "assert d['points'] == 3 and len(d['result_head']) == 3 and 'p = 3' in r['tcu']['bound_formula']"
 
+echo "-- strassen on real /A and /B: Strassen's own (normwise) bound, not the classical one"
+# Uniform [0, 1) matrices of sides 16 and 32 (3 and 4 recursion levels at m 4; the
+# entrywise bound failed on several of them) and ones whose rows of A and columns of B span
+# 2^30: every run verifies itself (exit 0).
+"$PYTHON" - <<'EOF' || exit 1
+import h5py, numpy as np
+for seed in range(48):
+    rng = np.random.default_rng(seed)
+    n = 16 if seed < 40 else 32
+    a, b = rng.random((n, n)), rng.random((n, n))
+    if seed >= 44:
+        scale = 2.0 ** -np.floor(np.arange(n) * 30 / n)
+        a, b = a * scale[:, None], b * scale[None, :]
+    with h5py.File(f'ab{seed}.h5', 'w') as f:
+        f['A'], f['B'] = a, b
+EOF
+bad=""
+for seed in $(seq 0 47); do
+  "$APP" --algo strassen --m 4 --latency 2 --input "ab$seed.h5" >out.txt 2>&1 ||
+    bad+=" [ab$seed.h5: exit $?: $(grep -E 'verified|error' out.txt)]"
+done
+if [[ -z $bad ]]; then pass; else fail "strassen on real inputs:$bad"; fi
+
 echo "-- spmm: real values of both signs from HDF5; both products reported"
 report sp --algo spmm --input sp.h5 --m 4 --latency 1 --product both
 agree sp "
