@@ -155,7 +155,7 @@ DryRun make_dry_run(const TransformConfig& cfg, MPI_Comm world) {
   d.plan = transform_plan(cfg, world, f.in_shape, f.out_shape);
   MemoryModelOptions mem;
   MemoryPrediction mine;
-  const std::string what = "shape " + to_string(f.in_shape);
+  const std::string what = "the memory of a run on shape " + to_string(f.in_shape);
   const bool one_node = on_one_node(world);
   const bool elsewhere = cfg.plan_world_size > 0;  // --world-size: not this run's ranks
   mpi::collectively(world, [&] {
