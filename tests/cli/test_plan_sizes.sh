@@ -93,7 +93,7 @@ def direct(shape, out, order, heads):
         shape[a] = k
     return stages
 PY
-for spec in "5,3,2 dct 312" "4,6,3 dft,dct,wht 132" "7,1,5 dht 231"; do
+for spec in "5,3,2 dct 312" "4,6,8 dft,dct,wht 132" "7,1,5 dht 231"; do
   read -r shape t order <<<"$spec"
   run_np 1 "$APP" --model-only "$shape" -t "$t" --stage-order "$order" --timing.actuator_heads 2 \
     -q --report "m.$order.json"
