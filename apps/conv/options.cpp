@@ -143,6 +143,7 @@ std::optional<ConvConfig> parse_conv_options(int argc, char** argv, std::ostream
     return std::nullopt;
   }
   ConvConfig c;
+  refuse_empty_paths(vm, {"network", "input", "weights", "mesh", "report", "csv"});
   if (network.empty() == layer.empty())
     throw config_error(network.empty() ? "give --network FILE.csv or --layer N,CI,HI,WI,CO,HF,WF,"
                                          "stride,pad (see --help)"

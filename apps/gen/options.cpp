@@ -32,15 +32,11 @@ ext3 parse_shape(const std::string& s) {
     return config_error("--shape: expected three positive integers N1,N2,N3, got '" + printable(s) +
                         "'");
   };
+  const std::vector<std::string> items = list_items("--shape", s);
+  if (items.size() != 3) throw bad();
   ext3 shape{};
-  size_t start = 0;
-  for (int d = 0; d < 3; ++d) {
-    const size_t comma = s.find(',', start);
-    if ((d < 2) != (comma != std::string::npos)) throw bad();
-    const std::string part = s.substr(start, comma == std::string::npos ? comma : comma - start);
-    if (!parse_int(part, shape[d]) || shape[d] < 1) throw bad();
-    start = comma + 1;
-  }
+  for (int d = 0; d < 3; ++d)
+    if (!parse_int(items[d], shape[d]) || shape[d] < 1) throw bad();
   const index_t max = std::numeric_limits<index_t>::max();
   if (shape[0] > max / shape[1] || shape[0] * shape[1] > max / shape[2])
     throw config_error("--shape: " + printable(s) + " has too many elements");
@@ -131,6 +127,7 @@ std::optional<GenConfig> parse_gen_options(int argc, char** argv, std::ostream& 
   }
 
   GenConfig cfg;
+  refuse_empty_paths(vm, {"output"});
   if (output.empty()) throw config_error("--output: required (FILE[:/DSET])");
   cfg.output = parse_dataset_ref(output);
   if (cfg.output.dataset.empty()) cfg.output.dataset = "/x";

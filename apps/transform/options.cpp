@@ -23,12 +23,10 @@ std::string in_quotes(const std::string& s) {
   return "'" + printable(s) + "'";
 }
 
-// "dct" -> dct on every axis, "dft,dct,wht" -> one per axis; no empty items.
+// "dct" -> dct on every axis, "dft,dct,wht" -> one per axis.
 std::array<TransformKind, 3> parse_transform_list(const std::string& spec) {
-  std::vector<std::string> words = split_items(spec, ',');
-  const bool empty_item =
-      std::any_of(words.begin(), words.end(), [](const std::string& w) { return w.empty(); });
-  if (empty_item || (words.size() != 1 && words.size() != 3))
+  std::vector<std::string> words = list_items("--transform", spec);
+  if (words.size() != 1 && words.size() != 3)
     throw config_error(
         "--transform: expected one transform or three (one per axis) separated "
         "by single commas, got " +
@@ -137,6 +135,7 @@ void model_only_part(const po::variables_map& vm, TransformConfig& c) {
 TransformConfig transform_config(const MeshCommandLine& cl) {
   const po::variables_map& vm = cl.values();
   TransformConfig c;
+  refuse_empty_paths(vm, {"input", "output", "initial", "coeffs", "report", "trace", "activity"});
   if (vm.count("model-only")) model_only_part(vm, c);
   for (const char* req : {"input", "output", "transform"})
     if (!vm.count(req) && !(c.model_shape && req != std::string("transform")))

@@ -101,6 +101,7 @@ MachineModel machine_from_calibration(const nlohmann::json& cal, const std::stri
 MachineModel machine_from(const po::variables_map& vm, const KeySource& src) {
   MachineModel m;
   const std::string& file = key_text(vm, "machine.calibration");
+  if (file.empty()) throw config_error(src("machine.calibration") + ": empty file name");
   if (file != "none")
     m = machine_from_calibration(read_json(file, src("machine.calibration")),
                                  src("machine.calibration") + " " + printable(file, 200));

@@ -48,26 +48,32 @@ bool whole(const std::string& s, T& out) {
   return ec == std::errc() && p == end && !s.empty();
 }
 
-std::string trim(const std::string& s) {
-  const size_t b = s.find_first_not_of(" \t");
-  if (b == std::string::npos) return "";
-  return s.substr(b, s.find_last_not_of(" \t") + 1 - b);
-}
-
 std::string in_quotes(const std::string& s) {
   return "'" + printable(s) + "'";
 }
 
 }  // namespace
 
-// "a,,b," -> {"a", "", "b", ""}: empty items are kept so that callers can refuse them.
-std::vector<std::string> split_items(const std::string& s, char sep) {
-  std::vector<std::string> parts;
+std::vector<std::string> list_items(const std::string& option, const std::string& s) {
+  if (s.find_first_of(" \t\n\r\v\f") != std::string::npos)
+    throw config_error(option + ": a list takes no spaces (items separated by single commas), got " +
+                       in_quotes(s));
+  std::vector<std::string> items;
   size_t start = 0;
-  for (size_t pos; (pos = s.find(sep, start)) != std::string::npos; start = pos + 1)
-    parts.push_back(s.substr(start, pos - start));
-  parts.push_back(s.substr(start));
-  return parts;
+  for (size_t pos; (pos = s.find(',', start)) != std::string::npos; start = pos + 1)
+    items.push_back(s.substr(start, pos - start));
+  items.push_back(s.substr(start));
+  for (const std::string& item : items)
+    if (item.empty())
+      throw config_error(option + ": an empty item in the list " + in_quotes(s) +
+                         " (items separated by single commas)");
+  return items;
+}
+
+void refuse_empty_paths(const po::variables_map& vm, std::initializer_list<const char*> names) {
+  for (const char* name : names)
+    if (vm.count(name) && vm[name].as<std::string>().empty())
+      throw config_error(std::string("--") + name + ": empty file name");
 }
 
 bool parse_int(const std::string& s, std::int64_t& out) {
@@ -96,11 +102,11 @@ std::uint64_t parse_unsigned(const std::string& option, const std::string& s) {
 }
 
 ext3 parse_ext3(const std::string& s, const std::string& what, std::int64_t max) {
-  const std::vector<std::string> items = split_items(s, ',');
+  const std::vector<std::string> items = list_items(what, s);
   ext3 e{};
   bool ok = items.size() == 3;
   for (size_t i = 0; ok && i < 3; ++i)
-    ok = parse_int(trim(items[i]), e[i]) && e[i] >= 1 && e[i] <= max;
+    ok = parse_int(items[i], e[i]) && e[i] >= 1 && e[i] <= max;
   if (!ok)
     throw config_error(what + ": expected three integers A,B,C in [1, " + std::to_string(max) +
                        "], got " + in_quotes(s));

@@ -7,6 +7,7 @@
 #include <boost/program_options.hpp>
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -108,8 +109,15 @@ auto named(const std::string& source, F&& f) -> decltype(f()) {
   }
 }
 
-// "a,,b," -> {"a", "", "b", ""}: empty items are kept so that callers can refuse them.
-std::vector<std::string> split_items(const std::string& s, char sep);
+// The items of a comma-separated option list ("4,5,6" -> {"4", "5", "6"}), by the one rule
+// of every list of every program: no spaces and no empty item. Throws config_error naming
+// `option` (an option, or FILE: [section] key) otherwise.
+std::vector<std::string> list_items(const std::string& option, const std::string& s);
+
+// Refuses an empty value of any of the path options `names` (without "--") that vm holds:
+// config_error "--NAME: empty file name".
+void refuse_empty_paths(const boost::program_options::variables_map& vm,
+                        std::initializer_list<const char*> names);
 
 // Whole-string integer parsing for option values: false unless all of `s` is one integer
 // (no spaces, no sign for unsigned types, no overflow).
@@ -122,8 +130,8 @@ std::int64_t parse_positive(const std::string& option, const std::string& s);
 // An unsigned 64-bit option value (digits only); throws config_error naming the option.
 std::uint64_t parse_unsigned(const std::string& option, const std::string& s);
 
-// "4,5,6" -> {4,5,6}; throws config_error naming `what` unless three integers in [1, max]
-// (spaces allowed around an item, never inside a number).
+// "4,5,6" -> {4,5,6}; throws config_error naming `what` unless a list (list_items) of three
+// integers in [1, max].
 ext3 parse_ext3(const std::string& s, const std::string& what,
                 std::int64_t max = std::int64_t{1} << 30);
 

@@ -9,6 +9,7 @@
 #include <optional>
 #include <sstream>
 
+#include "config/options.hpp"
 #include "core/checked.hpp"
 #include "core/error.hpp"
 #include "io/input_file.hpp"
@@ -256,7 +257,7 @@ void validate_layer(const ConvLayer& l, const std::string& where) {
 }
 
 ConvLayer parse_layer_spec(const std::string& spec, const std::string& where) {
-  const auto f = split(spec, ',');
+  const auto f = list_items(where, spec);
   if (f.size() < 9 || f.size() > 11)
     throw config_error(where +
                        ": expected N,CI,HI,WI,CO,HF,WF,stride,pad[,dil[,groups]] (9 to 11 "

@@ -189,7 +189,11 @@ TEST_CASE("numbers are whole tokens in range, never truncated or wrapped", "[opt
     CHECK_THAT(error_of({"-t", "dct", "--mesh.cells", v}), Catch::Contains("--mesh.cells"));
     CHECK_THROWS_AS(parse_ext3(v, "x"), config_error);
   }
-  CHECK(parse_ext3(" 4, 5 ,6 ", "x") == ext3{4, 5, 6});  // spaces around items only
+  // Lists take no spaces at all, as every list of every program (list_items).
+  for (const char* v : {" 4,5,6", "4, 5,6", "4,5 ,6", "4,5,6 ", "4,\t5,6"})
+    CHECK_THROWS_WITH(parse_ext3(v, "x"), Catch::Contains("x: a list takes no spaces"));
+  CHECK_THROWS_WITH(parse_ext3("4,,6", "x"), Catch::Contains("x: an empty item in the list"));
+  CHECK(parse_ext3("4,5,6", "x") == ext3{4, 5, 6});
   CHECK_THAT(error_of({"-t", "dct", "--ranks.grid", "2,2,2000000"}),
              Catch::Contains("--ranks.grid"));
   for (const char* v : {"-1", "1x", "", " 1", "18446744073709551616", "1e3"}) {
@@ -225,7 +229,8 @@ TEST_CASE("a mesh config (--mesh) must be a readable regular file", "[options][e
 
 TEST_CASE("a bad value from the mesh INI names the file, section and key", "[options][errors]") {
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {"[mesh]\ncells = 4 4,5,3\n", "[mesh] cells: expected three integers"},
+      {"[mesh]\ncells = 4 4,5,3\n", "[mesh] cells: a list takes no spaces"},
+      {"[mesh]\ncells = 4,5\n", "[mesh] cells: expected three integers"},
       {"[ranks]\ngrid = 1,1\n", "[ranks] grid"},
       {"[ranks]\nactuators = sometimes\n", "[ranks] actuators: expected auto or colocated"},
       {"[cell]\nmode = fp8\n", "[cell] mode"},
