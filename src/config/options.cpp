@@ -39,6 +39,11 @@ std::string printable(const std::string& s, std::size_t max) {
   return out;
 }
 
+std::string without_bom(const std::string& first_line) {
+  const std::string bom = "\xef\xbb\xbf";
+  return first_line.rfind(bom, 0) == 0 ? first_line.substr(bom.size()) : first_line;
+}
+
 namespace {
 
 template <class T>
@@ -243,7 +248,7 @@ std::string read_mesh_text(const std::string& path) {
   std::ostringstream buf;
   buf << in.rdbuf();
   if (in.bad()) throw config_error(name + ": mesh config: cannot read");
-  const std::string text = buf.str();
+  const std::string text = without_bom(buf.str());
   const auto binary = std::find_if(text.begin(), text.end(), [](char ch) {
     const auto c = static_cast<unsigned char>(ch);
     return (c < 0x20 && c != '\n' && c != '\r' && c != '\t') || c == 0x7f;

@@ -96,6 +96,10 @@ boost::program_options::variables_map parse_command_line_strict(
 // `max` characters (then "...").
 std::string printable(const std::string& s, std::size_t max = 64);
 
+// A text file's first line without its UTF-8 byte-order mark, which spreadsheet exports and
+// some editors put first.
+std::string without_bom(const std::string& first_line);
+
 // Runs a value parser of another module (cell mode, transform, ...) for `source` (an
 // option, or FILE: [section] key): its config_error gets the source in front (once) and
 // the user's text in it escaped.

@@ -285,3 +285,13 @@ TEST_CASE("user text in an error is escaped and bounded", "[options][errors]") {
     CHECK(clean(e));
   }
 }
+
+TEST_CASE("a mesh INI may start with a UTF-8 byte-order mark, as editors save one", "[options]") {
+  const std::string ini = write_ini("bom", "\xef\xbb\xbf[esop]\nenabled = off\n");
+  CHECK(parse_mesh_file(ini).mode == Mode::dense);
+  CHECK(without_bom("\xef\xbb\xbfLayer") == "Layer");
+  CHECK(without_bom("x\xef\xbb\xbf") == "x\xef\xbb\xbf");  // only at the start
+  // Elsewhere it is a byte of a bad line, named escaped.
+  const std::string mid = write_ini("midbom", "[esop]\n\xef\xbb\xbf" "enabled = off\n");
+  CHECK_THROWS_WITH(parse_mesh_file(mid), Catch::Contains("\\xef\\xbb\\xbf"));
+}
