@@ -6,7 +6,6 @@
 #include <string>
 #include <vector>
 
-#include "apps/common/option_error.hpp"
 #include "config/options.hpp"
 #include "core/error.hpp"
 #include "mxu/memory_side.hpp"
@@ -32,11 +31,12 @@ std::vector<std::int64_t> parse_list(const std::string& option, const std::strin
   return out;
 }
 
-// --m is checked by building a unit (one rule, in TensorUnit's constructor), and against
-// the memory side's buffer (which must hold the staging and one right tile).
-void check_m(std::int64_t m, std::int64_t latency, const TcuConfig& c) {
-  const TensorUnit probe = named("--m", [&] { return TensorUnit(m, latency); });
-  named((c.mesh.empty() ? std::string("--m ") : c.mesh + " with --m ") + std::to_string(m),
+// A unit size m of `option` (--m, or an item of --ms) is checked by building a unit (one
+// rule, in TensorUnit's constructor), and against the memory side's buffer (which must hold
+// the staging and one right tile).
+void check_m(const std::string& option, std::int64_t m, std::int64_t latency, const TcuConfig& c) {
+  const TensorUnit probe = named(option, [&] { return TensorUnit(m, latency); });
+  named((c.mesh.empty() ? "" : c.mesh + " with ") + option + " " + std::to_string(m),
         [&] { MemorySide memory(c.memory, probe.side()); });
 }
 
@@ -189,7 +189,7 @@ std::optional<TcuConfig> parse_tcu_options(int argc, char** argv, std::ostream& 
   TcuConfig c;
   refuse_empty_paths(vm, {"input", "report", "mesh"});
   if (algo.empty()) throw config_error("missing --algo (see --help)");
-  c.algo = for_option("--algo", [&] { return find_tcu_algorithm(algo).name; });
+  c.algo = named("--algo", [&] { return find_tcu_algorithm(algo).name; });
   if (!vm.count("latency")) throw config_error("missing --latency (see --help)");
   if (!parse_int(latency, c.latency) || c.latency < 0)
     throw config_error("--latency: expected an integer >= 0, got '" + printable(latency) + "'");
@@ -202,7 +202,7 @@ std::optional<TcuConfig> parse_tcu_options(int argc, char** argv, std::ostream& 
   c.memory = parse_mesh_file(c.mesh).mxu;
   if (vm.count("m")) {
     c.m = parse_positive("--m", m);
-    check_m(c.m, c.latency, c);
+    check_m("--m", c.m, c.latency, c);
   }
   c.input = input;
   c.weak = weak;
@@ -216,7 +216,7 @@ std::optional<TcuConfig> parse_tcu_options(int argc, char** argv, std::ostream& 
   if (vm.count("sizes")) c.sizes = parse_list("--sizes", sizes);
   if (vm.count("ms")) {
     c.ms = parse_list("--ms", ms);
-    for (auto v : c.ms) check_m(v, c.latency, c);
+    for (auto v : c.ms) check_m("--ms", v, c.latency, c);
   }
   parse_parameters(vm, c);
   if (c.sweep) {

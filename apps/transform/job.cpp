@@ -5,10 +5,10 @@
 #include <iostream>
 #include <optional>
 
-#include "apps/common/option_error.hpp"
 #include "apps/common/provenance.hpp"
 #include "apps/common/world_plan.hpp"
 #include "apps/transform/activity.hpp"
+#include "config/options.hpp"
 #include "core/checked.hpp"
 #include "core/error.hpp"
 #include "core/memory.hpp"
@@ -227,7 +227,7 @@ ReportContext report_context(const Job& job, const EngineOptions& opt,
 EngineOptions engine_options(Job& job, const Topology& topo, Progress& progress) {
   const TransformConfig& cfg = job.cfg;
   EngineOptions opt;
-  opt.executor = for_option("--executor", [&] { return parse_executor(cfg.executor); });
+  opt.executor = named("--executor", [&] { return parse_executor(cfg.executor); });
   opt.mode = cfg.mesh.mode;
   opt.cell_mode = cfg.mesh.cell_mode;
   opt.shuffle_seed = cfg.shuffle_seed;
@@ -406,7 +406,7 @@ MemoryModelOptions memory_options(const TransformConfig& cfg, bool complex_run, 
   m.element_bytes = complex_run ? sizeof(cplx) : sizeof(double);
   m.cell_bytes = complex_run ? sizeof(Cell<cplx>) : sizeof(Cell<double>);
   m.reference =
-      for_option("--executor", [&] { return parse_executor(cfg.executor); }) == Executor::reference;
+      named("--executor", [&] { return parse_executor(cfg.executor); }) == Executor::reference;
   m.check = cfg.check;
   for (TransformKind k : cfg.kinds) {
     if (k == TransformKind::gemt && cfg.inverse) m.coeff_copies = 3;  // Gauss-Jordan: c, a, inv

@@ -75,10 +75,11 @@ std::vector<std::string> list_items(const std::string& option, const std::string
   return items;
 }
 
-void refuse_empty_paths(const po::variables_map& vm, std::initializer_list<const char*> names) {
+void refuse_empty_paths(const po::variables_map& vm, std::initializer_list<const char*> names,
+                        const OptionSpellings& spelled) {
   for (const char* name : names)
     if (vm.count(name) && vm[name].as<std::string>().empty())
-      throw config_error(std::string("--") + name + ": empty file name");
+      throw config_error(spelled(name) + ": empty file name");
 }
 
 bool parse_int(const std::string& s, std::int64_t& out) {
@@ -287,11 +288,24 @@ void store_mesh_file(const std::string& path, const po::options_description& des
   }
 }
 
-// Boost's messages name the option; the user's text in them is escaped.
+// Boost names an option by its long name even where the user typed its short alias: the
+// error's original token says which, and the short style names it "-t".
+void name_as_typed(po::error_with_option_name& e) {
+  po::error_with_option_name token = e;
+  token.set_option_name("");  // an error without an option name gives its original token
+  const std::string typed = token.get_option_name();
+  if (typed.size() >= 2 && typed[0] == '-' && typed[1] != '-')
+    e.set_prefix(po::command_line_style::allow_dash_for_short);
+}
+
+// Boost's messages name the option as typed; the user's text in them is escaped.
 template <class F>
 void translate(F&& f) {
   try {
     f();
+  } catch (po::error_with_option_name& e) {
+    name_as_typed(e);
+    throw config_error(printable(e.what(), 200));
   } catch (const po::error& e) {
     throw config_error(printable(e.what(), 200));
   }
@@ -329,10 +343,25 @@ void load_mesh_file(const std::string& path, po::variables_map& vm, KeySources& 
 
 }  // namespace
 
+OptionSpellings::OptionSpellings(const po::parsed_options& parsed) {
+  for (const po::option& o : parsed.options) {
+    if (o.original_tokens.empty() || typed_.count(o.string_key)) continue;
+    const std::string& t = o.original_tokens[0];  // --name, --name=value, -n or -nvalue
+    typed_[o.string_key] = t.rfind("--", 0) == 0 ? t.substr(0, t.find('=')) : t.substr(0, 2);
+  }
+}
+
+std::string OptionSpellings::operator()(const std::string& key) const {
+  const auto it = typed_.find(key);
+  return it == typed_.end() ? "--" + key : it->second;
+}
+
 po::variables_map parse_command_line_strict(int argc, char** argv,
-                                            const po::options_description& desc) {
+                                            const po::options_description& desc,
+                                            OptionSpellings* spelled) {
   po::variables_map vm;
   const po::parsed_options parsed = parse_argv(argc, argv, desc);
+  if (spelled) *spelled = OptionSpellings(parsed);
   translate([&] {
     po::store(parsed, vm);
     po::notify(vm);
@@ -364,6 +393,7 @@ std::optional<MeshCommandLine> MeshCommandLine::parse(int argc, char** argv,
   all.add(app).add(mesh);
   MeshCommandLine c;
   const po::parsed_options parsed = parse_argv(argc, argv, all);
+  c.spelled_ = OptionSpellings(parsed);
   translate([&] { po::store(parsed, c.vm_); });
   if (c.vm_.count("help")) {
     help << all << "\n";

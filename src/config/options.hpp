@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <map>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -62,6 +63,19 @@ MeshConfig parse_mesh_file(const std::string& path);
 // Errors as above.
 MeshConfig parse_mesh_file(const std::string& path, CellMode mode);
 
+// How a command line spelled its options, so that every message names an option as the
+// user typed it: "-t" where the user gave --transform's short alias.
+class OptionSpellings {
+ public:
+  OptionSpellings() = default;
+  explicit OptionSpellings(const boost::program_options::parsed_options& parsed);
+  // The option `key` (its long name, without "--") as first typed; "--key" if not typed.
+  std::string operator()(const std::string& key) const;
+
+ private:
+  std::map<std::string, std::string> typed_;
+};
+
 // A command line that takes the mesh keys besides the program's own options: argv parsed
 // against `app` plus the mesh keys (each also --section.key); the INI file named by the
 // program's `mesh_option` (if given) fills the keys the command line left unset.
@@ -74,11 +88,13 @@ class MeshCommandLine {
       const std::string& mesh_option, std::ostream& help);
 
   const boost::program_options::variables_map& values() const { return vm_; }
+  const OptionSpellings& spelled() const { return spelled_; }
   // The mesh keys, validated; errors name the INI file and key, or the option.
   MeshConfig mesh() const;
 
  private:
   boost::program_options::variables_map vm_;
+  OptionSpellings spelled_;
   std::string file_;                    // the INI file read ("" if none)
   std::vector<std::string> from_file_;  // keys whose value came from that file
 };
@@ -86,11 +102,20 @@ class MeshCommandLine {
 // "on" / "off" (and true/false, 1/0, yes/no); throws config_error naming `source`.
 bool parse_on_off(const std::string& value, const std::string& source);
 
+
+// Refuses an empty value of any of the path options `names` (without "--") that vm holds:
+// config_error "--NAME: empty file name" (the option as `spelled`).
+void refuse_empty_paths(const boost::program_options::variables_map& vm,
+                        std::initializer_list<const char*> names,
+                        const OptionSpellings& spelled = {});
+
 // Parses argv against `desc` and runs notify. Strict: no abbreviated option names and no
 // positional words (each is refused by name); any Boost.Program_options error becomes one
-// config_error line with the user's text escaped. Every app's parser uses it.
+// config_error line naming the option as typed, the user's text escaped. Every app's
+// parser uses it; `spelled` (if given) learns how each option was typed.
 boost::program_options::variables_map parse_command_line_strict(
-    int argc, char** argv, const boost::program_options::options_description& desc);
+    int argc, char** argv, const boost::program_options::options_description& desc,
+    OptionSpellings* spelled = nullptr);
 
 // User text fit for a one-line message: bytes outside printable ASCII as \xNN, and at most
 // `max` characters (then "...").
@@ -118,10 +143,6 @@ auto named(const std::string& source, F&& f) -> decltype(f()) {
 // `option` (an option, or FILE: [section] key) otherwise.
 std::vector<std::string> list_items(const std::string& option, const std::string& s);
 
-// Refuses an empty value of any of the path options `names` (without "--") that vm holds:
-// config_error "--NAME: empty file name".
-void refuse_empty_paths(const boost::program_options::variables_map& vm,
-                        std::initializer_list<const char*> names);
 
 // Whole-string integer parsing for option values: false unless all of `s` is one integer
 // (no spaces, no sign for unsigned types, no overflow).
