@@ -13,6 +13,7 @@
 #include <sstream>
 #include <vector>
 
+#include "config/key_readers.hpp"
 #include "config/machine_keys.hpp"
 #include "config/mxu_keys.hpp"
 #include "config/physical_keys.hpp"
@@ -183,12 +184,10 @@ const std::string& text(const po::variables_map& vm, const std::string& key) {
   return vm[key].as<std::string>();
 }
 
+// A per-event energy: 0 (the term left out) or within [1e-6, 1e9] pJ.
 double energy_value(const po::variables_map& vm, const KeySources& src, const std::string& key) {
-  double v = 0;
-  if (!parse_double(text(vm, key), v) || v < 0.0 || v > 1e9)
-    throw config_error(src(key) + ": expected an energy in [0, 1e9] pJ, got " +
-                       in_quotes(text(vm, key)));
-  return v;
+  return key_quantity(vm, [&](const std::string& k) { return src(k); }, key,
+                      Quantity{"pJ", 1e-6, 1e9, true});
 }
 
 // The MAC energy of a cell mode: [energy] mac_pj (fp64) or mac_pj_<mode>.
