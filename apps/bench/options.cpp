@@ -56,7 +56,7 @@ std::vector<std::string> parse_list(const std::string& s, const std::string& opt
                                     const std::vector<std::string>& allowed,
                                     const std::map<std::string, std::vector<std::string>>& alias) {
   std::vector<std::string> out;
-  for (const std::string& word : split(s, ',')) {
+  for (const std::string& word : list_items(option, s)) {
     std::vector<std::string> expanded{word};
     if (const auto it = alias.find(word); it != alias.end()) expanded = it->second;
     for (const std::string& w : expanded) {
@@ -213,11 +213,12 @@ std::optional<BenchConfig> parse_bench_options(int argc, char** argv, std::ostre
     return std::nullopt;
   }
   BenchConfig c;
+  refuse_empty_paths(vm, {"json", "mesh"});
   choose_mode(vm, c, sizes, reps);
   c.mesh = mesh;
-  if (vm.count("mesh") && mesh.empty()) throw config_error("--mesh: empty file name");
   if (!mesh.empty()) parse_mesh_file(mesh);  // a bad file fails up front, naming itself
-  for (const std::string& tok : split(sizes, ',')) c.sizes.push_back(parse_size(tok, "--sizes"));
+  for (const std::string& tok : list_items("--sizes", sizes))
+    c.sizes.push_back(parse_size(tok, "--sizes"));
   c.sparsities = parse_list(sparsity, "--sparsity", kSparsities, {});
   c.variants = parse_list(variants, "--variants", kVariants,
                           {{"fftw", {"fftw-dft", "fftw-dct", "fftw-dht"}}});

@@ -143,6 +143,7 @@ std::optional<ConvConfig> parse_conv_options(int argc, char** argv, std::ostream
     return std::nullopt;
   }
   ConvConfig c;
+  refuse_empty_paths(vm, {"network", "input", "weights", "mesh", "report", "csv"});
   if (network.empty() == layer.empty())
     throw config_error(network.empty() ? "give --network FILE.csv or --layer N,CI,HI,WI,CO,HF,WF,"
                                          "stride,pad (see --help)"
@@ -155,7 +156,7 @@ std::optional<ConvConfig> parse_conv_options(int argc, char** argv, std::ostream
   if (vm.count("batch")) c.batch = parse_positive("--batch", batch);
   if (!parse_int(latency, c.latency) || c.latency < 0)
     throw config_error("--latency: expected an integer >= 0, got '" + printable(latency) + "'");
-  named("--m", [&] { TensorUnit probe(c.mxu * c.mxu, c.latency); });  // the unit's own checks
+  named("--mxu", [&] { TensorUnit probe(c.mxu * c.mxu, c.latency); });  // the unit's own checks
   c.cell_mode = named("--cell-mode", [&] { return parse_cell_mode(cell_mode); });
   c.executor = named("--executor", [&] { return parse_mxu_executor(executor); });
   c.mesh = mesh;

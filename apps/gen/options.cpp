@@ -6,7 +6,6 @@
 #include <limits>
 #include <string>
 
-#include "apps/common/option_error.hpp"
 #include "config/options.hpp"
 #include "core/error.hpp"
 #include "core/types.hpp"
@@ -32,15 +31,11 @@ ext3 parse_shape(const std::string& s) {
     return config_error("--shape: expected three positive integers N1,N2,N3, got '" + printable(s) +
                         "'");
   };
+  const std::vector<std::string> items = list_items("--shape", s);
+  if (items.size() != 3) throw bad();
   ext3 shape{};
-  size_t start = 0;
-  for (int d = 0; d < 3; ++d) {
-    const size_t comma = s.find(',', start);
-    if ((d < 2) != (comma != std::string::npos)) throw bad();
-    const std::string part = s.substr(start, comma == std::string::npos ? comma : comma - start);
-    if (!parse_int(part, shape[d]) || shape[d] < 1) throw bad();
-    start = comma + 1;
-  }
+  for (int d = 0; d < 3; ++d)
+    if (!parse_int(items[d], shape[d]) || shape[d] < 1) throw bad();
   const index_t max = std::numeric_limits<index_t>::max();
   if (shape[0] > max / shape[1] || shape[0] * shape[1] > max / shape[2])
     throw config_error("--shape: " + printable(s) + " has too many elements");
@@ -120,7 +115,8 @@ std::optional<GenConfig> parse_gen_options(int argc, char** argv, std::ostream& 
      "lines, also on a terminal | never");
   // clang-format on
 
-  const po::variables_map vm = parse_command_line_strict(argc, argv, desc);
+  OptionSpellings spelled;
+  const po::variables_map vm = parse_command_line_strict(argc, argv, desc, &spelled);
   if (vm.count("help")) {
     help << "Usage: triada-gen --output FILE[:/DSET] --shape N1,N2,N3 [options]\n"
          << "Writes a synthetic rank-3 tensor (C order) for TriADA tests and benchmarks.\n"
@@ -131,8 +127,9 @@ std::optional<GenConfig> parse_gen_options(int argc, char** argv, std::ostream& 
   }
 
   GenConfig cfg;
+  refuse_empty_paths(vm, {"output"}, spelled);
   if (output.empty()) throw config_error("--output: required (FILE[:/DSET])");
-  cfg.output = parse_dataset_ref(output);
+  cfg.output = named(spelled("output"), [&] { return parse_dataset_ref(output); });
   if (cfg.output.dataset.empty()) cfg.output.dataset = "/x";
   if (shape.empty()) throw config_error("--shape: required (N1,N2,N3)");
   cfg.spec.shape = parse_shape(shape);
@@ -142,7 +139,7 @@ std::optional<GenConfig> parse_gen_options(int argc, char** argv, std::ostream& 
     throw config_error("--type: expected int32, float32, float64, complex64 or complex128, got '" +
                        printable(type) + "'");
   }
-  cfg.spec.dist = for_option("--dist", [&] { return parse_dist(dist); });
+  cfg.spec.dist = named("--dist", [&] { return parse_dist(dist); });
   cfg.dist_name = dist;
   cfg.spec.sparsity = parse_fraction("--sparsity", sparsity);
   cfg.spec.zero_lines = parse_fraction("--zero-lines", lines);

@@ -6,7 +6,6 @@
 #include <string>
 #include <vector>
 
-#include "apps/common/option_error.hpp"
 #include "config/options.hpp"
 #include "core/error.hpp"
 #include "mxu/memory_side.hpp"
@@ -22,32 +21,28 @@ namespace {
 
 std::vector<std::int64_t> parse_list(const std::string& option, const std::string& s) {
   std::vector<std::int64_t> out;
-  size_t start = 0;
-  while (true) {
-    const size_t comma = s.find(',', start);
-    const std::string part = s.substr(start, comma == std::string::npos ? comma : comma - start);
+  for (const std::string& item : list_items(option, s)) {
     std::int64_t v = 0;
-    if (!parse_int(part, v) || v < 1)
+    if (!parse_int(item, v) || v < 1)
       throw config_error(option + ": expected a comma-separated list of positive integers, got '" +
                          printable(s) + "'");
     out.push_back(v);
-    if (comma == std::string::npos) break;
-    start = comma + 1;
   }
   return out;
 }
 
-// --m is checked by building a unit (one rule, in TensorUnit's constructor), and against
-// the memory side's buffer (which must hold the staging and one right tile).
-void check_m(std::int64_t m, std::int64_t latency, const TcuConfig& c) {
-  const TensorUnit probe = named("--m", [&] { return TensorUnit(m, latency); });
-  named((c.mesh.empty() ? std::string("--m ") : c.mesh + " with --m ") + std::to_string(m),
+// A unit size m of `option` (--m, or an item of --ms) is checked by building a unit (one
+// rule, in TensorUnit's constructor), and against the memory side's buffer (which must hold
+// the staging and one right tile).
+void check_m(const std::string& option, std::int64_t m, std::int64_t latency, const TcuConfig& c) {
+  const TensorUnit probe = named(option, [&] { return TensorUnit(m, latency); });
+  named((c.mesh.empty() ? "" : c.mesh + " with ") + option + " " + std::to_string(m),
         [&] { MemorySide memory(c.memory, probe.side()); });
 }
 
 // "w,w,...": exactly nine finite reals, the stencil's weights.
 std::vector<double> parse_kernel(const std::string& s) {
-  const std::vector<std::string> items = split_items(s, ',');
+  const std::vector<std::string> items = list_items("--kernel", s);
   std::vector<double> w(items.size());
   bool ok = items.size() == 9;
   for (size_t i = 0; ok && i < items.size(); ++i) ok = parse_double(items[i], w[i]);
@@ -192,8 +187,9 @@ std::optional<TcuConfig> parse_tcu_options(int argc, char** argv, std::ostream& 
     return std::nullopt;
   }
   TcuConfig c;
+  refuse_empty_paths(vm, {"input", "report", "mesh"});
   if (algo.empty()) throw config_error("missing --algo (see --help)");
-  c.algo = for_option("--algo", [&] { return find_tcu_algorithm(algo).name; });
+  c.algo = named("--algo", [&] { return find_tcu_algorithm(algo).name; });
   if (!vm.count("latency")) throw config_error("missing --latency (see --help)");
   if (!parse_int(latency, c.latency) || c.latency < 0)
     throw config_error("--latency: expected an integer >= 0, got '" + printable(latency) + "'");
@@ -202,15 +198,13 @@ std::optional<TcuConfig> parse_tcu_options(int argc, char** argv, std::ostream& 
     throw config_error("--seed: expected an integer in [0, 2^63), got '" + printable(seed) + "'");
   c.seed = static_cast<std::uint64_t>(sd);
   if (vm.count("size")) c.size = parse_positive("--size", size);
-  if (vm.count("mesh") && mesh.empty()) throw config_error("--mesh: empty file name");
   c.mesh = mesh;
   c.memory = parse_mesh_file(c.mesh).mxu;
   if (vm.count("m")) {
     c.m = parse_positive("--m", m);
-    check_m(c.m, c.latency, c);
+    check_m("--m", c.m, c.latency, c);
   }
   c.input = input;
-  if (vm.count("input") && input.empty()) throw config_error("--input: empty file name");
   c.weak = weak;
   c.report = report;
   c.force = vm.count("force") > 0;
@@ -222,7 +216,7 @@ std::optional<TcuConfig> parse_tcu_options(int argc, char** argv, std::ostream& 
   if (vm.count("sizes")) c.sizes = parse_list("--sizes", sizes);
   if (vm.count("ms")) {
     c.ms = parse_list("--ms", ms);
-    for (auto v : c.ms) check_m(v, c.latency, c);
+    for (auto v : c.ms) check_m("--ms", v, c.latency, c);
   }
   parse_parameters(vm, c);
   if (c.sweep) {

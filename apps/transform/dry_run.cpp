@@ -66,21 +66,22 @@ struct DryRun {
   std::vector<GridChoice> grids;  // every grid of its brick ranks, fastest first
 };
 
-// Rank 0 reads the inputs' metadata (or takes --model-only's shape); every rank learns it.
-ProblemFacts agreed_shapes(const TransformConfig& cfg, MPI_Comm world, Names& names) {
+// Rank 0 checks the run as it would check it, from the inputs' metadata (or --model-only's
+// shape), and probes --report; every rank learns the facts.
+ProblemFacts agreed_shapes(const TransformConfig& cfg, MPI_Comm world, Names& names,
+                           TextOutput& report) {
   ProblemFacts f;
   mpi::collectively(world, [&] {
     if (mpi::rank(world) != 0) return;
-    if (cfg.model_shape) {
-      f = model_only_facts(cfg);
-      names = {"none (--model-only " + to_string(*cfg.model_shape) + ")", "", "", "none"};
-      return;
-    }
-    const auto files = file_tensors(cfg);
+    const std::unique_ptr<TensorFacts> tensors =
+        cfg.model_shape ? model_shape_facts(cfg) : file_tensors(cfg);
     TensorInfo info, y0;
-    f = inspect_problem(cfg, *files, info, y0);
-    const TensorNames tn = files->names(info, y0);
+    f = check_problem(cfg, *tensors, info, y0, [&] {
+      if (!cfg.report.empty()) report = TextOutput(cfg.report, cfg.force);
+    });
+    const TensorNames tn = tensors->names(info, y0);
     names = {tn.input, info.type_name, tn.initial, tn.output};
+    if (cfg.model_shape) names.input = "none (" + tn.input + ")";
   });
   mpi::bcast_bytes(world, std::span<ProblemFacts>(&f, 1), 0);
   return f;
@@ -148,14 +149,14 @@ void model_time(const TransformConfig& cfg, int per_node, DryRun& d) {
   d.grids = rank_grids(req, cfg.mesh.machine, elem, t, per_node);
 }
 
-DryRun make_dry_run(const TransformConfig& cfg, MPI_Comm world) {
+DryRun make_dry_run(const TransformConfig& cfg, MPI_Comm world, TextOutput& report) {
   DryRun d;
-  const ProblemFacts f = agreed_shapes(cfg, world, d.names);
+  const ProblemFacts f = agreed_shapes(cfg, world, d.names, report);
   d.complex_run = f.complex_run();
   d.plan = transform_plan(cfg, world, f.in_shape, f.out_shape);
   MemoryModelOptions mem;
   MemoryPrediction mine;
-  const std::string what = "shape " + to_string(f.in_shape);
+  const std::string what = "the memory of a run on shape " + to_string(f.in_shape);
   const bool one_node = on_one_node(world);
   const bool elsewhere = cfg.plan_world_size > 0;  // --world-size: not this run's ranks
   mpi::collectively(world, [&] {
@@ -431,12 +432,7 @@ nlohmann::json dry_run_json(const TransformConfig& cfg, const DryRun& d, const P
 void run_dry_run(const TransformConfig& cfg, MPI_Comm world, std::ostream& out) {
   const bool root = mpi::rank(world) == 0;
   TextOutput report;
-  mpi::collectively(world, [&] {
-    if (!root || cfg.report.empty()) return;
-    if (!cfg.model_shape) check_distinct(file_tensors(cfg)->run_files());
-    report = TextOutput(cfg.report, cfg.force);
-  });
-  const DryRun d = make_dry_run(cfg, world);
+  const DryRun d = make_dry_run(cfg, world, report);
   std::string text;
   mpi::collectively(world, [&] {
     if (!root) return;

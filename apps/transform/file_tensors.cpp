@@ -19,10 +19,10 @@ class FileTensors final : public TransformTensors {
   explicit FileTensors(const TransformConfig& cfg) : cfg_(cfg) {}
 
   std::vector<RunFile> run_files() const override {
-    return {{cfg_.input.file, "--input", false, true},
+    return {{cfg_.input.file, cfg_.spelled("input"), false, true},
             {cfg_.coeffs, "--coeffs", false, true},
             {cfg_.mesh.file, "--mesh", false, false},
-            {cfg_.output.file, "--output", true, true},
+            {cfg_.output.file, cfg_.spelled("output"), true, true},
             {cfg_.report, "--report", true, false},
             {cfg_.trace, "--trace", true, false},
             {batch_trace_path(cfg_.trace), "--trace's batches", true, false},

@@ -6,10 +6,10 @@
 #include <limits>
 #include <optional>
 
-#include "apps/common/option_error.hpp"
 #include "apps/common/provenance.hpp"
 #include "apps/common/world_plan.hpp"
 #include "apps/transform/activity.hpp"
+#include "config/options.hpp"
 #include "core/checked.hpp"
 #include "core/error.hpp"
 #include "core/finite.hpp"
@@ -69,11 +69,9 @@ struct TextOutputs {
   TextOutput activity_xdmf;  // --activity's sidecar
 };
 
-// Every output can be written and none is the same file as an input or another output.
-TextOutputs check_outputs(const TransformConfig& cfg, TransformTensors& tensors) {
-  std::vector<RunFile> files = tensors.run_files();
-  for (RunFile& f : activity_files(cfg)) files.push_back(std::move(f));
-  check_distinct(files);
+// Every output can be written (after check_problem's check that none is the same file as
+// an input or another output).
+TextOutputs probe_outputs(const TransformConfig& cfg, TransformTensors& tensors) {
   tensors.check_output();
   TextOutputs t;
   t.activity_xdmf = probe_activity(cfg);
@@ -95,8 +93,8 @@ void check_initial(const TensorInfo& y0, const std::string& name, ProblemFacts& 
   f.initial_complex = y0.is_complex ? 1 : 0;
 }
 
-// C_axis's facts without building or reading it (--dry-run): K and whether it is complex.
-CoeffMatrix coefficient_facts(const TransformConfig& cfg, TransformTensors& tensors,
+// C_axis's facts without building or reading it: K and whether it is complex.
+CoeffMatrix coefficient_facts(const TransformConfig& cfg, TensorFacts& tensors,
                               const TensorNames& names, int axis, index_t n) {
   const TransformKind kind = cfg.kinds[axis - 1];
   if (kind != TransformKind::gemt) {
@@ -112,34 +110,24 @@ CoeffMatrix coefficient_facts(const TransformConfig& cfg, TransformTensors& tens
   return c;
 }
 
-// X's and Y0's facts and each axis's K, checked; `matrix(names, axis, n)` gives C_axis (its
-// data or its facts).
-template <class Matrix>
-ProblemFacts problem_facts(const TransformConfig& cfg, TransformTensors& tensors, TensorInfo& info,
-                           TensorInfo& y0, const Matrix& matrix) {
-  ProblemFacts f;
-  info = tensors.inspect_input();
-  f.in_shape = info.shape;
-  f.input_complex = info.is_complex;
-  const TensorNames names = tensors.names(info, y0);
-  for (int axis = 1; axis <= 3; ++axis) {
-    const CoeffMatrix c = matrix(names, axis, f.in_shape[axis - 1]);
-    f.out_shape[axis - 1] = c.cols;
-    f.coeffs_complex |= c.is_complex ? 1 : 0;
-  }
-  if (!cfg.initial.file.empty()) {
-    y0 = tensors.inspect_initial(f.out_shape);
-    check_initial(y0, tensors.names(info, y0).initial, f);
-  }
-  return f;
+// No output of the run is the same file as an input or another output.
+void check_files(const TransformConfig& cfg, const TensorFacts& tensors) {
+  std::vector<RunFile> files = tensors.run_files();
+  for (RunFile& f : activity_files(cfg)) files.push_back(std::move(f));
+  check_distinct(files);
 }
 
+// Rank 0 checks every input before any rank does work: what needs no data as --dry-run and
+// --model-only check it, then what only the data shows (each matrix read or built:
+// finite, invertible with --inverse, within memory).
 ProblemFacts validate(const TransformConfig& cfg, TransformTensors& tensors, TensorInfo& info,
                       TensorInfo& y0, TextOutputs& texts) {
-  texts = check_outputs(cfg, tensors);
-  return problem_facts(cfg, tensors, info, y0, [&](const TensorNames& names, int axis, index_t n) {
-    return coefficients_for(cfg, tensors, names, axis, n);
-  });
+  const ProblemFacts f =
+      check_problem(cfg, tensors, info, y0, [&] { texts = probe_outputs(cfg, tensors); });
+  const TensorNames names = tensors.names(info, y0);
+  for (int axis = 1; axis <= 3; ++axis)
+    coefficients_for(cfg, tensors, names, axis, f.in_shape[axis - 1]);
+  return f;
 }
 
 // max |y - y_fp64|, sum |y - y_fp64| and max |y_fp64| over the world, y_fp64 an fp64 run of
@@ -245,7 +233,7 @@ ReportContext report_context(const Job& job, const EngineOptions& opt,
 EngineOptions engine_options(Job& job, const Topology& topo, Progress& progress) {
   const TransformConfig& cfg = job.cfg;
   EngineOptions opt;
-  opt.executor = for_option("--executor", [&] { return parse_executor(cfg.executor); });
+  opt.executor = named("--executor", [&] { return parse_executor(cfg.executor); });
   opt.mode = cfg.mesh.mode;
   opt.cell_mode = cfg.mesh.cell_mode;
   opt.shuffle_seed = cfg.shuffle_seed;
@@ -429,11 +417,25 @@ ProblemFacts agreed_facts(Job& job) {
 
 }  // namespace
 
-ProblemFacts inspect_problem(const TransformConfig& cfg, TransformTensors& tensors,
-                             TensorInfo& info, TensorInfo& y0) {
-  return problem_facts(cfg, tensors, info, y0, [&](const TensorNames& names, int axis, index_t n) {
-    return coefficient_facts(cfg, tensors, names, axis, n);
-  });
+ProblemFacts check_problem(const TransformConfig& cfg, TensorFacts& tensors, TensorInfo& info,
+                           TensorInfo& y0, const std::function<void()>& probe) {
+  check_files(cfg, tensors);
+  probe();
+  ProblemFacts f;
+  info = tensors.inspect_input();
+  f.in_shape = info.shape;
+  f.input_complex = info.is_complex;
+  const TensorNames names = tensors.names(info, y0);
+  for (int axis = 1; axis <= 3; ++axis) {
+    const CoeffMatrix c = coefficient_facts(cfg, tensors, names, axis, f.in_shape[axis - 1]);
+    f.out_shape[axis - 1] = c.cols;
+    f.coeffs_complex |= c.is_complex ? 1 : 0;
+  }
+  if (!cfg.initial.file.empty()) {
+    y0 = tensors.inspect_initial(f.out_shape);
+    check_initial(y0, tensors.names(info, y0).initial, f);
+  }
+  return f;
 }
 
 MemoryModelOptions memory_options(const TransformConfig& cfg, bool complex_run, bool one_node) {
@@ -441,7 +443,7 @@ MemoryModelOptions memory_options(const TransformConfig& cfg, bool complex_run, 
   m.element_bytes = complex_run ? sizeof(cplx) : sizeof(double);
   m.cell_bytes = complex_run ? sizeof(Cell<cplx>) : sizeof(Cell<double>);
   m.reference =
-      for_option("--executor", [&] { return parse_executor(cfg.executor); }) == Executor::reference;
+      named("--executor", [&] { return parse_executor(cfg.executor); }) == Executor::reference;
   m.check = cfg.check;
   for (TransformKind k : cfg.kinds) {
     if (k == TransformKind::gemt && cfg.inverse) m.coeff_copies = 3;  // Gauss-Jordan: c, a, inv
@@ -471,8 +473,10 @@ Plan transform_plan(const TransformConfig& cfg, MPI_Comm world, const ext3& in_s
   GridModel model;
   model.machine = cfg.mesh.machine;
   model.transport = model_transport(cfg.transport);
-  return plan_for_world(world, transform_plan_request(cfg, in_shape, out_shape), model,
-                        cfg.plan_world_size);
+  const Plan plan = plan_for_world(world, transform_plan_request(cfg, in_shape, out_shape), model,
+                                   cfg.plan_world_size);
+  if (!cfg.activity.empty()) mpi::collectively(world, [&] { check_activity_fits(plan); });
+  return plan;
 }
 
 ModelTransport model_transport(PivotTransport t) {
@@ -503,7 +507,6 @@ nlohmann::json run_transform(const TransformConfig& cfg, TransformTensors& tenso
   job.plan = transform_plan(cfg, world, facts.in_shape, facts.out_shape);
   job.ranks_per_node = model_ranks_per_node(cfg.mesh.machine, world);
   warn_poor_layout(cfg, job.plan, world);
-  if (!cfg.activity.empty()) mpi::collectively(world, [&] { check_activity_fits(job.plan); });
 
   // Memory: a node that cannot hold its ranks' predicted peak refuses the run before
   // anything is allocated; an allocation that fails anyway is an input error too.

@@ -5,6 +5,7 @@
 // interface, TransformTensors, so both run the same job and give the same report.
 #include <mpi.h>
 
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <ostream>
@@ -29,25 +30,34 @@ struct TensorNames {
   std::string output;       // Y
 };
 
-// Where a run's tensors come from and where its result goes. Each member says on which
-// ranks it is called; errors are input_errors naming the tensor.
-class TransformTensors {
+// What the checks of a run that need no tensor data look at (check_problem): the run's
+// files and its tensors' shapes and types, from the tensors, their metadata or --model-only's
+// shape. Errors are input_errors naming the tensor.
+class TensorFacts {
  public:
-  virtual ~TransformTensors() = default;
-  // World rank 0, first: the files of the run (for check_distinct) and the output's check.
+  virtual ~TensorFacts() = default;
+  // World rank 0, first: the files of the run (for check_distinct).
   virtual std::vector<RunFile> run_files() const = 0;
-  virtual void check_output() = 0;
   // World rank 0: X's (and, with an initial output, Y0's) facts, checked. `out_shape`: the
   // output's, the whole shape of a Y0 given in parts (its check against it is the job's).
   virtual TensorInfo inspect_input() = 0;
   virtual TensorInfo inspect_initial(const ext3& out_shape) = 0;
-  // gemt's C_axis as given (on world rank 0, then on its actuator's rank); `what` names it.
-  virtual CoeffMatrix gemt_matrix(int axis, std::string& what) = 0;
-  // World rank 0, --dry-run: C_axis's rows, cols and type, its data not read where it can
-  // be avoided (files: only the dataset's metadata).
-  virtual CoeffMatrix gemt_facts(int axis, std::string& what) { return gemt_matrix(axis, what); }
+  // World rank 0: gemt's C_axis's rows, cols and type, its data not read where it can be
+  // avoided (files: only the dataset's metadata); `what` names it.
+  virtual CoeffMatrix gemt_facts(int axis, std::string& what) = 0;
   // Every rank, after validation: the names, from the facts rank 0 found.
   virtual TensorNames names(const TensorInfo& x, const TensorInfo& y0) const = 0;
+};
+
+// Where a run's tensors come from and where its result goes. Each member says on which
+// ranks it is called; errors are input_errors naming the tensor.
+class TransformTensors : public TensorFacts {
+ public:
+  // World rank 0, after the files' check: the output can be written.
+  virtual void check_output() = 0;
+  // gemt's C_axis as given (on world rank 0, then on its actuator's rank); `what` names it.
+  virtual CoeffMatrix gemt_matrix(int axis, std::string& what) = 0;
+  CoeffMatrix gemt_facts(int axis, std::string& what) override { return gemt_matrix(axis, what); }
   // Collective over the world after validation (memory: the matrices to every rank).
   virtual void share(MPI_Comm world) = 0;
   // Brick ranks, collective over them: this brick's part `box` of X, or of Y0 if `initial`.
@@ -81,8 +91,9 @@ void run_transform_job(const TransformConfig& cfg, MPI_Comm world, std::ostream&
 // The request for a plan of cfg's run on these shapes (the world's size not yet set).
 PlanRequest transform_plan_request(const TransformConfig& cfg, const ext3& in_shape,
                                    const ext3& out_shape);
-// The plan of a run of cfg on `world` for these shapes (what run_transform builds): with
-// [ranks] grid = auto, the grid the time model finds fastest ([machine] keys).
+// The plan of a run of cfg on `world` for these shapes (what run_transform, --dry-run and
+// --model-only build): with [ranks] grid = auto, the grid the time model finds fastest
+// ([machine] keys); refused (collectively) where --activity's counts could not fit it.
 Plan transform_plan(const TransformConfig& cfg, MPI_Comm world, const ext3& in_shape,
                     const ext3& out_shape);
 // The time model's view of --transport.
@@ -98,14 +109,16 @@ struct ProblemFacts {
   bool complex_run() const { return input_complex || coeffs_complex; }
 };
 
-// World rank 0, --dry-run: the facts from metadata alone, checked as the run checks them
-// (X's and Y0's shape and type, each axis's K: built-in sizes checked, gemt matrices by
-// gemt_facts); no tensor data is read and no output is probed.
-ProblemFacts inspect_problem(const TransformConfig& cfg, TransformTensors& tensors,
-                             TensorInfo& info, TensorInfo& y0);
-// --model-only's facts: its shape in and out, complex when an axis is a DFT (complex
-// coefficients), nothing read.
-ProblemFacts model_only_facts(const TransformConfig& cfg);
+// World rank 0: every check of a run that needs no tensor data, the one function the run,
+// --dry-run and --model-only all call, in this order: no output is the same file as an
+// input or another output; then `probe` (the run: its outputs can be written; a plan: its
+// --report); then X's and Y0's shape and type and each axis's K (built-in sizes, gemt
+// matrices by gemt_facts), which it returns. What only data shows (a non-finite or singular
+// matrix) and what the machine cannot hold are left to the run.
+ProblemFacts check_problem(const TransformConfig& cfg, TensorFacts& tensors, TensorInfo& info,
+                           TensorInfo& y0, const std::function<void()>& probe);
+// --model-only's tensors: X of its shape (named "--model-only N1xN2xN3"), no file read.
+std::unique_ptr<TensorFacts> model_shape_facts(const TransformConfig& cfg);
 
 // What the memory model needs to know about a run of cfg (geometry/memory_model.hpp).
 MemoryModelOptions memory_options(const TransformConfig& cfg, bool complex_run, bool one_node);

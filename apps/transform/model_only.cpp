@@ -2,6 +2,8 @@
 // data read, computed or written (doc/physical.md §7): the sweep of run_scripts/physical_sweep.sh
 // reaches meshes far larger than a run could hold.
 #include <chrono>
+#include <memory>
+#include <stdexcept>
 
 #include "apps/common/provenance.hpp"
 #include "apps/transform/job.hpp"
@@ -38,24 +40,48 @@ ReportContext model_context(const TransformConfig& cfg, const Plan& plan, const 
   return ctx;
 }
 
+// X of --model-only's shape, real; --model-only refuses gemt, --initial and every data file.
+class ModelShape final : public TensorFacts {
+ public:
+  explicit ModelShape(const TransformConfig& cfg) : cfg_(cfg) {}
+  std::vector<RunFile> run_files() const override {
+    return {{cfg_.mesh.file, "--mesh", false, false}, {cfg_.report, "--report", true, false}};
+  }
+  TensorInfo inspect_input() override { return {"", *cfg_.model_shape, false, ""}; }
+  TensorInfo inspect_initial(const ext3&) override {
+    throw std::logic_error("--model-only has no --initial");
+  }
+  CoeffMatrix gemt_facts(int, std::string&) override {
+    throw std::logic_error("--model-only has no gemt matrices");
+  }
+  TensorNames names(const TensorInfo&, const TensorInfo&) const override {
+    const std::string x = "--model-only " + to_string(*cfg_.model_shape);
+    return {x, x, "", "none"};
+  }
+
+ private:
+  const TransformConfig& cfg_;
+};
+
 }  // namespace
 
-ProblemFacts model_only_facts(const TransformConfig& cfg) {
-  ProblemFacts f;
-  f.in_shape = f.out_shape = *cfg.model_shape;
-  // The DFT streams complex coefficients: the run would be complex.
-  for (TransformKind k : cfg.kinds) f.coeffs_complex |= k == TransformKind::dft ? 1 : 0;
-  return f;
+std::unique_ptr<TensorFacts> model_shape_facts(const TransformConfig& cfg) {
+  return std::make_unique<ModelShape>(cfg);
 }
 
 void run_model_only(const TransformConfig& cfg, MPI_Comm world, std::ostream& out) {
   const auto t0 = std::chrono::steady_clock::now();
   const bool root = mpi::rank(world) == 0;
   TextOutput report;
-  mpi::collectively(world, [&] {
-    if (root && !cfg.report.empty()) report = TextOutput(cfg.report, cfg.force);
+  ProblemFacts facts;
+  mpi::collectively(world, [&] {  // the run's checks, on the shape alone
+    if (!root) return;
+    TensorInfo info, y0;
+    facts = check_problem(cfg, *model_shape_facts(cfg), info, y0, [&] {
+      if (!cfg.report.empty()) report = TextOutput(cfg.report, cfg.force);
+    });
   });
-  const ProblemFacts facts = model_only_facts(cfg);
+  mpi::bcast_bytes(world, std::span<ProblemFacts>(&facts, 1), 0);
   const Plan plan = transform_plan(cfg, world, facts.in_shape, facts.out_shape);
   const bool complex_run = facts.complex_run();
   std::string summary;

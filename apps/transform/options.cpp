@@ -4,7 +4,7 @@
 #include <boost/program_options.hpp>
 #include <vector>
 
-#include "apps/common/option_error.hpp"
+#include "config/options.hpp"
 #include "core/error.hpp"
 #include "precision/cell_mode.hpp"
 #include "report/provenance.hpp"
@@ -23,20 +23,18 @@ std::string in_quotes(const std::string& s) {
   return "'" + printable(s) + "'";
 }
 
-// "dct" -> dct on every axis, "dft,dct,wht" -> one per axis; no empty items.
-std::array<TransformKind, 3> parse_transform_list(const std::string& spec) {
-  std::vector<std::string> words = split_items(spec, ',');
-  const bool empty_item =
-      std::any_of(words.begin(), words.end(), [](const std::string& w) { return w.empty(); });
-  if (empty_item || (words.size() != 1 && words.size() != 3))
-    throw config_error(
-        "--transform: expected one transform or three (one per axis) separated "
-        "by single commas, got " +
-        in_quotes(spec));
+// "dct" -> dct on every axis, "dft,dct,wht" -> one per axis; `option` as typed (-t).
+std::array<TransformKind, 3> parse_transform_list(const std::string& spec,
+                                                  const std::string& option) {
+  std::vector<std::string> words = list_items(option, spec);
+  if (words.size() != 1 && words.size() != 3)
+    throw config_error(option +
+                       ": expected one transform or three (one per axis) separated by single "
+                       "commas, got " +
+                       in_quotes(spec));
   if (words.size() == 1) words = {words[0], words[0], words[0]};
   std::array<TransformKind, 3> kinds{};
-  for (int a = 0; a < 3; ++a)
-    kinds[a] = named("--transform", [&] { return parse_transform(words[a]); });
+  for (int a = 0; a < 3; ++a) kinds[a] = named(option, [&] { return parse_transform(words[a]); });
   return kinds;
 }
 
@@ -128,7 +126,7 @@ void model_only_part(const po::variables_map& vm, TransformConfig& c) {
   c.model_shape = parse_ext3(text(vm, "model-only"), "--model-only");
   for (const char* no : {"input", "output", "trace", "coeffs", "initial", "activity"})
     if (vm.count(no))
-      throw config_error(std::string("--model-only reads and writes no data: drop --") + no);
+      throw config_error("--model-only reads and writes no data: drop " + c.spelled(no));
   if (vm["xdmf"].as<bool>())
     throw config_error("--model-only reads and writes no data: drop --xdmf");
   if (vm["check"].as<bool>()) throw config_error("--model-only runs nothing to --check");
@@ -137,19 +135,22 @@ void model_only_part(const po::variables_map& vm, TransformConfig& c) {
 TransformConfig transform_config(const MeshCommandLine& cl) {
   const po::variables_map& vm = cl.values();
   TransformConfig c;
+  c.spelled = cl.spelled();
+  refuse_empty_paths(vm, {"input", "output", "initial", "coeffs", "report", "trace", "activity"},
+                     c.spelled);
   if (vm.count("model-only")) model_only_part(vm, c);
   for (const char* req : {"input", "output", "transform"})
     if (!vm.count(req) && !(c.model_shape && req != std::string("transform")))
       throw config_error(std::string("missing --") + req + " (see --help)");
   if (!c.model_shape) {
-    c.input = named("--input", [&] { return parse_dataset_ref(text(vm, "input")); });
-    c.output = named("--output", [&] { return parse_dataset_ref(text(vm, "output")); });
+    c.input = named(c.spelled("input"), [&] { return parse_dataset_ref(text(vm, "input")); });
+    c.output = named(c.spelled("output"), [&] { return parse_dataset_ref(text(vm, "output")); });
     if (c.output.dataset.empty()) c.output.dataset = "/y";
   }
   if (vm.count("initial"))
     c.initial = named("--initial", [&] { return parse_dataset_ref(text(vm, "initial")); });
   c.transform_spec = text(vm, "transform");
-  c.kinds = parse_transform_list(c.transform_spec);
+  c.kinds = parse_transform_list(c.transform_spec, c.spelled("transform"));
   c.inverse = vm["inverse"].as<bool>();
   c.norm = named("--norm", [&] { return parse_norm(text(vm, "norm")); });
   if (vm.count("coeffs")) c.coeffs = text(vm, "coeffs");
@@ -158,11 +159,12 @@ TransformConfig transform_config(const MeshCommandLine& cl) {
   if (any_gemt && c.model_shape)
     throw config_error("--model-only takes the built-in transforms (gemt needs its matrices)");
   if (any_gemt && c.coeffs.empty())
-    throw config_error("--transform gemt needs --coeffs FILE.h5 with datasets /C1 /C2 /C3");
+    throw config_error(c.spelled("transform") +
+                       " gemt needs --coeffs FILE.h5 with datasets /C1 /C2 /C3");
   if (!any_gemt && !c.coeffs.empty())
     throw config_error("--coeffs is only used with --transform gemt");
   c.stage_order =
-      for_option("--stage-order", [&] { return parse_stage_order(text(vm, "stage-order")); });
+      named("--stage-order", [&] { return parse_stage_order(text(vm, "stage-order")); });
   mesh_part(cl, c);
   if (vm.count("report")) c.report = text(vm, "report");
   if (vm.count("trace")) c.trace = text(vm, "trace");
@@ -180,7 +182,7 @@ TransformConfig transform_config(const MeshCommandLine& cl) {
   c.executor = text(vm, "executor");
   if (c.executor != "fused" && c.executor != "reference")
     throw config_error("--executor: expected fused or reference, got " + in_quotes(c.executor));
-  c.transport = for_option("--transport", [&] { return parse_transport(text(vm, "transport")); });
+  c.transport = named("--transport", [&] { return parse_transport(text(vm, "transport")); });
   c.shuffle_seed = parse_unsigned("--shuffle-seed", text(vm, "shuffle-seed"));
   return c;
 }

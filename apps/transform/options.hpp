@@ -42,6 +42,7 @@ struct TransformConfig {
   bool quiet = false;
   ProgressMode progress = ProgressMode::automatic;  // --progress (counters/progress.hpp)
   std::string command_line;        // the words of the run, shell-quoted (report/provenance.hpp)
+  OptionSpellings spelled;         // how each option was typed (-i, --input): messages name it so
   std::string executor = "fused";  // fused | reference
   PivotTransport transport = PivotTransport::automatic;  // --transport
   std::uint64_t shuffle_seed = 0;

@@ -23,6 +23,19 @@ void add_keys(boost::program_options::options_description& d, std::span<const Ke
 const std::string& key_text(const boost::program_options::variables_map& vm,
                             const std::string& key);
 
+// A physical constant's range in its key's unit: a normal double in [lo, hi] (never a
+// subnormal, an infinity or a NaN), or exactly 0 where `zero` (a term the model may leave
+// out, such as an ideal wire's delay).
+struct Quantity {
+  const char* unit;
+  double lo = 1e-6;
+  double hi = 1e9;
+  bool zero = false;
+};
+// The key's value in q's range; the error names the range and the unit.
+double key_quantity(const boost::program_options::variables_map& vm, const KeySource& source,
+                    const std::string& key, const Quantity& q);
+
 // An integer in [lo, hi]; the error shows the range as "[lo, hi_text]" (hi's digits when
 // hi_text is empty).
 std::uint64_t key_integer(const boost::program_options::variables_map& vm, const KeySource& source,

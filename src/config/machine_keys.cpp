@@ -25,14 +25,6 @@ constexpr KeySpec kKeys[] = {
     {"machine.net_gbytes_per_s", "24", "bandwidth between nodes (GB/s), assumed"},
 };
 
-double positive(const po::variables_map& vm, const KeySource& src, const std::string& key) {
-  double v = 0;
-  const std::string& s = key_text(vm, key);
-  if (!parse_double(s, v) || v <= 0 || v > 1e9)
-    throw config_error(src(key) + ": expected a positive number up to 1e9, got '" + printable(s) +
-                       "'");
-  return v;
-}
 
 // cal[path...] as a positive finite number.
 double measured(const nlohmann::json& cal, const std::string& name,
@@ -101,14 +93,16 @@ MachineModel machine_from_calibration(const nlohmann::json& cal, const std::stri
 MachineModel machine_from(const po::variables_map& vm, const KeySource& src) {
   MachineModel m;
   const std::string& file = key_text(vm, "machine.calibration");
+  if (file.empty()) throw config_error(src("machine.calibration") + ": empty file name");
   if (file != "none")
     m = machine_from_calibration(read_json(file, src("machine.calibration")),
                                  src("machine.calibration") + " " + printable(file, 200));
   if (key_text(vm, "machine.ranks_per_node") != "auto")
     m.ranks_per_node =
         static_cast<int>(key_integer(vm, src, "machine.ranks_per_node", 1, 1u << 20));
-  m.net_alpha_s = positive(vm, src, "machine.net_alpha_us") * 1e-6;
-  m.net_beta_s_per_byte = 1.0 / (positive(vm, src, "machine.net_gbytes_per_s") * 1e9);
+  m.net_alpha_s = key_quantity(vm, src, "machine.net_alpha_us", Quantity{"us"}) * 1e-6;
+  m.net_beta_s_per_byte =
+      1.0 / (key_quantity(vm, src, "machine.net_gbytes_per_s", Quantity{"GB/s"}) * 1e9);
   return m;
 }
 

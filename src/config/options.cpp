@@ -13,6 +13,7 @@
 #include <sstream>
 #include <vector>
 
+#include "config/key_readers.hpp"
 #include "config/machine_keys.hpp"
 #include "config/mxu_keys.hpp"
 #include "config/physical_keys.hpp"
@@ -39,6 +40,11 @@ std::string printable(const std::string& s, std::size_t max) {
   return out;
 }
 
+std::string without_bom(const std::string& first_line) {
+  const std::string bom = "\xef\xbb\xbf";
+  return first_line.rfind(bom, 0) == 0 ? first_line.substr(bom.size()) : first_line;
+}
+
 namespace {
 
 template <class T>
@@ -48,26 +54,33 @@ bool whole(const std::string& s, T& out) {
   return ec == std::errc() && p == end && !s.empty();
 }
 
-std::string trim(const std::string& s) {
-  const size_t b = s.find_first_not_of(" \t");
-  if (b == std::string::npos) return "";
-  return s.substr(b, s.find_last_not_of(" \t") + 1 - b);
-}
-
 std::string in_quotes(const std::string& s) {
   return "'" + printable(s) + "'";
 }
 
 }  // namespace
 
-// "a,,b," -> {"a", "", "b", ""}: empty items are kept so that callers can refuse them.
-std::vector<std::string> split_items(const std::string& s, char sep) {
-  std::vector<std::string> parts;
+std::vector<std::string> list_items(const std::string& option, const std::string& s) {
+  if (s.find_first_of(" \t\n\r\v\f") != std::string::npos)
+    throw config_error(option + ": a list takes no spaces (items separated by single commas), got " +
+                       in_quotes(s));
+  std::vector<std::string> items;
   size_t start = 0;
-  for (size_t pos; (pos = s.find(sep, start)) != std::string::npos; start = pos + 1)
-    parts.push_back(s.substr(start, pos - start));
-  parts.push_back(s.substr(start));
-  return parts;
+  for (size_t pos; (pos = s.find(',', start)) != std::string::npos; start = pos + 1)
+    items.push_back(s.substr(start, pos - start));
+  items.push_back(s.substr(start));
+  for (const std::string& item : items)
+    if (item.empty())
+      throw config_error(option + ": an empty item in the list " + in_quotes(s) +
+                         " (items separated by single commas)");
+  return items;
+}
+
+void refuse_empty_paths(const po::variables_map& vm, std::initializer_list<const char*> names,
+                        const OptionSpellings& spelled) {
+  for (const char* name : names)
+    if (vm.count(name) && vm[name].as<std::string>().empty())
+      throw config_error(spelled(name) + ": empty file name");
 }
 
 bool parse_int(const std::string& s, std::int64_t& out) {
@@ -96,11 +109,11 @@ std::uint64_t parse_unsigned(const std::string& option, const std::string& s) {
 }
 
 ext3 parse_ext3(const std::string& s, const std::string& what, std::int64_t max) {
-  const std::vector<std::string> items = split_items(s, ',');
+  const std::vector<std::string> items = list_items(what, s);
   ext3 e{};
   bool ok = items.size() == 3;
   for (size_t i = 0; ok && i < 3; ++i)
-    ok = parse_int(trim(items[i]), e[i]) && e[i] >= 1 && e[i] <= max;
+    ok = parse_int(items[i], e[i]) && e[i] >= 1 && e[i] <= max;
   if (!ok)
     throw config_error(what + ": expected three integers A,B,C in [1, " + std::to_string(max) +
                        "], got " + in_quotes(s));
@@ -171,12 +184,10 @@ const std::string& text(const po::variables_map& vm, const std::string& key) {
   return vm[key].as<std::string>();
 }
 
+// A per-event energy: 0 (the term left out) or within [1e-6, 1e9] pJ.
 double energy_value(const po::variables_map& vm, const KeySources& src, const std::string& key) {
-  double v = 0;
-  if (!parse_double(text(vm, key), v) || v < 0.0 || v > 1e9)
-    throw config_error(src(key) + ": expected an energy in [0, 1e9] pJ, got " +
-                       in_quotes(text(vm, key)));
-  return v;
+  return key_quantity(vm, [&](const std::string& k) { return src(k); }, key,
+                      Quantity{"pJ", 1e-6, 1e9, true});
 }
 
 // The MAC energy of a cell mode: [energy] mac_pj (fp64) or mac_pj_<mode>.
@@ -237,7 +248,7 @@ std::string read_mesh_text(const std::string& path) {
   std::ostringstream buf;
   buf << in.rdbuf();
   if (in.bad()) throw config_error(name + ": mesh config: cannot read");
-  const std::string text = buf.str();
+  const std::string text = without_bom(buf.str());
   const auto binary = std::find_if(text.begin(), text.end(), [](char ch) {
     const auto c = static_cast<unsigned char>(ch);
     return (c < 0x20 && c != '\n' && c != '\r' && c != '\t') || c == 0x7f;
@@ -276,11 +287,24 @@ void store_mesh_file(const std::string& path, const po::options_description& des
   }
 }
 
-// Boost's messages name the option; the user's text in them is escaped.
+// Boost names an option by its long name even where the user typed its short alias: the
+// error's original token says which, and the short style names it "-t".
+void name_as_typed(po::error_with_option_name& e) {
+  po::error_with_option_name token = e;
+  token.set_option_name("");  // an error without an option name gives its original token
+  const std::string typed = token.get_option_name();
+  if (typed.size() >= 2 && typed[0] == '-' && typed[1] != '-')
+    e.set_prefix(po::command_line_style::allow_dash_for_short);
+}
+
+// Boost's messages name the option as typed; the user's text in them is escaped.
 template <class F>
 void translate(F&& f) {
   try {
     f();
+  } catch (po::error_with_option_name& e) {
+    name_as_typed(e);
+    throw config_error(printable(e.what(), 200));
   } catch (const po::error& e) {
     throw config_error(printable(e.what(), 200));
   }
@@ -318,10 +342,25 @@ void load_mesh_file(const std::string& path, po::variables_map& vm, KeySources& 
 
 }  // namespace
 
+OptionSpellings::OptionSpellings(const po::parsed_options& parsed) {
+  for (const po::option& o : parsed.options) {
+    if (o.original_tokens.empty() || typed_.count(o.string_key)) continue;
+    const std::string& t = o.original_tokens[0];  // --name, --name=value, -n or -nvalue
+    typed_[o.string_key] = t.rfind("--", 0) == 0 ? t.substr(0, t.find('=')) : t.substr(0, 2);
+  }
+}
+
+std::string OptionSpellings::operator()(const std::string& key) const {
+  const auto it = typed_.find(key);
+  return it == typed_.end() ? "--" + key : it->second;
+}
+
 po::variables_map parse_command_line_strict(int argc, char** argv,
-                                            const po::options_description& desc) {
+                                            const po::options_description& desc,
+                                            OptionSpellings* spelled) {
   po::variables_map vm;
   const po::parsed_options parsed = parse_argv(argc, argv, desc);
+  if (spelled) *spelled = OptionSpellings(parsed);
   translate([&] {
     po::store(parsed, vm);
     po::notify(vm);
@@ -353,6 +392,7 @@ std::optional<MeshCommandLine> MeshCommandLine::parse(int argc, char** argv,
   all.add(app).add(mesh);
   MeshCommandLine c;
   const po::parsed_options parsed = parse_argv(argc, argv, all);
+  c.spelled_ = OptionSpellings(parsed);
   translate([&] { po::store(parsed, c.vm_); });
   if (c.vm_.count("help")) {
     help << all << "\n";

@@ -7,6 +7,8 @@
 #include <boost/program_options.hpp>
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
+#include <map>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -61,6 +63,19 @@ MeshConfig parse_mesh_file(const std::string& path);
 // Errors as above.
 MeshConfig parse_mesh_file(const std::string& path, CellMode mode);
 
+// How a command line spelled its options, so that every message names an option as the
+// user typed it: "-t" where the user gave --transform's short alias.
+class OptionSpellings {
+ public:
+  OptionSpellings() = default;
+  explicit OptionSpellings(const boost::program_options::parsed_options& parsed);
+  // The option `key` (its long name, without "--") as first typed; "--key" if not typed.
+  std::string operator()(const std::string& key) const;
+
+ private:
+  std::map<std::string, std::string> typed_;
+};
+
 // A command line that takes the mesh keys besides the program's own options: argv parsed
 // against `app` plus the mesh keys (each also --section.key); the INI file named by the
 // program's `mesh_option` (if given) fills the keys the command line left unset.
@@ -73,11 +88,13 @@ class MeshCommandLine {
       const std::string& mesh_option, std::ostream& help);
 
   const boost::program_options::variables_map& values() const { return vm_; }
+  const OptionSpellings& spelled() const { return spelled_; }
   // The mesh keys, validated; errors name the INI file and key, or the option.
   MeshConfig mesh() const;
 
  private:
   boost::program_options::variables_map vm_;
+  OptionSpellings spelled_;
   std::string file_;                    // the INI file read ("" if none)
   std::vector<std::string> from_file_;  // keys whose value came from that file
 };
@@ -85,15 +102,28 @@ class MeshCommandLine {
 // "on" / "off" (and true/false, 1/0, yes/no); throws config_error naming `source`.
 bool parse_on_off(const std::string& value, const std::string& source);
 
+
+// Refuses an empty value of any of the path options `names` (without "--") that vm holds:
+// config_error "--NAME: empty file name" (the option as `spelled`).
+void refuse_empty_paths(const boost::program_options::variables_map& vm,
+                        std::initializer_list<const char*> names,
+                        const OptionSpellings& spelled = {});
+
 // Parses argv against `desc` and runs notify. Strict: no abbreviated option names and no
 // positional words (each is refused by name); any Boost.Program_options error becomes one
-// config_error line with the user's text escaped. Every app's parser uses it.
+// config_error line naming the option as typed, the user's text escaped. Every app's
+// parser uses it; `spelled` (if given) learns how each option was typed.
 boost::program_options::variables_map parse_command_line_strict(
-    int argc, char** argv, const boost::program_options::options_description& desc);
+    int argc, char** argv, const boost::program_options::options_description& desc,
+    OptionSpellings* spelled = nullptr);
 
 // User text fit for a one-line message: bytes outside printable ASCII as \xNN, and at most
 // `max` characters (then "...").
 std::string printable(const std::string& s, std::size_t max = 64);
+
+// A text file's first line without its UTF-8 byte-order mark, which spreadsheet exports and
+// some editors put first.
+std::string without_bom(const std::string& first_line);
 
 // Runs a value parser of another module (cell mode, transform, ...) for `source` (an
 // option, or FILE: [section] key): its config_error gets the source in front (once) and
@@ -108,8 +138,11 @@ auto named(const std::string& source, F&& f) -> decltype(f()) {
   }
 }
 
-// "a,,b," -> {"a", "", "b", ""}: empty items are kept so that callers can refuse them.
-std::vector<std::string> split_items(const std::string& s, char sep);
+// The items of a comma-separated option list ("4,5,6" -> {"4", "5", "6"}), by the one rule
+// of every list of every program: no spaces and no empty item. Throws config_error naming
+// `option` (an option, or FILE: [section] key) otherwise.
+std::vector<std::string> list_items(const std::string& option, const std::string& s);
+
 
 // Whole-string integer parsing for option values: false unless all of `s` is one integer
 // (no spaces, no sign for unsigned types, no overflow).
@@ -122,8 +155,8 @@ std::int64_t parse_positive(const std::string& option, const std::string& s);
 // An unsigned 64-bit option value (digits only); throws config_error naming the option.
 std::uint64_t parse_unsigned(const std::string& option, const std::string& s);
 
-// "4,5,6" -> {4,5,6}; throws config_error naming `what` unless three integers in [1, max]
-// (spaces allowed around an item, never inside a number).
+// "4,5,6" -> {4,5,6}; throws config_error naming `what` unless a list (list_items) of three
+// integers in [1, max].
 ext3 parse_ext3(const std::string& s, const std::string& what,
                 std::int64_t max = std::int64_t{1} << 30);
 

@@ -45,21 +45,17 @@ constexpr KeySpec kKeys[] = {
     {"area.cell_pitch_um", "auto", "cell pitch (um); auto = derived from the cell's area"},
 };
 
-// A model constant: a finite number in [lo, 1e9]; `positive` refuses lo itself.
+// A model constant in `unit`: within [1e-6, 1e9] of it (README "Mesh configs"); 0 too where
+// the model may leave its term out (`positive` refuses it).
 double number(const po::variables_map& vm, const KeySource& src, const std::string& key,
-              bool positive = false) {
-  double v = 0;
-  const std::string& s = key_text(vm, key);
-  if (!parse_double(s, v) || v < 0 || (positive && v == 0) || v > 1e9)
-    throw config_error(src(key) + ": expected a " + (positive ? "positive " : "") + "number in " +
-                       (positive ? "(0" : "[0") + ", 1e9], got '" + printable(s) + "'");
-  return v;
+              const char* unit, bool positive = false) {
+  return key_quantity(vm, src, key, Quantity{unit, 1e-6, 1e9, !positive});
 }
 
 std::optional<double> number_or_auto(const po::variables_map& vm, const KeySource& src,
-                                     const std::string& key) {
+                                     const std::string& key, const Quantity& q) {
   if (key_text(vm, key) == "auto") return std::nullopt;
-  return number(vm, src, key, true);
+  return key_quantity(vm, src, key, q);
 }
 
 template <class F>
@@ -75,14 +71,12 @@ TechnologyParams technology_from(const po::variables_map& vm, const KeySource& s
     throw config_error(src("technology.node_nm") + ": expected one of " + technology_node_names() +
                        " (nm), got '" + printable(n) + "'");
   t.node_nm = static_cast<int>(node);
-  t.vdd = number_or_auto(vm, src, "technology.vdd");
-  if (t.vdd && *t.vdd > 2)
-    throw config_error(src("technology.vdd") + ": expected a voltage in (0, 2] V, got '" +
-                       printable(key_text(vm, "technology.vdd")) + "'");
-  t.delay_factor = number_or_auto(vm, src, "technology.delay_factor");
-  t.energy_factor = number_or_auto(vm, src, "technology.energy_factor");
-  t.power_factor = number_or_auto(vm, src, "technology.power_factor");
-  t.area_factor = number_or_auto(vm, src, "technology.area_factor");
+  t.vdd = number_or_auto(vm, src, "technology.vdd", Quantity{"V", 0.1, 2});
+  const Quantity factor{"times the 45 nm value", 1e-6, 1e6};
+  t.delay_factor = number_or_auto(vm, src, "technology.delay_factor", factor);
+  t.energy_factor = number_or_auto(vm, src, "technology.energy_factor", factor);
+  t.power_factor = number_or_auto(vm, src, "technology.power_factor", factor);
+  t.area_factor = number_or_auto(vm, src, "technology.area_factor", factor);
   return t;
 }
 
@@ -92,15 +86,15 @@ TimingParams timing_from(const po::variables_map& vm, const KeySource& src) {
                        [&] { return parse_bus_model(key_text(vm, "timing.bus_model")); });
   t.clock =
       choice(src, "timing.clock", [&] { return parse_clock_mode(key_text(vm, "timing.clock")); });
-  t.driver_ps = number(vm, src, "timing.driver_ps");
-  t.wire_ps_per_mm = number(vm, src, "timing.wire_ps_per_mm");
-  t.wire_ohm_per_mm = number(vm, src, "timing.wire_ohm_per_mm");
-  t.wire_ff_per_mm = number(vm, src, "timing.wire_ff_per_mm");
-  t.stage_ps = number(vm, src, "timing.stage_ps");
-  t.overhead_ps = number(vm, src, "timing.overhead_ps");
+  t.driver_ps = number(vm, src, "timing.driver_ps", "ps");
+  t.wire_ps_per_mm = number(vm, src, "timing.wire_ps_per_mm", "ps/mm");
+  t.wire_ohm_per_mm = number(vm, src, "timing.wire_ohm_per_mm", "ohm/mm");
+  t.wire_ff_per_mm = number(vm, src, "timing.wire_ff_per_mm", "fF/mm");
+  t.stage_ps = number(vm, src, "timing.stage_ps", "ps");
+  t.overhead_ps = number(vm, src, "timing.overhead_ps", "ps");
   for (const ModePhysical& m : kModePhysicalTable)
     t.mac_ps[static_cast<size_t>(m.mode)] =
-        number(vm, src, std::string("timing.") + m.mac_ps_key, true);
+        number(vm, src, std::string("timing.") + m.mac_ps_key, "ps", true);
   if (key_text(vm, "timing.actuator_heads") != "auto")
     t.actuator_heads = key_integer(vm, src, "timing.actuator_heads", 1, 1000000000, "1e9");
   t.control_cycles = key_integer(vm, src, "timing.control_cycles", 0, 1000000000, "1e9");
@@ -111,9 +105,9 @@ WireEnergyParams energy_from(const po::variables_map& vm, const KeySource& src) 
   WireEnergyParams e;
   e.model = choice(src, "energy.bus_model",
                    [&] { return parse_wire_energy(key_text(vm, "energy.bus_model")); });
-  e.driver_fj_per_bit = number(vm, src, "energy.driver_fj_per_bit");
-  e.wire_fj_per_bit_mm = number(vm, src, "energy.wire_fj_per_bit_mm");
-  e.leakage_uw_per_cell = number(vm, src, "energy.leakage_uw_per_cell");
+  e.driver_fj_per_bit = number(vm, src, "energy.driver_fj_per_bit", "fJ/bit");
+  e.wire_fj_per_bit_mm = number(vm, src, "energy.wire_fj_per_bit_mm", "fJ/bit/mm");
+  e.leakage_uw_per_cell = number(vm, src, "energy.leakage_uw_per_cell", "uW");
   return e;
 }
 
@@ -122,12 +116,12 @@ AreaParams area_from(const po::variables_map& vm, const KeySource& src) {
   a.layout = choice(src, "area.layout", [&] { return parse_layout(key_text(vm, "area.layout")); });
   for (const ModePhysical& m : kModePhysicalTable)
     a.mac_um2[static_cast<size_t>(m.mode)] =
-        number(vm, src, std::string("area.") + m.mac_um2_key, true);
-  a.bit_um2 = number(vm, src, "area.bit_um2");
-  a.wire_pitch_um = number(vm, src, "area.wire_pitch_um");
-  a.via_um2_per_bit = number(vm, src, "area.via_um2_per_bit");
-  a.tier_pitch_um = number(vm, src, "area.tier_pitch_um", true);
-  a.cell_pitch_um = number_or_auto(vm, src, "area.cell_pitch_um");
+        number(vm, src, std::string("area.") + m.mac_um2_key, "um^2", true);
+  a.bit_um2 = number(vm, src, "area.bit_um2", "um^2");
+  a.wire_pitch_um = number(vm, src, "area.wire_pitch_um", "um");
+  a.via_um2_per_bit = number(vm, src, "area.via_um2_per_bit", "um^2");
+  a.tier_pitch_um = number(vm, src, "area.tier_pitch_um", "um", true);
+  a.cell_pitch_um = number_or_auto(vm, src, "area.cell_pitch_um", Quantity{"um"});
   return a;
 }
 

@@ -9,6 +9,7 @@
 #include <optional>
 #include <sstream>
 
+#include "config/options.hpp"
 #include "core/checked.hpp"
 #include "core/error.hpp"
 #include "io/input_file.hpp"
@@ -56,7 +57,7 @@ index_t parse_field(const std::string& text, const std::string& where, const std
   const char* end = text.data() + text.size();
   const auto [p, ec] = std::from_chars(text.data(), end, v);
   if (text.empty() || ec != std::errc() || p != end)
-    throw config_error(where + ": " + what + ": '" + text + "' is not an integer");
+    throw config_error(where + ": " + what + ": '" + printable(text) + "' is not an integer");
   if (v < minimum)
     throw config_error(where + ": " + what + ": must be " +
                        (minimum == 0 ? std::string("non-negative") : std::string("positive")) +
@@ -90,7 +91,7 @@ void check_column(const std::vector<std::string>& f, size_t i, const char* want,
                   const std::string& where) {
   if (lower(f[i]) != lower(want))
     throw config_error(where + ": header: column " + std::to_string(i + 1) + " must be '" + want +
-                       "', got '" + f[i] + "'");
+                       "', got '" + printable(f[i]) + "'");
 }
 
 NetworkHeader gemm_header(const std::vector<std::string>& f, const std::string& where) {
@@ -100,7 +101,8 @@ NetworkHeader gemm_header(const std::vector<std::string>& f, const std::string& 
                        "N, K', got " +
                        std::to_string(f.size()) + " columns");
   if (lower(f[0]) != "layer" && lower(f[0]) != "layer name")
-    throw config_error(where + ": header: column 1 must be 'Layer' or 'Layer name', got '" + f[0] +
+    throw config_error(where + ": header: column 1 must be 'Layer' or 'Layer name', got '" +
+                       printable(f[0]) +
                        "'");
   for (size_t i = 1; i < kGemmColumnCount; ++i) check_column(f, i, kGemmColumns[i], where);
   return {NetworkFormat::scalesim_gemm, kGemmColumnCount};
@@ -160,7 +162,7 @@ ConvLayer parse_row(const std::vector<std::string>& f, const NetworkHeader& h,
   ConvLayer l =
       h.format == NetworkFormat::scalesim_gemm ? gemm_row(f, where) : conv_row(f, h.columns, where);
   l.N = 1;
-  validate_layer(l, where + " (" + l.name + ")");
+  validate_layer(l, where + " (" + printable(l.name) + ")");
   return l;
 }
 
@@ -256,12 +258,12 @@ void validate_layer(const ConvLayer& l, const std::string& where) {
 }
 
 ConvLayer parse_layer_spec(const std::string& spec, const std::string& where) {
-  const auto f = split(spec, ',');
+  const auto f = list_items(where, spec);
   if (f.size() < 9 || f.size() > 11)
     throw config_error(where +
                        ": expected N,CI,HI,WI,CO,HF,WF,stride,pad[,dil[,groups]] (9 to 11 "
                        "integers), got " +
-                       std::to_string(f.size()) + " fields in '" + spec + "'");
+                       std::to_string(f.size()) + " fields in '" + printable(spec) + "'");
   const char* names[] = {"N", "CI", "HI", "WI", "CO", "HF", "WF", "stride", "pad", "dil", "groups"};
   index_t v[11] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1};
   for (size_t i = 0; i < f.size(); ++i) v[i] = parse_field(f[i], where, names[i], i == 8 ? 0 : 1);
@@ -273,13 +275,15 @@ ConvLayer parse_layer_spec(const std::string& spec, const std::string& where) {
   return l;
 }
 
-std::vector<ConvLayer> parse_network_csv(std::istream& in, const std::string& source) {
+std::vector<ConvLayer> parse_network_csv(std::istream& in, const std::string& source_name) {
+  const std::string source = printable(source_name, 200);
   std::vector<ConvLayer> layers;
   std::string line;
   std::optional<NetworkHeader> header;
   int lineno = 0;
   while (std::getline(in, line)) {
     ++lineno;
+    if (lineno == 1) line = without_bom(line);  // a spreadsheet's export starts with one
     if (!line.empty() && line.back() == '\r') line.pop_back();
     const std::string t = trim(line);
     if (t.empty() || t[0] == '#') continue;
@@ -300,9 +304,10 @@ std::vector<ConvLayer> parse_network_csv(std::istream& in, const std::string& so
 std::vector<ConvLayer> read_network_csv(const std::string& path) {
   // Before opening: a FIFO would block in open, a device never end.
   if (const std::string kind = non_regular_kind(path); !kind.empty())
-    throw config_error(path + ": the network file is not a regular file (" + kind + ")");
+    throw config_error(printable(path, 200) + ": the network file is not a regular file (" + kind +
+                       ")");
   std::ifstream in(path);
-  if (!in) throw config_error(path + ": cannot open the network file");
+  if (!in) throw config_error(printable(path, 200) + ": cannot open the network file");
   return parse_network_csv(in, path);
 }
 

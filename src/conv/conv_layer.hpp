@@ -85,8 +85,9 @@ ConvLayer parse_layer_spec(const std::string& spec, const std::string& where = "
 //  SCALE-Sim GEMM  "Layer, M, N, K" (or "Layer name, ..."; its topologies/GEMM_mnk): each row
 //                  an M x K by K x N product, run as a 1x1 convolution (ConvLayer::gemm);
 //                  columns past the fourth are ignored.
-// A trailing comma (as SCALE-Sim writes) is allowed. Every layer gets N = 1. Throws
-// config_error "<source>:<line>: <problem>" naming the field.
+// A trailing comma (as SCALE-Sim writes) and a UTF-8 byte-order mark before the header (as
+// spreadsheets export) are allowed. Every layer gets N = 1. Throws config_error
+// "<source>:<line>: <problem>" naming the field, the file's bytes escaped (printable).
 std::vector<ConvLayer> parse_network_csv(std::istream& in, const std::string& source);
 std::vector<ConvLayer> read_network_csv(const std::string& path);
 

@@ -95,14 +95,17 @@ RunCounters dense_run_counters(const Plan& plan, int substeps) {
     const auto n = static_cast<std::uint64_t>(sp.n()), k = static_cast<std::uint64_t>(sp.k()),
                lines = static_cast<std::uint64_t>(sp.lines());
     const std::uint64_t busiest = rc.stages[s].cycles / n / static_cast<std::uint64_t>(substeps);
-    for (std::uint64_t t = 0; t < n; ++t) {
+    // Steps t < K_a hold a pivot among their K_a cells, which receives nothing; later ones not.
+    for (const bool pivot_inside : {true, false}) {
       StepRecord r;
       r.stage = static_cast<int>(s);
-      r.pivot = static_cast<index_t>(t);
+      r.pivot = pivot_inside ? 0 : static_cast<index_t>(std::min(n, k));
+      r.repeat = pivot_inside ? std::min(n, k) : n - std::min(n, k);
+      if (r.repeat == 0) continue;
       r[Counter::x_bus_sends] = std::max(n, k);
       r[Counter::y_bus_sends] = lines;
       r[Counter::macs] = k * lines;  // no overflow: the stage's total was checked
-      r[Counter::y_bus_receives] = lines * (k - (t < k ? 1 : 0));
+      r[Counter::y_bus_receives] = lines * (k - (pivot_inside ? 1 : 0));
       r.busiest = busiest;
       rc.steps.push_back(r);
     }

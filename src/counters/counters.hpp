@@ -92,11 +92,14 @@ constexpr const CounterInfo& counter_info(Counter c) {
 
 using CounterArray = std::array<std::uint64_t, kCounters>;
 
-// One time step: which stage, which row of C (the pivot position), and its events.
+// One time step: which stage, which row of C (the pivot position), and its events. A
+// closed form describes `repeat` alike steps with one record (pivots pivot, pivot + 1, ...),
+// so that a model of any size holds a few records a stage; a run records every step.
 struct StepRecord {
   int stage = 0;      // index into plan.stages
   index_t pivot = 0;  // row t of C_axis, position of the tag
-  CounterArray n{};
+  std::uint64_t repeat = 1;
+  CounterArray n{};   // the events of one of its steps
   // MACs of the busiest physical cell in this step (max over ranks, not summed): a folded
   // cell does its virtual cells' updates one after another, so the step lasts
   // cycles = max(1, busiest) cycles.
@@ -159,9 +162,10 @@ struct RunCounters {
 std::vector<StageTotals> dense_counters(const Plan& plan, int substeps = 1);
 std::uint64_t macs_dense(const Plan& plan);
 // A whole dense run as the engine would report it, without running it: the stage totals of
-// dense_counters and one record per step t (natural order): max(N_a, K_a) X elements,
-// `lines` Y sends, K_a x lines MACs, lines x (K_a - [t < K_a]) receives, the stage's
-// busiest block: what dense mode (ESOP off) counts on any input.
+// dense_counters and its steps t (natural order) in at most two records a stage (memory
+// and time independent of the sizes): max(N_a, K_a) X elements, `lines` Y sends,
+// K_a x lines MACs, lines x (K_a - [t < K_a]) receives, the stage's busiest block: what
+// dense mode (ESOP off) counts on any input.
 RunCounters dense_run_counters(const Plan& plan, int substeps = 1);
 
 // Energy model (pJ): per-event energies of each counter (kCounterTable's energy terms,

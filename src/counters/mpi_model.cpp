@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "actuator/actuator.hpp"
+#include "core/checked.hpp"
 
 namespace triada {
 
@@ -18,13 +19,16 @@ MpiTraffic x_traffic(const Plan& plan, int stage, std::size_t element_bytes) {
   const u64 rows = static_cast<u64>(sp.n()), bricks = static_cast<u64>(plan.ranks.n_bricks);
   const u64 entry = 2 * sizeof(std::int64_t) + element_bytes;  // XEntry<T>: k, c, tag
   const index_t width = std::max(sp.n(), sp.k());
+  // Checked: a plan must never show a wrapped byte count.
+  const std::string what = "MPI traffic of the stage along axis " + std::to_string(sp.axis);
   u64 per_row = 0;
   for (int r = 0; r < plan.ranks.n_bricks; ++r) {
     const Range rg = plan.cell_range(sp.axis, plan.brick_coords(r)[sp.axis - 1]);
     const u64 entries = static_cast<u64>(std::max<index_t>(0, std::min(rg.hi, width) - rg.lo));
-    per_row += sizeof(XHeader) + entries * entry;
+    per_row = checked_add(per_row, sizeof(XHeader) + checked_mul(entries, entry, what), what);
   }
-  return {(rows + 1) * bricks, rows * per_row + bricks * sizeof(XHeader)};
+  return {checked_mul(rows + 1, bricks, what),
+          checked_add(checked_mul(rows, per_row, what), bricks * sizeof(XHeader), what)};
 }
 
 // Pivot planes: each row's owner sends its part of the plane (the lines of its line group)
@@ -41,8 +45,10 @@ MpiTraffic y_traffic(const Plan& plan, int stage, std::size_t element_bytes, Piv
     const u64 lines = static_cast<u64>(v.extent((a + 1) % 3) * v.extent((a + 2) % 3));
     const bool counted = pivots == PivotMessages::counted;
     if (lines == 0 && !counted) continue;  // the fused executor sends no empty plane
-    const u64 payload = lines * element_bytes + (counted ? sizeof(std::int64_t) : 0);
-    t.add(rows * others, rows * others * payload);
+    const std::string what = "MPI traffic of the stage along axis " + std::to_string(sp.axis);
+    const u64 payload = checked_mul(lines, element_bytes, what) + (counted ? sizeof(std::int64_t) : 0);
+    const u64 messages = checked_mul(rows, others, what);
+    t.add(messages, checked_mul(messages, payload, what));
   }
   return t;
 }

@@ -38,21 +38,22 @@ inline Brick whole(const ext3& e) {
 }
 
 // Block split of [0, n) into `parts` ranges differing by at most one element;
-// the first n % parts ranges get the extra one.
+// the first n % parts ranges get the extra one. 64-bit throughout: a part may be a cell of
+// an axis of 2^31 cells or more.
 struct Range {
   index_t lo, hi;
 };
-inline Range split_range(index_t n, int parts, int idx) {
+inline Range split_range(index_t n, index_t parts, index_t idx) {
   const index_t base = n / parts, extra = n % parts;
   const index_t lo = idx * base + std::min<index_t>(idx, extra);
   return {lo, lo + base + (idx < extra ? 1 : 0)};
 }
 // Which part of split_range(n, parts, .) holds index i.
-inline int owner_of(index_t n, int parts, index_t i) {
+inline index_t owner_of(index_t n, index_t parts, index_t i) {
   const index_t base = n / parts, extra = n % parts;
   const index_t cut = extra * (base + 1);
-  if (i < cut) return static_cast<int>(i / (base + 1));
-  return static_cast<int>(extra + (i - cut) / base);
+  if (i < cut) return i / (base + 1);
+  return extra + (i - cut) / base;
 }
 
 }  // namespace triada

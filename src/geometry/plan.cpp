@@ -26,7 +26,8 @@ Range Plan::cell_range(int axis, int c) const {
 
 int Plan::owner_along(int axis, index_t i) const {
   const int d = axis - 1;
-  return owner_of(mesh[d], ranks.grid[d], phys_of(axis, i));
+  // A grid coordinate: below ranks.grid[d], an int.
+  return static_cast<int>(owner_of(mesh[d], ranks.grid[d], phys_of(axis, i)));
 }
 
 Brick Plan::brick_cells(int r) const {

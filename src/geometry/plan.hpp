@@ -77,12 +77,11 @@ struct Plan {
   bool folded() const { return fold[0] * fold[1] * fold[2] > 1; }
   // Virtual cells held by physical cell p along axis (1..3).
   Range phys_block(int axis, index_t p) const {
-    return split_range(virtual_cells[axis - 1], static_cast<int>(mesh[axis - 1]),
-                       static_cast<int>(p));
+    return split_range(virtual_cells[axis - 1], mesh[axis - 1], p);
   }
   // Physical cell along axis (1..3) holding virtual cell i.
   index_t phys_of(int axis, index_t i) const {
-    return owner_of(virtual_cells[axis - 1], static_cast<int>(mesh[axis - 1]), i);
+    return owner_of(virtual_cells[axis - 1], mesh[axis - 1], i);
   }
   // Grid coordinates of brick rank r (row-major, as MPI_Cart_create with reorder = 0).
   std::array<int, 3> brick_coords(int r) const;

@@ -246,7 +246,7 @@ void clock_stages(const Env& e, PhysicalResult& r) {
   for (const StepRecord& rec : e.rc.steps) {
     StagePhysical& st = r.stages[rec.stage];
     const std::uint64_t n = step_periods(rec, heads_of(e, rec.stage));
-    st.stream_cycles += n;
+    st.stream_cycles += n * rec.repeat;
     r.step_ps.push_back(double(n) * st.period_ps);
   }
   for (StagePhysical& st : r.stages) {

@@ -140,7 +140,7 @@ struct PhysicalResult {
   double period_ps = 0;    // the chip's clock (global) or the longest stage period
   int critical_stage = 0;  // index into stages of the longest period
   std::vector<StagePhysical> stages;
-  std::vector<double> step_ps;  // duration of each step of rc.steps
+  std::vector<double> step_ps;  // duration of one step of each record of rc.steps
   double seconds = 0;
   double throughput_gmacs = 0;
   PhysicalEnergy energy;

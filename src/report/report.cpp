@@ -360,13 +360,16 @@ std::string trace_csv(const Plan& plan, const RunCounters& rc, const PhysicalRes
   o << ",cycles" << (physical ? ",time_ps" : "") << "\n";
   o << std::setprecision(17);  // times: every digit of the double
   std::uint64_t i = 0;
-  for (const auto& s : rc.steps) {
-    o << i << "," << s.stage << "," << plan.stages[s.stage].axis << "," << s.pivot;
-    for (int c = 0; c < kCounters; ++c) o << "," << s.n[c];
-    o << "," << s.cycles();
-    if (physical) o << "," << physical->step_ps[i];
-    o << "\n";
-    ++i;
+  for (size_t rec = 0; rec < rc.steps.size(); ++rec) {
+    const StepRecord& s = rc.steps[rec];
+    for (std::uint64_t j = 0; j < s.repeat; ++j, ++i) {
+      o << i << "," << s.stage << "," << plan.stages[s.stage].axis << ","
+        << s.pivot + static_cast<index_t>(j);
+      for (int c = 0; c < kCounters; ++c) o << "," << s.n[c];
+      o << "," << s.cycles();
+      if (physical) o << "," << physical->step_ps[rec];
+      o << "\n";
+    }
   }
   return o.str();
 }

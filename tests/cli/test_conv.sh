@@ -188,7 +188,7 @@ done
 mkdir -p meshdir
 printf '[energy]\nmac_pj = -1\n' >negative.ini
 expect_error 2 "meshdir: mesh config: is a directory" "${L[@]}" --mesh meshdir
-expect_error 2 "negative.ini: \[energy\] mac_pj: expected an energy" "${L[@]}" --mesh negative.ini
+expect_error 2 "negative.ini: \[energy\] mac_pj: expected 0 or a number in \[1e-6, 1e9\] (pJ)" "${L[@]}" --mesh negative.ini
 expect_error 2 "--cell-mode: cell mode: unknown '\\\\x1b\[31m'" "${L[@]}" --cell-mode $'\e[31m'
 
 echo "-- --help documents every option"

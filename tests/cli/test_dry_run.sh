@@ -40,6 +40,7 @@ $code" "$@" 2>check.err; then
 
 "$TRIADA_BIN/triada-gen" -o x.h5 --shape 45,33,21 --sparsity 0.3 >/dev/null
 "$TRIADA_BIN/triada-gen" -o z.h5 --shape 27,19,11 --type complex64 >/dev/null
+"$TRIADA_BIN/triada-gen" -o x2.h5 --shape 2,33,21 >/dev/null
 
 # ---- No data read: the raw data of the input (and of gemt's matrices) is missing ---------
 "$PYTHON" - <<'PY'
@@ -78,6 +79,44 @@ expect_error_np 1 1 "wht needs a power-of-two size" "$APP" -i x.h5 -o y.h5 -t wh
 echo keep >kept.json
 expect_error_np 1 1 "kept.json" "$APP" -i x.h5 -o y.h5 -t dct --dry-run --report kept.json
 check "a refused --report keeps its contents" grep -qx keep kept.json
+
+# ---- Every check that needs no data, in the run, --dry-run and --model-only alike ---------
+# modes NP WHAT SHAPE ARGS...: ARGS (with -i x.h5 -o OUT) as a run, with --dry-run and, unless
+# SHAPE is "-", as --model-only SHAPE without -i and -o: the same exit code and error line,
+# the input's name aside (x.h5 in the run, "--model-only AxBxC" in the model).
+modes() {
+  local np=$1 what=$2 shape=$3 rc0 line0 line mode
+  shift 3
+  run_np "$np" "$APP" "$@"
+  rc0=$rc
+  line0=$(grep -m1 'triada-transform: error' err.txt | sed 's|x\.h5|X|g' || true)
+  [[ $rc0 -ne 0 && -n $line0 ]] || fail "$what: the run passed (exit $rc0): $(cat err.txt)"
+  for mode in dry model; do
+    if [[ $mode == dry ]]; then
+      run_np "$np" "$APP" "$@" --dry-run
+    elif [[ $shape != - ]]; then
+      local margs=() skip=0 a
+      for a in "$@"; do
+        if [[ $skip -eq 1 ]]; then skip=0; elif [[ $a == -i ]]; then margs+=(--model-only "$shape"); skip=1; elif [[ $a == -o ]]; then skip=1; else margs+=("$a"); fi
+      done
+      run_np "$np" "$APP" "${margs[@]}"
+    else
+      continue
+    fi
+    line=$(grep -m1 'triada-transform: error' err.txt | sed "s|--model-only ${shape//,/x}|X|; s|x\.h5|X|g" || true)
+    [[ $rc -eq $rc0 && $line == "$line0" ]] && pass ||
+      fail "$what ($mode): exit $rc with '$line', the run exit $rc0 with '$line0'"
+  done
+}
+"$PYTHON" -c "import h5py, numpy as np; h5py.File('y0.h5', 'w')['b'] = np.ones((45, 33, 21))"
+modes 1 "wht of 45" 45,33,21 -i x.h5 -o y.h5 -t wht
+modes 1 "an existing --report" 45,33,21 -i x.h5 -o y.h5 -t dct --report kept.json
+check "the refused --report still keeps its contents" grep -qx keep kept.json
+modes 1 "--output the --initial file" - -i x.h5 -o y0.h5:/y --initial y0.h5:/b -t dct
+printf '[esop]\nenabled = off\n' >m.ini
+modes 1 "--report the --mesh file" 45,33,21 -i x.h5 -o y.h5 -t dct --mesh m.ini --report m.ini --force
+modes 2 "a brick grid of 4 ranks on 2" 45,33,21 -i x.h5 -o y.h5 -t dct --ranks.grid 2,2,1
+modes 3 "3 brick ranks along an axis of 2" 2,33,21 -i x2.h5 -o y.h5 -t dct --ranks.grid 3,1,1
 
 # ---- The plan against the run -------------------------------------------------------------
 # compare NP TAG ARGS...: the dry run's plan and the real run's report, both as JSON.

@@ -218,7 +218,7 @@ err_case "complex Y0, real output" "many.h5:/z: --initial is complex" \
 for np in 1 3; do
   run_np "$np" "$APP" -q -i x.h5 $G --initial y0.h5 -o y0.h5:/y --force
   if [[ $rc -ne 0 && $(grep -c 'triada-transform: error' err.txt) -eq 1 ]] &&
-    grep -q 'y0.h5: --output is the same file as --initial y0.h5' err.txt &&
+    grep -q 'y0.h5: -o is the same file as --initial y0.h5' err.txt &&
     cmp -s y0.h5 y0_copy.h5 && ! ls -a | grep -q '\.tmp-'; then
     pass
   else

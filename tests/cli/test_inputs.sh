@@ -4,7 +4,8 @@
 # file, a null or scalar dataspace, an input whose only dataset sits behind an external
 # link, and a FIFO behind an external link. Each at np=1 (plain process) and np=3: exit 1,
 # exactly one 'triada-transform: error:' line naming the file (and dataset) with no source
-# location and no HDF5 error stack, no hang, nothing left in the output directory.
+# location and no HDF5 error stack, no hang, nothing left in the output directory; the same
+# line and exit code from --dry-run where the check needs no data (not the checksum).
 # Run by ctest (label cli).
 set -euo pipefail
 
@@ -115,27 +116,52 @@ expect() {
   [[ -z $left ]] && pass || fail "$what: left behind: $left"
 }
 
+# same_as_run WHAT RUN_ID PLAN_ID: the case's --dry-run (PLAN_ID) exits as the run did
+# with the same error line and leaves nothing: every check of the inputs' metadata is the
+# run's (README "A plan before the run"). With $plan_ok (a reason: the case needs the data)
+# the dry run must pass instead.
+plan_ok=""
+same_as_run() {
+  local what=$1 run="cases/$2" plan="cases/$3" rc line_run line
+  rc=$(cat "$plan/rc.txt")
+  if [[ -n $plan_ok ]]; then
+    [[ $rc -eq 0 ]] && pass || fail "$what: exit $rc, expected 0 ($plan_ok): $(cat "$plan/stderr.txt")"
+    return
+  fi
+  line_run=$(grep 'triada-transform: error' "$run/stderr.txt" | head -n 1 || true)
+  line=$(grep 'triada-transform: error' "$plan/stderr.txt" | head -n 1 || true)
+  if [[ $rc -ne $(cat "$run/rc.txt") || $line != "$line_run" ]]; then
+    fail "$what: exit $rc with '$line', but the run exits $(cat "$run/rc.txt") with '$line_run'"
+  else
+    pass
+  fi
+  [[ -z $(find "$plan/out" -mindepth 1) ]] && pass || fail "$what: left files in out/"
+}
+
 I="$tmp/in"
 n=0
 # both_np WHAT TOKENS INPUT [ARGS...] : one case (transform dct unless ARGS say) at np=1
-# and np=3, run concurrently.
+# and np=3, and its --dry-run at np=1, run concurrently.
 both_np() {
   local what=$1 tokens=$2 input=$3
   shift 3
   [[ $# -eq 0 ]] && set -- -t dct
   run_case $((n + 1)) 1 -i "$input" -o out/y.h5 -q "$@"
   run_case $((n + 2)) 3 -i "$input" -o out/y.h5 -q "$@"
+  run_case $((n + 3)) 1 -i "$input" -o out/y.h5 -q "$@" --dry-run
   wait
   expect $((n + 1)) "$what (np=1)" "$tokens"
   expect $((n + 2)) "$what (np=3)" "$tokens"
-  n=$((n + 2))
+  same_as_run "$what (--dry-run)" $((n + 1)) $((n + 3))
+  n=$((n + 3))
 }
 
 echo "-- hostile inputs, each at np=1 and np=3"
 both_np "FIFO input" "fifo.h5|not a regular file (a FIFO)" "$I/fifo.h5"
 both_np "FIFO as --coeffs" "fifo.h5|not a regular file (a FIFO)" "$I/good.h5" -t gemt \
   --coeffs "$I/fifo.h5"
-both_np "data checksum mismatch" "badsum.h5:/x|cannot read|checksum" "$I/badsum.h5"
+plan_ok="the checksum is the data's" both_np "data checksum mismatch" \
+  "badsum.h5:/x|cannot read|checksum" "$I/badsum.h5"
 both_np "object header checksum" "badmeta.h5|checksum" "$I/badmeta.h5"
 # np=2 and 4 too: the bad chunk lies in some bricks only, the other ranks read theirs (the read
 # is collective: every rank must learn of the failure and leave, none may hang).

@@ -129,6 +129,30 @@ if "$APP" --network ss_gemm.csv --mxu 4 --csv old.csv --force >out.txt 2>err.txt
   head -1 old.csv | grep -q '^index,layer,kind,shape,gemm_m,gemm_n,gemm_k,method,useful_macs,'
 then pass; else fail "--force replaces the CSV: $(cat err.txt old.csv)"; fi
 
+echo "-- a UTF-8 byte-order mark (and CRLF lines), as spreadsheets export: the same layers"
+for f in ss_conv ss_gemm ours_conv; do
+  "$PYTHON" -c "import sys; t = open(sys.argv[1], 'rb').read().replace(b'\n', b'\r\n')
+open(sys.argv[2], 'wb').write(b'\xef\xbb\xbf' + t)" "$f.csv" "bom_$f.csv"
+  if "$APP" --network "$f.csv" --mxu 4 --report "plain_$f.json" >out.txt 2>err.txt &&
+    "$APP" --network "bom_$f.csv" --mxu 4 --report "bom_$f.json" >out.txt 2>err.txt &&
+    same_methods "plain_$f.json" "bom_$f.json"; then
+    pass
+  else
+    fail "$f.csv with a byte-order mark: $(cat err.txt)"
+  fi
+done
+# A BOM elsewhere than the file's start, and other bytes of the file, are data: refused
+# with the bytes escaped, the line plain ASCII.
+printf '%s\n\xef\xbb\xbfc1,8,8,3,3,4,4,1,\nc\xc3\xa9,8,8,3,3,\x1b[31m4,4,1,\n' \
+  "$(head -n 1 ours_conv.csv | cut -d, -f1-8)," >bytes.csv
+expect_error 2 "bytes.csv:3: column 'Channels': '\\\\x1b\[31m4' is not an integer" --network bytes.csv
+check "the error line holds no raw control or non-ASCII byte" bash -c "! LC_ALL=C grep -q '[^[:print:]]' err.txt"
+printf '\xef\xbb\xbfLayer,M,N,K\n' >bomhead.csv
+printf 'x\xef\xbb\xbfLayer,M,N,K\ng,1,1,1\n' >midbom.csv
+expect_error 2 "midbom.csv:1: header: column 1 must be 'Layer' or 'Layer name', got 'x\\\\xef\\\\xbb\\\\xbfLayer'" \
+  --network midbom.csv
+expect_error 2 "bomhead.csv: no layers after the header" --network bomhead.csv
+
 echo "-- malformed SCALE-Sim files: one error line naming file:line and the field, exit 2"
 H='Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, Num Filter, Strides,'
 printf '%s\nc1, 8, 8, 3, 3, 4, 4,\n' "$H" >few.csv

@@ -3,8 +3,9 @@
 # input ends the run with exactly one line 'triada-transform: error: ...' on stderr that
 # names the input, a non-zero exit code, no hang (timeout 60 s), and no file left behind
 # (neither the output nor a temporary '.<name>.tmp-*'), at np=1 and under mpirun at np=3
-# and np=5 (np=5: dedicated actuator ranks). An existing output survives byte-identical
-# without --force and is replaced with it. Run by ctest (label cli).
+# and np=5 (np=5: dedicated actuator ranks); a check that needs no data refuses --dry-run
+# and --model-only alike, with the same exit code and line. An existing output survives
+# byte-identical without --force and is replaced with it. Run by ctest (label cli).
 set -euo pipefail
 
 # shellcheck source=tests/cli/lib_check.sh
@@ -128,20 +129,115 @@ check() {
   fi
 }
 
-# every case at np=1 (plain process), np=3 and np=5, run concurrently, then checked
+# ---- the same checks in --dry-run and --model-only ------------------------------------
+# Every check of a run that needs no tensor data holds in --dry-run and in --model-only too
+# (README "A plan before the run"): a case also runs with --dry-run and, where `model`
+# gives the input's shape, as --model-only of that shape (no --input, no --output), and must
+# exit as the run did with the same error line, the input's name aside. `plan_ok` (a
+# reason) marks a case only the run refuses: a check of the data, or of the output, which a
+# plan never probes. Both are set for one case as `model=4,5,3 all_np ...`.
+model=""
+plan_ok=""
+
+# model_args ARGS...: ARGS with --input/-i replaced by --model-only $model and without
+# --output/-o, in the array margs.
+model_args() {
+  margs=()
+  local skip=0 a
+  for a in "$@"; do
+    if [[ $skip -eq 1 ]]; then
+      skip=0
+    elif [[ $a == --input || $a == -i ]]; then
+      margs+=(--model-only "$model")
+      skip=1
+    elif [[ $a == --output || $a == -o ]]; then
+      skip=1
+    else
+      margs+=("$a")
+    fi
+  done
+}
+
+# input_of ARGS...: the value of --input/-i (empty if none).
+input_of() {
+  while [[ $# -gt 1 ]]; do
+    if [[ $1 == --input || $1 == -i ]]; then
+      echo "$2"
+      return
+    fi
+    shift
+  done
+}
+
+# launch_plans ARGS...: launches the case's --dry-run (and --model-only) at np=1; their
+# case ids in plan_ids.
+launch_plans() {
+  plan_ids=()
+  ncase=$((ncase + 1))
+  keep_copy "$ncase"
+  launch "$ncase" 0 "$@" --dry-run
+  plan_ids+=("$ncase:--dry-run")
+  if [[ -n $model ]]; then
+    model_args "$@"
+    ncase=$((ncase + 1))
+    keep_copy "$ncase"
+    launch "$ncase" 0 "${margs[@]}"
+    plan_ids+=("$ncase:--model-only $model")
+  fi
+}
+
+# keep_copy ID: with $keep set, the existing output the case must leave as it is.
+keep_copy() {
+  [[ -z $keep ]] && return
+  mkdir -p "cases/$1/out"
+  cp "$keep_src" "cases/$1/out/$keep"
+}
+
+# error_line ID NAME: the case's error line with NAME (the input as named) replaced by X.
+error_line() {
+  local line
+  line=$(grep 'triada-transform: error' "cases/$1/stderr.txt" | head -n 1 || true)
+  [[ -n $2 ]] && line=${line//"$2"/X}
+  echo "$line"
+}
+
+# check_plans WHAT RUN_ID ARGS...: each of plan_ids against the run RUN_ID (np=1).
+check_plans() {
+  local what=$1 run=$2 e id mode rc_run rc line_run line left
+  shift 2
+  rc_run=$(cat "cases/$run/rc.txt")
+  line_run=$(error_line "$run" "$(input_of "$@")")
+  for e in "${plan_ids[@]}"; do
+    id=${e%%:*} mode=${e#*:}
+    rc=$(cat "cases/$id/rc.txt")
+    if [[ -n $plan_ok ]]; then
+      [[ $rc -eq 0 ]] && pass || fail "$what ($mode): exit $rc, expected 0 ($plan_ok): $(cat "cases/$id/stderr.txt")"
+      continue
+    fi
+    line=$(error_line "$id" "$([[ $mode == --model-only* ]] && echo "--model-only ${model//,/x}" || input_of "$@")")
+    if [[ $rc -ne $rc_run || $line != "$line_run" ]]; then
+      fail "$what ($mode): exit $rc with '$line', but the run exits $rc_run with '$line_run'"
+    else
+      pass
+    fi
+    left=$(cd "cases/$id/out" && find . -mindepth 1 | sed 's|^\./||' | sort | tr '\n' ' ')
+    [[ -z $left || $left == "$keep " ]] && pass || fail "$what ($mode): files left in out/: '$left'"
+  done
+}
+
+# every case at np=1 (plain process), np=3 and np=5, run concurrently, then checked; and
+# at np=1 with --dry-run and --model-only (above)
 all_np() {
   local name=$1 tokens=$2
   shift 2
   local np ids=()
   for np in 0 3 5; do
     ncase=$((ncase + 1))
-    if [[ -n $keep ]]; then
-      mkdir -p "cases/$ncase/out"
-      cp "$keep_src" "cases/$ncase/out/$keep"
-    fi
+    keep_copy "$ncase"
     launch "$ncase" "$np" "$@"
     ids+=("$ncase:$np")
   done
+  launch_plans "$@"
   wait
   local e
   for e in "${ids[@]}"; do
@@ -149,6 +245,7 @@ all_np() {
     [[ $np -eq 0 ]] && np="1, no mpirun"
     check "${e%%:*}" "$name (np=$np)" "$tokens" "$*"
   done
+  check_plans "$name" "${ids[0]%%:*}" "$@"
 }
 
 I="$tmp/in"
@@ -160,30 +257,30 @@ all_np "missing dataset" "x.h5|/nope" --input "$I/x.h5:/nope" "${O[@]}" --transf
 all_np "two rank-3 datasets, none named" "two.h5" --input "$I/two.h5" "${O[@]}" --transform dft
 all_np "rank-2 dataset" "rank2.h5" --input "$I/rank2.h5" "${O[@]}" --transform dft
 all_np "string dataset" "strings.h5" --input "$I/strings.h5" "${O[@]}" --transform dft
-all_np "wht on 7x8x8" "x788.h5" --input "$I/x788.h5" "${O[@]}" --transform wht
+model=7,8,8 all_np "wht on 7x8x8" "x788.h5" --input "$I/x788.h5" "${O[@]}" --transform wht
 all_np "gemt without --coeffs" "--coeffs" --input "$I/x.h5" "${O[@]}" --transform gemt
 all_np "coeffs without /C2" "noc2.h5|C2" --input "$I/x.h5" "${O[@]}" --transform gemt \
   --coeffs "$I/noc2.h5"
 all_np "/C1 rows != N1" "badc1.h5|C1" --input "$I/x.h5" "${O[@]}" --transform gemt \
   --coeffs "$I/badc1.h5"
-all_np "non-finite coefficient in /C2" "nanc2.h5|C2" --input "$I/x.h5" "${O[@]}" \
+plan_ok="a check of the data" all_np "non-finite coefficient in /C2" "nanc2.h5|C2" --input "$I/x.h5" "${O[@]}" \
   --transform gemt --coeffs "$I/nanc2.h5"
-all_np "--inverse with singular /C3" "singular.h5|C3" --input "$I/x.h5" "${O[@]}" \
+plan_ok="a check of the data" all_np "--inverse with singular /C3" "singular.h5|C3" --input "$I/x.h5" "${O[@]}" \
   --transform gemt --coeffs "$I/singular.h5" --inverse
-all_np "unknown --transform" "transform|fft" --input "$I/x.h5" "${O[@]}" --transform fft
-all_np "bad --norm" "norm|unitary" --input "$I/x.h5" "${O[@]}" --transform dft --norm unitary
-all_np "bad --stage-order" "stage-order" --input "$I/x.h5" "${O[@]}" --transform dft \
+model=4,5,3 all_np "unknown --transform" "transform|fft" --input "$I/x.h5" "${O[@]}" --transform fft
+model=4,5,3 all_np "bad --norm" "norm|unitary" --input "$I/x.h5" "${O[@]}" --transform dft --norm unitary
+model=4,5,3 all_np "bad --stage-order" "stage-order" --input "$I/x.h5" "${O[@]}" --transform dft \
   --stage-order 112
-all_np "bad mesh config key" "badkey.ini|celz" --input "$I/x.h5" "${O[@]}" --transform dft \
+model=4,5,3 all_np "bad mesh config key" "badkey.ini|celz" --input "$I/x.h5" "${O[@]}" --transform dft \
   --mesh "$I/badkey.ini"
 # A mesh smaller than the problem folds (not an error); a non-positive extent is.
-all_np "mesh with an empty extent" "mesh.cells" --input "$I/x.h5" "${O[@]}" \
+model=4,5,3 all_np "mesh with an empty extent" "mesh.cells" --input "$I/x.h5" "${O[@]}" \
   --transform dft --mesh.cells 4,0,4
-all_np "unknown cell mode" "cell|fp8" --input "$I/x.h5" "${O[@]}" --transform dft \
+model=4,5,3 all_np "unknown cell mode" "cell|fp8" --input "$I/x.h5" "${O[@]}" --transform dft \
   --cell-mode fp8
-all_np "output directory missing" "out/nodir/y.h5" --input "$I/x.h5" --output out/nodir/y.h5 \
+plan_ok="a check of the output" all_np "output directory missing" "out/nodir/y.h5" --input "$I/x.h5" --output out/nodir/y.h5 \
   --transform dft
-all_np "report directory missing" "out/nodir/r.json" --input "$I/x.h5" "${O[@]}" \
+model=4,5,3 all_np "report directory missing" "out/nodir/r.json" --input "$I/x.h5" "${O[@]}" \
   --transform dft --report out/nodir/r.json
 
 echo "-- strict options: exit code 2 and a line naming the option or the INI file and key"
@@ -194,14 +291,18 @@ printf '\177ELF\002\001\000\000\033[31m\377\n' >in/binary.ini
 printf '[mesh]\ncell = 4,4,4\n' >in/abbrev.ini
 mkdir in/meshdir
 one_np() {  # like all_np, at np=1 only (the parse is the same code on every rank)
-  local name=$1 tokens=$2
+  local name=$1 tokens=$2 run
   shift 2
   ncase=$((ncase + 1))
+  run=$ncase
   launch "$ncase" 0 "$@"
+  launch_plans "$@"
   wait
-  check "$ncase" "$name (np=1, no mpirun)" "$tokens" "$*"
+  check "$run" "$name (np=1, no mpirun)" "$tokens" "$*"
+  check_plans "$name" "$run" "$@"
 }
 X=(--input "$I/x.h5" "${O[@]}")
+model=4,5,3  # x.h5's shape
 one_np "a stray word after --transform" "unexpected argument 'dft'" "${X[@]}" --transform dct dft
 one_np "a value after the switch --force" "unexpected argument 'yes'" "${X[@]}" --transform dct \
   --force yes
@@ -218,9 +319,9 @@ one_np "an extent beyond int64" "--mesh.cells" "${X[@]}" --transform dct \
   --mesh.cells 99999999999999999999,4,4
 one_np "a negative --shuffle-seed" "--shuffle-seed|'-1'" "${X[@]}" --transform dct \
   --shuffle-seed -1
-all_np "--mesh names a directory" "meshdir|directory" "${X[@]}" --transform dct \
+model=4,5,3 all_np "--mesh names a directory" "meshdir|directory" "${X[@]}" --transform dct \
   --mesh "$I/meshdir"
-all_np "a bad value in the mesh INI" "spaced.ini: [mesh] cells|'4 4,5,3'" "${X[@]}" \
+model=4,5,3 all_np "a bad value in the mesh INI" "spaced.ini: [mesh] cells|'4 4,5,3'" "${X[@]}" \
   --transform dct --mesh "$I/spaced.ini"
 one_np "a negative energy in the mesh INI" "negative.ini: [energy] mac_pj" "${X[@]}" \
   --transform dct --mesh "$I/negative.ini"
@@ -237,6 +338,7 @@ one_np "an unknown bus model" "--timing.bus_model|wireless" "${X[@]}" --transfor
   --timing.bus_model wireless
 one_np "zero actuator heads" "--timing.actuator_heads" "${X[@]}" --transform dct \
   --timing.actuator_heads 0
+model=""
 one_np "--model-only with --input" "--model-only|--input" --model-only 4,4,4 "${X[@]}" \
   --transform dct
 one_np "--model-only with gemt" "--model-only|gemt" --model-only 4,4,4 --transform gemt
@@ -245,10 +347,21 @@ want_rc=""
 
 echo "-- more brick ranks than cells (np=6, colocated actuators, 1x1x6 grid, N3=5)"
 ncase=$((ncase + 1))
-launch "$ncase" 6 --input "$I/x5.h5" "${O[@]}" --transform dft --ranks.grid 1,1,6 \
-  --ranks.actuators colocated
+run=$ncase
+bricks6=(--input "$I/x5.h5" "${O[@]}" --transform dft --ranks.grid 1,1,6 --ranks.actuators colocated)
+launch "$ncase" 6 "${bricks6[@]}"
+ncase=$((ncase + 1))
+launch "$ncase" 6 "${bricks6[@]}" --dry-run
+plan_ids=("$ncase:--dry-run")
+model=4,4,5
+model_args "${bricks6[@]}"
+ncase=$((ncase + 1))
+launch "$ncase" 6 "${margs[@]}"
+plan_ids+=("$ncase:--model-only $model")
 wait
-check "$ncase" "1x1x6 bricks on N3=5 (np=6, colocated)" "ranks.grid" "--ranks.grid 1,1,6"
+check "$run" "1x1x6 bricks on N3=5 (np=6, colocated)" "ranks.grid" "--ranks.grid 1,1,6"
+check_plans "1x1x6 bricks on N3=5 (np=6)" "$run" "${bricks6[@]}"
+model=""
 
 echo "-- an existing output is kept byte-identical without --force"
 "$APP" --input "$I/x5.h5" --output keep.h5 --transform dct -q
@@ -256,7 +369,7 @@ keep_src="$tmp/keep.h5"
 before=$(sha256sum <keep.h5)
 keep="keep.h5"
 first=$((ncase + 1))
-all_np "output exists without --force" "keep.h5|--force" --input "$I/x.h5" \
+plan_ok="a check of the output" all_np "output exists without --force" "keep.h5|--force" --input "$I/x.h5" \
   --output out/keep.h5 --transform dft
 for id in $(seq "$first" "$ncase"); do
   after=$(sha256sum <"cases/$id/out/keep.h5")

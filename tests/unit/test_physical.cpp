@@ -300,9 +300,10 @@ TEST_CASE("the physical keys are validated with the key named", "[physical][opti
     CAPTURE(ini_text);
     CHECK_THROWS_WITH(parse_mesh_file(ini), Catch::Contains(part));
   };
-  fails("[timing]\ndriver_ps = -1\n", "[timing] driver_ps: expected a number in [0, 1e9]");
+  fails("[timing]\ndriver_ps = -1\n",
+        "[timing] driver_ps: expected 0 or a number in [1e-6, 1e9] (ps)");
   fails("[timing]\nwire_ps_per_mm = nan\n", "[timing] wire_ps_per_mm");
-  fails("[timing]\nmac_ps_fp64 = 0\n", "[timing] mac_ps_fp64: expected a positive number");
+  fails("[timing]\nmac_ps_fp64 = 0\n", "[timing] mac_ps_fp64: expected a number in [1e-6, 1e9]");
   fails("[timing]\nbus_model = wireless\n", "expected a bus model ideal | repeated");
   fails("[timing]\nclock = fast\n", "[timing] clock");
   fails("[timing]\nactuator_heads = 0\n", "[timing] actuator_heads");

@@ -144,3 +144,41 @@ TEST_CASE("stage order strings are permutations of 123", "[plan][errors]") {
   for (const char* bad : {"", "12", "1234", "112", "124", "abc"})
     CHECK_THROWS_AS(parse_stage_order(bad), config_error);
 }
+
+// Axes of 2^31 cells and more: every index, part and cell is 64-bit (an int would wrap).
+TEST_CASE("an axis of 2^31 or 2^32 + 3 cells splits, folds and tiles without wrapping",
+          "[plan][sizes]") {
+  for (const index_t n : {index_t{1} << 31, (index_t{1} << 32) + 3}) {
+    // One part per cell, and a few parts: the last part ends at n.
+    CHECK(split_range(n, n, n - 1).lo == n - 1);
+    CHECK(split_range(n, n, n - 1).hi == n);
+    CHECK(owner_of(n, n, n - 1) == n - 1);
+    CHECK(owner_of(n, 3, n - 1) == 2);
+    CHECK(split_range(n, 3, 2).hi == n);
+    for (const int world : {1, 3}) {
+      const Plan p = make_plan(request({n, 1, 1}, {n, 1, 1}, world, {world, 1, 1}));
+      CHECK(p.mesh == ext3{n, 1, 1});
+      index_t next = 0;
+      for (int r = 0; r < p.ranks.n_bricks; ++r) {
+        const Brick b = p.brick_cells(r);
+        CHECK(b.lo == ext3{next, 0, 0});
+        CHECK(b.hi[0] > b.lo[0]);
+        CHECK(b.hi[0] - b.lo[0] <= n / world + 1);
+        CHECK(p.owner_along(1, b.hi[0] - 1) == r);
+        next = b.hi[0];
+      }
+      CHECK(next == n);
+      CHECK(p.phys_of(1, n - 1) == n - 1);
+      CHECK(p.phys_block(1, n - 1).hi == n);
+    }
+    // Folded onto 2^30 physical cells: blocks of ceil(n / 2^30) virtual cells at most.
+    PlanRequest r = request({n, 1, 1}, {n, 1, 1}, 2, {2, 1, 1});
+    r.mesh = ext3{index_t{1} << 30, 1, 1};
+    const Plan f = make_plan(r);
+    CHECK(f.fold[0] == (n + (index_t{1} << 30) - 1) >> 30);
+    CHECK(f.phys_block(1, (index_t{1} << 30) - 1).hi == n);
+    CHECK(f.phys_of(1, n - 1) == (index_t{1} << 30) - 1);
+    CHECK(f.brick_cells(1).hi[0] == n);
+    CHECK(f.brick_cells(0).hi[0] == f.brick_cells(1).lo[0]);
+  }
+}
