@@ -41,15 +41,15 @@ no_temporaries() {
 echo "-- collisions: reports and traces never overwrite an input or another output"
 cp x.ref x.h5
 run 1 -i x.h5 -o y.h5 -t dct -q --report x.h5
-refused "--report = --input" "x.h5: --report is the same file as --input x.h5"
+refused "--report = --input" "x.h5: --report is the same file as -i x.h5"
 check "input intact" cmp -s x.h5 x.ref
 check "no output made" test ! -e y.h5
 ln -s x.h5 alias.h5
 run 1 -i x.h5 -o y.h5 -t dct -q --trace alias.h5 --force
-refused "--trace = --input through a symlink, even with --force" "is the same file as --input"
+refused "--trace = --input through a symlink, even with --force" "is the same file as -i"
 check "input intact" cmp -s x.h5 x.ref
 run 1 -i x.h5 -o y.h5 -t dct -q --report y.h5
-refused "--report = --output" "y.h5: --report is the same file as --output y.h5"
+refused "--report = --output" "y.h5: --report is the same file as -o y.h5"
 run 1 -i x.h5 -o y.h5 -t dct -q --report r.txt --trace ./r.txt
 refused "--trace = --report" "is the same file as --report r.txt"
 echo "[mesh]" >m.ini
