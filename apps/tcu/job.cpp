@@ -94,10 +94,14 @@ std::string sci(const nlohmann::json& v) {
 
 // Atomic like every output (io/output_files.hpp): probed before the run, written beside
 // the target, renamed onto it at the end of the job.
-// It records the run's provenance (apps/common/provenance.hpp).
-void stage_report(TextOutput& file, nlohmann::json report, const Provenance& prov) {
+// It records the run's provenance (apps/common/provenance.hpp); `text`, if given, receives it.
+void stage_report(TextOutput& file, nlohmann::json report, const Provenance& prov,
+                  std::string* text) {
   report["provenance"] = to_json(prov);
-  file.stage(report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  const std::string dumped =
+      report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  file.stage(dumped);
+  if (text) *text = dumped;
 }
 
 // The report target, checked before any work: not an existing file without --force, not
@@ -452,7 +456,7 @@ void print_products(const nlohmann::json& r, std::ostream& out) {
 // --sweep: a size series for each unit size, its table, the fitted growth exponents and the
 // report (rank 0). Returns the exit code (on rank 0; 0 elsewhere).
 int run_sweep(const TcuConfig& cfg, const TcuAlgorithm& algo, TextOutput& report_out,
-              const Provenance& prov, MPI_Comm comm, std::ostream& out) {
+              const Provenance& prov, MPI_Comm comm, std::ostream& out, std::string* text) {
   std::vector<std::int64_t> ms = cfg.ms;
   if (ms.empty()) ms = cfg.m > 0 ? std::vector<std::int64_t>{cfg.m} : tcu_default_ms(cfg.algo);
   nlohmann::json rows = nlohmann::json::array(), fits = nlohmann::json::array();
@@ -546,7 +550,7 @@ int run_sweep(const TcuConfig& cfg, const TcuAlgorithm& algo, TextOutput& report
                              {"fits", fits}};
     const auto& details = results.front()["details"];
     if (details.contains("product")) report["product"] = details["product"];
-    stage_report(report_out, report, prov);
+    stage_report(report_out, report, prov, text);
   }
   return all_ok || lower ? 0 : 4;
 }
@@ -554,6 +558,11 @@ int run_sweep(const TcuConfig& cfg, const TcuAlgorithm& algo, TextOutput& report
 }  // namespace
 
 int run_tcu_job(const TcuConfig& cfg, MPI_Comm comm, std::ostream& out) {
+  return run_tcu_job_keeping_report(cfg, comm, out, nullptr);
+}
+
+int run_tcu_job_keeping_report(const TcuConfig& cfg, MPI_Comm comm, std::ostream& out,
+                               std::string* report_text) {
   const TcuAlgorithm* algo = nullptr;
   TextOutput report_out;
   mpi::collectively(comm, [&] {
@@ -563,7 +572,7 @@ int run_tcu_job(const TcuConfig& cfg, MPI_Comm comm, std::ostream& out) {
   const Provenance prov = run_provenance(comm, "triada-tcu", cfg.command_line);
   int code = 0;
   if (cfg.sweep) {
-    code = run_sweep(cfg, *algo, report_out, prov, comm, out);
+    code = run_sweep(cfg, *algo, report_out, prov, comm, out, report_text);
   } else {  // one run: its calls depend on each other, rank 0 runs it alone
     on_rank0(comm, [&] {
       nlohmann::json r =
@@ -573,7 +582,7 @@ int run_tcu_job(const TcuConfig& cfg, MPI_Comm comm, std::ostream& out) {
       if (cfg.both_products) ok = run_other_product(cfg, *algo, r) && ok;
       print_single(r, out);
       print_products(r, out);
-      if (!cfg.report.empty()) stage_report(report_out, r, prov);
+      if (!cfg.report.empty()) stage_report(report_out, r, prov, report_text);
       code = ok || cfg.cell_mode != CellMode::fp64 ? 0 : 4;
     });
   }

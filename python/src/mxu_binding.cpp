@@ -48,12 +48,13 @@ pyb::object tcu_product(const TcuConfig& cfg, std::vector<double> a, std::vector
 }
 
 // (rank 0's summary, the exit code, (C, its unit's cost) for matmul and strassen given A and
-// B on rank 0, else None). The report goes to the file of --report.
+// B on rank 0, else None, the report's text on every rank). The report also goes to the file
+// of --report, which may not be readable back ("-", a FIFO).
 pyb::tuple tcu(const std::vector<std::string>& args, std::optional<std::int64_t> comm_handle,
                const pyb::object& a, const pyb::object& b) {
   Serialized lock;
   TcuConfig cfg;
-  std::string summary;
+  std::string summary, report;
   int code = 0, rank = 0;
   const CallSignals signals;
   {
@@ -62,7 +63,8 @@ pyb::tuple tcu(const std::vector<std::string>& args, std::optional<std::int64_t>
     cancel::Scope stoppable(comm, signals.poll());
     cfg = parse_args(args, parse_tcu_options, comm);
     std::ostringstream out;
-    code = run_tcu_job(cfg, comm, out);
+    code = run_tcu_job_keeping_report(cfg, comm, out, &report);
+    report = mpi::bcast_string(comm, report, 0);
     summary = out.str();
     rank = mpi::rank(comm);
     stoppable.finish();
@@ -73,7 +75,7 @@ pyb::tuple tcu(const std::vector<std::string>& args, std::optional<std::int64_t>
     const auto side = static_cast<index_t>(pyb::len(a));
     product = tcu_product(cfg, values_of(a), values_of(b), side);
   }
-  return pyb::make_tuple(summary, code, product);
+  return pyb::make_tuple(summary, code, product, report);
 }
 
 // --layer's operands given as arrays (NCHW input, OIHW weights), float64 C order.

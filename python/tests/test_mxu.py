@@ -1,6 +1,10 @@
 """triada.tcu and triada.conv: results against numpy (matmul, a direct convolution loop),
 reports equal to the programs', errors with the programs' messages."""
 
+import json
+import os
+import threading
+
 import numpy as np
 import pytest
 
@@ -52,6 +56,29 @@ def test_tcu_strassen_and_generated_inputs_and_sweeps():
     assert product is None and report["verified"] and report["size"] == 15
     _, report = triada.tcu("dft", m=16, latency=0, sweep=True, sizes=(16, 64))
     assert [r["size"] for r in report["sweep"]] == [16, 64]
+
+
+@pytest.mark.parametrize("sweep", [False, True])
+def test_tcu_report_to_a_target_not_read_back(tmp, sweep):
+    """report="-" and a FIFO: the file gets the report, the call returns the same one."""
+    kw = dict(sweep=True, sizes=(16,)) if sweep else dict(size=8)
+    fd, out = os.dup(1), tmp / "stdout"
+    with open(out, "w") as f:
+        os.dup2(f.fileno(), 1)
+        try:
+            _, report = triada.tcu("matmul", m=16, report="-", **kw)
+        finally:
+            os.dup2(fd, 1)
+            os.close(fd)
+    assert json.loads(out.read_text()) == report
+    fifo = tmp / "r.fifo"
+    os.mkfifo(fifo)
+    got = {}
+    reader = threading.Thread(target=lambda: got.update(text=fifo.read_text()))
+    reader.start()
+    _, report = triada.tcu("matmul", m=16, report=fifo, **kw)
+    reader.join()
+    assert json.loads(got["text"]) == report
 
 
 @pytest.mark.parametrize("kw, cli", [

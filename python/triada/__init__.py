@@ -418,18 +418,17 @@ def tcu(algo, size=None, *, m=None, latency=0, A=None, B=None, inputs=None, inpu
             out_path = a.report if a.report is not None else os.path.join(tmp, "report.json")
             args = ["triada-tcu"] + _options(**dict(options, input=in_path, report=out_path))
             try:
-                summary, code, product = _triada.tcu(args, handle, a.A, a.B)
+                summary, code, product, text = _triada.tcu(args, handle, a.A, a.B)
             except Error as e:
                 if not written:
                     raise
                 raise _named_as_arguments(e, written) from None
-            text = _read_text(out_path) if root else ""
-            if root and given:
-                text = json.dumps(_renamed(json.loads(text), in_path, "inputs"))
-            text = _triada.bcast_text(text, handle)
+            report = json.loads(text)
+            if written:
+                report = _renamed(report, written, "inputs")
         if a.verbose and summary:
             print(summary, end="", flush=True)
-        return product, json.loads(text)
+        return product, report
     return run
 
 
@@ -444,11 +443,6 @@ _TCU_KINDS = dict(
     k=_args.optional(_args.count), kernel=_args.optional(_args.numbers_),
     points=_args.optional(_args.count), progress=_args.optional(_args.word),
     report=_args.optional(_args.path), force=_args.flag, verbose=_args.flag)
-
-
-def _read_text(path):
-    with open(path, encoding="utf-8") as f:
-        return f.read()
 
 
 @entry
