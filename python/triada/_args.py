@@ -173,7 +173,7 @@ def _config_value(name, value):
 
 def config(name, value):
     """Mesh config keys: a dict {"section.key": value}, values str, numbers, bools or
-    sequences of them."""
+    sequences of str and numbers (a list key such as mesh.cells)."""
     if not isinstance(value, Mapping):
         _fail(name, "a dict {\"section.key\": value}", value)
     out = {}

@@ -1,5 +1,5 @@
 #pragma once
-// XDMF sidecars (doc/design.md §5.7): a small XML file beside an HDF5 output through which
+// XDMF sidecars (doc/design.md §5.10): a small XML file beside an HDF5 output through which
 // ParaView and VisIt open its rank-3 datasets as cell data of a 3D grid, one cell per
 // element. Text only: it reads no file; the caller writes it as an output of its own.
 #include <cstdint>
