@@ -25,7 +25,6 @@ constexpr KeySpec kKeys[] = {
     {"machine.net_gbytes_per_s", "24", "bandwidth between nodes (GB/s), assumed"},
 };
 
-
 // cal[path...] as a positive finite number.
 double measured(const nlohmann::json& cal, const std::string& name,
                 std::initializer_list<const char*> path) {

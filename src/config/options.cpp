@@ -62,7 +62,8 @@ std::string in_quotes(const std::string& s) {
 
 std::vector<std::string> list_items(const std::string& option, const std::string& s) {
   if (s.find_first_of(" \t\n\r\v\f") != std::string::npos)
-    throw config_error(option + ": a list takes no spaces (items separated by single commas), got " +
+    throw config_error(option +
+                       ": a list takes no spaces (items separated by single commas), got " +
                        in_quotes(s));
   std::vector<std::string> items;
   size_t start = 0;
@@ -112,8 +113,7 @@ ext3 parse_ext3(const std::string& s, const std::string& what, std::int64_t max)
   const std::vector<std::string> items = list_items(what, s);
   ext3 e{};
   bool ok = items.size() == 3;
-  for (size_t i = 0; ok && i < 3; ++i)
-    ok = parse_int(items[i], e[i]) && e[i] >= 1 && e[i] <= max;
+  for (size_t i = 0; ok && i < 3; ++i) ok = parse_int(items[i], e[i]) && e[i] >= 1 && e[i] <= max;
   if (!ok)
     throw config_error(what + ": expected three integers A,B,C in [1, " + std::to_string(max) +
                        "], got " + in_quotes(s));
@@ -186,8 +186,8 @@ const std::string& text(const po::variables_map& vm, const std::string& key) {
 
 // A per-event energy: 0 (the term left out) or within [1e-6, 1e9] pJ.
 double energy_value(const po::variables_map& vm, const KeySources& src, const std::string& key) {
-  return key_quantity(vm, [&](const std::string& k) { return src(k); }, key,
-                      Quantity{"pJ", 1e-6, 1e9, true});
+  return key_quantity(
+      vm, [&](const std::string& k) { return src(k); }, key, Quantity{"pJ", 1e-6, 1e9, true});
 }
 
 // The MAC energy of a cell mode: [energy] mac_pj (fp64) or mac_pj_<mode>.

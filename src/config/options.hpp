@@ -102,7 +102,6 @@ class MeshCommandLine {
 // "on" / "off" (and true/false, 1/0, yes/no); throws config_error naming `source`.
 bool parse_on_off(const std::string& value, const std::string& source);
 
-
 // Refuses an empty value of any of the path options `names` (without "--") that vm holds:
 // config_error "--NAME: empty file name" (the option as `spelled`).
 void refuse_empty_paths(const boost::program_options::variables_map& vm,
@@ -142,7 +141,6 @@ auto named(const std::string& source, F&& f) -> decltype(f()) {
 // of every list of every program: no spaces and no empty item. Throws config_error naming
 // `option` (an option, or FILE: [section] key) otherwise.
 std::vector<std::string> list_items(const std::string& option, const std::string& s);
-
 
 // Whole-string integer parsing for option values: false unless all of `s` is one integer
 // (no spaces, no sign for unsigned types, no overflow).

@@ -102,8 +102,7 @@ NetworkHeader gemm_header(const std::vector<std::string>& f, const std::string& 
                        std::to_string(f.size()) + " columns");
   if (lower(f[0]) != "layer" && lower(f[0]) != "layer name")
     throw config_error(where + ": header: column 1 must be 'Layer' or 'Layer name', got '" +
-                       printable(f[0]) +
-                       "'");
+                       printable(f[0]) + "'");
   for (size_t i = 1; i < kGemmColumnCount; ++i) check_column(f, i, kGemmColumns[i], where);
   return {NetworkFormat::scalesim_gemm, kGemmColumnCount};
 }

@@ -99,7 +99,7 @@ struct StepRecord {
   int stage = 0;      // index into plan.stages
   index_t pivot = 0;  // row t of C_axis, position of the tag
   std::uint64_t repeat = 1;
-  CounterArray n{};   // the events of one of its steps
+  CounterArray n{};  // the events of one of its steps
   // MACs of the busiest physical cell in this step (max over ranks, not summed): a folded
   // cell does its virtual cells' updates one after another, so the step lasts
   // cycles = max(1, busiest) cycles.

@@ -46,7 +46,8 @@ MpiTraffic y_traffic(const Plan& plan, int stage, std::size_t element_bytes, Piv
     const bool counted = pivots == PivotMessages::counted;
     if (lines == 0 && !counted) continue;  // the fused executor sends no empty plane
     const std::string what = "MPI traffic of the stage along axis " + std::to_string(sp.axis);
-    const u64 payload = checked_mul(lines, element_bytes, what) + (counted ? sizeof(std::int64_t) : 0);
+    const u64 payload =
+        checked_mul(lines, element_bytes, what) + (counted ? sizeof(std::int64_t) : 0);
     const u64 messages = checked_mul(rows, others, what);
     t.add(messages, checked_mul(messages, payload, what));
   }

@@ -91,8 +91,8 @@ void start(int* argc, char*** argv, int level) {
   setenv("OMPI_MCA_io", "^ompio", 0);
   take_own_session_root();
   int provided = 0;
-  const int code = while_signals_wait(
-      [&] { return MPI_Init_thread(argc, argv, level, &provided); });
+  const int code =
+      while_signals_wait([&] { return MPI_Init_thread(argc, argv, level, &provided); });
   if (!own_session_root.empty()) unsetenv("OMPI_MCA_orte_tmpdir_base");
   if (code != MPI_SUCCESS) remove_own_session_root();
   CHECK_MPI(code);

@@ -294,7 +294,9 @@ TEST_CASE("a mesh INI may start with a UTF-8 byte-order mark, as editors save on
   CHECK(without_bom("\xef\xbb\xbfLayer") == "Layer");
   CHECK(without_bom("x\xef\xbb\xbf") == "x\xef\xbb\xbf");  // only at the start
   // Elsewhere it is a byte of a bad line, named escaped.
-  const std::string mid = write_ini("midbom", "[esop]\n\xef\xbb\xbf" "enabled = off\n");
+  const std::string mid = write_ini("midbom",
+                                    "[esop]\n\xef\xbb\xbf"
+                                    "enabled = off\n");
   CHECK_THROWS_WITH(parse_mesh_file(mid), Catch::Contains("\\xef\\xbb\\xbf"));
 }
 
@@ -311,24 +313,35 @@ TEST_CASE("every physical key refuses a value outside its range, named in one li
     std::string word;
     for (std::string line; std::getline(lines, line);) {
       std::istringstream(line) >> word;
-      for (const char* s : {"--technology.", "--timing.", "--energy.", "--area.", "--machine.",
-                            "--mxu."})
+      for (const char* s :
+           {"--technology.", "--timing.", "--energy.", "--area.", "--machine.", "--mxu."})
         if (word.rfind(s, 0) == 0) keys.push_back(word.substr(2));
     }
   }
   CHECK(keys.size() >= 70);
   // The terms the model may leave out (README "Mesh configs"): 0 is their only value below
   // 1e-6 of the unit.
-  const std::set<std::string> zero_ok = {
-      "energy.x_bus_send_pj",     "energy.y_bus_send_pj",       "energy.y_bus_receive_pj",
-      "energy.wait_pj",           "energy.static_pj_per_cell_step", "timing.driver_ps",
-      "timing.wire_ps_per_mm",    "timing.wire_ohm_per_mm",     "timing.wire_ff_per_mm",
-      "timing.stage_ps",          "timing.overhead_ps",         "timing.control_cycles",
-      "energy.driver_fj_per_bit", "energy.wire_fj_per_bit_mm",  "energy.leakage_uw_per_cell",
-      "area.bit_um2",             "area.wire_pitch_um",         "area.via_um2_per_bit"};
+  const std::set<std::string> zero_ok = {"energy.x_bus_send_pj",
+                                         "energy.y_bus_send_pj",
+                                         "energy.y_bus_receive_pj",
+                                         "energy.wait_pj",
+                                         "energy.static_pj_per_cell_step",
+                                         "timing.driver_ps",
+                                         "timing.wire_ps_per_mm",
+                                         "timing.wire_ohm_per_mm",
+                                         "timing.wire_ff_per_mm",
+                                         "timing.stage_ps",
+                                         "timing.overhead_ps",
+                                         "timing.control_cycles",
+                                         "energy.driver_fj_per_bit",
+                                         "energy.wire_fj_per_bit_mm",
+                                         "energy.leakage_uw_per_cell",
+                                         "area.bit_um2",
+                                         "area.wire_pitch_um",
+                                         "area.via_um2_per_bit"};
   for (const std::string& key : keys)
-    for (const char* v : {"0", "-1", "-0.5", "1e-320", "4.9e-324", "1e-300", "1e-7", "inf",
-                          "-inf", "nan", "1e300", "1e10"}) {
+    for (const char* v : {"0", "-1", "-0.5", "1e-320", "4.9e-324", "1e-300", "1e-7", "inf", "-inf",
+                          "nan", "1e300", "1e10"}) {
       CAPTURE(key, v);
       const bool mac = key.rfind("energy.mac_pj", 0) == 0;  // every MAC energy may be 0
       const std::vector<std::string> args{"-t", "dct", "--" + key, v};
