@@ -18,6 +18,20 @@ fail() {
   echo "FAIL: $*" >&2
   failed=$((failed + 1))
 }
+# pycheck WHAT CODE ARGS...: python (json imported, argv in a, run in the current
+# directory) must exit 0; a test may define its own pycheck after sourcing this file.
+pycheck() {
+  local what=$1 code=$2
+  shift 2
+  if "$PYTHON" -c "import json, sys
+a = sys.argv[1:]
+$code" "$@" 2>check.err; then
+    pass
+  else
+    fail "$what: $(tail -n 3 check.err)"
+  fi
+}
+
 check() {
   local name=$1
   shift

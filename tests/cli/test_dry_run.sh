@@ -25,19 +25,6 @@ ok() {
   [[ $rc -eq 0 ]] || fail "np $np $*: exit $rc: $(cat err.txt)"
 }
 
-# pycheck WHAT CODE ARGS...: python (json imported, argv in a) must exit 0.
-pycheck() {
-  local what=$1 code=$2
-  shift 2
-  if "$PYTHON" -c "import json, sys
-a = sys.argv[1:]
-$code" "$@" 2>check.err; then
-    pass
-  else
-    fail "$what: $(tail -n 3 check.err)"
-  fi
-}
-
 "$TRIADA_BIN/triada-gen" -o x.h5 --shape 45,33,21 --sparsity 0.3 >/dev/null
 "$TRIADA_BIN/triada-gen" -o z.h5 --shape 27,19,11 --type complex64 >/dev/null
 "$TRIADA_BIN/triada-gen" -o x2.h5 --shape 2,33,21 >/dev/null

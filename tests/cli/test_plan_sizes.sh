@@ -15,19 +15,6 @@ APP="$TRIADA_BIN/triada-transform"
 
 in_scratch_dir plan-sizes
 
-# pycheck WHAT CODE ARGS...: python (json imported, argv in a) must exit 0.
-pycheck() {
-  local what=$1 code=$2
-  shift 2
-  if "$PYTHON" -c "import json, sys
-a = sys.argv[1:]
-$code" "$@" 2>check.err; then
-    pass
-  else
-    fail "$what: $(tail -n 3 check.err)"
-  fi
-}
-
 # ---- 64-bit brick bounds: a dry run whose output axis 1 has K1 = 2^31 and 2^32 + 3 -------
 "$PYTHON" - <<'PY'
 import h5py, numpy as np
