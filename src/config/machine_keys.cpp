@@ -79,6 +79,9 @@ MachineModel machine_from_calibration(const nlohmann::json& cal, const std::stri
   m.copy_bytes_per_s = measured(cal, name, {"memory", "all_ranks", "bytes_per_s", "median"}) / 2;
   if (cal.contains("sync") && cal["sync"].is_object() && cal["sync"].contains("fence"))
     m.fence_s = measured(cal, name, {"sync", "fence", "seconds"});
+  if (cal.contains("sync") && cal["sync"].is_object() && cal["sync"].contains("flag_handshake") &&
+      !cal["sync"]["flag_handshake"].is_null())
+    m.handshake_s = measured(cal, name, {"sync", "flag_handshake", "seconds"});
   const nlohmann::json& pairs = cal["point_to_point"].value("pairs", nlohmann::json::array());
   for (const nlohmann::json& p : pairs)
     if (p.value("same_node", false)) {

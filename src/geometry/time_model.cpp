@@ -76,7 +76,7 @@ double stream_seconds(const Plan& plan, const StageFacts& f, const MachineModel&
 }
 
 // Columns of a chunk of pivot panels (kernels/packing.hpp, panel_chunk with 16 columns a
-// panel): the shared packing synchronises the line once a chunk.
+// panel): the shared packing waits on the line's flags once a chunk.
 index_t chunk_columns(index_t steps) {
   const index_t s = std::max<index_t>(steps, 1);
   return std::max<index_t>(16, (index_t{1} << 18) / (8 * s) / 16 * 16);
@@ -90,11 +90,11 @@ double planes_seconds(const StagePlan& sp, const StageFacts& f, const MachineMod
   if (shared) {
     if (sp.axis == 3)  // V copied into the line's window once, one fence
       return double(f.v_planes) * plane_bytes / m.copy_bytes_per_s + m.fence_s;
-    // Each member packs its own planes chunk by chunk; one fence a chunk.
+    // Each member packs its own planes chunk by chunk, then waits on the others' flags.
     const index_t slabs = sp.axis == 2 ? f.lines / std::max<index_t>(f.le2, 1) : 1;
     const index_t cols = sp.axis == 2 ? f.le2 : f.lines;
     const index_t chunks = slabs * ((cols + chunk_columns(f.steps) - 1) / chunk_columns(f.steps));
-    return double(chunks + 1) * m.fence_s;
+    return double(chunks) * m.handshake_s;
   }
   // Broadcast: every plane it does not hold reaches brick 0 down a binomial tree.
   const double alpha = f.line_on_node ? m.node_alpha_s : m.net_alpha_s;

@@ -29,6 +29,10 @@ struct MachineModel {
   double copy_bytes_per_s = 3.9e9;    // bytes one rank copies per second, every core busy
   double stream_bytes_per_s = 1.3e9;  // bytes of actuator messages its host builds a second
   double fence_s = 3.3e-6;            // one synchronisation of a line's shared window
+  // One rank waiting on another's flag in shared memory (half a round trip): the shared
+  // packing's synchronisation a chunk. Assumed for the built-in node (not measured there;
+  // the 2-core VM measured 0.24 us); a calibration's sync.flag_handshake where it has one.
+  double handshake_s = 0.5e-6;
   // Point to point within a node and between nodes: t = alpha + bytes x beta.
   double node_alpha_s = 0.70e-6, node_beta_s_per_byte = 1.0 / 7.7e9;
   double net_alpha_s = 1e-6, net_beta_s_per_byte = 1.0 / 24e9;

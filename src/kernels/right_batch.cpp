@@ -90,17 +90,25 @@ void pack_chunk(const RightBatchArgs& a, index_t c0, index_t c1, double* pack, c
 
 // Each panel's list of non-zero rows (in streaming order), then the row blocks of W in
 // turn, each sweeping the chunk's panels left to right.
-void multiply_chunk(const RightBatchArgs& a, index_t slab, index_t c0, index_t c1, index_t mblocks,
-                    const PanelStore& store, RightScratch& x) {
+void multiply_chunk(const RightBatchArgs& a, index_t q, index_t slab, index_t c0, index_t c1,
+                    index_t mblocks, const PanelStore& store, RightScratch& x) {
   const index_t nb = a.nb, nbk = (c1 - c0 + kNR - 1) / kNR;
   x.panel_list.resize(static_cast<size_t>(nbk * nb));
   x.panel_nl.assign(static_cast<size_t>(nbk), 0);
   x.bptr.resize(static_cast<size_t>(nbk * nb));
-  for (index_t j = 0; j < nbk; ++j)
+  x.rows.resize(static_cast<size_t>(nb));
+  x.flags.resize(static_cast<size_t>(nb));
+  store.locate(q, x.rows.data(), x.flags.data());
+  for (index_t j = 0; j < nbk; ++j) {
+    const index_t jr = j * nb * kNR, jf = j * nb;
+    index_t nl = 0;
     for (index_t s = 0; s < nb; ++s) {
-      x.bptr[j * nb + s] = store.row(j, s);
-      if (store.flag(j, s)) x.panel_list[j * nb + x.panel_nl[j]++] = static_cast<std::int32_t>(s);
+      x.bptr[jf + s] = x.rows[s] + jr;
+      x.panel_list[jf + nl] = static_cast<std::int32_t>(s);
+      nl += x.flags[s][jf] != 0 ? 1 : 0;
     }
+    x.panel_nl[j] = nl;
+  }
   for (index_t mb = 0; mb < mblocks; ++mb) {
     const index_t rows = x.row0[mb + 1] - x.row0[mb];
     double* wr[kMR];
@@ -124,24 +132,44 @@ void right_batch_isa(const RightBatchArgs& a, const KnownZero& known, PanelStore
   const std::vector<PlaneRef<double>>& planes = *a.planes;
   x.brow.resize(static_cast<size_t>(nb));
   const index_t mblocks = pack_coefficients(a, x);
-  const index_t chunk = panel_chunk(nb);
-  index_t chunk_no = 0;
-  for (index_t slab = 0; slab < a.slabs; ++slab) {
-    for (index_t s = 0; s < nb; ++s)
-      x.brow[s] = (*a.mine)[s] ? planes[s].base + slab * planes[s].st1 : nullptr;
-    for (index_t c0 = 0; c0 < N; c0 += chunk, ++chunk_no) {
-      if (a.stop && a.stop()) return;
-      const index_t c1 = std::min(N, c0 + chunk), nbk = (c1 - c0 + kNR - 1) / kNR;
-      double* pack = nullptr;
-      char* flags = nullptr;
-      store.begin_chunk(chunk_no, nbk, pack, flags);
-      mark_known_zero(a, known, slab, c0, c1, x);
-      pack_chunk(a, c0, c1, pack, flags, x, counts, bad);
-      store.publish();  // every member's rows of this chunk are packed
-      multiply_chunk(a, slab, c0, c1, mblocks, store, x);
-    }
+  const index_t chunk = panel_chunk(nb), per_slab = (N + chunk - 1) / chunk;
+  const index_t chunks = a.slabs * per_slab;
+  // Chunk q: columns [c0, c1) of slab q / per_slab.
+  auto columns = [&](index_t q, index_t& slab, index_t& c0, index_t& c1) {
+    slab = q / per_slab;
+    c0 = (q % per_slab) * chunk;
+    c1 = std::min(N, c0 + chunk);
+  };
+  index_t brow_slab = -1;
+  auto pack = [&](index_t q) {
+    index_t slab = 0, c0 = 0, c1 = 0;
+    columns(q, slab, c0, c1);
+    if (slab != brow_slab)
+      for (index_t s = 0; s < nb; ++s)
+        x.brow[s] = (*a.mine)[s] ? planes[s].base + slab * planes[s].st1 : nullptr;
+    brow_slab = slab;
+    double* panels = nullptr;
+    char* flags = nullptr;
+    store.begin_chunk(q, (c1 - c0 + kNR - 1) / kNR, panels, flags);
+    mark_known_zero(a, known, slab, c0, c1, x);
+    pack_chunk(a, c0, c1, panels, flags, x, counts, bad);
+    store.publish(q);
+  };
+  // Packing ahead, a member packs chunk q + 1 while the others' rows of chunk q arrive.
+  const bool ahead = store.packs_ahead();
+  if (ahead && chunks > 0) pack(0);
+  for (index_t q = 0; q < chunks; ++q) {
+    if (a.stop && a.stop()) return;
+    if (!ahead)
+      pack(q);
+    else if (q + 1 < chunks)
+      pack(q + 1);
+    store.acquire(q);  // every member's rows of chunk q are packed
+    index_t slab = 0, c0 = 0, c1 = 0;
+    columns(q, slab, c0, c1);
+    multiply_chunk(a, q, slab, c0, c1, mblocks, store, x);
+    store.end_chunk(q);
   }
-  store.end_batch();
 }
 
 }  // namespace TRIADA_ISA_NS

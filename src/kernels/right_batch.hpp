@@ -15,19 +15,26 @@
 
 namespace triada::kernels {
 
+// Chunks are numbered from 0 in the batch; each goes through begin_chunk, publish, acquire,
+// locate and end_chunk in that order. A store that packs ahead lets chunk q + 1 be packed
+// and published before chunk q is acquired (the others' rows of q arrive meanwhile).
 class PanelStore {
  public:
   virtual ~PanelStore() = default;
-  // Where this member packs its rows of chunk `chunk_no` (nbk panels of nb rows of kNR,
-  // then nbk * nb flags; double buffered where others read them).
-  virtual void begin_chunk(index_t chunk_no, index_t nbk, double*& panels, char*& flags) = 0;
-  // This member's rows of the chunk are packed; on return everybody's are.
-  virtual void publish() = 0;
-  // Packed row s of panel j of the current chunk, and whether it is non-zero.
-  virtual const double* row(index_t j, index_t s) const = 0;
-  virtual bool flag(index_t j, index_t s) const = 0;
-  // The batch's last chunk is read by everybody (the scratch may be packed again).
-  virtual void end_batch() {}
+  virtual bool packs_ahead() const { return false; }
+  // Where this member packs its rows of chunk q (nbk panels of nb rows of kNR, then
+  // nbk * nb flags; a ring of buffers where others read them: may wait until nobody reads
+  // the buffer any more).
+  virtual void begin_chunk(index_t q, index_t nbk, double*& panels, char*& flags) = 0;
+  // This member's rows of chunk q are packed.
+  virtual void publish(index_t q) { (void)q; }
+  // Every member's rows of chunk q are packed (waits for them).
+  virtual void acquire(index_t q) { (void)q; }
+  // Where chunk q's packed rows lie, once per chunk (no call per row): row s of panel j at
+  // rows[s] + j * nb * kNR, non-zero if flags[s][j * nb] != 0.
+  virtual void locate(index_t q, const double** rows, const char** flags) const = 0;
+  // This member has read chunk q (its buffers may be packed again).
+  virtual void end_chunk(index_t q) { (void)q; }
 };
 
 // Everything packed by this rank into private buffers.
@@ -35,11 +42,12 @@ class PrivatePanels final : public PanelStore {
  public:
   PrivatePanels(index_t nb, bool esop);
   void begin_chunk(index_t, index_t nbk, double*& panels, char*& flags) override;
-  void publish() override {}
-  const double* row(index_t j, index_t s) const override {
-    return pack_.data() + (j * nb_ + s) * nr_;
+  void locate(index_t, const double** rows, const char** flags) const override {
+    for (index_t s = 0; s < nb_; ++s) {
+      rows[s] = pack_.data() + s * nr_;
+      flags[s] = flag_.data() + s;
+    }
   }
-  bool flag(index_t j, index_t s) const override { return flag_[j * nb_ + s] != 0; }
 
  private:
   index_t nb_, nr_;  // nr_: the path's panel width (kNR)
@@ -79,7 +87,8 @@ struct RightBatchArgs {
 struct RightScratch {
   std::vector<double> apack;
   std::vector<index_t> row0, i2_lo, i2_hi;
-  std::vector<const double*> brow, bptr;
+  std::vector<const double*> brow, bptr, rows;
+  std::vector<const char*> flags;
   std::vector<char> known_zero;
   std::vector<std::int32_t> panel_list;
   std::vector<index_t> panel_nl;

@@ -329,6 +329,7 @@ nlohmann::json time_model_json(const MachineModel& m, const std::vector<StageMod
       {"right_macs_per_s", {{"alone", m.right_rate_alone}, {"all", m.right_rate_all}}},
       {"copy_bytes_per_s", m.copy_bytes_per_s},
       {"fence_s", m.fence_s},
+      {"handshake_s", m.handshake_s},
       {"node", {{"alpha_s", m.node_alpha_s}, {"beta_s_per_byte", m.node_beta_s_per_byte}}},
       {"net", {{"alpha_s", m.net_alpha_s}, {"beta_s_per_byte", m.net_beta_s_per_byte}}}};
   return {{"machine", machine}, {"stages", st}, {"seconds", total}};

@@ -35,6 +35,7 @@ MachineModel round_machine() {
   m.copy_bytes_per_s = 1e9;
   m.stream_bytes_per_s = 0.5e9;
   m.fence_s = 1e-6;
+  m.handshake_s = 0.25e-6;
   m.node_alpha_s = 1e-6;
   m.node_beta_s_per_byte = 1e-9;
   m.net_alpha_s = 1e-5;
@@ -71,7 +72,7 @@ TEST_CASE("one rank: kernels at the lone rate, the stream built and received, no
   CHECK(model_total(st) == Approx(st[0].total() + st[1].total() + st[2].total()));
 }
 
-TEST_CASE("a line on one node: axis 3 copies V into the window, axes 1 and 2 fence a chunk",
+TEST_CASE("a line on one node: axis 3 copies V into the window, axes 1 and 2 wait on flags",
           "[time_model]") {
   const MachineModel m = round_machine();
   // 2 x 2 x 1 bricks of 32^3: brick 0 holds 16 x 16 x 32 cells.
@@ -83,7 +84,7 @@ TEST_CASE("a line on one node: axis 3 copies V into the window, axes 1 and 2 fen
     if (s.axis == 3) continue;
     // Axes 1 and 2: 512 lines of brick 0; chunks of 2^18 / (8 x 32 steps) = 1024 columns.
     const double chunks = s.axis == 1 ? 1 : 16;  // axis 2: a chunk per i1 slab of 32 columns
-    CHECK(s.planes == Approx((chunks + 1) * 1e-6));
+    CHECK(s.planes == Approx(chunks * 0.25e-6));
     // Four ranks on the node: the every-core rates.
     CHECK(s.compute == Approx(32.0 * 16 * 16 * 32 / 2e9));
   }
@@ -162,7 +163,7 @@ TEST_CASE("a calibration's constants become the machine; a bad one is refused by
       {"left_macs_per_s": {"median": 3e9}, "right_macs_per_s": {"median": 4e9},
        "alone": {"left_macs_per_s": 5e9, "right_macs_per_s": 6e9}}]},
     "memory": {"all_ranks": {"bytes_per_s": {"median": 8e9}}},
-    "sync": {"fence": {"seconds": 2e-6}},
+    "sync": {"fence": {"seconds": 2e-6}, "flag_handshake": {"seconds": 3e-7}},
     "point_to_point": {"pairs": [
       {"same_node": false, "fit": {"alpha_s": 9e-6, "beta_s_per_byte": 9e-9}},
       {"same_node": true, "fit": {"alpha_s": 5e-7, "beta_s_per_byte": 1e-10}}]}
@@ -175,6 +176,7 @@ TEST_CASE("a calibration's constants become the machine; a bad one is refused by
   CHECK(m.right_rate_alone == 6e9);
   CHECK(m.copy_bytes_per_s == 4e9);  // read and written counted: half is copied
   CHECK(m.fence_s == 2e-6);
+  CHECK(m.handshake_s == 3e-7);
   CHECK(m.node_alpha_s == 5e-7);
   CHECK(m.node_beta_s_per_byte == 1e-10);
   nlohmann::json bad = cal;
@@ -185,4 +187,8 @@ TEST_CASE("a calibration's constants become the machine; a bad one is refused by
   bad = cal;
   bad["schema"] = "triada-report/1";
   CHECK_THROWS_AS(machine_from_calibration(bad, "cal.json"), config_error);
+  // No two ranks on a node: no handshake measured, the built-in one stays.
+  nlohmann::json lone = cal;
+  lone["sync"]["flag_handshake"] = nullptr;
+  CHECK(machine_from_calibration(lone, "cal.json").handshake_s == MachineModel{}.handshake_s);
 }

@@ -30,25 +30,30 @@ namespace fused {
 namespace {
 
 // A panel store whose packing (from a chunk's start to its publishing) is charged to the
-// clock's pack, and its synchronisation (publishing, the batch's end) to wait.
+// clock's pack, and its synchronisation (a free buffer, the others' rows) to wait.
 class TimedPanels final : public kernels::PanelStore {
  public:
   TimedPanels(kernels::PanelStore& inner, StageClock& clock) : inner_(inner), clock_(clock) {}
-  void begin_chunk(index_t chunk_no, index_t nbk, double*& panels, char*& flags) override {
+  bool packs_ahead() const override { return inner_.packs_ahead(); }
+  void begin_chunk(index_t q, index_t nbk, double*& panels, char*& flags) override {
+    {
+      const auto waiting = clock_.wait();
+      inner_.begin_chunk(q, nbk, panels, flags);
+    }
     t0_ = StageClock::clock::now();
-    inner_.begin_chunk(chunk_no, nbk, panels, flags);
   }
-  void publish() override {
+  void publish(index_t q) override {
     clock_.charge(TimePart::pack, t0_);
-    const auto waiting = clock_.wait();
-    inner_.publish();
+    inner_.publish(q);
   }
-  const double* row(index_t j, index_t s) const override { return inner_.row(j, s); }
-  bool flag(index_t j, index_t s) const override { return inner_.flag(j, s); }
-  void end_batch() override {
+  void acquire(index_t q) override {
     const auto waiting = clock_.wait();
-    inner_.end_batch();
+    inner_.acquire(q);
   }
+  void locate(index_t q, const double** rows, const char** flags) const override {
+    inner_.locate(q, rows, flags);
+  }
+  void end_chunk(index_t q) override { inner_.end_chunk(q); }
 
  private:
   kernels::PanelStore& inner_;

@@ -1,5 +1,7 @@
 #include "engine/fused/transport.hpp"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <cstring>
 #include <span>
@@ -347,53 +349,100 @@ class SharedInPlace final : public PlaneSource<T> {
   WindowPlanes<T> window_;
 };
 
-// Shared packing: member r packs its planes' rows of a chunk into buffer (chunk % 2) of its
-// window scratch, at scratch[r] + h * half (panels, then flags); the others read them.
+// Shared packing: member r packs its planes' rows of a chunk into one buffer of a ring in
+// its window scratch; the others read them. Synchronisation is point to point, through two
+// counters at the head of each member's scratch (each on its own cache line, written only
+// by that member): `packed`, the chunks it has published, and `read`, the chunks it has
+// finished reading. Chunks are numbered over the window's life (every member of a line runs
+// the same chunks in the same order, from 0 at the window's creation), so no batch needs a
+// fence: chunk g goes to buffer g % ring, once every member has read chunk g - ring.
 class SharedPanels final : public kernels::PanelStore {
  public:
   SharedPanels(const Topology& topo, int axis, int line_rank, int line_size, index_t nb, index_t N,
                std::vector<int> owner);
-  void begin_chunk(index_t chunk_no, index_t, double*& panels, char*& flags) override {
-    off_ = static_cast<std::size_t>(chunk_no % 2) * half_;
-    panels = reinterpret_cast<double*>(scratch_[me_] + off_);
-    flags = reinterpret_cast<char*>(scratch_[me_] + off_ + panel_bytes_);
+  bool packs_ahead() const override { return true; }
+  void begin_chunk(index_t q, index_t, double*& panels, char*& flags) override;
+  void publish(index_t q) override { store_release(counter(me_, kPacked), global(q) + 1); }
+  void acquire(index_t q) override { wait_all(kPacked, global(q) + 1); }
+  void locate(index_t q, const double** rows, const char** flags) const override {
+    for (index_t s = 0; s < nb_; ++s) {
+      const std::byte* b = buffer(owner_[s], global(q));
+      rows[s] = reinterpret_cast<const double*>(b) + s * kernels::nr();
+      flags[s] = reinterpret_cast<const char*>(b + panel_bytes_) + s;
+    }
   }
-  // Every member's rows of this chunk are packed (and the buffer the next chunk
-  // overwrites is no longer read by anyone).
-  void publish() override { win_.fence(); }
-  const double* row(index_t j, index_t s) const override {
-    return reinterpret_cast<const double*>(scratch_[owner_[s]] + off_) +
-           (j * nb_ + s) * kernels::nr();
+  void end_chunk(index_t q) override { store_release(counter(me_, kRead), global(q) + 1); }
+
+  // Bytes at the head of a member's scratch for its two counters.
+  static constexpr std::size_t kCounterBytes = 128;
+  // Buffers of the ring: as many as fit, up to 4 (the packing member runs up to three
+  // chunks ahead of the slowest reader).
+  static std::size_t ring_size(std::size_t half) {
+    return std::min<std::size_t>(4, (Topology::kLineScratchBytes - kCounterBytes) / half);
   }
-  bool flag(index_t j, index_t s) const override {
-    return reinterpret_cast<const char*>(scratch_[owner_[s]] + off_ + panel_bytes_)[j * nb_ + s] !=
-           0;
-  }
-  // Nobody packs into the scratch again before every member has read its last chunk.
-  void end_batch() override { win_.fence(); }
 
  private:
+  static constexpr std::size_t kPacked = 0, kRead = 64;
+  std::uint64_t* counter(int member, std::size_t which) const {
+    return reinterpret_cast<std::uint64_t*>(scratch_[static_cast<size_t>(member)] + which);
+  }
+  std::uint64_t global(index_t q) const { return base_ + static_cast<std::uint64_t>(q); }
+  // Member's buffer of chunk g (numbered over the window's life).
+  std::byte* buffer(int member, std::uint64_t g) const {
+    return scratch_[static_cast<size_t>(member)] + kCounterBytes + (g % ring_) * half_;
+  }
+  static void store_release(std::uint64_t* c, std::uint64_t v) {
+    __atomic_store_n(c, v, __ATOMIC_RELEASE);
+  }
+  // Until every member's counter reaches v (spinning, then yielding the core: a line's
+  // members may share cores).
+  void wait_all(std::size_t which, std::uint64_t v) const;
+
   index_t nb_;
-  int me_;
+  int me_, n_;
   std::vector<int> owner_;
   std::vector<std::byte*> scratch_;
-  std::size_t half_ = 0, panel_bytes_ = 0, off_ = 0;
-  mpi::WindowRef win_;
+  std::size_t half_ = 0, ring_ = 2, panel_bytes_ = 0;
+  std::uint64_t base_ = 0;  // the batch's first chunk
 };
 
 SharedPanels::SharedPanels(const Topology& topo, int axis, int line_rank, int line_size, index_t nb,
                            index_t N, std::vector<int> owner)
-    : nb_(nb), me_(line_rank), owner_(std::move(owner)) {
+    : nb_(nb), me_(line_rank), n_(line_size), owner_(std::move(owner)) {
   const index_t kNR = kernels::nr();
   for (int r = 0; r < line_size; ++r) {
     std::size_t bytes = 0;
     scratch_.push_back(topo.line_scratch(axis, r, bytes));
   }
   half_ = kernels::shared_pack_half(nb, N);
+  ring_ = ring_size(half_);
   panel_bytes_ =
       static_cast<std::size_t>((std::min(kernels::panel_chunk(nb), N) + kNR - 1) / kNR * nb * kNR) *
       sizeof(double);
-  win_ = mpi::WindowRef(topo.line_window_handle(axis));
+  // This member has published and read every chunk before this batch (its own counters).
+  base_ = __atomic_load_n(counter(me_, kPacked), __ATOMIC_RELAXED);
+}
+
+void SharedPanels::wait_all(std::size_t which, std::uint64_t v) const {
+  for (int r = 0; r < n_; ++r) {
+    const std::uint64_t* c = counter(r, which);
+    for (int spins = 0; __atomic_load_n(c, __ATOMIC_ACQUIRE) < v; ++spins) {
+      if (spins >= 4096) {
+        sched_yield();
+        continue;
+      }
+#if defined(__x86_64__) || defined(__i386__)
+      __builtin_ia32_pause();
+#endif
+    }
+  }
+}
+
+void SharedPanels::begin_chunk(index_t q, index_t, double*& panels, char*& flags) {
+  const std::uint64_t g = global(q);
+  if (g >= ring_) wait_all(kRead, g - ring_ + 1);  // nobody reads the buffer any more
+  panels = reinterpret_cast<double*>(buffer(me_, g));
+  flags = reinterpret_cast<char*>(panels) + panel_bytes_;
 }
 
 // Each member counts its planes' non-zeros while packing; the line learns them after the
@@ -489,7 +538,7 @@ std::unique_ptr<PlaneSource<T>> make_plane_source(StageView<T>& s, std::vector<T
     // folded lines the counters read every plane (busiest cell), so planes stay readable.
     const index_t right_N = s.sp.axis == 2 ? s.le2 : s.L;
     const int ok = s.wext > 0 && s.S() > 0 && !s.bs.lines_folded &&
-                   2 * kernels::shared_pack_half(s.S(), right_N) <= Topology::kLineScratchBytes;
+                   SharedPanels::ring_size(kernels::shared_pack_half(s.S(), right_N)) >= 2;
     int all_ok = 0;
     {
       const auto waiting = s.clock->wait();
