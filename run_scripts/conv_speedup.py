@@ -10,7 +10,7 @@ of the machine's speed falls on both. Two times per run: the report's total.wall
 (the program's work, from the first layer to the report) and the process time seen from
 here (mpirun's start-up included). Prints every run, the medians and the speed-up of the
 medians, and checks that every R-rank report's counters equal the 1-rank report's (they
-must, for every rank count: README "The MXU programs under mpirun").
+must, for every rank count: doc/mxu.md "The MXU programs under mpirun").
 
 Defaults: data/networks/vgg16.csv, --ranks 2, --pairs 8, --mxu 16, --method both.
 --quick: the first two layers of the network (a copy in a temporary folder), 1 pair, to

@@ -1,4 +1,4 @@
-"""A ParaView picture of an XDMF sidecar (README "Looking at a run"): the plane of cells
+"""A ParaView picture of an XDMF sidecar (doc/transform.md "Looking at a run"): the plane of cells
 i1 = I1 (default the middle), coloured by one cell array. Run with ParaView's pvbatch
 (on a machine without a display: xvfb-run -a pvbatch ...).
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Slices of a triada-transform output and of its --activity file, to PNG (README "Looking
+"""Slices of a triada-transform output and of its --activity file, to PNG (doc/transform.md "Looking
 at a run"). Reads both with h5py; the XDMF sidecars are for ParaView, not needed here.
 
 Usage: plot_look.py OUTPUT.h5[:/DSET] ACTIVITY.h5 [-o DIR] [--slice I1]

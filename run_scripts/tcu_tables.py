@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Print the TCU growth tables of README.md, doc/tcu.md and doc/tcu_numeric.md.
+"""Print the TCU growth tables of doc/mxu.md, doc/tcu.md and doc/tcu_numeric.md.
 
 Usage: run_scripts/tcu_tables.py [--table readme|linear|numeric|all] [--bin DIR] [--np R]
                                  [--out DIR] [--reports DIR] [--quick]
@@ -7,7 +7,7 @@ Usage: run_scripts/tcu_tables.py [--table readme|linear|numeric|all] [--bin DIR]
 Runs `triada-tcu --algo NAME --sweep` for the algorithms a table needs and prints the table
 in Markdown, as the document holds it (each run verified):
 
-  readme   README.md, "The planar MXU and the TCU algorithms": all eleven algorithms,
+  readme   doc/mxu.md, "The planar MXU and the TCU algorithms": all eleven algorithms,
            --latency 10, the default sizes and m in {4, 16, 64, 256}; spmm and apsd with
            the fast product (the default) and again with --product classical
   linear   doc/tcu.md, "Measured growth against the theorems": Theorems 1-6, the same runs

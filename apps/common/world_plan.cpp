@@ -18,7 +18,7 @@ Plan plan_for_world(MPI_Comm world, PlanRequest req, int world_size) {
 namespace {
 // The model's fastest grid if it beats the balanced one by kModelMargin and by
 // kModelSeconds, else {0, 0, 0}: the model's error is larger than small differences, and
-// on small problems the fixed costs it leaves out dominate (README "Scaling out").
+// on small problems the fixed costs it leaves out dominate (doc/scaling.md "Scaling out").
 constexpr double kModelMargin = 0.10;
 constexpr double kModelSeconds = 0.01;
 std::array<int, 3> modelled_grid(const PlanRequest& req, const GridModel& model, int per_node) {

@@ -33,7 +33,7 @@ struct ConvPart {
 // kUnitWeightCost per word of its weight slice (S x round_up(K_group, S)). Each weight is
 // generated, transposed or packed into right tiles and hashed by the memory side once per
 // unit, which on the fused executor costs about as much as 128 MACs (measured on VGG16's
-// layers, README); without it, layers with few output pixels per weight (VGG16's last
+// layers, doc/mxu.md); without it, layers with few output pixels per weight (VGG16's last
 // ones) were 30% to 80% slower than their MACs said, and the rank holding them finished last.
 constexpr std::uint64_t kUnitWeightCost = 128;
 std::uint64_t conv_unit_split_cost(const ConvLayer& l, index_t side, bool is_explicit);

@@ -116,7 +116,7 @@ std::optional<ConvConfig> parse_conv_options(int argc, char** argv, std::ostream
        "(- : standard output)")
       ("csv", po::value(&csv), "write a per-layer CSV report to this file (- : standard "
        "output): one row per layer and method with the MACs, calls, cycles, utilisation, "
-       "SRAM and DRAM traffic, stall cycles and energy (the JSON report's keys; README)")
+       "SRAM and DRAM traffic, stall cycles and energy (the JSON report's keys; doc/conv.md)")
       ("force", "overwrite an existing --report or --csv file")
       ("input", po::value(&input),
        "HDF5 input FILE[:/DSET] for --layer: N x C_I x H_I x W_I (NCHW); default dataset: the "

@@ -1,7 +1,7 @@
 // triada-transform --dry-run: the plan of a run from its options and its inputs' metadata
-// alone (README "A plan before the run", doc/design.md §5.9): rank layout, memory per rank,
-// MPI traffic per stage, the modelled time and the layout's verdict. No tensor data is
-// read, no output probed or written (only --report's JSON). Plan as plain data, then print.
+// alone (doc/transform.md "A plan before the run", doc/design.md §5.9): rank layout, memory per
+// rank, MPI traffic per stage, the modelled time and the layout's verdict. No tensor data is read,
+// no output probed or written (only --report's JSON). Plan as plain data, then print.
 #include <cinttypes>
 #include <cstdio>
 #include <sstream>

@@ -94,7 +94,7 @@ po::options_description transform_options() {
     ("transport", po::value<std::string>()->default_value("auto"),
      "how the fused executor moves pivot planes along a line of bricks: broadcast (messages on "
      "the line communicator) | shared (read through an MPI shared-memory window where the "
-     "line's ranks share a node; broadcast elsewhere) | auto (chosen per stage, README "
+     "line's ranks share a node; broadcast elsewhere) | auto (chosen per stage, doc/scaling.md "
      "\"Parallel layout\"). Same bits, counters and MPI figures either way")
     ("model-only", po::value<std::string>(),
      "N1,N2,N3: read and compute nothing; report what dense mode costs on an input of this "

@@ -45,8 +45,8 @@ constexpr KeySpec kKeys[] = {
     {"area.cell_pitch_um", "auto", "cell pitch (um); auto = derived from the cell's area"},
 };
 
-// A model constant in `unit`: within [1e-6, 1e9] of it (README "Mesh configs"); 0 too where
-// the model may leave its term out (`positive` refuses it).
+// A model constant in `unit`: within [1e-6, 1e9] of it (doc/transform.md "Mesh configs"); 0 too
+// where the model may leave its term out (`positive` refuses it).
 double number(const po::variables_map& vm, const KeySource& src, const std::string& key,
               const char* unit, bool positive = false) {
   return key_quantity(vm, src, key, Quantity{unit, 1e-6, 1e9, !positive});

@@ -30,9 +30,9 @@ struct EnergyTerm {
 
 struct CounterInfo {
   Counter counter;
-  const char* name;  // in the report, the trace CSV and README "Counters"
+  const char* name;  // in the report, the trace CSV and doc/model.md "Counters"
   const char* unit;
-  const char* description;  // written definition; README "Counters" repeats it
+  const char* description;  // written definition; doc/model.md "Counters" repeats it
   BusRole bus;
   EnergyTerm energy;  // energy of one event
 };

@@ -1,7 +1,7 @@
 #pragma once
 // Whether a run's rank layout is poor, and which world sizes give a good one for the same
-// problem (doc/design.md §8.10, README "Choosing -np"). Plain data from the plan, no MPI:
-// the balanced factors of a brick rank count come from the caller (MPI_Dims_create).
+// problem (doc/design.md §8.10; doc/transform.md, "A plan before the run"). Plain data from the
+// plan, no MPI: the balanced factors of a brick rank count come from the caller (MPI_Dims_create).
 #include <array>
 #include <functional>
 #include <string>

@@ -1,7 +1,7 @@
 #pragma once
 // Memory each rank of a triada-transform run needs, predicted from the plan alone (no
 // MPI, nothing read), so a run that cannot fit is refused before it allocates; and what
-// this machine has available. README "Errors" describes both.
+// this machine has available. doc/errors.md "Errors" describes both.
 #include <cstddef>
 #include <cstdint>
 #include <string>

@@ -15,7 +15,7 @@ namespace triada {
 
 // The machine a run is priced on. Rates and bandwidths are per rank. The built-in
 // constants: triada-bench --calibrate --quick --sizes 128,256 at 16 ranks on the 16-core
-// Intel Xeon node of README "Scaling on a 16-core node" (its 256^3 rates); the actuator's
+// Intel Xeon node of doc/scaling.md "Scaling on a 16-core node" (its 256^3 rates); the actuator's
 // message building measured on the project's 2-core VM (1.58 MB of a 256-point stage in
 // 1.2 ms); the network between nodes assumed (meshcfg/default.ini).
 struct MachineModel {

@@ -1,5 +1,5 @@
 #pragma once
-// The files a run writes (README "Errors"). Every target is probed before any work; data
+// The files a run writes (doc/errors.md "Errors"). Every target is probed before any work; data
 // goes to a temporary file beside the target, which is flushed, checked and fsynced; only
 // when every output of the run is complete are the temporaries renamed onto their
 // targets. A FIFO, a character device or "-" (standard output) is written directly at

@@ -586,7 +586,7 @@ CoeffMatrix read_whole(const std::string& file, const std::string& dataset_path,
 // ---------------------------------------------------------------------------------------
 // Output
 //
-// Why the writer is built this way (README "Errors", "Parallel I/O"): rank 0 alone creates
+// Why the writer is built this way (doc/errors.md "Errors", "Parallel I/O"): rank 0 alone creates
 // the file and the dataset through HDF5's serial driver, with the data space allocated at
 // creation, and reserves the data's blocks on disk with fallocate, so a full file system
 // is reported before any data moves ("No space left on device"). The ranks then open the

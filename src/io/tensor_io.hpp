@@ -66,7 +66,7 @@ inline bool is_complex(ElementType t) {
   return t == ElementType::complex64 || t == ElementType::complex128;
 }
 
-// Atomic, collective output (README "Errors"). The constructor probes the target (an
+// Atomic, collective output (doc/errors.md "Errors"). The constructor probes the target (an
 // existing file is refused unless `force`; under `force` an existing HDF5 file keeps every
 // object but the named dataset), creates the file under a temporary name beside it and
 // reserves the data's blocks on disk. write_brick() writes this rank's hyperslab

@@ -87,7 +87,7 @@ void start(int* argc, char*** argv, int level) {
   // fixed buffer in its sharedfp component on paths of about 240 characters. ROMIO
   // writes correctly, reports I/O errors and takes any path Linux takes. "^ompio" picks
   // whatever other io component the installation has (romio321 in 4.1, romio341 in 5.0).
-  // A user's own OMPI_MCA_io wins (README "Parallel I/O").
+  // A user's own OMPI_MCA_io wins (doc/scaling.md "Parallel layout").
   setenv("OMPI_MCA_io", "^ompio", 0);
   take_own_session_root();
   int provided = 0;

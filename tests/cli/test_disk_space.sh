@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Nearly full file systems (README "Errors"): a 20 MiB tmpfs filled to leave 0 to 64 KiB
+# Nearly full file systems (doc/errors.md "Errors"): a 20 MiB tmpfs filled to leave 0 to 64 KiB
 # free, in steps of its 4 KiB page. The outputs are small enough that their data fits in
 # part of that range and their metadata (the file's creation, the attributes, the close)
 # then meets the full disk. At np 1 and 2, triada-transform and triada-gen either succeed,

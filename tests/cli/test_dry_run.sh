@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# triada-transform --dry-run (README "A plan before the run"): it reads no tensor data (an
+# triada-transform --dry-run (doc/transform.md "A plan before the run"): it reads no tensor data (an
 # input whose raw data is missing plans fine, while the run fails reading it; gemt matrices
 # likewise), creates no output and leaves existing files as they were; its plan agrees with
 # the real run that follows: the MPI traffic equal to the report's counters (ESOP off, both

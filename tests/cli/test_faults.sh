@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fault injection without mounts (README "Errors"): outputs that collide with inputs or
+# Fault injection without mounts (doc/errors.md "Errors"): outputs that collide with inputs or
 # with each other, --force on a FILE:/DSET that holds other datasets, special files (FIFO,
 # a private character device, /dev/stdout, -), symbolic links, paths of 300+ characters at
 # np 1-3, and a rank killed by SIGTERM or SIGKILL while the output is being written (no

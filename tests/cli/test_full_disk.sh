@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fault injection on file systems the test mounts itself (README "Errors"): a full tmpfs
+# Fault injection on file systems the test mounts itself (doc/errors.md "Errors"): a full tmpfs
 # and a read-only one. At np 1, 2, 3 and 5, triada-transform and triada-gen must end with
 # exit 1 and one line naming the file and saying "No space left on device" (or
 # "Read-only file system"), within the timeout, leaving no file in the full file system

@@ -28,7 +28,7 @@ export OMPI_MCA_ess_singleton_isolated=1 OMPI_MCA_pml=ob1 OMPI_MCA_btl=self
 source "$here/lib_check.sh"
 
 # Mutants on which libhdf5 1.10.8 itself crashes (h5ls -r or h5dump crash there too),
-# accepted only if the crash is inside libhdf5 (README "Errors"). None: the one found so
+# accepted only if the crash is inside libhdf5 (doc/errors.md "Errors"). None: the one found so
 # far, chunked-flip-125 (chunks larger than the fixed extent; h5dump crashes reading it),
 # is refused before any read (check_chunks in io/tensor_io.cpp).
 KNOWN_UPSTREAM_CRASHES=" "

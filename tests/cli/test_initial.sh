@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # End-to-end checks of triada-transform --initial (the affine form Y = Y0 + X x1 C1 x2 C2
-# x3 C3, README "--initial"): results against numpy (bitwise on exact integer data, where
+# x3 C3, doc/transform.md "--initial"): results against numpy (bitwise on exact integer data, where
 # every sum is exact whatever its order), bitwise equality over rank counts (1, 2, 5),
 # executors, ESOP on/off and the rank layout, a complex Y0 for a DFT and a real Y0 for a
 # complex output, fp32 cells, the report's problem.initial and unchanged counters, and

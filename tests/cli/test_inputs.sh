@@ -118,7 +118,7 @@ expect() {
 
 # same_as_run WHAT RUN_ID PLAN_ID: the case's --dry-run (PLAN_ID) exits as the run did
 # with the same error line and leaves nothing: every check of the inputs' metadata is the
-# run's (README "A plan before the run"). With $plan_ok (a reason: the case needs the data)
+# run's (doc/transform.md "A plan before the run"). With $plan_ok (a reason: the case needs the data)
 # the dry run must pass instead.
 plan_ok=""
 same_as_run() {

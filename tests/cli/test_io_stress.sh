@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Parallel I/O under deliberate CPU contention (README "Parallel I/O"): every run either
+# Parallel I/O under deliberate CPU contention (doc/scaling.md "Parallel layout"): every run either
 # succeeds with every output bit right or fails cleanly, whatever the scheduler does.
 # Two busy loops load the cores while, many times over:
 # - small transforms run at np 3 (three brick ranks) and np 7 (four brick ranks,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The rule for non-finite operands (README "Errors", doc/design.md §6.6): every program
+# The rule for non-finite operands (doc/errors.md "Errors", doc/design.md §6.6): every program
 # refuses an input holding NaN or Inf, before any work, with exit 1 and one line naming the
 # input and its first non-finite element in C order, as numpy finds it here:
 # triada-transform's --input (np 1, 2 and 4: the first of the whole tensor, whichever rank's

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One rule for every comma-separated list and every path option of every program (README
+# One rule for every comma-separated list and every path option of every program (doc/errors.md
 # "Errors", Options): a list with a space (inside or around an item) or an empty item, and
 # an empty path, exit 2 with one line naming the option and the reason, the same words
 # everywhere ("a list takes no spaces", "an empty item in the list", "empty file name").

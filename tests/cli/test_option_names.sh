@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Every error message names the option as the user typed it (README "Errors", Options): a
+# Every error message names the option as the user typed it (doc/errors.md "Errors", Options): a
 # short alias (-t, -i, -o, -q) in Boost's messages and ours, alike options told apart
 # (--ms is not --m), each option in its own program's words (triada-conv's --mxu). For each
 # row the same refusal is made with each spelling, and the line must name that spelling and

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Plans of very long axes (README "A plan before the run", "The physical model"): a dry run
+# Plans of very long axes (doc/transform.md "A plan before the run", "The physical model"): a dry run
 # whose gemt output axis has 2^31 or 2^32 + 3 cells prints and writes 64-bit brick bounds
 # that tile the axis (np 1 and 3; /C1 is a chunked dataset with no chunk written), and
 # --model-only of a 2^30 axis finishes within a small address space (ulimit -v: no memory
@@ -55,7 +55,7 @@ assert f"bricks of {first}x1x1 cells" in text, text
 done
 
 # ---- --model-only: closed forms in bounded memory -------------------------------------------
-# A direct count of dense mode's events, cell by cell and step by step (the README's
+# A direct count of dense mode's events, cell by cell and step by step (doc/model.md's
 # "Counters" definitions): per stage along axis a (N = N_a, K = K_a), each step t streams
 # max(N, K) X elements; on each line the pivot drives the line, and each of its K cells
 # multiplies and adds, taking the value off the line unless it is the pivot (t).

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The README's mpirun commands fit a 2-core laptop as printed: every `mpirun -np N` with a
-# number asks for at most 2 ranks or says --oversubscribe, and the worked example runs as
-# printed (mpirun without --oversubscribe) and prints the lines shown, times aside.
+# The documentation's mpirun commands fit a 2-core laptop as printed: every `mpirun -np N`
+# with a number, in README.md and in doc/*.md's code blocks, asks for at most 2 ranks or says
+# --oversubscribe, and the README's worked example runs as printed (mpirun without
+# --oversubscribe) and prints the lines shown, times aside.
 # Run by ctest (label cli); skipped (77) on a machine with fewer than 2 cores.
 set -euo pipefail
 
@@ -16,12 +17,20 @@ if [[ $(nproc) -lt 2 ]]; then
 fi
 in_scratch_dir readme-mpirun
 
-echo "-- every mpirun -np N in the README asks for at most 2 ranks or oversubscribes"
-check "README mpirun commands fit 2 cores" "$PYTHON" - "$TRIADA_SRC/README.md" <<'EOF'
+echo "-- every mpirun -np N in README.md and doc/*.md asks for at most 2 ranks or oversubscribes"
+check "documented mpirun commands fit 2 cores" "$PYTHON" - "$TRIADA_SRC"/README.md \
+  "$TRIADA_SRC"/doc/*.md <<'EOF'
 import re, sys
-bad = [line.strip() for line in open(sys.argv[1])
+def commands(name):  # the README's every line; a doc page's code blocks (prose may cite runs)
+    fenced = False
+    for line in open(name):
+        fenced ^= line.startswith("```")
+        if fenced or name.endswith("README.md"):
+            yield line
+bad = [f"{name}: {line.strip()}" for name in sys.argv[1:] for line in commands(name)
        for m in [re.search(r"\bmpirun\b.*?-np\s+(\d+)", line)]
        if m and int(m.group(1)) > 2 and "--oversubscribe" not in line]
+assert len(sys.argv) > 3, "README.md and the doc/ pages"
 assert not bad, "needs more than 2 cores: " + " | ".join(bad)
 EOF
 

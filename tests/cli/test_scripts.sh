@@ -310,7 +310,7 @@ check "plot_tcu.py: a classical sweep's plot beside the fast one's" logged "$dir
   "$dir/tcu_tables/quick_spmm_classical.json" -o "$dir/tcu_img"
 check "plot_tcu.py wrote tcu_spmm.png and tcu_spmm_classical.png" pngs_ok "$dir/tcu_img" \
   tcu_spmm.png tcu_spmm_classical.png
-for spec in "README.md readme" "doc/tcu.md linear" "doc/tcu_numeric.md numeric"; do
+for spec in "doc/mxu.md readme" "doc/tcu.md linear" "doc/tcu_numeric.md numeric"; do
   read -r doc table <<<"$spec"
   check "$doc names run_scripts/tcu_tables.py --table $table at its table" \
     "$PYTHON" - "$SRC/$doc" "$table" <<'EOF'

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# triada-tcu's inputs and parameters (README "The planar MXU and the TCU algorithms"): dft,
+# triada-tcu's inputs and parameters (doc/mxu.md "The planar MXU and the TCU algorithms"): dft,
 # stencil, intmul, karatsuba and polyeval read their inputs from HDF5 and spmm takes any
 # real values, each result checked against numpy / Python integers here (the report's
 # result sample, not the program's own check); --k, --kernel, --points and --product reach

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Where a stage's time goes and how pivot planes travel (README "Where the time goes"):
+# Where a stage's time goes and how pivot planes travel (doc/scaling.md "Where the time goes"):
 # --transport auto, broadcast and shared give the same bits and counters as np 1 at np 2,
 # 3 and 5 (dedicated and co-located actuators, ESOP on and off, real and complex, a
 # non-cubic odd shape, sparse data), checked against numpy's DCT-II, and the same MPI

@@ -131,7 +131,7 @@ check() {
 
 # ---- the same checks in --dry-run and --model-only ------------------------------------
 # Every check of a run that needs no tensor data holds in --dry-run and in --model-only too
-# (README "A plan before the run"): a case also runs with --dry-run and, where `model`
+# (doc/transform.md "A plan before the run"): a case also runs with --dry-run and, where `model`
 # gives the input's shape, as --model-only of that shape (no --input, no --output), and must
 # exit as the run did with the same error line, the input's name aside. `plan_ok` (a
 # reason) marks a case only the run refuses: a check of the data, or of the output, which a

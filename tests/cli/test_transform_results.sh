@@ -152,8 +152,8 @@ assert y.dtype == np.float64, y.dtype
 c = [load('coeffs.h5:/C%d' % s) for s in (1, 2, 3)]
 close(y, np.einsum('abc,ai,bj,ck->ijk', load('x.h5:/x'), *c))"
   # TensorLy's mode_dot(X, M, n) = fold(M @ unfold(X, n), n), M of shape (J, I_n), written
-  # here from its definition: the README says Y = X with mode_dot(., C_s.T, s - 1) per axis.
-  check "gemt == TensorLy mode_dot with each C transposed (README's statement)" "
+  # here from its definition: doc/design.md says Y = X with mode_dot(., C_s.T, s - 1) per axis.
+  check "gemt == TensorLy mode_dot with each C transposed (the documented statement)" "
 def unfold(t, n):
     return np.moveaxis(t, n, 0).reshape(t.shape[n], -1)
 def fold(m, n, shape):

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Look instead of read (README "Looking at a run"; doc/design.md §5.10, §5.11): triada-transform's
+# Look instead of read (doc/transform.md "Looking at a run"; doc/design.md §5.10, §5.11): triada-transform's
 # --xdmf sidecar parsed (xml.etree) and checked against the dataset's shape and type (h5py),
 # the raw bytes a complex sidecar points at equal to the dataset's values; --activity's
 # per-cell counts summed equal to the report's counters (per stage, per bus, in total) and,

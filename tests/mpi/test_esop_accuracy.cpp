@@ -1,4 +1,4 @@
-// ESOP and accuracy (README "ESOP and accuracy", doc/design.md §3.4). The TriADA paper says
+// ESOP and accuracy (doc/model.md, "ESOP and accuracy", doc/design.md §3.4). The TriADA paper says
 // skipping zero operands "enhances computational accuracy"; with IEEE arithmetic and W
 // starting at +0 it changes nothing for ordinary finite data: skipping fma(0, c, W) or
 // fma(y, 0, W) leaves W as it is unless W is -0. These tests pin down exactly when ESOP
@@ -176,7 +176,7 @@ TEST_CASE("an FMA that underflows to -0: the cell rule's ESOP keeps it, dense ad
     for (index_t k = 0; k < 4; ++k) CHECK(negative_zero(y[k]) == so.esop);
   }
   // The fused executor computes the same values; the sign of these zeros is not yet
-  // guaranteed (README "ESOP and accuracy": its kernels assume W is never -0).
+  // guaranteed (doc/model.md, "ESOP and accuracy": its kernels assume W is never -0).
   for (Mode mode : {Mode::esop, Mode::dense}) {
     spec.mode = mode;
     spec.executor = Executor::fused;

@@ -1,5 +1,5 @@
 // The rank layout's verdict and the world sizes it suggests (geometry/layout_quality.hpp),
-// and the dense MPI traffic model (counters/mpi_model.hpp) against the README's closed form.
+// and the dense MPI traffic model (counters/mpi_model.hpp) against doc/model.md's closed form.
 #include <algorithm>
 #include <limits>
 
@@ -96,7 +96,7 @@ TEST_CASE("the warning names the layout and the better world sizes", "[layout]")
   CHECK(w.find('\n') == std::string::npos);
 }
 
-TEST_CASE("dense MPI traffic follows the README's closed form", "[layout][mpi]") {
+TEST_CASE("dense MPI traffic follows the documented closed form", "[layout][mpi]") {
   // 10x12x9 on a 2x3x1 grid (9 ranks, 6 bricks): every axis but 3 split.
   PlanRequest r = request({10, 12, 9}, 9);
   r.grid = std::array<int, 3>{2, 3, 1};

@@ -319,8 +319,8 @@ TEST_CASE("every physical key refuses a value outside its range, named in one li
     }
   }
   CHECK(keys.size() >= 70);
-  // The terms the model may leave out (README "Mesh configs"): 0 is their only value below
-  // 1e-6 of the unit.
+  // The terms the model may leave out (doc/transform.md "Mesh configs"): 0 is their only value
+  // below 1e-6 of the unit.
   const std::set<std::string> zero_ok = {"energy.x_bus_send_pj",
                                          "energy.y_bus_send_pj",
                                          "energy.y_bus_receive_pj",
