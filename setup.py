@@ -4,7 +4,8 @@ by CMake from this tree with only what the extension needs (no tests, no benchma
 Environment:
 - TRIADA_BUILD_DIR: the CMake build directory to build the extension in. A new one is
   configured as below; one already configured (a developer's build/) is built as it is, so
-  nothing up to date is compiled again. Default: a directory under setuptools' build/.
+  nothing up to date is compiled again. Default: one under build-pip/, kept for the next
+  install.
 - CMAKE_ARGS: more arguments for a new configuration (-DTRIADA_ARCH=-march=native, ...).
 - CMAKE_BUILD_PARALLEL_LEVEL: parallel compile jobs (default: the CPUs).
 ccache is used where it is installed, unless CMAKE_ARGS names a compiler launcher.
@@ -14,7 +15,6 @@ import os
 import re
 import shlex
 import shutil
-import subprocess
 import sys
 import sysconfig
 from pathlib import Path
@@ -23,6 +23,7 @@ from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 ROOT = Path(__file__).resolve().parent
+BUILD_BASE = "build-pip"
 
 
 def project_version():
@@ -83,5 +84,9 @@ def built_module(build_dir):
 
 
 if __name__ == "__main__":  # as pip's setuptools backend runs it; the tests import it
+    # setuptools' files (and the CMake build) in build-pip/, not in the sources nor in a
+    # developer's build/; kept, so that the next pip install compiles only what changed.
+    (ROOT / BUILD_BASE).mkdir(exist_ok=True)
     setup(version=project_version(), ext_modules=[Extension("triada._triada", sources=[])],
-          cmdclass={"build_ext": CMakeBuild})
+          cmdclass={"build_ext": CMakeBuild},
+          options={"build": {"build_base": BUILD_BASE}, "egg_info": {"egg_base": BUILD_BASE}})

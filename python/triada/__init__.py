@@ -37,7 +37,7 @@ alone inside a job (an internal error) is raised on that rank only: run such scr
 ``python3 -m mpi4py script.py`` so the job ends.
 """
 
-from ._calls import VERSION as __version__
+from . import _calls
 from .configs import CELL_MODES
 from .conv import conv
 from .errors import ConfigError, Error, HDF5Error, InputError, MPIError
@@ -45,5 +45,6 @@ from .layouts import BrickArray, layout
 from .tcu import tcu
 from .transform import gemt, transform
 
+__version__: str = _calls.VERSION
 __all__ = ["transform", "gemt", "layout", "tcu", "conv", "BrickArray", "CELL_MODES", "Error",
            "ConfigError", "InputError", "MPIError", "HDF5Error"]

@@ -138,6 +138,7 @@ def entry(local: Callable[P, Job[R]]) -> Callable[P, R]:
         call.__annotations__["return"] = result[4:-1]  # as help() and inspect show it
     return call
 
+
 def rank(comm_handle):
     """This rank's number in the call's communicator."""
     return _triada.rank(comm_handle)
