@@ -102,6 +102,36 @@ def test_the_readme_example_runs_as_printed_after_pip_install(installed):
     assert float(out.splitlines()[0].split(":")[1]) < 1e-12, out
 
 
+USER_CODE = """
+import numpy as np
+import triada
+from triada.tcu import tcu
+y, report = triada.transform(np.ones((2, 3, 4)), "dct", norm="ortho")
+reveal_type(y)
+product, _ = tcu("matmul", 8, m=16)
+triada.transform(np.ones((2, 3, 4)), inverse="yes")
+"""
+
+
+def test_a_type_checker_reads_the_installed_hints(installed, tmp_path):
+    """mypy, as a user runs it on their code: the installed package is typed (py.typed),
+    its hints hold together, and a wrong argument type is reported where it is made."""
+    python, _ = installed
+    if subprocess.run([python, "-c", "import mypy"], capture_output=True).returncode:
+        pytest.skip("needs mypy (Debian: python3-mypy)")
+    mypy = [python, "-m", "mypy", "--cache-dir", tmp_path / "cache", "--no-error-summary"]
+    env = env_without_the_build()
+    run(mypy + ["--ignore-missing-imports", "-p", "triada"], cwd=tmp_path, env=env)
+    (tmp_path / "user.py").write_text(USER_CODE)
+    p = subprocess.run([str(c) for c in mypy + ["user.py"]], capture_output=True, text=True,
+                       cwd=tmp_path, env=env, timeout=600)
+    lines = p.stdout.splitlines()
+    assert len(lines) == 2 and "user.py:6: note: Revealed type is" in lines[0], p.stdout
+    assert "numpy.ndarray" in lines[0] and "BrickArray" in lines[0], lines[0]
+    assert lines[1].startswith('user.py:8: error: Argument "inverse" to "transform" has '
+                               'incompatible type "str"; expected "bool"'), lines[1]
+
+
 def test_a_new_pip_build_configures_only_the_module(tmp_path):
     """What pip's build configures in a new directory: the module's targets for this
     Python, no tests, no benchmark (configured only: a build would compile the library)."""

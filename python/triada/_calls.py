@@ -30,8 +30,8 @@ import numpy as np
 from . import _triada
 
 #: The library's version, and the cells' arithmetic modes it knows.
-VERSION = _triada.version()
-CELL_MODES = tuple(_triada.cell_modes.split(", "))
+VERSION: str = _triada.version()
+CELL_MODES: tuple[str, ...] = tuple(_triada.cell_modes.split(", "))
 
 
 def _start_mpi():

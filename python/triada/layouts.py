@@ -35,7 +35,7 @@ class BrickArray(np.ndarray):
         return _slices(self.lo, self.hi)
 
 
-def brick_array(values: np.ndarray, box: tuple[Sequence[int], Sequence[int]]) -> BrickArray:
+def brick_array(values: np.ndarray, box: tuple[tuple[int, ...], tuple[int, ...]]) -> BrickArray:
     """values as a BrickArray at box = (lo, hi)."""
     part = values.view(BrickArray)
     part.lo, part.hi = box

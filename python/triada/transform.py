@@ -168,4 +168,4 @@ def gemt(x: ArrayLike | None, coeffs: Sequence[ArrayLike | None],
     ``mode_dot`` with C_s transposed along each mode. See ``transform`` for the options
     (inverse, norm, esop, cell_mode, initial, comm, ...). Returns ``(y, report)``.
     """
-    return transform.__wrapped__(x, "gemt", coeffs=coeffs, **options)
+    return transform.__wrapped__(x, "gemt", coeffs=coeffs, **options)  # type: ignore[attr-defined]
