@@ -78,8 +78,7 @@ def built_module(build_dir):
     if not module.is_file():
         made = sorted(p.name for p in (build_dir / "python" / "triada").glob("_triada*"))
         sys.exit(f"setup.py: {build_dir}: no python/triada/_triada{suffix} (found: "
-                 f"{', '.join(made) or 'none'}); is the build for another Python, or "
-                 "configured with TRIADA_PYTHON=OFF?")
+                 f"{', '.join(made) or 'none'}): a build for another Python?")
     return module
 
 
