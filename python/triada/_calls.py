@@ -1,4 +1,4 @@
-"""How every entry point of the package runs (README "Python"):
+"""How every entry point reaches the extension _triada, its one caller (README "Python"):
 
 - one call at a time in the process: the module's lock, taken with the GIL released while
   it waits, held for the whole call, so calls from several threads are serialised;
@@ -6,16 +6,32 @@
 - the call's own checks on this rank (argument types, arrays, files it writes) and then one
   collective agreement over the call's communicator: an error found on any rank is raised
   on every rank, with the class and message of the lowest rank that found one, before any
-  rank enters the job (the job's own errors are agreed by the programs' code).
+  rank enters the job (the job's own errors are agreed by the programs' code);
+- each job's checked arguments spelled as the program's command line (the module parses
+  them with the program's own parser) and handed over with the arrays.
 """
+
+from __future__ import annotations
 
 import atexit
 import builtins
 import contextlib
 import functools
+import json
+import os
+import re
 import sys
+import tempfile
+from collections.abc import Callable
+from typing import Optional, ParamSpec, TypeVar
+
+import numpy as np
 
 from . import _triada
+
+#: The library's version, and the cells' arithmetic modes it knows.
+VERSION: str = _triada.version()
+CELL_MODES: tuple[str, ...] = tuple(_triada.cell_modes.split(", "))
 
 
 def _start_mpi():
@@ -96,12 +112,19 @@ def agreed(comm_handle):
     _raise_agreed(comm_handle, None)
 
 
-def entry(local):
+P = ParamSpec("P")
+R = TypeVar("R")
+#: The collective rest of an entry point's call: run(comm_handle) -> its result.
+Job = Callable[[Optional[int]], R]
+
+
+def entry(local: Callable[P, Job[R]]) -> Callable[P, R]:
     """An entry point made of `local`: called with the entry point's arguments, it checks and
     prepares the call on this rank and returns run(comm_handle), the collective rest. Its
-    errors, and those of its arguments' binding (an unknown keyword), are agreed."""
+    errors, and those of its arguments' binding (an unknown keyword), are agreed. The entry
+    point's signature is local's, returning what run returns."""
     @functools.wraps(local)
-    def call(*args, **kwargs):
+    def call(*args: P.args, **kwargs: P.kwargs) -> R:
         with _triada.serialized():
             _start_mpi()
             comm = kwargs.get("comm")  # keyword-only in every entry point
@@ -109,4 +132,128 @@ def entry(local):
                 run = local(*args, **kwargs)
                 comm_handle = handle(comm)
             return run(comm_handle)
+    call.__annotations__ = dict(local.__annotations__)
+    result = call.__annotations__.get("return")
+    if isinstance(result, str) and result.startswith("Job[") and result.endswith("]"):
+        call.__annotations__["return"] = result[4:-1]  # as help() and inspect show it
     return call
+
+
+def rank(comm_handle):
+    """This rank's number in the call's communicator."""
+    return _triada.rank(comm_handle)
+
+
+# ---- The jobs: checked arguments (an _args namespace) as the program's command line ----
+
+def _word(value):
+    """An option's value as the command line spells it (values checked by _args)."""
+    if isinstance(value, (bool, np.bool_)):
+        return "on" if value else "off"
+    if isinstance(value, tuple):
+        return ",".join(str(v) for v in value)
+    return str(value)
+
+
+def _options(**named):
+    """--name value for every given value (True: a flag, None and False: left out)."""
+    args = []
+    for name, value in named.items():
+        if value is None or value is False:
+            continue
+        args.append("--" + name.replace("_", "-"))
+        if value is not True:
+            args.append(_word(value))
+    return args
+
+
+def _config_options(config):
+    """Mesh config keys {"section.key": value} as --section.key value (they win over mesh)."""
+    args = []
+    for key, value in (config or {}).items():
+        args += ["--" + key, _word(value)]
+    return args
+
+
+def transform(a, comm_handle):
+    """triada-transform's job on a's arrays: (y, y's box, report dict, summary)."""
+    args = ["triada-transform", "--input", "x", "--output", "y"] + _options(
+        transform=a.transform, inverse=a.inverse, norm=a.norm, stage_order=a.stage_order,
+        esop=None if a.esop is None else _word(a.esop), cell_mode=a.cell_mode, mesh=a.mesh,
+        initial=None if a.initial is None else "initial", executor=a.executor,
+        transport=a.transport, coeffs=None if a.coeffs is None else "C1,C2,C3", check=a.check,
+        shuffle_seed=a.shuffle_seed, report=a.report, trace=a.trace, force=a.force,
+        quiet=not a.verbose) + _config_options(a.config)
+    matrices = [None, None, None] if a.coeffs is None else list(a.coeffs)
+    y, box, text, summary = _triada.transform(args, a.x, a.initial, matrices, comm_handle,
+                                              a.distributed, a.shape, a.gather)
+    return y, box, json.loads(text), summary
+
+
+def layout(a, out_shape, comm_handle):
+    """The brick layout of a run with a's mesh and config (the module's dict)."""
+    args = ["triada-transform", "--input", "x", "--output", "y", "--transform", "dct"] + \
+        _options(mesh=a.mesh) + _config_options(a.config)
+    return _triada.layout(args, a.shape, out_shape, comm_handle)
+
+
+def _write_inputs(inputs, directory):
+    """Arrays {name: array} as datasets /name of one HDF5 file (the program's --input)."""
+    import h5py  # only for numpy inputs of tcu
+    path = os.path.join(directory, "inputs.h5")
+    with h5py.File(path, "w") as f:
+        for name, values in inputs.items():
+            f[name.lstrip("/")] = values
+    return path
+
+
+def _renamed(value, old, new):
+    """value with every string `old` replaced by `new` (a temporary file's name)."""
+    if isinstance(value, dict):
+        return {k: _renamed(v, old, new) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_renamed(v, old, new) for v in value]
+    return value.replace(old, new) if isinstance(value, str) else value
+
+
+def _named_as_arguments(error, written):
+    """The error with the datasets of the input file written here named as the arguments
+    that gave them ("A: ..." for FILE:/A) and the file itself as "inputs"."""
+    text = re.sub(re.escape(written) + r":/+([^\s:]+)", r"\1", str(error))
+    return type(error)(text.replace(written, "inputs"))
+
+
+def tcu(a, options, given, comm_handle):
+    """triada-tcu's job with `options` (its option values by name) and the arrays `given`
+    ({dataset: array}, written to a temporary input file on rank 0, named as the
+    arguments in errors and the report): (summary, product, report dict)."""
+    root = _triada.rank(comm_handle) == 0  # rank 0's arguments and files are the call's
+    with tempfile.TemporaryDirectory(prefix="triada-tcu-") as tmp:
+        with agreed(comm_handle):
+            in_path = _write_inputs(given, tmp) if given and root else a.input
+        written = _triada.bcast_text(in_path if given and root else "", comm_handle)
+        out_path = a.report if a.report is not None else os.path.join(tmp, "report.json")
+        args = ["triada-tcu"] + _options(**dict(options, input=in_path, report=out_path))
+        try:
+            summary, _, product, text = _triada.tcu(args, comm_handle, a.A, a.B)
+        except _triada.Error as e:
+            if not written:
+                raise
+            raise _named_as_arguments(e, written) from None
+        report = json.loads(text)
+    return summary, product, _renamed(report, written, "inputs") if written else report
+
+
+def conv(a, network, operands, comm_handle):
+    """triada-conv's job on one layer or a network file (`network`), with the layer's
+    operands (input, weights; float64 or None): (table, outputs, report dict)."""
+    spec = a.layer_or_network
+    args = ["triada-conv"] + _options(
+        network=spec if network else None, layer=None if network else _word(spec),
+        method=a.method, mxu=a.mxu, batch=a.batch, latency=a.latency, cell_mode=a.cell_mode,
+        executor=a.executor, mesh=a.mesh, seed=a.seed, verify=a.verify,
+        verify_budget=a.verify_budget, max_layers=a.max_layers, report=a.report, csv=a.csv,
+        force=a.force, input=None if a.input is None else "input",
+        weights=None if a.weights is None else "weights")
+    text, table, _, outputs = _triada.conv(args, comm_handle, operands[0], operands[1])
+    return table, outputs, json.loads(text)
