@@ -8,8 +8,8 @@
 #include <memory>
 #include <vector>
 
-#include "apps/transform/job.hpp"
 #include "arrays.hpp"
+#include "jobs/transform_job.hpp"
 
 namespace triada::py {
 

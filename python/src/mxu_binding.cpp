@@ -1,11 +1,13 @@
-// The planar MXU's programs on numpy arrays: triada-tcu's job (apps/tcu/job.hpp) and
-// triada-conv's (apps/conv/job.hpp), run as the programs run them.
+// The planar MXU's programs on numpy arrays: triada-tcu's job (jobs/tcu_job.hpp) and
+// triada-conv's (jobs/conv_job.hpp), run as the programs run them.
 #include <span>
 
-#include "apps/conv/job.hpp"
-#include "apps/tcu/job.hpp"
+#include "apps/conv/options.hpp"
+#include "apps/tcu/options.hpp"
 #include "bindings.hpp"
 #include "interrupt.hpp"
+#include "jobs/conv_job.hpp"
+#include "jobs/tcu_job.hpp"
 #include "mesh/cancel.hpp"
 #include "mxu/tcu_linear_algebra.hpp"
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "apps/tcu/options.hpp"
+#include "jobs/tcu_config.hpp"
 #include "mxu/tcu_algorithms.hpp"
 #include "physical/mxu_memory.hpp"
 #include "precision/cell_mode.hpp"

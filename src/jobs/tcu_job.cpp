@@ -1,4 +1,4 @@
-#include "apps/tcu/job.hpp"
+#include "jobs/tcu_job.hpp"
 
 #include <algorithm>
 #include <boost/program_options.hpp>
@@ -14,15 +14,15 @@
 #include <ostream>
 #include <sstream>
 
-#include "apps/common/memory_report.hpp"
-#include "apps/common/provenance.hpp"
-#include "apps/common/serial_main.hpp"
 #include "config/options.hpp"
 #include "core/checked.hpp"
 #include "core/error.hpp"
 #include "counters/progress.hpp"
 #include "geometry/memory_model.hpp"
 #include "io/output_files.hpp"
+#include "jobs/memory_report.hpp"
+#include "jobs/on_rank0.hpp"
+#include "jobs/provenance.hpp"
 #include "mesh/cancel.hpp"
 #include "mesh/mpi.hpp"
 #include "mxu/memory_side.hpp"
@@ -94,7 +94,7 @@ std::string sci(const nlohmann::json& v) {
 
 // Atomic like every output (io/output_files.hpp): probed before the run, written beside
 // the target, renamed onto it at the end of the job.
-// It records the run's provenance (apps/common/provenance.hpp); `text`, if given, receives it.
+// It records the run's provenance (jobs/provenance.hpp); `text`, if given, receives it.
 void stage_report(TextOutput& file, nlohmann::json report, const Provenance& prov,
                   std::string* text) {
   report["provenance"] = to_json(prov);

@@ -12,12 +12,12 @@
 #include <string>
 #include <vector>
 
-#include "apps/transform/options.hpp"
 #include "engine/engine.hpp"
 #include "geometry/layout_quality.hpp"
 #include "geometry/memory_model.hpp"
 #include "io/output_files.hpp"
 #include "io/tensor_io.hpp"
+#include "jobs/transform_config.hpp"
 #include "report/provenance.hpp"
 
 namespace triada {
@@ -130,7 +130,7 @@ std::vector<LayoutChoice> good_layouts_for(const TransformConfig& cfg, const Pla
 void warn_poor_layout(const TransformConfig& cfg, const Plan& plan, MPI_Comm world);
 
 // --dry-run (cfg.dry_run): the plan of the run without reading data or writing the output
-// (apps/transform/dry_run.cpp): rank layout, memory per rank, MPI traffic per stage, the
+// (jobs/transform_dry_run.cpp): rank layout, memory per rank, MPI traffic per stage, the
 // modelled time, the layout's verdict; text on `out` (rank 0), JSON to --report.
 // Collective over `world`.
 void run_dry_run(const TransformConfig& cfg, MPI_Comm world, std::ostream& out);
