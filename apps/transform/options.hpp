@@ -1,9 +1,8 @@
 #pragma once
 // triada-transform's options parsed into its config (jobs/transform_config.hpp, doc/design.md
-// §10.6): every option is declared once
-// with its description and default (so --help documents it), parsed from the command line
-// and the mesh INI file (command line wins), validated; the variables_map never leaves
-// options.cpp.
+// §10.6): every option is declared once with its description and default (so --help
+// documents it), parsed from the command line and the mesh INI file (command line wins),
+// validated; the variables_map never leaves options.cpp.
 #include <optional>
 #include <ostream>
 

@@ -4,9 +4,9 @@
 #include <span>
 
 #include "apps/transform/options.hpp"
-#include "array_tensors.hpp"
 #include "bindings.hpp"
 #include "interrupt.hpp"
+#include "jobs/memory_tensors.hpp"
 #include "jobs/transform_job.hpp"
 #include "mesh/cancel.hpp"
 
