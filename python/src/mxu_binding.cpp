@@ -49,13 +49,35 @@ pyb::object tcu_product(const TcuConfig& cfg, std::vector<double> a, std::vector
   return pyb::make_tuple(to_numpy(std::move(c), {side, side}), cost_dict(cost));
 }
 
+// Arrays {name: array} as the datasets /name of an input in memory (complex where the
+// array is, else float64; the Python side checked the types).
+tcu_in::MemoryDatasets memory_datasets(const pyb::dict& arrays) {
+  tcu_in::MemoryDatasets out;
+  for (const auto& [key, item] : arrays) {
+    const auto value = pyb::reinterpret_borrow<pyb::object>(item);
+    tcu_in::MemoryDataset& d = out["/" + key.cast<std::string>()];
+    const auto arr = pyb::reinterpret_borrow<pyb::array>(value);
+    for (pyb::ssize_t k = 0; k < arr.ndim(); ++k) d.dims.push_back(arr.shape(k));
+    d.is_complex = arr.dtype().kind() == 'c';
+    if (!d.is_complex) {
+      d.real = values_of(value);
+      continue;
+    }
+    const auto c = pyb::array_t<cplx, pyb::array::c_style | pyb::array::forcecast>::ensure(value);
+    d.complex.assign(c.data(), c.data() + c.size());
+  }
+  return out;
+}
+
 // (rank 0's summary, the exit code, (C, its unit's cost) for matmul and strassen given A and
 // B on rank 0, else None, the report's text on every rank). The report also goes to the file
-// of --report, which may not be readable back ("-", a FIFO).
+// of --report, which may not be readable back ("-", a FIFO). `inputs`: rank 0's arrays
+// standing for the datasets of --input, which then only names them.
 pyb::tuple tcu(const std::vector<std::string>& args, std::optional<std::int64_t> comm_handle,
-               const pyb::object& a, const pyb::object& b) {
+               const pyb::object& a, const pyb::object& b, const pyb::dict& inputs) {
   Serialized lock;
   TcuConfig cfg;
+  tcu_in::MemoryDatasets arrays = memory_datasets(inputs);
   std::string summary, report;
   int code = 0, rank = 0;
   const CallSignals signals;
@@ -64,6 +86,7 @@ pyb::tuple tcu(const std::vector<std::string>& args, std::optional<std::int64_t>
     const MPI_Comm comm = comm_of(comm_handle);
     cancel::Scope stoppable(comm, signals.poll());
     cfg = parse_args(args, parse_tcu_options, comm);
+    cfg.arrays = std::move(arrays);
     std::ostringstream out;
     code = run_tcu_job_keeping_report(cfg, comm, out, &report);
     report = mpi::bcast_string(comm, report, 0);

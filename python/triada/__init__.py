@@ -38,7 +38,7 @@ import tempfile
 import numpy as np
 
 from . import _args, _triada
-from ._calls import agreed, entry
+from ._calls import entry
 from ._triada import ConfigError, Error, HDF5Error, InputError, MPIError
 
 __version__ = _triada.version()
@@ -292,30 +292,10 @@ _LAYOUT_KINDS = dict(shape=_args.shape3, out_shape=_args.optional(_args.shape3),
                      mesh=_args.optional(_args.path), config=_args.optional(_args.config))
 
 
-def _write_inputs(inputs, directory):
-    """Arrays {name: array} as datasets /name of one HDF5 file (the program's --input)."""
-    import h5py  # only for numpy inputs of tcu
-    path = os.path.join(directory, "inputs.h5")
-    with h5py.File(path, "w") as f:
-        for name, values in inputs.items():
-            f[name.lstrip("/")] = values
-    return path
-
-
-def _renamed(value, old, new):
-    """value with every string `old` replaced by `new` (a temporary file's name)."""
-    if isinstance(value, dict):
-        return {k: _renamed(v, old, new) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_renamed(v, old, new) for v in value]
-    return value.replace(old, new) if isinstance(value, str) else value
-
-
-def _named_as_arguments(error, written):
-    """The error with the datasets of the input file written here named as the arguments
-    that gave them ("A: ..." for FILE:/A) and the file itself as "inputs"."""
-    text = re.sub(re.escape(written) + r":/+([^\s:]+)", r"\1", str(error))
-    return type(error)(text.replace(written, "inputs"))
+def _named_as_arguments(error, named):
+    """The error with the datasets of the arrays given as the input `named` ("inputs")
+    named as the arguments that gave them ("A: ..." for inputs:/A)."""
+    return type(error)(re.sub(re.escape(named) + r":/+([^\s:]+)", r"\1", str(error)))
 
 
 @entry
@@ -345,8 +325,8 @@ def tcu(algo, size=None, *, m=None, latency=0, A=None, B=None, inputs=None, inpu
         ``inputs={"A": A, "B": B}``). For matmul and strassen the product C is returned.
     inputs : dict of array_like, optional
         The algorithm's input datasets by name (``{"A": ..., "b": ...}`` for ge,
-        ``{"adjacency": ...}`` for tclosure and apsd, ...), written to a temporary HDF5 file
-        given as ``--input`` (needs h5py); needed on rank 0 only. Errors name them as the
+        ``{"adjacency": ...}`` for tclosure and apsd, ...), read from memory as the
+        datasets of ``--input`` would be; needed on rank 0 only. Errors name them as the
         arguments (``A: expected a non-empty square matrix``).
     input : str or path, optional
         An HDF5 input file ``FILE[:/DSET]`` instead (``--input``).
@@ -392,8 +372,8 @@ def tcu(algo, size=None, *, m=None, latency=0, A=None, B=None, inputs=None, inpu
         run again on the same unit as the job's (the job reports, does not keep, C); the
         cost equals the report's ``tcu`` figures. Otherwise None.
     report : dict
-        The program's JSON report (``triada-tcu-report/1``) on every rank; an input file
-        written here is named ``inputs`` in it. A result that fails its fp64 check is
+        The program's JSON report (``triada-tcu-report/1``) on every rank; arrays given
+        are named ``inputs`` in it. A result that fails its fp64 check is
         reported (``verified`` false), not raised, as the program's exit code 4 does.
     """
     a = _args.checked(locals(), _TCU_KINDS)
@@ -410,22 +390,20 @@ def tcu(algo, size=None, *, m=None, latency=0, A=None, B=None, inputs=None, inpu
                if n not in ("A", "B", "inputs", "input", "verbose")}
 
     def run(handle):
-        root = _triada.rank(handle) == 0  # rank 0's arguments and files are the call's
+        root = _triada.rank(handle) == 0  # rank 0's arguments and arrays are the call's
         with tempfile.TemporaryDirectory(prefix="triada-tcu-") as tmp:
-            with agreed(handle):
-                in_path = _write_inputs(given, tmp) if given and root else a.input
-            written = _triada.bcast_text(in_path if given and root else "", handle)
+            named = _triada.bcast_text("inputs" if given and root else "", handle)
+            in_path = "inputs" if given else a.input  # the arrays' name as --input
             out_path = a.report if a.report is not None else os.path.join(tmp, "report.json")
             args = ["triada-tcu"] + _options(**dict(options, input=in_path, report=out_path))
             try:
-                summary, code, product, text = _triada.tcu(args, handle, a.A, a.B)
+                summary, code, product, text = _triada.tcu(args, handle, a.A, a.B,
+                                                           given if root else {})
             except Error as e:
-                if not written:
+                if not named:
                     raise
-                raise _named_as_arguments(e, written) from None
+                raise _named_as_arguments(e, named) from None
             report = json.loads(text)
-            if written:
-                report = _renamed(report, written, "inputs")
         if a.verbose and summary:
             print(summary, end="", flush=True)
         return product, report

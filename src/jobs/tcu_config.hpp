@@ -9,6 +9,7 @@
 
 #include "counters/progress.hpp"
 #include "mxu/tcu_algorithms.hpp"
+#include "mxu/tcu_inputs.hpp"
 #include "mxu/tensor_unit.hpp"
 #include "physical/mxu_memory.hpp"
 #include "precision/cell_mode.hpp"
@@ -39,6 +40,9 @@ struct TcuConfig {
   std::int64_t points = 0;                    // --points (polyeval), 0 = p = n
   ProgressMode progress = ProgressMode::automatic;  // --progress (counters/progress.hpp)
   std::string command_line;  // the words of the run, shell-quoted (report/provenance.hpp)
+  // Not an option (the library's callers): --input's datasets in memory, by path ("/A"),
+  // read instead of a file's (mxu/tcu_inputs.hpp); `input` then only names them.
+  tcu_in::MemoryDatasets arrays;
 };
 
 }  // namespace triada

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <iomanip>
 #include <limits>
+#include <optional>
 #include <ostream>
 #include <sstream>
 
@@ -26,6 +27,7 @@
 #include "mesh/cancel.hpp"
 #include "mesh/mpi.hpp"
 #include "mxu/memory_side.hpp"
+#include "mxu/tcu_inputs.hpp"
 #include "mxu/tcu_io_bound.hpp"
 #include "mxu/tensor_unit.hpp"
 #include "report/report.hpp"
@@ -108,7 +110,8 @@ void stage_report(TextOutput& file, nlohmann::json report, const Provenance& pro
 // the input file.
 TextOutput report_file(const TcuConfig& cfg) {
   if (cfg.report.empty()) return {};
-  check_distinct({{cfg.input, "--input", false}, {cfg.report, "--report", true}});
+  if (cfg.arrays.empty())
+    check_distinct({{cfg.input, "--input", false}, {cfg.report, "--report", true}});
   return TextOutput(cfg.report, cfg.force);
 }
 
@@ -563,6 +566,8 @@ int run_tcu_job(const TcuConfig& cfg, MPI_Comm comm, std::ostream& out) {
 
 int run_tcu_job_keeping_report(const TcuConfig& cfg, MPI_Comm comm, std::ostream& out,
                                std::string* report_text) {
+  std::optional<tcu_in::MemoryInput> arrays;  // the algorithms read cfg.input from them
+  if (!cfg.arrays.empty()) arrays.emplace(cfg.input, cfg.arrays);
   const TcuAlgorithm* algo = nullptr;
   TextOutput report_out;
   mpi::collectively(comm, [&] {
