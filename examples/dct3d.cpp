@@ -95,8 +95,7 @@ std::vector<double> dct_in_memory(const std::vector<double>& x) {
   triada::ArrayResult result;
   const auto tensors = triada::array_tensors(cfg, in, result);
   const nlohmann::json report = triada::run_transform(cfg, *tensors, MPI_COMM_WORLD, std::cout);
-  if (!report.is_null())
-    std::cout << "in memory: " << report["counters"]["macs"] << " MACs\n";
+  if (!report.is_null()) std::cout << "in memory: " << report["counters"]["macs"] << " MACs\n";
   return result.real;  // empty on ranks other than 0
 }
 
