@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Every C++ file of src, include, apps, tests, bench, python and examples is formatted as
 # the repository's .clang-format says: clang-format --dry-run -Werror, which names each
-# file and line that differs. Fix with: clang-format -i FILE... (same clang-format major version as CI:
-# Debian 12's clang-format 14; CLANG_FORMAT overrides the binary).
+# file and line that differs. Fix with: clang-format -i FILE... (same clang-format major
+# version as CI: Debian 12's clang-format 14; CLANG_FORMAT overrides the binary).
 # Usage: run_scripts/format_check.sh
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
