@@ -55,8 +55,11 @@ tcu_in::MemoryDatasets memory_datasets(const pyb::dict& arrays) {
   tcu_in::MemoryDatasets out;
   for (const auto& [key, item] : arrays) {
     const auto value = pyb::reinterpret_borrow<pyb::object>(item);
-    tcu_in::MemoryDataset& d = out["/" + key.cast<std::string>()];
-    const auto arr = pyb::reinterpret_borrow<pyb::array>(value);
+    std::string name = key.cast<std::string>();
+    name.erase(0, name.find_first_not_of('/'));  // "A" and "/A" name the same dataset
+    tcu_in::MemoryDataset& d = out["/" + name];
+    const pyb::array arr = pyb::array::ensure(value);
+    if (!arr) throw config_error(name + ": expected an array");
     for (pyb::ssize_t k = 0; k < arr.ndim(); ++k) d.dims.push_back(arr.shape(k));
     d.is_complex = arr.dtype().kind() == 'c';
     if (!d.is_complex) {
