@@ -1,8 +1,9 @@
 #pragma once
 // triada-transform as a library call: validate inputs collectively, plan, read the input
 // bricks, run the mesh, write the output, report. The tensors come from the options' HDF5
-// files (the program) or from a caller's memory (the Python module), through one
-// interface, TransformTensors, so both run the same job and give the same report.
+// files (file_tensors: the program) or from a caller's memory (array_tensors,
+// jobs/memory_tensors.hpp: the Python module, C++ programs), through one interface,
+// TransformTensors, so all run the same job and give the same report.
 #include <mpi.h>
 
 #include <functional>
