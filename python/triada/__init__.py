@@ -33,7 +33,6 @@ alone inside a job (an internal error) is raised on that rank only: run such scr
 import json
 import os
 import re
-import tempfile
 
 import numpy as np
 
@@ -391,19 +390,17 @@ def tcu(algo, size=None, *, m=None, latency=0, A=None, B=None, inputs=None, inpu
 
     def run(handle):
         root = _triada.rank(handle) == 0  # rank 0's arguments and arrays are the call's
-        with tempfile.TemporaryDirectory(prefix="triada-tcu-") as tmp:
-            named = _triada.bcast_text("inputs" if given and root else "", handle)
-            in_path = "inputs" if given else a.input  # the arrays' name as --input
-            out_path = a.report if a.report is not None else os.path.join(tmp, "report.json")
-            args = ["triada-tcu"] + _options(**dict(options, input=in_path, report=out_path))
-            try:
-                summary, code, product, text = _triada.tcu(args, handle, a.A, a.B,
-                                                           given if root else {})
-            except Error as e:
-                if not named:
-                    raise
-                raise _named_as_arguments(e, named) from None
-            report = json.loads(text)
+        named = _triada.bcast_text("inputs" if given and root else "", handle)
+        in_path = "inputs" if given else a.input  # the arrays' name as --input
+        args = ["triada-tcu"] + _options(**dict(options, input=in_path))
+        try:
+            summary, code, product, text = _triada.tcu(args, handle, a.A, a.B,
+                                                       given if root else {})
+        except Error as e:
+            if not named:
+                raise
+            raise _named_as_arguments(e, named) from None
+        report = json.loads(text)
         if a.verbose and summary:
             print(summary, end="", flush=True)
         return product, report

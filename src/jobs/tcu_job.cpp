@@ -535,7 +535,7 @@ int run_sweep(const TcuConfig& cfg, const TcuAlgorithm& algo, TextOutput& report
         << "  (the bound over the same sizes: " << show(f["bound_fitted_exponent"]) << "; theorem "
         << fixed(exponent, 3) << ")\n";
   }
-  if (!cfg.report.empty()) {
+  if (!cfg.report.empty() || text) {
     nlohmann::json report = {{"schema", "triada-tcu-report/1"},
                              {"algo", algo.name},
                              {"theorem", algo.theorem},
@@ -587,7 +587,7 @@ int run_tcu_job_keeping_report(const TcuConfig& cfg, MPI_Comm comm, std::ostream
       if (cfg.both_products) ok = run_other_product(cfg, *algo, r) && ok;
       print_single(r, out);
       print_products(r, out);
-      if (!cfg.report.empty()) stage_report(report_out, r, prov, report_text);
+      if (!cfg.report.empty() || report_text) stage_report(report_out, r, prov, report_text);
       code = ok || cfg.cell_mode != CellMode::fp64 ? 0 : 4;
     });
   }
