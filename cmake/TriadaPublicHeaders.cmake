@@ -5,12 +5,15 @@
 # constants follow the compiler's flags), the fused executor and the I/O internals stay
 # private to the library's build.
 #
-# triada_header_closure(OUT): the src/-relative paths of every header of src/ (or generated)
-# that include/triada/*.hpp reach by #include "...", found by reading them; configure reruns
-# when any of them changes.
+# Run by `cmake --install` (install(SCRIPT), so that editing a header never reconfigures
+# the build), with TRIADA_SOURCE_DIR, TRIADA_GENERATED and TRIADA_INCLUDEDIR set.
+cmake_policy(PUSH)
+cmake_policy(VERSION 3.20)  # the project's: IN_LIST, POP_FRONT
+
+# The src/-relative paths of every header of src/ (or generated) that include/triada/*.hpp
+# reach by #include, found by reading them.
 function(triada_header_closure out)
-  file(GLOB todo RELATIVE ${PROJECT_SOURCE_DIR}/include CONFIGURE_DEPENDS
-       ${PROJECT_SOURCE_DIR}/include/triada/*.hpp)
+  file(GLOB todo RELATIVE ${TRIADA_SOURCE_DIR}/include ${TRIADA_SOURCE_DIR}/include/triada/*.hpp)
   set(seen "")
   set(found "")
   while(todo)
@@ -19,10 +22,10 @@ function(triada_header_closure out)
       continue()
     endif()
     list(APPEND seen ${h})
-    if(EXISTS ${PROJECT_SOURCE_DIR}/include/${h})
-      set(file ${PROJECT_SOURCE_DIR}/include/${h})
-    elseif(EXISTS ${PROJECT_SOURCE_DIR}/src/${h})
-      set(file ${PROJECT_SOURCE_DIR}/src/${h})
+    if(EXISTS ${TRIADA_SOURCE_DIR}/include/${h})
+      set(file ${TRIADA_SOURCE_DIR}/include/${h})
+    elseif(EXISTS ${TRIADA_SOURCE_DIR}/src/${h})
+      set(file ${TRIADA_SOURCE_DIR}/src/${h})
       list(APPEND found ${h})
     elseif(EXISTS ${TRIADA_GENERATED}/${h})
       list(APPEND found ${h})
@@ -30,7 +33,6 @@ function(triada_header_closure out)
     else()
       continue()  # a system or third-party header
     endif()
-    set_property(DIRECTORY ${PROJECT_SOURCE_DIR} APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${file})
     file(STRINGS ${file} lines REGEX "^[ \t]*#[ \t]*include[ \t]*[\"<][^\">]+[\">]")
     foreach(line ${lines})
       string(REGEX REPLACE "^[ \t]*#[ \t]*include[ \t]*[\"<]([^\">]+)[\">].*$" "\\1" inc "${line}")
@@ -40,17 +42,16 @@ function(triada_header_closure out)
   set(${out} ${found} PARENT_SCOPE)
 endfunction()
 
-# Installs the public headers and their closure (above).
-function(triada_install_headers)
-  install(DIRECTORY include/triada DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
-          FILES_MATCHING PATTERN "*.hpp")
-  triada_header_closure(headers)
-  foreach(h ${headers})
-    get_filename_component(dir ${h} DIRECTORY)
-    set(file ${PROJECT_SOURCE_DIR}/src/${h})
-    if(NOT EXISTS ${file})
-      set(file ${TRIADA_GENERATED}/${h})
-    endif()
-    install(FILES ${file} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/triada/detail/${dir})
-  endforeach()
-endfunction()
+set(dest ${CMAKE_INSTALL_PREFIX}/${TRIADA_INCLUDEDIR}/triada)
+file(GLOB public ${TRIADA_SOURCE_DIR}/include/triada/*.hpp)
+file(INSTALL DESTINATION ${dest} TYPE FILE FILES ${public})
+triada_header_closure(headers)
+foreach(h ${headers})
+  get_filename_component(dir ${h} DIRECTORY)
+  set(file ${TRIADA_SOURCE_DIR}/src/${h})
+  if(NOT EXISTS ${file})
+    set(file ${TRIADA_GENERATED}/${h})
+  endif()
+  file(INSTALL DESTINATION ${dest}/detail/${dir} TYPE FILE FILES ${file})
+endforeach()
+cmake_policy(POP)
