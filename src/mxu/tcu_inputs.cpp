@@ -36,10 +36,11 @@ std::vector<double> memory_real(const MemoryDataset& d, const std::string& name,
 
 // A rank-1 dataset in memory as complex values, refused as read_vector refuses a file's.
 std::vector<cplx> memory_complex(const MemoryDataset& d, const std::string& name) {
-  if (d.dims.size() != 1)
-    throw input_error(name + ": rank " + std::to_string(d.dims.size()) +
+  const std::size_t rank = d.dims.size();
+  if (rank != 1)
+    throw input_error(name + ": " + (rank ? "rank " + std::to_string(rank) : "scalar") +
                       ", expected a rank-1 dataset");
-  if (d.dims[0] == 0) throw input_error(name + ": empty extent (0)");
+  if (d.dims[0] == 0) throw input_error(name + ": empty extent 0");
   if (d.is_complex) return d.complex;
   return std::vector<cplx>(d.real.begin(), d.real.end());
 }

@@ -77,6 +77,13 @@ TEST_CASE("arrays in memory are refused as a file's datasets are", "[tcu][inputs
     d["/A"].is_complex = true;
     CHECK(message_of("matmul", "inputs") == "inputs:/A: expected an integer or real dataset");
   }
+  {
+    tcu_in::MemoryDatasets x{{"/x", matrix(4, 4, 1.0)}};
+    const tcu_in::MemoryInput scope("inputs", x);
+    CHECK(message_of("dft", "inputs") == "inputs:/x: rank 2, expected a rank-1 dataset");
+    x["/x"].dims = {};
+    CHECK(message_of("dft", "inputs") == "inputs:/x: scalar, expected a rank-1 dataset");
+  }
   // Outside the scope the name is a file's again.
   CHECK_THROWS_AS(run("matmul", "inputs"), input_error);
 }
