@@ -1,4 +1,4 @@
-// triada-transform's job on numpy arrays (jobs/transform_job.hpp, array_tensors.hpp), and
+// triada-transform's job on numpy arrays (jobs/transform_job.hpp, memory_tensors.hpp), and
 // the rank layout a distributed call needs.
 #include <array>
 #include <span>
