@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Every C++ file of src, include, apps, tests, bench and python is formatted as the repository's
-# .clang-format says: clang-format --dry-run -Werror, which names each file and line that
-# differs. Fix with: clang-format -i FILE... (same clang-format major version as CI:
-# Debian 12's clang-format 14; CLANG_FORMAT overrides the binary).
+# Every C++ file of src, include, apps, tests, bench, python and examples is formatted as
+# the repository's .clang-format says: clang-format --dry-run -Werror, which names each
+# file and line that differs. Fix with: clang-format -i FILE... (same clang-format major
+# version as CI: Debian 12's clang-format 14; CLANG_FORMAT overrides the binary).
 # Usage: run_scripts/format_check.sh
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -11,7 +11,7 @@ command -v "$cf" >/dev/null || { echo "format_check: $cf not found (run_scripts/
 
 cd "$here"
 dirs=()
-for d in src include apps tests bench python; do [ -d "$d" ] && dirs+=("$d"); done
+for d in src include apps tests bench python examples; do [ -d "$d" ] && dirs+=("$d"); done
 mapfile -t files < <(find "${dirs[@]}" -type f \( -name '*.cpp' -o -name '*.hpp' -o -name '*.h' \
   -o -name '*.cc' \) | LC_ALL=C sort)
 bad=()

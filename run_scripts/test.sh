@@ -73,7 +73,7 @@ if [ "${TRIADA_ASAN:-${CI:-}}" = "1" ] || [ "${TRIADA_ASAN:-${CI:-}}" = "true" ]
   (cd "$ASAN_BUILD" &&
     ASAN_OPTIONS="detect_leaks=0:exitcode=86${ASAN_OPTIONS:+:$ASAN_OPTIONS}" \
     UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}" \
-    ctest --output-on-failure -j"$JOBS" --timeout 900 -L 'unit|mpi|cli|asan' \
+    ctest --output-on-failure -j"$JOBS" --timeout 900 -L 'unit|mpi|cli|asan|example' \
       -E '^cli_test_(memory|io_stress)$')
 fi
 

@@ -5,10 +5,10 @@
 #include <optional>
 
 #include "apps/bench/bench.hpp"
-#include "apps/common/world_plan.hpp"
 #include "config/options.hpp"
 #include "counters/counters.hpp"
 #include "engine/engine.hpp"
+#include "jobs/world_plan.hpp"
 #include "mesh/mpi.hpp"
 
 namespace triada::bench {

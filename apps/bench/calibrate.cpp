@@ -15,11 +15,11 @@
 #include <memory>
 #include <span>
 
-#include "apps/common/world_plan.hpp"
 #include "core/checked.hpp"
 #include "core/error.hpp"
 #include "engine/engine.hpp"
 #include "geometry/memory_model.hpp"
+#include "jobs/world_plan.hpp"
 #include "mesh/node_memory.hpp"
 #include "mesh/shared_window.hpp"
 

@@ -11,13 +11,13 @@
 #include <sstream>
 
 #include "apps/bench/bench.hpp"
-#include "apps/common/provenance.hpp"
 #include "apps/common/run_main.hpp"
-#include "apps/common/world_plan.hpp"
 #include "core/checked.hpp"
 #include "core/error.hpp"
 #include "engine/engine.hpp"
 #include "geometry/memory_model.hpp"
+#include "jobs/provenance.hpp"
+#include "jobs/world_plan.hpp"
 #include "kernels/isa.hpp"
 #include "mesh/mpi.hpp"
 #include "mesh/node_memory.hpp"

@@ -11,9 +11,9 @@
 #include <iostream>
 
 #include "apps/bench/bench.hpp"
-#include "apps/common/provenance.hpp"
 #include "conv/conv.hpp"
 #include "conv/conv_layer.hpp"
+#include "jobs/provenance.hpp"
 #include "kernels/isa.hpp"
 #include "mxu/tcu_linear_algebra.hpp"
 #include "mxu/tensor_unit.hpp"

@@ -7,11 +7,12 @@
 #include <exception>
 #include <string>
 
-#include "apps/common/provenance.hpp"
 #include "core/error.hpp"
 #include "core/signal_cleanup.hpp"
 #include "io/hdf5.hpp"
 #include "io/output_files.hpp"
+#include "jobs/messages.hpp"
+#include "jobs/provenance.hpp"
 #include "mesh/kernel_path.hpp"
 #include "mesh/mpi.hpp"
 
@@ -43,20 +44,6 @@ void keep_freed_memory() {
   constexpr int kGiB = 1 << 30;
   mallopt(M_MMAP_THRESHOLD, kGiB);  // the largest the heap serves; larger blocks are mapped
   mallopt(M_TRIM_THRESHOLD, kGiB);
-}
-
-std::string escape_controls(const std::string& what) {
-  std::string out;
-  for (const unsigned char c : what) {
-    if (c >= 0x20 && c != 0x7f) {
-      out += static_cast<char>(c);
-    } else {
-      char buf[5];
-      std::snprintf(buf, sizeof buf, "\\x%02x", c);
-      out += buf;
-    }
-  }
-  return out;
 }
 
 int run_main(const std::string& app, int argc, char** argv,

@@ -5,17 +5,13 @@
 // printed by rank 0 only and the run ends normally with code 1 (input) or 2 (config);
 // an error raised on one rank alone is printed by that rank and MPI_Abort ends the rest,
 // so no rank is left waiting in a collective. `--version` among the words prints the
-// version text (apps/common/provenance.hpp) on rank 0 and returns 0 without running `body`.
+// version text (jobs/provenance.hpp) on rank 0 and returns 0 without running `body`.
 // SIGINT, SIGTERM and SIGHUP remove the run's temporaries and a singleton's session root,
 // then end the program by that signal (core/signal_cleanup.hpp).
 #include <functional>
 #include <string>
 
 namespace triada {
-
-// Control bytes of user text (a file name, a value) as \xNN: an error message fit for one
-// line of a terminal (the Python module raises the same text).
-std::string escape_controls(const std::string& what);
 
 // Freed heap memory stays in the process for the next allocation (glibc mallopt: large
 // blocks from the heap, no trimming below 1 GiB free). For programs that allocate and free

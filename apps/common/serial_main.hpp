@@ -3,7 +3,6 @@
 // a bad option or input file ends all ranks together), then every rank runs the job over
 // MPI_COMM_WORLD; the job splits its work over the ranks (or leaves it to rank 0) and rank 0
 // alone prints and writes the report.
-#include <exception>
 #include <iostream>
 #include <optional>
 #include <ostream>
@@ -15,22 +14,6 @@
 #include "mesh/mpi.hpp"
 
 namespace triada {
-
-// Runs `body` on rank 0 of `comm` while the others wait asleep; an error of rank 0 is
-// then thrown by every rank (mpi::collectively). For work not worth splitting.
-template <class F>
-void on_rank0(MPI_Comm comm, F&& body) {
-  mpi::collectively(comm, [&] {
-    std::exception_ptr failure;
-    if (mpi::rank(comm) == 0) try {
-        body();
-      } catch (...) {
-        failure = std::current_exception();
-      }
-    mpi::sleepy_barrier(comm);
-    if (failure) std::rethrow_exception(failure);
-  });
-}
 
 // parse(argc, argv, help) -> std::optional<Config> (nothing for --help);
 // job(config, comm, out) -> exit code, collective, the same on every rank; `out` is

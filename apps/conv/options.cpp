@@ -4,10 +4,10 @@
 #include <cstdint>
 #include <string>
 
-#include "apps/conv/job.hpp"
 #include "config/options.hpp"
 #include "conv/conv_layer.hpp"
 #include "core/error.hpp"
+#include "jobs/conv_job.hpp"
 #include "mxu/memory_side.hpp"
 #include "mxu/tensor_unit.hpp"
 #include "report/provenance.hpp"

@@ -9,7 +9,6 @@
 #include <string>
 #include <vector>
 
-#include "apps/common/provenance.hpp"
 #include "apps/common/run_main.hpp"
 #include "apps/gen/options.hpp"
 #include "core/checked.hpp"
@@ -19,6 +18,7 @@
 #include "geometry/brick.hpp"
 #include "io/generate.hpp"
 #include "io/tensor_io.hpp"
+#include "jobs/provenance.hpp"
 #include "mesh/mpi.hpp"
 #include "mesh/node_memory.hpp"
 
@@ -52,7 +52,7 @@ index_t generate_and_write(const GenConfig& c, MPI_Comm comm, TensorWriter& w) {
   return mpi::sum_of(comm, std::int64_t{local});
 }
 
-// The file's attributes: how it was generated, and by what (apps/common/provenance.hpp).
+// The file's attributes: how it was generated, and by what (jobs/provenance.hpp).
 void set_gen_attributes(TensorWriter& w, const GenConfig& c, const Provenance& prov) {
   w.set_attribute("generator", std::string("triada-gen"));
   w.set_attribute("shape", std::vector<index_t>(c.spec.shape.begin(), c.spec.shape.end()));

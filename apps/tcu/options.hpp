@@ -1,45 +1,12 @@
 #pragma once
-// triada-tcu's options as a plain struct (doc/design.md §10.6); the variables_map never leaves the
-// parser.
-#include <cstdint>
+// triada-tcu's command line parsed into its config (jobs/tcu_config.hpp, doc/design.md
+// §10.6); the variables_map never leaves the parser.
 #include <iosfwd>
 #include <optional>
-#include <string>
-#include <vector>
 
-#include "counters/progress.hpp"
-#include "mxu/tcu_algorithms.hpp"
-#include "mxu/tensor_unit.hpp"
-#include "physical/mxu_memory.hpp"
-#include "precision/cell_mode.hpp"
+#include "jobs/tcu_config.hpp"
 
 namespace triada {
-
-struct TcuConfig {
-  std::string algo;
-  std::int64_t size = 0;  // 0: from --input (single run) or the sweep's series
-  std::int64_t m = 0;     // 0: not given
-  std::int64_t latency = 0;
-  std::uint64_t seed = 1;
-  std::string input;   // HDF5 input of the algorithm (--help lists the datasets)
-  bool weak = false;   // weak TCU model (Theorem 12): calls with r = sqrt(m) only
-  std::string report;  // JSON report path ("" = none)
-  bool force = false;  // --force: replace an existing report
-  bool sweep = false;
-  std::vector<std::int64_t> sizes;            // --sizes (sweep), empty = the algorithm's default
-  std::vector<std::int64_t> ms;               // --ms (sweep), empty = --m or the default series
-  CellMode cell_mode = CellMode::fp64;        // --cell-mode: the unit's cell arithmetic
-  std::string mesh;                           // --mesh: INI whose [mxu] keys give the memory side
-  MxuMemoryParams memory;                     // [mxu] of --mesh (built-in defaults without it)
-  MxuExecutor executor = MxuExecutor::fused;  // --executor
-  TcuProduct product = TcuProduct::fast;      // --product (spmm, apsd)
-  bool both_products = false;                 // --product both: the other one runs too
-  std::int64_t sweeps = 0;                    // --k (stencil), 0 = the default k
-  std::vector<double> kernel;                 // --kernel (stencil), empty = the default
-  std::int64_t points = 0;                    // --points (polyeval), 0 = p = n
-  ProgressMode progress = ProgressMode::automatic;  // --progress (counters/progress.hpp)
-  std::string command_line;  // the words of the run, shell-quoted (report/provenance.hpp)
-};
 
 // Parses and validates the command line. Returns nothing for --help (text in `help`).
 // Throws config_error with one clear line for a bad, unknown or missing option.

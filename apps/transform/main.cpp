@@ -1,11 +1,11 @@
-// triada-transform: thin main; the work is in job.cpp.
+// triada-transform: thin main; the work is in jobs/transform_job.cpp.
 #include <iostream>
 #include <optional>
 #include <sstream>
 
 #include "apps/common/run_main.hpp"
-#include "apps/transform/job.hpp"
 #include "apps/transform/options.hpp"
+#include "jobs/transform_job.hpp"
 #include "mesh/mpi.hpp"
 
 int main(int argc, char** argv) {

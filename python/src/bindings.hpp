@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "arrays.hpp"
 #include "core/error.hpp"
+#include "jobs/array_view.hpp"
 #include "mesh/mpi.hpp"
 
 namespace triada::py {

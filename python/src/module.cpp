@@ -8,13 +8,13 @@
 #include <string>
 #include <utility>
 
-#include "apps/common/run_main.hpp"
 #include "bindings.hpp"
 #include "core/signal_cleanup.hpp"
 #include "core/version.hpp"
 #include "interrupt.hpp"
 #include "io/hdf5.hpp"
 #include "io/output_files.hpp"
+#include "jobs/messages.hpp"
 #include "precision/cell_mode.hpp"
 #include "report/provenance.hpp"
 

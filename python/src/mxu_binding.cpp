@@ -1,11 +1,13 @@
-// The planar MXU's programs on numpy arrays: triada-tcu's job (apps/tcu/job.hpp) and
-// triada-conv's (apps/conv/job.hpp), run as the programs run them.
+// The planar MXU's programs on numpy arrays: triada-tcu's job (jobs/tcu_job.hpp) and
+// triada-conv's (jobs/conv_job.hpp), run as the programs run them.
 #include <span>
 
-#include "apps/conv/job.hpp"
-#include "apps/tcu/job.hpp"
+#include "apps/conv/options.hpp"
+#include "apps/tcu/options.hpp"
 #include "bindings.hpp"
 #include "interrupt.hpp"
+#include "jobs/conv_job.hpp"
+#include "jobs/tcu_job.hpp"
 #include "mesh/cancel.hpp"
 #include "mxu/tcu_linear_algebra.hpp"
 
@@ -47,13 +49,38 @@ pyb::object tcu_product(const TcuConfig& cfg, std::vector<double> a, std::vector
   return pyb::make_tuple(to_numpy(std::move(c), {side, side}), cost_dict(cost));
 }
 
+// Arrays {name: array} as the datasets /name of an input in memory (complex where the
+// array is, else float64; the Python side checked the types).
+tcu_in::MemoryDatasets memory_datasets(const pyb::dict& arrays) {
+  tcu_in::MemoryDatasets out;
+  for (const auto& [key, item] : arrays) {
+    const auto value = pyb::reinterpret_borrow<pyb::object>(item);
+    std::string name = key.cast<std::string>();
+    name.erase(0, name.find_first_not_of('/'));  // "A" and "/A" name the same dataset
+    tcu_in::MemoryDataset& d = out["/" + name];
+    const pyb::array arr = pyb::array::ensure(value);
+    if (!arr) throw config_error(name + ": expected an array");
+    for (pyb::ssize_t k = 0; k < arr.ndim(); ++k) d.dims.push_back(arr.shape(k));
+    d.is_complex = arr.dtype().kind() == 'c';
+    if (!d.is_complex) {
+      d.real = values_of(value);
+      continue;
+    }
+    const auto c = pyb::array_t<cplx, pyb::array::c_style | pyb::array::forcecast>::ensure(value);
+    d.complex.assign(c.data(), c.data() + c.size());
+  }
+  return out;
+}
+
 // (rank 0's summary, the exit code, (C, its unit's cost) for matmul and strassen given A and
 // B on rank 0, else None, the report's text on every rank). The report also goes to the file
-// of --report, which may not be readable back ("-", a FIFO).
+// of --report, which may not be readable back ("-", a FIFO). `inputs`: rank 0's arrays
+// standing for the datasets of --input, which then only names them.
 pyb::tuple tcu(const std::vector<std::string>& args, std::optional<std::int64_t> comm_handle,
-               const pyb::object& a, const pyb::object& b) {
+               const pyb::object& a, const pyb::object& b, const pyb::dict& inputs) {
   Serialized lock;
   TcuConfig cfg;
+  tcu_in::MemoryDatasets arrays = memory_datasets(inputs);
   std::string summary, report;
   int code = 0, rank = 0;
   const CallSignals signals;
@@ -62,6 +89,7 @@ pyb::tuple tcu(const std::vector<std::string>& args, std::optional<std::int64_t>
     const MPI_Comm comm = comm_of(comm_handle);
     cancel::Scope stoppable(comm, signals.poll());
     cfg = parse_args(args, parse_tcu_options, comm);
+    cfg.arrays = std::move(arrays);
     std::ostringstream out;
     code = run_tcu_job_keeping_report(cfg, comm, out, &report);
     report = mpi::bcast_string(comm, report, 0);

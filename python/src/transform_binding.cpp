@@ -1,12 +1,13 @@
-// triada-transform's job on numpy arrays (apps/transform/job.hpp, array_tensors.hpp), and
+// triada-transform's job on numpy arrays (jobs/transform_job.hpp, memory_tensors.hpp), and
 // the rank layout a distributed call needs.
 #include <array>
 #include <span>
 
-#include "apps/transform/job.hpp"
-#include "array_tensors.hpp"
+#include "apps/transform/options.hpp"
 #include "bindings.hpp"
 #include "interrupt.hpp"
+#include "jobs/memory_tensors.hpp"
+#include "jobs/transform_job.hpp"
 #include "mesh/cancel.hpp"
 
 namespace triada::py {

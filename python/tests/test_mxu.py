@@ -3,6 +3,8 @@ reports equal to the programs', errors with the programs' messages."""
 
 import json
 import os
+import sys
+import tempfile
 import threading
 
 import numpy as np
@@ -46,6 +48,19 @@ def test_tcu_matmul_returns_numpys_product_and_the_programs_report(tmp):
     assert comparable(report) == comparable(cli)
     assert report["details"]["input"] == cli["details"]["input"].replace(str(tmp / "ab.h5"),
                                                                         "inputs")
+
+
+def test_tcu_reads_its_arrays_from_memory_without_writing_a_file(monkeypatch, tmp):
+    monkeypatch.setitem(sys.modules, "h5py", None)  # no HDF5 file can be written from Python
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp))  # where a temporary file would go
+    a = np.arange(16.0).reshape(4, 4) % 7
+    (c, _), report = triada.tcu("matmul", m=4, A=a, B=a.T)
+    assert np.array_equal(c, a @ a.T) and report["verified"] and report["input"] == "inputs"
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal(16) + 1j * rng.standard_normal(16)
+    _, report = triada.tcu("dft", m=16, inputs={"x": x})
+    assert report["verified"] and report["size"] == 16
+    assert not os.listdir(tmp)
 
 
 def test_tcu_strassen_and_generated_inputs_and_sweeps():

@@ -18,10 +18,8 @@ import builtins
 import contextlib
 import functools
 import json
-import os
 import re
 import sys
-import tempfile
 from collections.abc import Callable
 from typing import Optional, ParamSpec, TypeVar
 
@@ -197,51 +195,28 @@ def layout(a, out_shape, comm_handle):
     return _triada.layout(args, a.shape, out_shape, comm_handle)
 
 
-def _write_inputs(inputs, directory):
-    """Arrays {name: array} as datasets /name of one HDF5 file (the program's --input)."""
-    import h5py  # only for numpy inputs of tcu
-    path = os.path.join(directory, "inputs.h5")
-    with h5py.File(path, "w") as f:
-        for name, values in inputs.items():
-            f[name.lstrip("/")] = values
-    return path
-
-
-def _renamed(value, old, new):
-    """value with every string `old` replaced by `new` (a temporary file's name)."""
-    if isinstance(value, dict):
-        return {k: _renamed(v, old, new) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_renamed(v, old, new) for v in value]
-    return value.replace(old, new) if isinstance(value, str) else value
-
-
-def _named_as_arguments(error, written):
-    """The error with the datasets of the input file written here named as the arguments
-    that gave them ("A: ..." for FILE:/A) and the file itself as "inputs"."""
-    text = re.sub(re.escape(written) + r":/+([^\s:]+)", r"\1", str(error))
-    return type(error)(text.replace(written, "inputs"))
+def _named_as_arguments(error, named):
+    """The error with the datasets of the arrays given as the input `named` ("inputs")
+    named as the arguments that gave them ("A: ..." for inputs:/A)."""
+    return type(error)(re.sub(re.escape(named) + r":/+([^\s:]+)", r"\1", str(error)))
 
 
 def tcu(a, options, given, comm_handle):
     """triada-tcu's job with `options` (its option values by name) and the arrays `given`
-    ({dataset: array}, written to a temporary input file on rank 0, named as the
-    arguments in errors and the report): (summary, product, report dict)."""
-    root = _triada.rank(comm_handle) == 0  # rank 0's arguments and files are the call's
-    with tempfile.TemporaryDirectory(prefix="triada-tcu-") as tmp:
-        with agreed(comm_handle):
-            in_path = _write_inputs(given, tmp) if given and root else a.input
-        written = _triada.bcast_text(in_path if given and root else "", comm_handle)
-        out_path = a.report if a.report is not None else os.path.join(tmp, "report.json")
-        args = ["triada-tcu"] + _options(**dict(options, input=in_path, report=out_path))
-        try:
-            summary, _, product, text = _triada.tcu(args, comm_handle, a.A, a.B)
-        except _triada.Error as e:
-            if not written:
-                raise
-            raise _named_as_arguments(e, written) from None
-        report = json.loads(text)
-    return summary, product, _renamed(report, written, "inputs") if written else report
+    ({dataset: array}, read from memory as the datasets of an input named "inputs" would
+    be, named as the arguments in errors): (summary, product, report dict)."""
+    root = _triada.rank(comm_handle) == 0  # rank 0's arguments and arrays are the call's
+    named = _triada.bcast_text("inputs" if given and root else "", comm_handle)
+    in_path = "inputs" if given else a.input  # the arrays' name as --input
+    args = ["triada-tcu"] + _options(**dict(options, input=in_path))
+    try:
+        summary, _, product, text = _triada.tcu(args, comm_handle, a.A, a.B,
+                                                given if root else {})
+    except _triada.Error as e:
+        if not named:
+            raise
+        raise _named_as_arguments(e, named) from None
+    return summary, product, json.loads(text)
 
 
 def conv(a, network, operands, comm_handle):

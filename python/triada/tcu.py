@@ -51,8 +51,8 @@ def tcu(algo: str, size: int | None = None, *, m: int | None = None, latency: in
         ``inputs={"A": A, "B": B}``). For matmul and strassen the product C is returned.
     inputs : dict of array_like, optional
         The algorithm's input datasets by name (``{"A": ..., "b": ...}`` for ge,
-        ``{"adjacency": ...}`` for tclosure and apsd, ...), written to a temporary HDF5 file
-        given as ``--input`` (needs h5py); needed on rank 0 only. Errors name them as the
+        ``{"adjacency": ...}`` for tclosure and apsd, ...), read from memory as the
+        datasets of ``--input`` would be; needed on rank 0 only. Errors name them as the
         arguments (``A: expected a non-empty square matrix``).
     input : str or path, optional
         An HDF5 input file ``FILE[:/DSET]`` instead (``--input``).
@@ -98,8 +98,8 @@ def tcu(algo: str, size: int | None = None, *, m: int | None = None, latency: in
         run again on the same unit as the job's (the job reports, does not keep, C); the
         cost equals the report's ``tcu`` figures. Otherwise None.
     report : dict
-        The program's JSON report (``triada-tcu-report/1``) on every rank; an input file
-        written here is named ``inputs`` in it. A result that fails its fp64 check is
+        The program's JSON report (``triada-tcu-report/1``) on every rank; arrays given
+        are named ``inputs`` in it. A result that fails its fp64 check is
         reported (``verified`` false), not raised, as the program's exit code 4 does.
     """
     a = _args.checked(locals(), _TCU_KINDS)

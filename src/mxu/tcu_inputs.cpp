@@ -1,5 +1,7 @@
 #include "mxu/tcu_inputs.hpp"
 
+#include <utility>
+
 #include "core/error.hpp"
 #include "core/finite.hpp"
 #include "io/hdf5.hpp"
@@ -7,8 +9,57 @@
 
 namespace triada::tcu_in {
 
+namespace {
+
+thread_local const MemoryInput* t_memory = nullptr;
+
+// The dataset `dset` of the input in memory named `file`; null when `file` is a file.
+const MemoryDataset* in_memory(const std::string& file, const std::string& dset) {
+  if (!t_memory || file != t_memory->file()) return nullptr;
+  const std::string path = dset.empty() || dset[0] != '/' ? "/" + dset : dset;
+  const auto it = t_memory->datasets().find(path);
+  if (it == t_memory->datasets().end()) throw input_error(file + ":" + path + ": no such dataset");
+  return &it->second;
+}
+
+// A real dataset of rank 1 or 2 in memory, refused as read_real_array refuses a file's.
+std::vector<double> memory_real(const MemoryDataset& d, const std::string& name,
+                                std::vector<index_t>& dims) {
+  if (d.is_complex) throw input_error(name + ": expected an integer or real dataset");
+  const auto rank = d.dims.size();
+  if (rank < 1 || rank > 2)
+    throw input_error(name + ": expected a rank-1 or rank-2 dataset, got rank " +
+                      std::to_string(rank));
+  dims = d.dims;
+  return d.real;
+}
+
+// A rank-1 dataset in memory as complex values, refused as read_vector refuses a file's.
+std::vector<cplx> memory_complex(const MemoryDataset& d, const std::string& name) {
+  const std::size_t rank = d.dims.size();
+  if (rank != 1)
+    throw input_error(name + ": " + (rank ? "rank " + std::to_string(rank) : "scalar") +
+                      ", expected a rank-1 dataset");
+  if (d.dims[0] == 0) throw input_error(name + ": empty extent 0");
+  if (d.is_complex) return d.complex;
+  return std::vector<cplx>(d.real.begin(), d.real.end());
+}
+
+}  // namespace
+
+MemoryInput::MemoryInput(std::string file, const MemoryDatasets& datasets)
+    : file_(std::move(file)), datasets_(datasets), outer_(t_memory) {
+  t_memory = this;
+}
+
+MemoryInput::~MemoryInput() {
+  t_memory = outer_;
+}
+
 std::vector<double> read_real(const std::string& file, const std::string& dset,
                               std::vector<index_t>& dims) {
+  if (const MemoryDataset* d = in_memory(file, dset))
+    return memory_real(*d, file + ":" + dset, dims);
   RealArray a = read_real_array({file, dset, file, 1, 2, ArrayWords::plain});
   dims = std::move(a.dims);
   return std::move(a.data);
@@ -35,7 +86,8 @@ std::vector<double> read_vector(const std::string& file, const std::string& dset
 }
 
 std::vector<cplx> read_complex_vector(const std::string& file, const std::string& dset) {
-  std::vector<cplx> v = triada::read_vector(file, dset);
+  const MemoryDataset* d = in_memory(file, dset);
+  std::vector<cplx> v = d ? memory_complex(*d, file + ":" + dset) : triada::read_vector(file, dset);
   require_finite(v, {}, file + ":" + dset);
   return v;
 }

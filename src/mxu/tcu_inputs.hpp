@@ -1,8 +1,10 @@
 #pragma once
-// The inputs of the TCU algorithms (tcu_algorithms.hpp) read from --input (HDF5) and the
-// checks of sizes and parameters they share. Every refusal is one line naming the option,
+// The inputs of the TCU algorithms (tcu_algorithms.hpp) read from --input (HDF5, or the
+// caller's arrays standing for its datasets) and the checks of sizes and parameters they
+// share. Every refusal is one line naming the option,
 // or the file and dataset, and the rule: config_error for a parameter, input_error for a
 // file. Sizes read from a file go through checked arithmetic (core/checked.hpp).
+#include <map>
 #include <string>
 #include <vector>
 
@@ -11,6 +13,36 @@
 #include "mxu/tcu_algorithms.hpp"
 
 namespace triada::tcu_in {
+
+// A dataset of an input given in memory: its extents (slowest first) and its values in C
+// order, real or (is_complex) complex.
+struct MemoryDataset {
+  std::vector<index_t> dims;
+  std::vector<double> real;
+  std::vector<cplx> complex;
+  bool is_complex = false;
+};
+// Datasets by path ("/A").
+using MemoryDatasets = std::map<std::string, MemoryDataset>;
+
+// While it lives, the readers below take the datasets of the input named `file` from
+// `datasets` (this thread's reads; checked and named as a file's would be) instead of
+// opening a file. The algorithms read their inputs by file and dataset name, so a job given
+// arrays runs them unchanged.
+class MemoryInput {
+ public:
+  MemoryInput(std::string file, const MemoryDatasets& datasets);
+  ~MemoryInput();
+  MemoryInput(const MemoryInput&) = delete;
+  MemoryInput& operator=(const MemoryInput&) = delete;
+  const std::string& file() const { return file_; }
+  const MemoryDatasets& datasets() const { return datasets_; }
+
+ private:
+  std::string file_;
+  const MemoryDatasets& datasets_;
+  const MemoryInput* outer_;
+};
 
 // A real rank-1 or rank-2 dataset (any integer or float type), read serially.
 std::vector<double> read_real(const std::string& file, const std::string& dset,

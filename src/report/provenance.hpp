@@ -3,7 +3,7 @@
 // where and when it ran, on how many ranks, with which MPI and HDF5 libraries and which
 // kernel path. Every JSON report carries it as its `provenance` object, every HDF5 output
 // as attributes of the same names (one scalar each). The MPI and HDF5 versions and the
-// kernel path are filled by the layers that own them (apps/common/provenance.hpp collects
+// kernel path are filled by the layers that own them (jobs/provenance.hpp collects
 // a run's record).
 #include <nlohmann/json.hpp>
 #include <string>

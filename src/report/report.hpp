@@ -24,7 +24,7 @@ struct ReportContext {
   double wall_seconds = 0;
   double sim_seconds = 0;  // the simulation alone (after input read, before write)
   std::string executor = "fused";
-  // The kernels' instruction-set path (apps/common/provenance.hpp: kernels_json), null
+  // The kernels' instruction-set path (jobs/provenance.hpp: kernels_json), null
   // where no kernel runs (--model-only).
   nlohmann::json kernels = nullptr;
   nlohmann::json precision = nlohmann::json::object();  // cell mode, sub-steps, --check

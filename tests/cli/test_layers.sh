@@ -10,7 +10,7 @@ set -euo pipefail
 SRC=${TRIADA_SRC:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 
 # The layers, lowest first (the one list; CMakeLists.txt groups them into libraries).
-LAYERS="core geometry precision cell actuator counters physical report config kernels mesh io engine mxu conv"
+LAYERS="core geometry precision cell actuator counters physical report config kernels mesh io engine mxu conv jobs"
 
 cd "$SRC/src"
 files=$(find . -type f \( -name '*.hpp' -o -name '*.cpp' -o -name '*.h' \) | sed 's|^\./||' | sort)

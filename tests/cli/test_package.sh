@@ -29,9 +29,18 @@ logged() {  # logged LOG CMD...: runs CMD with its output in LOG, shown on failu
 
 prefix=$dir/prefix
 check "install into a fresh prefix" logged "$dir/install.log" "$CMAKE" --install "$TRIADA_BIN" --prefix "$prefix"
-for f in include/triada/triada.hpp include/triada/core/types.hpp include/triada/core/version_config.hpp; do
-  check "installed $f" test -f "$prefix/$f"
+for f in triada config jobs plan counters report errors version; do
+  check "installed include/triada/$f.hpp" test -f "$prefix/include/triada/$f.hpp"
 done
+for f in core/types.hpp core/version_config.hpp jobs/transform_job.hpp; do
+  check "installed what the API needs: include/triada/detail/$f" test -f "$prefix/include/triada/detail/$f"
+done
+# The kernels (constants that follow the compiler's flags), the fused executor and the I/O
+# internals are the library's own: not installed.
+for f in kernels engine/fused io/hdf5.hpp io/input_file.hpp apps; do
+  check "private, not installed: $f" test ! -e "$prefix/include/triada/detail/$f"
+done
+check "nothing installed beside include/triada" bash -c "[[ \$(ls '$prefix/include') == triada ]]"
 check "installed bin/triada-transform" test -x "$prefix/bin/triada-transform"
 config=$(find "$prefix" -name triadaConfig.cmake | head -n 1)
 check "installed triadaConfig.cmake" test -n "$config"
@@ -48,8 +57,12 @@ y, r = triada.transform(np.ones((2, 3, 4)), 'dct')
 assert abs(y[0, 0, 0] - np.sqrt(24)) < 1e-12 and r['counters']['macs'] > 0"
 fi
 
-# The consumer sees nothing of the tree: its own copy, the prefix, no package registry.
+# The consumer sees nothing of the tree: its own copy, the prefix, no package registry; it
+# includes only <triada/...> (and MPI's and HDF5's own headers).
 cp -r "$SRC/tests/package" "$dir/consumer"
+cp "$SRC/examples/dct3d.cpp" "$dir/consumer/"
+check "consumer includes only <triada/...> of the library" bash -c \
+  "! grep -hE '^#include' '$dir'/consumer/*.cpp | grep -vE '^#include <(triada/[a-z]+\.hpp|mpi\.h|hdf5\.h|[a-z_]+)>$'"
 check "consumer configures" logged "$dir/configure.log" "$CMAKE" -S "$dir/consumer" -B "$dir/build" \
   -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_EXPORT_COMPILE_COMMANDS=ON \
   -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF
@@ -60,6 +73,8 @@ check "reports version $version" grep -qx "triada $version" "$dir/run.log"
 check "builds a plan" grep -qx "plan 8x6x4 cells, 3 stages, order 312" "$dir/run.log"
 check "parses an executor" grep -qx "executor fused" "$dir/run.log"
 check "names the kernel path" grep -qxE "kernels (avx512|avx2|portable)" "$dir/run.log"
+check "runs a DCT in memory" grep -qxE "dct y000 4\.8989794855663[0-9]*" "$dir/run.log"
+check "the example runs on the installed package" logged "$dir/dct3d.log" "$dir/build/dct3d" "$dir"
 cc=$dir/build/compile_commands.json
 check "consumer compiles with -ffp-contract=off" grep -q -- "-ffp-contract=off" "$cc"
 check "no -march flag reaches the consumer" bash -c "! grep -q -- '-march' '$cc'"

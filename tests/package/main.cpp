@@ -1,10 +1,34 @@
-// Uses the installed library as another project would: the umbrella header, the
-// version, a plan built by the model library, a name parsed by the engine library and the
-// kernel path the library chose for this CPU.
+// Uses the installed library as another project would, through the public headers only:
+// the version, a plan, an executor's name, the kernel path the library chose for this CPU
+// (the report's "kernels" object) and a transform job on a tensor in memory.
+#include <hdf5.h>
+#include <mpi.h>
+
+#include <iomanip>
 #include <iostream>
 #include <triada/triada.hpp>
+#include <vector>
 
-int main() {
+namespace {
+
+// A 2x3x4 tensor of ones through the DCT: all its energy in y[0,0,0] = sqrt(24).
+double dct_of_ones() {
+  triada::TransformConfig cfg;
+  cfg.kinds = {triada::TransformKind::dct, triada::TransformKind::dct, triada::TransformKind::dct};
+  cfg.mesh = triada::parse_mesh_file("");
+  cfg.quiet = true;
+  const std::vector<double> x(24, 1.0);
+  triada::ArrayInputs in;
+  in.x = triada::array_view(x.data(), {2, 3, 4});
+  triada::ArrayResult y;
+  triada::run_transform(cfg, *triada::array_tensors(cfg, in, y), MPI_COMM_WORLD, std::cout);
+  return y.real.at(0);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
   triada::PlanRequest req;
   req.in_shape = {8, 6, 4};
   req.out_shape = {8, 6, 4};
@@ -16,6 +40,9 @@ int main() {
             << plan.stages.size() << " stages, order " << triada::to_string(plan.stage_order)
             << "\n"
             << "executor " << triada::to_string(triada::parse_executor("fused")) << "\n"
-            << "kernels " << triada::kernels::to_string(triada::kernels::isa()) << "\n";
+            << "kernels " << triada::kernels_json()["isa"].get<std::string>() << "\n"
+            << "dct y000 " << std::setprecision(15) << dct_of_ones() << "\n";
+  H5close();
+  MPI_Finalize();
   return plan.stages.size() == 3 ? 0 : 1;
 }

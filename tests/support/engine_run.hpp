@@ -8,9 +8,9 @@
 #include <stdexcept>
 #include <vector>
 
-#include "apps/common/world_plan.hpp"
 #include "engine/engine.hpp"
 #include "geometry/plan.hpp"
+#include "jobs/world_plan.hpp"
 #include "mesh/topology.hpp"
 
 namespace triada::test {

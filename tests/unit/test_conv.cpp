@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "apps/conv/job.hpp"
 #include "conv/conv.hpp"
 #include "conv/conv_layer.hpp"
 #include "core/error.hpp"
+#include "jobs/conv_job.hpp"
 #include "support/catch.hpp"
 
 using namespace triada;

@@ -6,9 +6,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "apps/conv/distributed.hpp"
 #include "conv/conv.hpp"
 #include "conv/conv_layer.hpp"
+#include "jobs/conv_distributed.hpp"
 #include "support/catch.hpp"
 #include "support/tcu_cost_checks.hpp"
 

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "apps/tcu/job.hpp"
 #include "apps/tcu/options.hpp"
 #include "core/error.hpp"
+#include "jobs/tcu_job.hpp"
 #include "mxu/tcu_algorithms.hpp"
 #include "mxu/tcu_error_bounds.hpp"
 #include "mxu/tcu_linear_algebra.hpp"

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "apps/tcu/job.hpp"
 #include "apps/tcu/options.hpp"
 #include "core/error.hpp"
+#include "jobs/tcu_job.hpp"
 #include "mxu/tcu_algorithms.hpp"
 #include "support/catch.hpp"
 #include "support/tcu_options.hpp"

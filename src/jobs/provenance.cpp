@@ -1,4 +1,4 @@
-#include "apps/common/provenance.hpp"
+#include "jobs/provenance.hpp"
 
 #include "core/version.hpp"
 #include "io/hdf5.hpp"

@@ -1,8 +1,8 @@
 #pragma once
-// numpy arrays as the module's C++ side sees them (no Python object, so the engine can run
-// without the GIL): their bytes, shape, strides and element type, read with the types the
-// CLI reads from HDF5 (any integer, float32, float64, complex64, complex128) into the
-// engine's double or complex<double> registers.
+// An array in the caller's memory as the jobs read it (a C++ vector, a numpy array without
+// its Python object, so the engine runs without the GIL): its bytes, shape, strides and
+// element type, read with the types the CLI reads from HDF5 (any integer, float32, float64,
+// complex64, complex128) into the engine's double or complex<double> registers.
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -11,7 +11,7 @@
 #include "core/types.hpp"
 #include "geometry/brick.hpp"
 
-namespace triada::py {
+namespace triada {
 
 struct ArrayView {
   bool given = false;
@@ -27,6 +27,10 @@ struct ArrayView {
   // "4x5x6"
   std::string shape_string() const;
 };
+
+// A C-order float64 or complex128 array of `shape` over `data` (which must outlive the view).
+ArrayView array_view(const double* data, const std::vector<index_t>& shape);
+ArrayView array_view(const cplx* data, const std::vector<index_t>& shape);
 
 // Checks `a` as the CLI checks a dataset: rank `rank`, a supported type, no zero extent.
 // Throws input_error naming it ("x: rank 2, expected a rank-3 tensor").
@@ -44,4 +48,4 @@ std::string matrix_label(const std::string& name, index_t rows, index_t cols);
 // CLI refuses a file's (matrix_elements) if its complex128 copy does not fit in memory.
 CoeffMatrix to_matrix(const ArrayView& a, const std::string& name);
 
-}  // namespace triada::py
+}  // namespace triada

@@ -1,4 +1,4 @@
-#include "apps/conv/distributed.hpp"
+#include "jobs/conv_distributed.hpp"
 
 #include <algorithm>
 #include <chrono>

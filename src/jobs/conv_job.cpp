@@ -1,4 +1,4 @@
-#include "apps/conv/job.hpp"
+#include "jobs/conv_job.hpp"
 
 #include <array>
 #include <boost/program_options.hpp>
@@ -12,9 +12,6 @@
 #include <ostream>
 #include <sstream>
 
-#include "apps/common/memory_report.hpp"
-#include "apps/common/provenance.hpp"
-#include "apps/conv/csv_report.hpp"
 #include "config/options.hpp"
 #include "core/checked.hpp"
 #include "core/error.hpp"
@@ -24,6 +21,9 @@
 #include "io/matrix_reader.hpp"
 #include "io/output_files.hpp"
 #include "io/tensor_io.hpp"
+#include "jobs/conv_csv.hpp"
+#include "jobs/memory_report.hpp"
+#include "jobs/provenance.hpp"
 #include "mesh/cancel.hpp"
 #include "mesh/mpi.hpp"
 #include "mxu/memory_side.hpp"

@@ -1,4 +1,4 @@
-#include "apps/common/world_plan.hpp"
+#include "jobs/world_plan.hpp"
 
 #include "mesh/mpi.hpp"
 

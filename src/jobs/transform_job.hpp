@@ -1,8 +1,9 @@
 #pragma once
 // triada-transform as a library call: validate inputs collectively, plan, read the input
 // bricks, run the mesh, write the output, report. The tensors come from the options' HDF5
-// files (the program) or from a caller's memory (the Python module), through one
-// interface, TransformTensors, so both run the same job and give the same report.
+// files (file_tensors: the program) or from a caller's memory (array_tensors,
+// jobs/memory_tensors.hpp: the Python module, C++ programs), through one interface,
+// TransformTensors, so all run the same job and give the same report.
 #include <mpi.h>
 
 #include <functional>
@@ -12,12 +13,12 @@
 #include <string>
 #include <vector>
 
-#include "apps/transform/options.hpp"
 #include "engine/engine.hpp"
 #include "geometry/layout_quality.hpp"
 #include "geometry/memory_model.hpp"
 #include "io/output_files.hpp"
 #include "io/tensor_io.hpp"
+#include "jobs/transform_config.hpp"
 #include "report/provenance.hpp"
 
 namespace triada {
@@ -130,7 +131,7 @@ std::vector<LayoutChoice> good_layouts_for(const TransformConfig& cfg, const Pla
 void warn_poor_layout(const TransformConfig& cfg, const Plan& plan, MPI_Comm world);
 
 // --dry-run (cfg.dry_run): the plan of the run without reading data or writing the output
-// (apps/transform/dry_run.cpp): rank layout, memory per rank, MPI traffic per stage, the
+// (jobs/transform_dry_run.cpp): rank layout, memory per rank, MPI traffic per stage, the
 // modelled time, the layout's verdict; text on `out` (rank 0), JSON to --report.
 // Collective over `world`.
 void run_dry_run(const TransformConfig& cfg, MPI_Comm world, std::ostream& out);

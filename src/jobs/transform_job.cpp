@@ -1,4 +1,4 @@
-#include "apps/transform/job.hpp"
+#include "jobs/transform_job.hpp"
 
 #include <chrono>
 #include <cmath>
@@ -6,9 +6,6 @@
 #include <limits>
 #include <optional>
 
-#include "apps/common/provenance.hpp"
-#include "apps/common/world_plan.hpp"
-#include "apps/transform/activity.hpp"
 #include "config/options.hpp"
 #include "core/checked.hpp"
 #include "core/error.hpp"
@@ -20,6 +17,9 @@
 #include "geometry/memory_model.hpp"
 #include "io/output_files.hpp"
 #include "io/xdmf.hpp"
+#include "jobs/provenance.hpp"
+#include "jobs/transform_activity.hpp"
+#include "jobs/world_plan.hpp"
 #include "mesh/cancel.hpp"
 #include "mesh/mpi.hpp"
 #include "mesh/node_memory.hpp"

@@ -1,4 +1,4 @@
-#include "apps/conv/csv_report.hpp"
+#include "jobs/conv_csv.hpp"
 
 #include <cmath>
 #include <sstream>

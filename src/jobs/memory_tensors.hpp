@@ -1,17 +1,17 @@
 #pragma once
-// A transform's tensors in the caller's memory (numpy arrays), for run_transform: X and Y0
+// A transform's tensors in the caller's memory (C++ or numpy arrays), for run_transform: X and Y0
 // whole on world rank 0 (scattered to the brick ranks) or as each brick rank's own part,
 // gemt's matrices on rank 0 (broadcast), the result gathered to rank 0 or left with each
-// brick rank. Messages and the report name the tensors as the Python arguments: x,
+// brick rank. Messages and the report name the tensors as the Python module's arguments: x,
 // initial, C1..C3, y.
 #include <array>
 #include <memory>
 #include <vector>
 
-#include "apps/transform/job.hpp"
-#include "arrays.hpp"
+#include "jobs/array_view.hpp"
+#include "jobs/transform_job.hpp"
 
-namespace triada::py {
+namespace triada {
 
 struct ArrayInputs {
   ArrayView x, initial;  // initial.given: the affine form's Y0
@@ -34,4 +34,4 @@ struct ArrayResult {
 std::unique_ptr<TransformTensors> array_tensors(const TransformConfig& cfg, const ArrayInputs& in,
                                                 ArrayResult& result);
 
-}  // namespace triada::py
+}  // namespace triada

@@ -1,11 +1,11 @@
-#include "apps/transform/activity.hpp"
+#include "jobs/transform_activity.hpp"
 
 #include <cstdint>
 #include <limits>
 
-#include "apps/common/provenance.hpp"
 #include "core/error.hpp"
 #include "io/xdmf.hpp"
+#include "jobs/provenance.hpp"
 
 namespace triada {
 

@@ -6,13 +6,13 @@
 #include <cstdio>
 #include <sstream>
 
-#include "apps/common/provenance.hpp"
-#include "apps/common/world_plan.hpp"
-#include "apps/transform/job.hpp"
 #include "core/memory.hpp"
 #include "counters/mpi_model.hpp"
 #include "geometry/layout_quality.hpp"
 #include "io/output_files.hpp"
+#include "jobs/provenance.hpp"
+#include "jobs/transform_job.hpp"
+#include "jobs/world_plan.hpp"
 #include "mesh/mpi.hpp"
 #include "mesh/node_memory.hpp"
 #include "report/physical_json.hpp"

@@ -5,9 +5,9 @@
 #include <memory>
 #include <stdexcept>
 
-#include "apps/common/provenance.hpp"
-#include "apps/transform/job.hpp"
 #include "io/output_files.hpp"
+#include "jobs/provenance.hpp"
+#include "jobs/transform_job.hpp"
 #include "mesh/mpi.hpp"
 #include "report/report.hpp"
 

@@ -15,9 +15,9 @@
 #include <optional>
 #include <vector>
 
-#include "apps/conv/options.hpp"
 #include "conv/conv.hpp"
 #include "conv/conv_layer.hpp"
+#include "jobs/conv_config.hpp"
 #include "mxu/memory_side.hpp"
 
 namespace triada {

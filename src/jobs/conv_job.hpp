@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "apps/conv/distributed.hpp"
-#include "apps/conv/options.hpp"
 #include "conv/conv.hpp"
 #include "conv/conv_layer.hpp"
+#include "jobs/conv_config.hpp"
+#include "jobs/conv_distributed.hpp"
 #include "precision/cell_mode.hpp"
 
 namespace triada {
@@ -37,7 +37,7 @@ struct ConvRun {
   std::vector<LayerOutcome> outcomes;
 };
 
-// Runs the configured layers over the ranks of `comm` (apps/conv/distributed.hpp), prints
+// Runs the configured layers over the ranks of `comm` (jobs/conv_distributed.hpp), prints
 // the table to `out` (rank 0 passes std::cout, the others a discarding stream), rank 0
 // writes the report and the CSV. Collective.
 ConvRun run_conv(const ConvConfig& cfg, MPI_Comm comm, std::ostream& out);

@@ -1,4 +1,4 @@
-#include "apps/common/memory_report.hpp"
+#include "jobs/memory_report.hpp"
 
 namespace triada {
 

@@ -1,4 +1,4 @@
-#include "arrays.hpp"
+#include "jobs/array_view.hpp"
 
 #include <complex>
 #include <cstdint>
@@ -6,7 +6,7 @@
 
 #include "core/error.hpp"
 
-namespace triada::py {
+namespace triada {
 
 namespace {
 
@@ -70,7 +70,23 @@ void copy_box_typed(const ArrayView& a, const Brick& box, const ext3& origin, st
   }
 }
 
+// A view of C-order elements of one type.
+ArrayView c_order(const void* data, const std::vector<index_t>& shape, char kind, int itemsize,
+                  const char* type_name) {
+  ArrayView v{true, static_cast<const std::byte*>(data), shape, {}, kind, itemsize, type_name};
+  index_t stride = itemsize;
+  v.strides.resize(shape.size());
+  for (std::size_t d = shape.size(); d-- > 0; stride *= shape[d]) v.strides[d] = stride;
+  return v;
+}
 }  // namespace
+
+ArrayView array_view(const double* data, const std::vector<index_t>& shape) {
+  return c_order(data, shape, 'f', sizeof(double), "float64");
+}
+ArrayView array_view(const cplx* data, const std::vector<index_t>& shape) {
+  return c_order(data, shape, 'c', sizeof(cplx), "complex128");
+}
 
 bool ArrayView::supported() const {
   switch (kind) {
@@ -128,4 +144,4 @@ CoeffMatrix to_matrix(const ArrayView& a, const std::string& name) {
   return m;
 }
 
-}  // namespace triada::py
+}  // namespace triada

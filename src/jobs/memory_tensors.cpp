@@ -1,4 +1,4 @@
-#include "array_tensors.hpp"
+#include "jobs/memory_tensors.hpp"
 
 #include <cstring>
 #include <optional>
@@ -8,7 +8,7 @@
 #include "core/error.hpp"
 #include "mesh/mpi.hpp"
 
-namespace triada::py {
+namespace triada {
 
 namespace {
 
@@ -214,4 +214,4 @@ std::unique_ptr<TransformTensors> array_tensors(const TransformConfig& cfg, cons
   return std::make_unique<ArrayTensors>(cfg, in, result);
 }
 
-}  // namespace triada::py
+}  // namespace triada

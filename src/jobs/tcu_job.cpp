@@ -1,4 +1,4 @@
-#include "apps/tcu/job.hpp"
+#include "jobs/tcu_job.hpp"
 
 #include <algorithm>
 #include <boost/program_options.hpp>
@@ -11,21 +11,23 @@
 #include <fstream>
 #include <iomanip>
 #include <limits>
+#include <optional>
 #include <ostream>
 #include <sstream>
 
-#include "apps/common/memory_report.hpp"
-#include "apps/common/provenance.hpp"
-#include "apps/common/serial_main.hpp"
 #include "config/options.hpp"
 #include "core/checked.hpp"
 #include "core/error.hpp"
 #include "counters/progress.hpp"
 #include "geometry/memory_model.hpp"
 #include "io/output_files.hpp"
+#include "jobs/memory_report.hpp"
+#include "jobs/on_rank0.hpp"
+#include "jobs/provenance.hpp"
 #include "mesh/cancel.hpp"
 #include "mesh/mpi.hpp"
 #include "mxu/memory_side.hpp"
+#include "mxu/tcu_inputs.hpp"
 #include "mxu/tcu_io_bound.hpp"
 #include "mxu/tensor_unit.hpp"
 #include "report/report.hpp"
@@ -94,7 +96,7 @@ std::string sci(const nlohmann::json& v) {
 
 // Atomic like every output (io/output_files.hpp): probed before the run, written beside
 // the target, renamed onto it at the end of the job.
-// It records the run's provenance (apps/common/provenance.hpp); `text`, if given, receives it.
+// It records the run's provenance (jobs/provenance.hpp); `text`, if given, receives it.
 void stage_report(TextOutput& file, nlohmann::json report, const Provenance& prov,
                   std::string* text) {
   report["provenance"] = to_json(prov);
@@ -108,7 +110,8 @@ void stage_report(TextOutput& file, nlohmann::json report, const Provenance& pro
 // the input file.
 TextOutput report_file(const TcuConfig& cfg) {
   if (cfg.report.empty()) return {};
-  check_distinct({{cfg.input, "--input", false}, {cfg.report, "--report", true}});
+  if (cfg.arrays.empty())
+    check_distinct({{cfg.input, "--input", false}, {cfg.report, "--report", true}});
   return TextOutput(cfg.report, cfg.force);
 }
 
@@ -532,7 +535,7 @@ int run_sweep(const TcuConfig& cfg, const TcuAlgorithm& algo, TextOutput& report
         << "  (the bound over the same sizes: " << show(f["bound_fitted_exponent"]) << "; theorem "
         << fixed(exponent, 3) << ")\n";
   }
-  if (!cfg.report.empty()) {
+  if (!cfg.report.empty() || text) {
     nlohmann::json report = {{"schema", "triada-tcu-report/1"},
                              {"algo", algo.name},
                              {"theorem", algo.theorem},
@@ -563,6 +566,8 @@ int run_tcu_job(const TcuConfig& cfg, MPI_Comm comm, std::ostream& out) {
 
 int run_tcu_job_keeping_report(const TcuConfig& cfg, MPI_Comm comm, std::ostream& out,
                                std::string* report_text) {
+  std::optional<tcu_in::MemoryInput> arrays;  // the algorithms read cfg.input from them
+  if (!cfg.arrays.empty()) arrays.emplace(cfg.input, cfg.arrays);
   const TcuAlgorithm* algo = nullptr;
   TextOutput report_out;
   mpi::collectively(comm, [&] {
@@ -582,7 +587,7 @@ int run_tcu_job_keeping_report(const TcuConfig& cfg, MPI_Comm comm, std::ostream
       if (cfg.both_products) ok = run_other_product(cfg, *algo, r) && ok;
       print_single(r, out);
       print_products(r, out);
-      if (!cfg.report.empty()) stage_report(report_out, r, prov, report_text);
+      if (!cfg.report.empty() || report_text) stage_report(report_out, r, prov, report_text);
       code = ok || cfg.cell_mode != CellMode::fp64 ? 0 : 4;
     });
   }

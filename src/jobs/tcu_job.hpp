@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "apps/tcu/options.hpp"
+#include "jobs/tcu_config.hpp"
 #include "mxu/tcu_algorithms.hpp"
 #include "physical/mxu_memory.hpp"
 #include "precision/cell_mode.hpp"
@@ -53,8 +53,8 @@ std::vector<std::int64_t> tcu_default_ms(const std::string& algo);
 // decreasing size), a single run is rank 0's; rank 0 prints to `out` and writes the report;
 // the exit code is the same on every rank.
 int run_tcu_job(const TcuConfig& cfg, MPI_Comm comm, std::ostream& out);
-// The same, the report's text also in *report_text on rank 0 (a host that cannot read the
-// target back: "-", a FIFO).
+// The same, the report's text also in *report_text on rank 0, whether or not cfg.report
+// names a file (which may be a target that cannot be read back: "-", a FIFO).
 int run_tcu_job_keeping_report(const TcuConfig& cfg, MPI_Comm comm, std::ostream& out,
                                std::string* report_text);
 

@@ -3,12 +3,12 @@
 #include <filesystem>
 #include <optional>
 
-#include "apps/common/provenance.hpp"
-#include "apps/transform/job.hpp"
 #include "core/error.hpp"
 #include "io/output_files.hpp"
 #include "io/tensor_io.hpp"
 #include "io/xdmf.hpp"
+#include "jobs/provenance.hpp"
+#include "jobs/transform_job.hpp"
 
 namespace triada {
 

@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
-#include "apps/transform/options.hpp"
 #include "counters/cell_activity.hpp"
 #include "io/output_files.hpp"
 #include "io/tensor_io.hpp"
+#include "jobs/transform_config.hpp"
 #include "mesh/topology.hpp"
 #include "report/provenance.hpp"
 
