@@ -32,7 +32,7 @@ struct TransformConfig {
   std::string report;  // JSON report path, empty: none
   std::string trace;   // per-step CSV path, empty: none
 
-  // Look instead of read (README "Looking at a run"): --xdmf, the output's XDMF sidecar
+  // Look instead of read (doc/transform.md "Looking at a run"): --xdmf, the output's XDMF sidecar
   // (io/xdmf.hpp); --activity, the per-cell activity HDF5 file (empty: none).
   bool xdmf = false;
   std::string activity;
