@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <stdexcept>
 
+#include "core/error.hpp"
 #include "kernels/simd.hpp"
 
 namespace triada {
@@ -60,10 +60,10 @@ class ScratchBuffer {
 void check_operands(const ConvLayer& l, const std::vector<double>& x,
                     const std::vector<double>& w) {
   if (x.size() != l.ifmap_elements())
-    throw std::invalid_argument("convolution: input has " + std::to_string(x.size()) +
+    throw internal_error("convolution: input has " + std::to_string(x.size()) +
                                 " elements, the layer needs " + std::to_string(l.ifmap_elements()));
   if (w.size() != l.weight_elements())
-    throw std::invalid_argument("convolution: weights have " + std::to_string(w.size()) +
+    throw internal_error("convolution: weights have " + std::to_string(w.size()) +
                                 " elements, the layer needs " +
                                 std::to_string(l.weight_elements()));
 }
@@ -237,7 +237,7 @@ void place_unit_blocks(const ConvLayer& l, index_t side, index_t u0, index_t u1,
                        const std::vector<double>& blocks, std::vector<double>& nhwc) {
   if (blocks.size() != conv_unit_output_elements(l, side, u0, u1) ||
       nhwc.size() != l.ofmap_elements())
-    throw std::invalid_argument("place_unit_blocks: sizes do not match the units");
+    throw internal_error("place_unit_blocks: sizes do not match the units");
   const double* b = blocks.data();
   for (index_t v = u0; v < u1; ++v) {
     const ConvUnitColumns c = conv_unit_columns(l, side, v);
@@ -252,7 +252,7 @@ constexpr size_t kSummedCounters = 11;
 
 void check_unit_range(const ConvLayer& l, index_t side, index_t u0, index_t u1) {
   if (u0 < 0 || u0 > u1 || u1 > conv_work_units(l, side))
-    throw std::invalid_argument("convolution: work units [" + std::to_string(u0) + ", " +
+    throw internal_error("convolution: work units [" + std::to_string(u0) + ", " +
                                 std::to_string(u1) + ") outside the layer's " +
                                 std::to_string(conv_work_units(l, side)));
 }
@@ -700,7 +700,7 @@ ConvResult implicit_conv_units(const ConvLayer& l, const std::vector<double>& x,
   s.packed_taps = p.P;
   s.peak_extra_bytes = meter.peak();
   if (s.peak_extra_bytes > implicit_extra_bound_bytes(S))
-    throw std::logic_error("implicit convolution: working memory above three S x S tiles");
+    throw internal_error("implicit convolution: working memory above three S x S tiles");
   return res;
 }
 
@@ -735,7 +735,7 @@ std::vector<std::uint64_t> summed_counters(const ConvStats& s) {
 
 void set_summed_counters(ConvStats& s, const std::vector<std::uint64_t>& v) {
   if (v.size() != kSummedCounters)
-    throw std::invalid_argument("set_summed_counters: wrong number of counters");
+    throw internal_error("set_summed_counters: wrong number of counters");
   s.calls = v[0], s.rows = v[1], s.cell_steps = v[2], s.cycles = v[3];
   s.tensor_time = v[4], s.lowering_time = v[5], s.macs = v[6], s.macs_dense = v[7];
   s.useful_macs = v[8], s.lowered_bytes = v[9], s.padding_bytes = v[10];

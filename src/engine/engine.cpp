@@ -7,7 +7,6 @@
 #include <map>
 #include <optional>
 #include <span>
-#include <stdexcept>
 
 #include "actuator/actuator.hpp"
 #include "core/error.hpp"
@@ -40,7 +39,7 @@ XStream<T>::XStream(const Topology& topo, int axis, StageClock& clock) {
     // The piece's messages, checked; the last one of the stream ends the stage.
     for (std::size_t pos = 0; pos < piece.size();) {
       const std::size_t bytes = message_bytes<T>(piece.data() + pos, piece.size() - pos);
-      if (bytes == 0 || end) throw std::logic_error("malformed actuator stream");
+      if (bytes == 0 || end) throw internal_error("malformed actuator stream");
       XHeader h;
       std::memcpy(&h, piece.data() + pos, sizeof h);
       end = h.pivot == kEndOfStage;
@@ -83,7 +82,7 @@ class CellGrid {
            CellMode mode)
       : bs_(bs) {
     if (w0 && static_cast<index_t>(w0->size()) != bs.out_box.count())
-      throw std::logic_error("initial output brick has the wrong size");
+      throw internal_error("initial output brick has the wrong size");
     const Brick& u = bs.union_box;
     cells_.resize(static_cast<size_t>(u.count()));
     for (index_t i = u.lo[0]; i < u.hi[0]; ++i)
@@ -285,7 +284,7 @@ void post_group(const Topology& topo, const Actuator<T>& act, int axis, Range rg
   std::size_t piece = st.arena.size();
   auto build = [&](auto&& write) {
     if (st.arena.size() + most > st.arena.capacity())  // before: the arena must never move
-      throw std::logic_error("actuator arena too small");
+      throw internal_error("actuator arena too small");
     const std::size_t off = st.arena.size();
     write();
     traffic.add(bricks.size(), bricks.size() * (st.arena.size() - off));
@@ -350,7 +349,7 @@ void post_stream(const Topology& topo, const EngineOptions& opt, int stage_index
   for (size_t g = 0; g < groups.size(); ++g)
     post_group(topo, act, sp.axis, plan.cell_range(sp.axis, static_cast<int>(g)), groups[g], st,
                traffic);
-  if (st.arena.data() != base) throw std::logic_error("actuator arena moved under MPI_Isend");
+  if (st.arena.data() != base) throw internal_error("actuator arena moved under MPI_Isend");
 }
 
 // Control passes from the actuator of stage s to that of stage s + 1 (doc/design.md §2).
@@ -523,7 +522,7 @@ detail::StageStart<T> last_stage_start(const Topology& topo, const std::vector<T
   if (!initial) return start;
   const Brick out_box = topo.cells().intersect(whole(topo.plan().out_shape));
   if (topo.is_brick() && static_cast<index_t>(initial->size()) != out_box.count())
-    throw std::logic_error("initial output brick has the wrong size");
+    throw internal_error("initial output brick has the wrong size");
   const bool mine =
       std::any_of(initial->begin(), initial->end(), [](const T& x) { return not_inert(x); });
   start.w0 = initial;
@@ -630,7 +629,7 @@ EngineResult<T> run_engine(const Topology& topo, const EngineOptions& opt, std::
   if (topo.is_brick()) reserve_huge(w, static_cast<std::size_t>(register_elements(topo)));
   if (topo.is_brick() &&
       static_cast<index_t>(v.size()) != topo.cells().intersect(whole(plan.in_shape)).count())
-    throw std::logic_error("input brick has the wrong size");
+    throw internal_error("input brick has the wrong size");
   EngineState<T> st{topo, opt, v, w, res.counters, control};
   st.last_start = last_stage_start(topo, initial);
   std::vector<TimeSplit> splits;

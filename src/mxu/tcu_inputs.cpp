@@ -3,13 +3,13 @@
 #include "core/error.hpp"
 #include "core/finite.hpp"
 #include "io/hdf5.hpp"
-#include "io/matrix_reader.hpp"
+#include "io/tensor_io.hpp"
 
 namespace triada::tcu_in {
 
 std::vector<double> read_real(const std::string& file, const std::string& dset,
                               std::vector<index_t>& dims) {
-  RealArray a = read_real_array({file, dset, file, 1, 2, ArrayWords::plain});
+  RealArray a = read_real_array({file, dset, file, 1, 2});
   dims = std::move(a.dims);
   return std::move(a.data);
 }

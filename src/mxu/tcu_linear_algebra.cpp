@@ -28,7 +28,6 @@
 #include "core/error.hpp"
 #include "geometry/memory_model.hpp"
 #include "io/hdf5.hpp"
-#include "io/matrix_reader.hpp"
 #include "io/tensor_io.hpp"
 #include "mxu/tcu_algorithms.hpp"
 #include "mxu/tcu_error_bounds.hpp"

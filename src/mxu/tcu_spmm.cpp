@@ -39,7 +39,6 @@
 #include <limits>
 #include <numeric>
 #include <random>
-#include <stdexcept>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -76,8 +75,8 @@ bool by_position(const SparseEntry& x, const SparseEntry& y) {
 
 // The count sketch's products are not exact integers: the unit computes in a cell mode
 // below binary64, so the positions cannot be decoded.
-struct inexact_sketch : std::runtime_error {
-  using std::runtime_error::runtime_error;
+struct inexact_sketch : error {
+  using error::error;
 };
 
 // A hash of the indices 0..side-1 (those with mask[i] set, if a mask is given) into
@@ -590,7 +589,7 @@ TcuRun tcu_spmm(TensorUnit& u, const TcuProblem& p) {
   try {
     C = tcu_spmm_entries(u, in.A, in.B, in.side, p.seed, &run.details, p.product);
   } catch (const inexact_sketch& e) {
-    if (u.cell_mode() == CellMode::fp64) throw std::logic_error(e.what());
+    if (u.cell_mode() == CellMode::fp64) throw internal_error(e.what());
     run.details["failure"] = e.what();
     run.details["Z"] = static_cast<index_t>(reference_sparse_product(in.A, in.B, in.side).size());
     run.details["I"] = static_cast<index_t>(in.A.size() + in.B.size());
