@@ -53,8 +53,7 @@ std::vector<std::uint64_t> from_limbs(const limbs_t& l, index_t nwords, int kapp
     if (off + kappa > 64) {
       const std::uint64_t hi = l[i] >> (64 - off);
       if (hi != 0) {
-        if (word + 1 >= nwords)
-          throw internal_error("intmul: product longer than |a| + |b| words");
+        if (word + 1 >= nwords) throw internal_error("intmul: product longer than |a| + |b| words");
         w[word + 1] |= hi;
       }
     }
@@ -312,7 +311,7 @@ Operands intmul_operands(const TcuProblem& p, const char* name) {
   return o;
 }
 
-TcuRun run_intmul(TensorUnit& unit, const TcuProblem& p, bool use_karatsuba) {
+TcuRun run_multiplication(TensorUnit& unit, const TcuProblem& p, bool use_karatsuba) {
   const char* name = use_karatsuba ? "karatsuba" : "intmul";
   const Operands o = intmul_operands(p, name);
   TcuRun run;
@@ -346,11 +345,13 @@ std::vector<std::uint64_t> tcu_karatsuba_words(TensorUnit& unit,
   return multiply_words(unit, a, b, true, nullptr);
 }
 
-TcuRun tcu_intmul(TensorUnit& unit, const TcuProblem& p) {
-  return run_intmul(unit, p, false);
+namespace {
+
+TcuRun run_intmul(TensorUnit& unit, const TcuProblem& p) {
+  return run_multiplication(unit, p, false);
 }
-TcuRun tcu_karatsuba(TensorUnit& unit, const TcuProblem& p) {
-  return run_intmul(unit, p, true);
+TcuRun run_karatsuba(TensorUnit& unit, const TcuProblem& p) {
+  return run_multiplication(unit, p, true);
 }
 
 namespace {
@@ -380,5 +381,13 @@ const char* formula_karatsuba() {
 double exponent_karatsuba() {
   return std::log2(3.0);
 }
+
+}  // namespace
+
+const TcuAlgorithm tcu_intmul{"intmul",     "Theorem 9",    "bits",         run_intmul,
+                              bound_intmul, formula_intmul, exponent_intmul};
+const TcuAlgorithm tcu_karatsuba{"karatsuba",       "Theorem 10",    "bits",
+                                 run_karatsuba,     bound_karatsuba, formula_karatsuba,
+                                 exponent_karatsuba};
 
 }  // namespace triada

@@ -32,7 +32,7 @@
 // Entries whose value is exactly zero (cancellation) are dropped from the output.
 //
 // Cost: every product on the unit; per round O(I) CPU work for the sketches and O(b^2) for
-// the scan; hashing and index arithmetic are free (tcu_linear_algebra.cpp's convention).
+// the scan; hashing and index arithmetic are free (tcu_products.cpp's convention).
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -444,6 +444,8 @@ double spmm_theorem(double n, double m, double l, double Z, double I, TcuProduct
 }
 }  // namespace
 
+namespace {
+
 // The table's bound: the generated input's Z = min(9 sqrt(n), n), I = 6 sqrt(n), fast.
 double bound_spmm(double n, double m, double l) {
   const double side = std::sqrt(n);
@@ -580,7 +582,7 @@ SpmmCheck check_spmm(const std::vector<SparseEntry>& C, const std::vector<Sparse
 
 }  // namespace
 
-TcuRun tcu_spmm(TensorUnit& u, const TcuProblem& p) {
+TcuRun run_spmm(TensorUnit& u, const TcuProblem& p) {
   const SpmmInput in = spmm_input(p);
   const double n = dbl(in.side) * dbl(in.side);
   TcuRun run;
@@ -617,5 +619,10 @@ TcuRun tcu_spmm(TensorUnit& u, const TcuProblem& p) {
   run.details["theorem_condition_Z_ge_m"] = Z >= dbl(u.m());
   return run;
 }
+
+}  // namespace
+
+const TcuAlgorithm tcu_spmm{"spmm",     "Theorem 3",  "matrix side sqrt(n)", run_spmm,
+                            bound_spmm, formula_spmm, exponent_spmm};
 
 }  // namespace triada
