@@ -51,8 +51,7 @@ struct Array4 {
 // float types are converted by HDF5. Throws input_error naming the input.
 Array4 read_rank4(const std::string& spec, const std::string& option) {
   const DatasetRef ref = parse_dataset_ref(spec);
-  RealArray r =
-      read_real_array({ref.file, ref.dataset, option + " " + ref.file, 4, 4});
+  RealArray r = read_real_array({ref.file, ref.dataset, option + " " + ref.file, 4, 4});
   Array4 a;
   for (int i = 0; i < 4; ++i) a.dims[static_cast<size_t>(i)] = r.dims[static_cast<size_t>(i)];
   a.data = std::move(r.data);

@@ -273,7 +273,7 @@ void read_brick_impl(MPI_Comm comm, const std::string& file, const TensorInfo& i
   if constexpr (!is_complex_v<T>) {
     if (info.is_complex)
       throw internal_error("read_brick: " + file + ":" + info.dataset +
-                             " is complex; read it into std::vector<cplx>");
+                           " is complex; read it into std::vector<cplx>");
   }
   check_brick_inside(brick, info.shape, "read_brick");
   h5::QuietErrors quiet;
@@ -428,8 +428,8 @@ RealArray read_real_array(const ArrayRequest& request) {
   require_memory(checked_mul(count, sizeof(double), in.name), in.name);
   a.data.resize(static_cast<std::size_t>(count));
   h5::reading_input(in.name, [&] {
-    CHECK_H5(H5Dread(in.dset.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT,
-                     a.data.data()));
+    CHECK_H5(
+        H5Dread(in.dset.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, a.data.data()));
   });
   return a;
 }

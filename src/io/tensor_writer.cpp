@@ -352,7 +352,7 @@ struct TensorWriter::Impl {
   void require(WriterState s, const char* who) const {
     if (state != s)
       throw internal_error(std::string("TensorWriter::") + who + ": writer is not " +
-                             (s == WriterState::open ? "open" : "finished"));
+                           (s == WriterState::open ? "open" : "finished"));
   }
 
   // Rank 0 creates the file under its temporary name with every dataset, their blocks
@@ -430,7 +430,7 @@ struct TensorWriter::Impl {
     WriterPart& part = parts[index];
     if (!holds<T>(part.type))
       throw internal_error("TensorWriter::write_brick: values of the wrong kind for a " +
-                             to_string(part.type) + " dataset");
+                           to_string(part.type) + " dataset");
     check_brick_inside(brick, part.shape, "TensorWriter::write_brick");
     if (static_cast<index_t>(values.size()) != brick.count())
       throw internal_error("TensorWriter::write_brick: values do not match the brick size");

@@ -636,8 +636,8 @@ TEST_CASE("read_real_array checks and words its input as inspect_tensor does", "
   CHECK(err(a, "/e", 1, 2) == "--in " + a + ":/e: empty extent 0x3");
   CHECK(err(a, "/r3", 1, 2) == "--in " + a + ":/r3: rank 3, expected a rank-1 or rank-2 dataset");
   CHECK(err(a, "/m", 2, 2) == "--in " + a + ":/m: rank 4, expected a rank-2 matrix");
-  CHECK(err(a, "", 2, 2) == "--in " + a + ": several rank-2 datasets (/e, /z); name one as " + a +
-                                ":/e");
+  CHECK(err(a, "", 2, 2) ==
+        "--in " + a + ": several rank-2 datasets (/e, /z); name one as " + a + ":/e");
   CHECK(err(a, "/z", 1, 2) ==
         "--in " + a + ":/z: unsupported element type (complex128; integer or float expected)");
 }

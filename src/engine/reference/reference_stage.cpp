@@ -198,9 +198,8 @@ template void reference_stage(const Topology&, const EngineOptions&, int,
                               const std::vector<double>&, std::vector<double>&,
                               std::vector<StepRecord>&, RunCounters&, StageClock&,
                               const StageStart<double>&);
-template void reference_stage(const Topology&, const EngineOptions&, int,
-                              const std::vector<cplx>&, std::vector<cplx>&,
-                              std::vector<StepRecord>&, RunCounters&, StageClock&,
-                              const StageStart<cplx>&);
+template void reference_stage(const Topology&, const EngineOptions&, int, const std::vector<cplx>&,
+                              std::vector<cplx>&, std::vector<StepRecord>&, RunCounters&,
+                              StageClock&, const StageStart<cplx>&);
 
 }  // namespace triada::detail
