@@ -64,6 +64,7 @@ struct TcuAlgorithm {
   // The theorem's growth exponent in n for fixed m, l (the --sweep fit compares with it).
   double (*growth_exponent)();
 
+  // An entry runs as its run function: tcu_matmul(unit, problem).
   TcuRun operator()(TensorUnit& unit, const TcuProblem& p) const { return run(unit, p); }
 };
 
