@@ -1,13 +1,8 @@
 // Theorem 2 of "A Computational Model for Tensor Core Units": dense matrix multiplication
 // with tall left strips (conventions: tcu_linear_algebra.hpp).
-#include <algorithm>
 #include <cmath>
-#include <cstdint>
-#include <random>
-#include <string>
 #include <vector>
 
-#include "core/error.hpp"
 #include "mxu/tcu_algorithms.hpp"
 #include "mxu/tcu_la_common.hpp"
 #include "mxu/tcu_linear_algebra.hpp"

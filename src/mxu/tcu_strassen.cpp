@@ -1,13 +1,8 @@
 // Theorem 1: Strassen's product, its recursion ending on the unit (conventions:
 // tcu_linear_algebra.hpp).
-#include <algorithm>
 #include <cmath>
-#include <cstdint>
-#include <random>
-#include <string>
 #include <vector>
 
-#include "core/error.hpp"
 #include "mxu/tcu_algorithms.hpp"
 #include "mxu/tcu_la_common.hpp"
 #include "mxu/tcu_linear_algebra.hpp"

@@ -6,7 +6,6 @@
 #include <string>
 #include <vector>
 
-#include "core/error.hpp"
 #include "mxu/tcu_algorithms.hpp"
 #include "mxu/tcu_la_common.hpp"
 #include "mxu/tcu_linear_algebra.hpp"
