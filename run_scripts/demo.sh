@@ -8,8 +8,9 @@ NP="${1:-${NP:-5}}"
 BUILD="${BUILD_DIR:-$here/build}"
 
 bash "$here/run_scripts/install_deps.sh"
-cmake -S "$here" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release > "$BUILD.configure.log" 2>&1 ||
-  { cat "$BUILD.configure.log"; exit 1; }
+mkdir -p "$BUILD"  # its configure log goes inside, never beside it in the repository
+cmake -S "$here" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release > "$BUILD/configure.log" 2>&1 ||
+  { cat "$BUILD/configure.log"; exit 1; }
 cmake --build "$BUILD" -j"$(nproc)" --target triada-transform triada-gen
 
 out="$(mktemp -d)"

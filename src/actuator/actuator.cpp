@@ -3,7 +3,8 @@
 #include <algorithm>
 #include <numeric>
 #include <random>
-#include <stdexcept>
+
+#include "core/error.hpp"
 
 namespace triada {
 
@@ -12,9 +13,9 @@ Actuator<T>::Actuator(const StagePlan& stage, const CoeffMatrix& c, Mode mode,
                       std::uint64_t shuffle_seed)
     : n_(stage.n()), k_(stage.k()), width_(std::max(stage.n(), stage.k())), mode_(mode) {
   if (c.rows != n_ || c.cols != k_)
-    throw std::logic_error("actuator matrix shape does not match the stage");
+    throw internal_error("actuator matrix shape does not match the stage");
   if (!is_complex_v<T> && c.is_complex)
-    throw std::logic_error("complex coefficients on a real executor");
+    throw internal_error("complex coefficients on a real executor");
   c_.resize(static_cast<size_t>(n_ * k_));
   row_nnz_.assign(static_cast<size_t>(n_), 0);
   for (index_t t = 0; t < n_; ++t)

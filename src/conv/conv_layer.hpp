@@ -57,7 +57,7 @@ struct ConvLayer {
   std::uint64_t lowered_bytes() const;
   // Bytes one run of the layer holds at once on an MXU of side x side cells: operands
   // (and their NHWC copy), the direct reference and a method's output, the lowered and
-  // filter matrices padded to the unit and the padded output block (conv.cpp).
+  // filter matrices padded to the unit and the padded output block (conv_explicit.cpp).
   std::uint64_t memory_bytes(index_t side) const;
   // "1x3x227x227 -> 96 11x11 s4 p0" (d and g only when not 1).
   std::string shape_string() const;

@@ -3,6 +3,7 @@
 // prints one line and makes every rank leave.
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace triada {
 
@@ -25,8 +26,20 @@ class mpi_error : public error {
  public:
   using error::error;
 };
-// An HDF5 call failed (after input validation: I/O or library trouble).
+// An HDF5 call failed (after input validation: I/O or library trouble). what() names the
+// call and our source line (for bugs); reason() is HDF5's innermost message alone, for
+// input errors that name the file instead (h5::reading_input).
 class hdf5_error : public error {
+ public:
+  explicit hdf5_error(const std::string& what, std::string reason = "")
+      : error(what), reason_(std::move(reason)) {}
+  const std::string& reason() const { return reason_; }
+
+ private:
+  std::string reason_;
+};
+// A bug: a broken invariant or a call outside a function's contract, never bad input.
+class internal_error : public error {
  public:
   using error::error;
 };

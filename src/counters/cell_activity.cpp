@@ -1,7 +1,8 @@
 #include "counters/cell_activity.hpp"
 
 #include <bit>
-#include <stdexcept>
+
+#include "core/error.hpp"
 
 namespace triada {
 
@@ -84,7 +85,7 @@ void add_stage(const Brick& cells, const StageActivity& s, Counter c,
 }  // namespace
 
 std::vector<std::uint32_t> cell_counts(const CellActivity& a, int stage, Counter c) {
-  if (c == Counter::x_bus_sends) throw std::logic_error("cell_counts: x_bus_sends are no cell's");
+  if (c == Counter::x_bus_sends) throw internal_error("cell_counts: x_bus_sends are no cell's");
   std::vector<std::uint32_t> out(static_cast<std::size_t>(a.cells.count()), 0);
   for (int s = 0; s < static_cast<int>(a.stages.size()); ++s)
     if (stage < 0 || stage == s) add_stage(a.cells, a.stages[s], c, out);

@@ -62,7 +62,7 @@ struct EngineResult {
 // Runs every stage. `in` is this brick's part of X: topo.cells() ∩ [0, N) in C order
 // (empty on actuator ranks). Collective over topo.world(). The reference executor runs the
 // cell rule cell by cell, step by step (the readable spec, doc/design.md §10.4); the fused one
-// computes the same bits and counters brick-wide (engine/fused_stage.cpp).
+// computes the same bits and counters brick-wide (engine/fused/fused_stage.cpp).
 // `spare` (optional): the brick's second register, allocated (and touched) by the caller
 // ahead of time, e.g. by spare_register(); the first stage writes into it, and on return
 // it holds whichever register is not in `out`, ready for the next run.

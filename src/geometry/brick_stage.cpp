@@ -1,7 +1,8 @@
 #include "geometry/brick_stage.hpp"
 
 #include <algorithm>
-#include <stdexcept>
+
+#include "core/error.hpp"
 
 namespace triada {
 
@@ -59,7 +60,7 @@ void fill_fold(const Plan& plan, BrickStage& bs) {
 BrickStage make_brick_stage(const Plan& plan, int stage_index, const std::array<int, 3>& coords,
                             std::size_t element_bytes, std::size_t plane_batch_bytes) {
   if (stage_index < 0 || stage_index >= static_cast<int>(plan.stages.size()))
-    throw std::logic_error("make_brick_stage: no such stage");
+    throw internal_error("make_brick_stage: no such stage");
   const StagePlan& sp = plan.stages[static_cast<std::size_t>(stage_index)];
   BrickStage bs;
   bs.stage = stage_index;

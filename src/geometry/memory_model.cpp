@@ -35,8 +35,8 @@ u64 count_in(const Brick& cells, const ext3& shape) {
 // Elements the engine's two registers hold at their peak: the input brick and a spare
 // sized for the largest stage result; they swap after each stage, and a stage whose
 // result outgrows the free register's capacity reallocates it while both are held
-// (engine.cpp, fused_stage.cpp). --check copies the input and keeps the first result
-// through a second run.
+// (engine/reference/, engine/fused/fused_stage.cpp). --check copies the input and keeps the first
+// result through a second run.
 u64 register_elements(const Plan& plan, const Brick& cells, bool check, const Sizes& s) {
   const u64 in = count_in(cells, plan.in_shape);
   u64 most = 0;

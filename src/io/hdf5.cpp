@@ -41,7 +41,7 @@ void throw_hdf5_error(const char* call, const char* file, int line) {
   const std::string detail = last_error_message();
   if (!detail.empty()) msg += ": " + detail;
   H5Eclear2(H5E_DEFAULT);
-  throw call_failed(msg, detail);
+  throw hdf5_error(msg, detail);
 }
 
 std::string plain_reason(const std::string& m) {
@@ -54,43 +54,8 @@ std::string plain_reason(const std::string& m) {
   return m;
 }
 
-bool is_hdf5_file(const std::string& path) {
-  return H5Fis_hdf5(path.c_str()) > 0;
-}
-
 File open_read_only(const std::string& path) {
   return File(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
-}
-
-bool link_exists(hid_t loc, const std::string& path) {
-  return H5Lexists(loc, path.c_str(), H5P_DEFAULT) > 0;
-}
-
-Dataset try_open_dataset(hid_t loc, const std::string& path) {
-  return Dataset(H5Dopen2(loc, path.c_str(), H5P_DEFAULT));
-}
-
-TypeClass type_class(const Dataset& d) {
-  const Datatype type(CHECK_H5(H5Dget_type(d.get())));
-  const H5T_class_t cls = H5Tget_class(type.get());
-  return cls == H5T_INTEGER ? TypeClass::integer
-         : cls == H5T_FLOAT ? TypeClass::real
-                            : TypeClass::other;
-}
-
-std::vector<hsize_t> extents(const Dataset& d) {
-  const Dataspace space(CHECK_H5(H5Dget_space(d.get())));
-  const int rank = CHECK_H5(H5Sget_simple_extent_ndims(space.get()));
-  std::vector<hsize_t> dims(static_cast<std::size_t>(rank));
-  if (rank > 0) CHECK_H5(H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr));
-  return dims;
-}
-
-std::vector<double> read_as_double(const Dataset& d, std::uint64_t count) {
-  std::vector<double> out(static_cast<std::size_t>(count), 0.0);
-  if (count > 0)
-    CHECK_H5(H5Dread(d.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()));
-  return out;
 }
 
 namespace {

@@ -17,18 +17,7 @@ namespace triada::h5 {
 // The innermost message of HDF5's current error stack ("" if none).
 std::string last_error_message();
 
-// What CHECK_H5 throws: the full message names the call and our source line (for bugs);
-// reason() is HDF5's innermost message alone, for input errors that name the file instead.
-class call_failed : public hdf5_error {
- public:
-  call_failed(const std::string& what, std::string reason)
-      : hdf5_error(what), reason_(std::move(reason)) {}
-  const std::string& reason() const { return reason_; }
-
- private:
-  std::string reason_;
-};
-
+// Throws hdf5_error naming the failed call and our source line, with HDF5's reason.
 [[noreturn]] void throw_hdf5_error(const char* call, const char* file, int line);
 
 // HDF5's message in plain words where it is cryptic (a truncated file, a checksum).
@@ -40,7 +29,7 @@ template <class F>
 decltype(auto) reading_input(const std::string& name, F&& body) {
   try {
     return body();
-  } catch (const call_failed& e) {
+  } catch (const hdf5_error& e) {
     throw input_error(name + ": cannot read (" + plain_reason(e.reason()) + ")");
   }
 }
@@ -146,25 +135,9 @@ struct DatasetEntry {
 };
 std::vector<DatasetEntry> list_datasets(hid_t loc);
 
-// Typed helpers for reading an input serially; each is one HDF5 call (or a few), so that no
-// code outside src/io calls HDF5 itself.
-// True if `path` is an HDF5 file (H5Fis_hdf5 > 0).
-bool is_hdf5_file(const std::string& path);
 // Opens `path` read-only with the default properties; an invalid handle if HDF5 cannot
-// (last_error_message() says why).
+// (last_error_message() says why). Inputs are opened by the reader (io/tensor_io.hpp).
 File open_read_only(const std::string& path);
-// True if the link `path` exists in `loc` (H5Lexists > 0).
-bool link_exists(hid_t loc, const std::string& path);
-// Opens the dataset `path` of `loc`; an invalid handle if HDF5 cannot.
-Dataset try_open_dataset(hid_t loc, const std::string& path);
-// What a reader checks of a dataset before it reads: rank, extents and the class of its
-// element type. Failed calls throw as CHECK_H5 does.
-enum class TypeClass { integer, real, other };
-TypeClass type_class(const Dataset& d);
-std::vector<hsize_t> extents(const Dataset& d);  // size() = rank; rank 0 for a scalar
-// The whole dataset as float64 (HDF5 converts integer and float types) into `count`
-// values; `count` must be the product of its extents.
-std::vector<double> read_as_double(const Dataset& d, std::uint64_t count);
 
 // Closes the HDF5 library now, quietly. HDF5 closes what is still open at exit, after
 // MPI_Finalize: a parallel file left open by a failure would then call MPI and crash.

@@ -407,7 +407,7 @@ void TextOutput::stage(const std::string& text) {
 
 void TextOutput::publish() {
   if (!active()) return;
-  if (!staged_) throw std::logic_error("TextOutput::publish before stage");
+  if (!staged_) throw internal_error("TextOutput::publish before stage");
   if (target_.kind == TargetKind::standard) {
     std::cout.flush();  // what the app printed before comes first
     std::fflush(stdout);

@@ -2,7 +2,9 @@
 // Tensor files (doc/design.md §5): rank-3 HDF5 datasets, C order. Input element types: any
 // integer, float32, float64, and compound {r, i} of float32/float64 (h5py's complex).
 // Output: float64 or compound {r, i} of float64. Parallel HDF5: each brick rank reads and
-// writes its own hyperslab collectively; no rank holds the whole tensor.
+// writes its own hyperslab collectively; no rank holds the whole tensor. The one reader of
+// inputs (tensors, matrices, vectors, real arrays) is io/tensor_reader.cpp; the writer is
+// io/tensor_writer.cpp.
 #include <mpi.h>
 
 #include <cstddef>
@@ -53,6 +55,22 @@ CoeffMatrix read_matrix(const std::string& file, const std::string& dataset);
 CoeffMatrix inspect_matrix(const std::string& file, const std::string& dataset);
 // The same for a whole rank-1 dataset (real types land in the real parts).
 std::vector<cplx> read_vector(const std::string& file, const std::string& dataset);
+
+// A whole dataset of any rank in [min_rank, max_rank], read serially as float64 (HDF5
+// converts integer and float types; complex ones are refused): real matrices, vectors and
+// rank-4 tensors.
+struct ArrayRequest {
+  std::string file;
+  std::string dataset;  // "" = the file's only dataset of rank min_rank
+  std::string label;    // names the file in messages: the file itself or e.g. "--input FILE"
+  int min_rank = 1, max_rank = 1;
+};
+struct RealArray {
+  std::vector<index_t> dims;  // extents, slowest first
+  std::vector<double> data;   // C order
+};
+// Throws input_error naming the input, with the checks and words of inspect_tensor.
+RealArray read_real_array(const ArrayRequest& request);
 
 // Element types a TensorWriter can store. Transform outputs are float64 / complex128
 // (doc/design.md §5); uint32 holds per-cell counts (--activity, §5.11); the others exist for

@@ -1,7 +1,8 @@
 #include "io/xdmf.hpp"
 
 #include <filesystem>
-#include <stdexcept>
+
+#include "core/error.hpp"
 
 namespace triada {
 
@@ -45,7 +46,7 @@ std::string number_type(ElementType t) {
     case ElementType::uint32:
       return R"(NumberType="UInt" Precision="4")";
     default:
-      throw std::logic_error("xdmf_document: no XDMF view of " + to_string(t));
+      throw internal_error("xdmf_document: no XDMF view of " + to_string(t));
   }
 }
 

@@ -18,7 +18,6 @@
 #include "core/finite.hpp"
 #include "geometry/memory_model.hpp"
 #include "io/hdf5.hpp"
-#include "io/matrix_reader.hpp"
 #include "io/output_files.hpp"
 #include "io/tensor_io.hpp"
 #include "jobs/conv_csv.hpp"
@@ -52,8 +51,7 @@ struct Array4 {
 // float types are converted by HDF5. Throws input_error naming the input.
 Array4 read_rank4(const std::string& spec, const std::string& option) {
   const DatasetRef ref = parse_dataset_ref(spec);
-  RealArray r =
-      read_real_array({ref.file, ref.dataset, option + " " + ref.file, 4, 4, ArrayWords::labelled});
+  RealArray r = read_real_array({ref.file, ref.dataset, option + " " + ref.file, 4, 4});
   Array4 a;
   for (int i = 0; i < 4; ++i) a.dims[static_cast<size_t>(i)] = r.dims[static_cast<size_t>(i)];
   a.data = std::move(r.data);

@@ -3,8 +3,8 @@
 // reaches meshes far larger than a run could hold.
 #include <chrono>
 #include <memory>
-#include <stdexcept>
 
+#include "core/error.hpp"
 #include "io/output_files.hpp"
 #include "jobs/provenance.hpp"
 #include "jobs/transform_job.hpp"
@@ -49,10 +49,10 @@ class ModelShape final : public TensorFacts {
   }
   TensorInfo inspect_input() override { return {"", *cfg_.model_shape, false, ""}; }
   TensorInfo inspect_initial(const ext3&) override {
-    throw std::logic_error("--model-only has no --initial");
+    throw internal_error("--model-only has no --initial");
   }
   CoeffMatrix gemt_facts(int, std::string&) override {
-    throw std::logic_error("--model-only has no gemt matrices");
+    throw internal_error("--model-only has no gemt matrices");
   }
   TensorNames names(const TensorInfo&, const TensorInfo&) const override {
     const std::string x = "--model-only " + to_string(*cfg_.model_shape);

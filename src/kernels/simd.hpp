@@ -5,7 +5,7 @@
 // Every set computes each lane with one fused multiply-add, so the bits never depend on
 // the set, only the speed does. Which set a translation unit gets is its kernel path
 // (kernels/isa_variant.hpp); the code lives in that path's inline namespace. A file not
-// compiled per path (conv.cpp, for copy_short) gets the portable set.
+// compiled per path (conv/conv_implicit.cpp, for copy_short) gets the portable set.
 //
 // Per-path tuning lives here, in each set's section and nowhere else: kBlockRows (rows of
 // the register block; its columns are two vectors, kernels::kNR), kPanelChunkBytes (the

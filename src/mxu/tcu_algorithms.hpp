@@ -63,6 +63,9 @@ struct TcuAlgorithm {
   const char* (*bound_formula)();  // the expression as text, e.g. "(n/m)(sqrt(n m) + l)"
   // The theorem's growth exponent in n for fixed m, l (the --sweep fit compares with it).
   double (*growth_exponent)();
+
+  // An entry runs as its run function: tcu_matmul(unit, problem).
+  TcuRun operator()(TensorUnit& unit, const TcuProblem& p) const { return run(unit, p); }
 };
 
 // All algorithms, in the paper's order.
@@ -70,52 +73,18 @@ const std::vector<TcuAlgorithm>& tcu_algorithms();
 // Throws config_error naming the unknown algorithm and listing the known ones.
 const TcuAlgorithm& find_tcu_algorithm(const std::string& name);
 
-// Implementations (one per algorithm).
-TcuRun tcu_matmul(TensorUnit&, const TcuProblem&);
-TcuRun tcu_strassen(TensorUnit&, const TcuProblem&);
-TcuRun tcu_spmm(TensorUnit&, const TcuProblem&);
-TcuRun tcu_ge(TensorUnit&, const TcuProblem&);
-TcuRun tcu_tclosure(TensorUnit&, const TcuProblem&);
-TcuRun tcu_apsd(TensorUnit&, const TcuProblem&);
-TcuRun tcu_dft(TensorUnit&, const TcuProblem&);
-TcuRun tcu_stencil(TensorUnit&, const TcuProblem&);
-TcuRun tcu_intmul(TensorUnit&, const TcuProblem&);
-TcuRun tcu_karatsuba(TensorUnit&, const TcuProblem&);
-TcuRun tcu_polyeval(TensorUnit&, const TcuProblem&);
-
-double bound_matmul(double n, double m, double l);
-double bound_strassen(double n, double m, double l);
-double bound_spmm(double n, double m, double l);
-double bound_ge(double n, double m, double l);
-double bound_tclosure(double n, double m, double l);
-double bound_apsd(double n, double m, double l);
-double bound_dft(double n, double m, double l);
-double bound_stencil(double n, double m, double l);
-double bound_intmul(double n, double m, double l);
-double bound_karatsuba(double n, double m, double l);
-double bound_polyeval(double n, double m, double l);
-
-const char* formula_matmul();
-double exponent_matmul();
-const char* formula_strassen();
-double exponent_strassen();
-const char* formula_spmm();
-double exponent_spmm();
-const char* formula_ge();
-double exponent_ge();
-const char* formula_tclosure();
-double exponent_tclosure();
-const char* formula_apsd();
-double exponent_apsd();
-const char* formula_dft();
-double exponent_dft();
-const char* formula_stencil();
-double exponent_stencil();
-const char* formula_intmul();
-double exponent_intmul();
-const char* formula_karatsuba();
-double exponent_karatsuba();
-const char* formula_polyeval();
-double exponent_polyeval();
+// The algorithms, one entry each, defined in its theorem's file (tcu_<name>.cpp; intmul
+// and karatsuba share tcu_intmul.cpp); tcu_algorithms() lists them.
+extern const TcuAlgorithm tcu_strassen;   // Theorem 1
+extern const TcuAlgorithm tcu_matmul;     // Theorem 2
+extern const TcuAlgorithm tcu_spmm;       // Theorem 3
+extern const TcuAlgorithm tcu_ge;         // Theorem 4
+extern const TcuAlgorithm tcu_tclosure;   // Theorem 5
+extern const TcuAlgorithm tcu_apsd;       // Theorem 6
+extern const TcuAlgorithm tcu_dft;        // Theorem 7
+extern const TcuAlgorithm tcu_stencil;    // Theorem 8
+extern const TcuAlgorithm tcu_intmul;     // Theorem 9
+extern const TcuAlgorithm tcu_karatsuba;  // Theorem 10
+extern const TcuAlgorithm tcu_polyeval;   // Theorem 11
 
 }  // namespace triada

@@ -260,7 +260,9 @@ nlohmann::json result_head(const std::vector<cplx>& y) {
 }
 }  // namespace
 
-TcuRun tcu_dft(TensorUnit& unit, const TcuProblem& p) {
+namespace {
+
+TcuRun run_dft(TensorUnit& unit, const TcuProblem& p) {
   const index_t s = unit.side();
   std::string source;
   const std::vector<cplx> x = dft_input(p, s, source);
@@ -300,5 +302,10 @@ const char* formula_dft() {
 double exponent_dft() {
   return 1.0;
 }
+
+}  // namespace
+
+const TcuAlgorithm tcu_dft{"dft",     "Theorem 7", "vector length", run_dft,
+                           bound_dft, formula_dft, exponent_dft};
 
 }  // namespace triada

@@ -5,7 +5,7 @@
 #include "core/error.hpp"
 #include "core/finite.hpp"
 #include "io/hdf5.hpp"
-#include "io/matrix_reader.hpp"
+#include "io/tensor_io.hpp"
 
 namespace triada::tcu_in {
 
@@ -25,11 +25,16 @@ const MemoryDataset* in_memory(const std::string& file, const std::string& dset)
 // A real dataset of rank 1 or 2 in memory, refused as read_real_array refuses a file's.
 std::vector<double> memory_real(const MemoryDataset& d, const std::string& name,
                                 std::vector<index_t>& dims) {
-  if (d.is_complex) throw input_error(name + ": expected an integer or real dataset");
   const auto rank = d.dims.size();
   if (rank < 1 || rank > 2)
-    throw input_error(name + ": expected a rank-1 or rank-2 dataset, got rank " +
-                      std::to_string(rank));
+    throw input_error(name + ": " + (rank ? "rank " + std::to_string(rank) : "scalar") +
+                      ", expected a rank-1 or rank-2 dataset");
+  std::string extent;
+  for (const index_t n : d.dims) extent += (extent.empty() ? "" : "x") + std::to_string(n);
+  for (const index_t n : d.dims)
+    if (n == 0) throw input_error(name + ": empty extent " + extent);
+  if (d.is_complex)
+    throw input_error(name + ": unsupported element type (complex128; integer or float expected)");
   dims = d.dims;
   return d.real;
 }
@@ -60,7 +65,7 @@ std::vector<double> read_real(const std::string& file, const std::string& dset,
                               std::vector<index_t>& dims) {
   if (const MemoryDataset* d = in_memory(file, dset))
     return memory_real(*d, file + ":" + dset, dims);
-  RealArray a = read_real_array({file, dset, file, 1, 2, ArrayWords::plain});
+  RealArray a = read_real_array({file, dset, file, 1, 2});
   dims = std::move(a.dims);
   return std::move(a.data);
 }

@@ -48,13 +48,12 @@ std::vector<std::uint64_t> from_limbs(const limbs_t& l, index_t nwords, int kapp
   for (index_t i = 0; i < static_cast<index_t>(l.size()); ++i) {
     if (l[i] == 0) continue;
     const index_t bit = i * kappa, word = bit / 64, off = bit % 64;
-    if (word >= nwords) throw std::logic_error("intmul: product longer than |a| + |b| words");
+    if (word >= nwords) throw internal_error("intmul: product longer than |a| + |b| words");
     w[word] |= l[i] << off;
     if (off + kappa > 64) {
       const std::uint64_t hi = l[i] >> (64 - off);
       if (hi != 0) {
-        if (word + 1 >= nwords)
-          throw std::logic_error("intmul: product longer than |a| + |b| words");
+        if (word + 1 >= nwords) throw internal_error("intmul: product longer than |a| + |b| words");
         w[word + 1] |= hi;
       }
     }
@@ -107,9 +106,9 @@ limbs_t toeplitz_product(TensorUnit& unit, const limbs_t& a, const limbs_t& b, i
   }
   ops += 4 * static_cast<std::uint64_t>(ncoef);
   unit.cpu(ops);
-  if (carry != 0) throw std::logic_error("intmul: carry out of the product");
+  if (carry != 0) throw internal_error("intmul: carry out of the product");
   for (index_t h = na + nb; h < ncoef; ++h)
-    if (c[h] != 0) throw std::logic_error("intmul: product longer than na + nb limbs");
+    if (c[h] != 0) throw internal_error("intmul: product longer than na + nb limbs");
   c.resize(static_cast<size_t>(na + nb));
   return c;
 }
@@ -136,7 +135,7 @@ void sub_in_place(TensorUnit& unit, limbs_t& z, const limbs_t& y, int kappa) {
   std::uint64_t borrow = 0;
   size_t i = 0;
   for (; i < y.size() || borrow; ++i) {
-    if (i >= z.size()) throw std::logic_error("karatsuba: negative middle term");
+    if (i >= z.size()) throw internal_error("karatsuba: negative middle term");
     const std::uint64_t sub = (i < y.size() ? y[i] : 0) + borrow;
     if (z[i] >= sub) {
       z[i] -= sub;
@@ -155,7 +154,7 @@ void add_shifted(TensorUnit& unit, limbs_t& z, const limbs_t& y, size_t shift, i
   std::uint64_t carry = 0;
   size_t i = 0;
   for (; i < y.size() || carry; ++i) {
-    if (shift + i >= z.size()) throw std::logic_error("karatsuba: sum overflows its limbs");
+    if (shift + i >= z.size()) throw internal_error("karatsuba: sum overflows its limbs");
     const std::uint64_t t = z[shift + i] + (i < y.size() ? y[i] : 0) + carry;
     z[shift + i] = t & mask;
     carry = t >> kappa;
@@ -196,7 +195,7 @@ limbs_t karatsuba(TensorUnit& unit, const limbs_t& a, const limbs_t& b, int kapp
   while (!z1.empty() && z1.back() == 0) z1.pop_back();
   add_shifted(unit, c, z1, h, kappa);
   for (size_t i = 2 * n; i < c.size(); ++i)
-    if (c[i] != 0) throw std::logic_error("karatsuba: product longer than 2n limbs");
+    if (c[i] != 0) throw internal_error("karatsuba: product longer than 2n limbs");
   c.resize(2 * n);
   return c;
 }
@@ -312,7 +311,7 @@ Operands intmul_operands(const TcuProblem& p, const char* name) {
   return o;
 }
 
-TcuRun run_intmul(TensorUnit& unit, const TcuProblem& p, bool use_karatsuba) {
+TcuRun run_multiplication(TensorUnit& unit, const TcuProblem& p, bool use_karatsuba) {
   const char* name = use_karatsuba ? "karatsuba" : "intmul";
   const Operands o = intmul_operands(p, name);
   TcuRun run;
@@ -346,11 +345,13 @@ std::vector<std::uint64_t> tcu_karatsuba_words(TensorUnit& unit,
   return multiply_words(unit, a, b, true, nullptr);
 }
 
-TcuRun tcu_intmul(TensorUnit& unit, const TcuProblem& p) {
-  return run_intmul(unit, p, false);
+namespace {
+
+TcuRun run_intmul(TensorUnit& unit, const TcuProblem& p) {
+  return run_multiplication(unit, p, false);
 }
-TcuRun tcu_karatsuba(TensorUnit& unit, const TcuProblem& p) {
-  return run_intmul(unit, p, true);
+TcuRun run_karatsuba(TensorUnit& unit, const TcuProblem& p) {
+  return run_multiplication(unit, p, true);
 }
 
 namespace {
@@ -380,5 +381,13 @@ const char* formula_karatsuba() {
 double exponent_karatsuba() {
   return std::log2(3.0);
 }
+
+}  // namespace
+
+const TcuAlgorithm tcu_intmul{"intmul",     "Theorem 9",    "bits",         run_intmul,
+                              bound_intmul, formula_intmul, exponent_intmul};
+const TcuAlgorithm tcu_karatsuba{"karatsuba",       "Theorem 10",    "bits",
+                                 run_karatsuba,     bound_karatsuba, formula_karatsuba,
+                                 exponent_karatsuba};
 
 }  // namespace triada

@@ -1,8 +1,9 @@
 #pragma once
 // The linear-algebra and graph TCU algorithms of "A Computational Model for Tensor Core
 // Units" (Sec. 4.1-4.4): Theorems 1-6 on explicit inputs, and the CPU references they are
-// checked against. The tcu_X entry points (tcu_algorithms.hpp) generate or read inputs, call
-// these and verify; tests call them directly on hand-computable cases.
+// checked against, defined in one file per theorem (tcu_<name>.cpp) and tcu_products.cpp.
+// The algorithm entries tcu_<name> (tcu_algorithms.hpp) generate or read inputs, call these
+// and verify; tests call them directly on hand-computable cases.
 //
 // Cost accounting: every product runs on the TensorUnit (r sqrt(m) + l per call); every
 // other arithmetic operation or comparison is charged with TensorUnit::cpu, one unit each.

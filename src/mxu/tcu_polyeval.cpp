@@ -128,7 +128,9 @@ PolyInput polyeval_input(const TcuProblem& p, index_t s) {
 
 }  // namespace
 
-TcuRun tcu_polyeval(TensorUnit& unit, const TcuProblem& p) {
+namespace {
+
+TcuRun run_polyeval(TensorUnit& unit, const TcuProblem& p) {
   const PolyInput in = polyeval_input(p, unit.side());
   const std::vector<double>&a = in.a, &x = in.x;
   const auto n = static_cast<index_t>(a.size()), np = static_cast<index_t>(x.size());
@@ -183,5 +185,10 @@ const char* formula_polyeval() {
 double exponent_polyeval() {
   return 2.0;
 }
+
+}  // namespace
+
+const TcuAlgorithm tcu_polyeval{"polyeval",     "Theorem 11",     "coefficients",   run_polyeval,
+                                bound_polyeval, formula_polyeval, exponent_polyeval};
 
 }  // namespace triada

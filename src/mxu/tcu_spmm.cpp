@@ -32,14 +32,13 @@
 // Entries whose value is exactly zero (cancellation) are dropped from the output.
 //
 // Cost: every product on the unit; per round O(I) CPU work for the sketches and O(b^2) for
-// the scan; hashing and index arithmetic are free (tcu_linear_algebra.cpp's convention).
+// the scan; hashing and index arithmetic are free (tcu_products.cpp's convention).
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <limits>
 #include <numeric>
 #include <random>
-#include <stdexcept>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -76,8 +75,8 @@ bool by_position(const SparseEntry& x, const SparseEntry& y) {
 
 // The count sketch's products are not exact integers: the unit computes in a cell mode
 // below binary64, so the positions cannot be decoded.
-struct inexact_sketch : std::runtime_error {
-  using std::runtime_error::runtime_error;
+struct inexact_sketch : error {
+  using error::error;
 };
 
 // A hash of the indices 0..side-1 (those with mask[i] set, if a mask is given) into
@@ -445,6 +444,8 @@ double spmm_theorem(double n, double m, double l, double Z, double I, TcuProduct
 }
 }  // namespace
 
+namespace {
+
 // The table's bound: the generated input's Z = min(9 sqrt(n), n), I = 6 sqrt(n), fast.
 double bound_spmm(double n, double m, double l) {
   const double side = std::sqrt(n);
@@ -581,7 +582,7 @@ SpmmCheck check_spmm(const std::vector<SparseEntry>& C, const std::vector<Sparse
 
 }  // namespace
 
-TcuRun tcu_spmm(TensorUnit& u, const TcuProblem& p) {
+TcuRun run_spmm(TensorUnit& u, const TcuProblem& p) {
   const SpmmInput in = spmm_input(p);
   const double n = dbl(in.side) * dbl(in.side);
   TcuRun run;
@@ -590,7 +591,7 @@ TcuRun tcu_spmm(TensorUnit& u, const TcuProblem& p) {
   try {
     C = tcu_spmm_entries(u, in.A, in.B, in.side, p.seed, &run.details, p.product);
   } catch (const inexact_sketch& e) {
-    if (u.cell_mode() == CellMode::fp64) throw std::logic_error(e.what());
+    if (u.cell_mode() == CellMode::fp64) throw internal_error(e.what());
     run.details["failure"] = e.what();
     run.details["Z"] = static_cast<index_t>(reference_sparse_product(in.A, in.B, in.side).size());
     run.details["I"] = static_cast<index_t>(in.A.size() + in.B.size());
@@ -618,5 +619,10 @@ TcuRun tcu_spmm(TensorUnit& u, const TcuProblem& p) {
   run.details["theorem_condition_Z_ge_m"] = Z >= dbl(u.m());
   return run;
 }
+
+}  // namespace
+
+const TcuAlgorithm tcu_spmm{"spmm",     "Theorem 3",  "matrix side sqrt(n)", run_spmm,
+                            bound_spmm, formula_spmm, exponent_spmm};
 
 }  // namespace triada

@@ -334,7 +334,9 @@ double max_abs(const std::vector<double>& v) {
 
 }  // namespace
 
-TcuRun tcu_stencil(TensorUnit& unit, const TcuProblem& p) {
+namespace {
+
+TcuRun run_stencil(TensorUnit& unit, const TcuProblem& p) {
   index_t N = 0;
   std::string source;
   const std::vector<double> A = stencil_input(p, N, source);
@@ -396,5 +398,10 @@ const char* formula_stencil() {
 double exponent_stencil() {
   return 1.0;
 }
+
+}  // namespace
+
+const TcuAlgorithm tcu_stencil{"stencil",     "Theorem 8",     "matrix side",   run_stencil,
+                               bound_stencil, formula_stencil, exponent_stencil};
 
 }  // namespace triada

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
-#include <stdexcept>
 #include <vector>
 
 #include "core/error.hpp"
@@ -44,8 +43,8 @@ TensorUnit::TensorUnit(std::int64_t m, std::int64_t latency, bool weak, Mode mod
 }
 
 void TensorUnit::check_rows(index_t r) const {
-  if (r < s_) throw std::invalid_argument("tensor unit call with r < sqrt(m)");
-  if (weak_ && r != s_) throw std::invalid_argument("weak tensor unit call with r != sqrt(m)");
+  if (r < s_) throw internal_error("tensor unit call with r < sqrt(m)");
+  if (weak_ && r != s_) throw internal_error("weak tensor unit call with r != sqrt(m)");
 }
 
 void TensorUnit::account(index_t r, const double* B, index_t ldb, bool accumulate) {
@@ -115,7 +114,7 @@ void TensorUnit::run_chains(index_t r, const double* A, index_t lda, const doubl
                             double* C, index_t ldc, index_t links, ChainGrid grid,
                             bool accumulate_first) {
   if (!fuses_chains())
-    throw std::logic_error("TensorUnit::run_chains: only the fp64 fused executor runs chains");
+    throw internal_error("TensorUnit::run_chains: only the fp64 fused executor runs chains");
   if (links * grid.row_blocks * grid.col_blocks == 0) return;
   MxuCall call{r * grid.row_blocks, s_, A, lda, B, ldb, C, ldc, accumulate_first};
   call.depth = links * s_;

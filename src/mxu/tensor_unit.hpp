@@ -71,7 +71,7 @@ class TensorUnit {
 
   // C[i][k] = sum_t A[i][t] * B[t][k] for i < r, k < s, row-major with leading dimensions.
   // With accumulate = true the cells' W registers start from C (the paper's affine
-  // "+=", free in the model); otherwise from zero. Throws std::invalid_argument if r < s, or
+  // "+=", free in the model); otherwise from zero. Throws internal_error if r < s, or
   // r != s on a weak unit. Counters in closed form here, then the executor runs the call.
   void multiply(index_t r, const double* A, index_t lda, const double* B, index_t ldb, double* C,
                 index_t ldc, bool accumulate = false);
@@ -116,7 +116,7 @@ class TensorUnit {
                       bool accumulate_first = false);
   // multiply_chains' product without its calls' counters, only the cell updates it does
   // (TcuCost::macs, a sum, the same in any order). Requires fuses_chains() (throws
-  // std::logic_error otherwise: the other executors are defined call by call).
+  // internal_error otherwise: the other executors are defined call by call).
   void run_chains(index_t r, const double* A, index_t lda, const double* B, index_t ldb, double* C,
                   index_t ldc, index_t links, ChainGrid grid, bool accumulate_first = false);
 

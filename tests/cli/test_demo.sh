@@ -44,6 +44,23 @@ else
   fail "report/output content: $(tail -n 3 check.err)"
 fi
 
+echo "-- run_scripts/demo.sh writes nothing in the repository outside its build folder"
+# A copy of the script in a bare tree, with install_deps.sh, cmake and mpirun stubbed: what
+# the script itself creates is all that appears.
+mkdir -p fake/run_scripts stubs
+cp "$TRIADA_SRC/run_scripts/demo.sh" fake/run_scripts/
+echo 'exit 0' >fake/run_scripts/install_deps.sh
+printf '#!/bin/sh\necho "$@" >>"%s/stubs/calls"\n' "$dir" >stubs/cmake
+cp stubs/cmake stubs/mpirun
+chmod +x stubs/cmake stubs/mpirun
+rc=0
+PATH="$dir/stubs:$PATH" BUILD_DIR= bash fake/run_scripts/demo.sh 1 >stub.out 2>&1 || rc=$?
+if [[ $rc -eq 0 ]]; then pass; else fail "stubbed demo.sh exited $rc: $(cat stub.out)"; fi
+left=$(cd fake && find . -mindepth 1 -maxdepth 1 ! -name run_scripts ! -name build | sort)
+if [[ -z $left ]]; then pass; else fail "demo.sh left in the repository: $left"; fi
+if [[ -f fake/build/configure.log ]]; then pass; else
+  fail "no configure log in the build folder"; fi
+
 echo "-- triada-transform --help"
 rc=0
 "$APP" --help >help.out 2>&1 || rc=$?

@@ -30,7 +30,7 @@ source "$here/lib_check.sh"
 # Mutants on which libhdf5 1.10.8 itself crashes (h5ls -r or h5dump crash there too),
 # accepted only if the crash is inside libhdf5 (doc/errors.md "Errors"). None: the one found so
 # far, chunked-flip-125 (chunks larger than the fixed extent; h5dump crashes reading it),
-# is refused before any read (check_chunks in io/tensor_io.cpp).
+# is refused before any read (check_chunks in io/tensor_reader.cpp).
 KNOWN_UPSTREAM_CRASHES=" "
 
 in_scratch_dir fuzz

@@ -3,12 +3,12 @@
 # fixed few MB, as the report measures it: peak RSS minus the RSS before the input was
 # read (two registers are the floor). On a real 256^3 run split over two ranks the whole
 # peak, shared windows and start-up included, stays within 2.5x the brick plus 48 MiB
-# (the windows map only their packing scratch there: issue 10, item 9). And it agrees with the memory model's prediction in the
-# report (doc/errors.md "Errors"): the measured growth is at most predicted_peak_bytes and, on a
-# shape whose registers dominate (256^3), at least half of it (the model adds a fixed
-# 24 MiB and upper bounds for the scratch, measured 5 to 15 MiB); the shared windows,
-# mapped before the baseline, lie within it (baseline = windows + the process's own
-# start-up, under 48 MiB).
+# (the windows map only their packing scratch there). And it agrees with the memory model's
+# prediction in the report (doc/errors.md "Errors"): the measured growth is at most
+# predicted_peak_bytes and, on a shape whose registers dominate (256^3), at least half of
+# it (the model adds a fixed 24 MiB and upper bounds for the scratch, measured 5 to
+# 15 MiB); the shared windows, mapped before the baseline, lie within it (baseline =
+# windows + the process's own start-up, under 48 MiB).
 set -euo pipefail
 BIN=${TRIADA_BIN:?}
 MPIEXEC=${MPIEXEC:-mpirun}

@@ -287,7 +287,7 @@ TEST_CASE("reading complex file data into real values is a logic error", "[tenso
   std::vector<double> got;
   // Thrown before any collective call, on every rank alike.
   REQUIRE_THROWS_AS(read_brick(MPI_COMM_WORLD, file, info, grid_brick(shape), got),
-                    std::logic_error);
+                    triada::internal_error);
 }
 
 TEST_CASE("int32, float32 and complex64 outputs keep their type and read back as double",
@@ -336,7 +336,7 @@ TEST_CASE("one writer holds several uint32 datasets, each written by its bricks"
     w.attributes_on("/g");
     w.set_attribute("axis", index_t{3});
     CHECK(all_ranks((rank_of_world() == 0) == (w.data_offset(1) > 0)));
-    CHECK_THROWS_AS(w.write_brick(2, ob, b), std::logic_error);
+    CHECK_THROWS_AS(w.write_brick(2, ob, b), triada::internal_error);
     w.commit();
   }
   const Brick rb = slab(shape, 2, size_of_world(), rank_of_world());
@@ -599,6 +599,47 @@ TEST_CASE("read_matrix reads integer, float and complex matrices and errors name
         file + ":/C3: rank 3, expected a rank-2 matrix");
   CHECK(input_error_of([&] { read_matrix(dir.file("nope.h5"), "/C1"); }) ==
         dir.file("nope.h5") + ": no such file");
+}
+
+// Real arrays (the TCU's and triada-conv's operands) go through the tensor reader: the same
+// checks and words, the rank range and the label of the request in them.
+TEST_CASE("read_real_array checks and words its input as inspect_tensor does", "[tensor_io]") {
+  TempDir dir("real-array");
+  if (rank_of_world() != 0) return;
+  h5::QuietErrors quiet;
+  const auto f = [&](const std::string& n) { return dir.file(n); };
+  const std::vector<std::int32_t> six{1, -2, 3, 4, 5, -6};
+  write_text(f("text.h5"), "not hdf5 at all\n");
+  make_h5(f("a.h5"), [&](hid_t h) {
+    add_dataset(h, "/m", H5T_NATIVE_INT32, {1, 2, 3, 1}, six.data());
+    add_dataset(h, "/r3", H5T_IEEE_F64LE, {1, 1, 1});
+    add_dataset(h, "/z", complex_type(H5T_IEEE_F64LE, 8).get(), {2, 2});
+    add_dataset(h, "/e", H5T_IEEE_F64LE, {0, 3});
+    h5::Group g(CHECK_H5(H5Gcreate2(h, "/g", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)));
+  });
+  const std::string a = f("a.h5");
+  const RealArray r = read_real_array({a, "", a, 4, 4});  // the file's only rank-4 dataset
+  CHECK(r.dims == std::vector<index_t>{1, 2, 3, 1});
+  CHECK(r.data == std::vector<double>{1, -2, 3, 4, 5, -6});
+
+  const auto err = [&](const std::string& file, const std::string& dset, int lo, int hi) {
+    return input_error_of([&] { read_real_array({file, dset, "--in " + file, lo, hi}); });
+  };
+  // Where inspect_tensor has the same case, the words are its own.
+  const auto tensor_err = [&](const std::string& spec) {
+    return input_error_of([&] { inspect_tensor(parse_dataset_ref(spec)); });
+  };
+  CHECK(err(f("text.h5"), "", 4, 4) == "--in " + tensor_err(f("text.h5")));
+  CHECK(err(f("nope.h5"), "", 4, 4) == "--in " + tensor_err(f("nope.h5")));
+  CHECK(err(a, "/g", 1, 2) == "--in " + tensor_err(a + ":/g"));
+  CHECK(err(a, "/x", 1, 2) == "--in " + tensor_err(a + ":/x"));
+  CHECK(err(a, "/e", 1, 2) == "--in " + a + ":/e: empty extent 0x3");
+  CHECK(err(a, "/r3", 1, 2) == "--in " + a + ":/r3: rank 3, expected a rank-1 or rank-2 dataset");
+  CHECK(err(a, "/m", 2, 2) == "--in " + a + ":/m: rank 4, expected a rank-2 matrix");
+  CHECK(err(a, "", 2, 2) ==
+        "--in " + a + ": several rank-2 datasets (/e, /z); name one as " + a + ":/e");
+  CHECK(err(a, "/z", 1, 2) ==
+        "--in " + a + ":/z: unsupported element type (complex128; integer or float expected)");
 }
 
 TEST_CASE("check_output_writable explains why an output cannot be written", "[tensor_io]") {

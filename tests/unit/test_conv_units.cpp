@@ -8,6 +8,7 @@
 
 #include "conv/conv.hpp"
 #include "conv/conv_layer.hpp"
+#include "core/error.hpp"
 #include "jobs/conv_distributed.hpp"
 #include "support/catch.hpp"
 #include "support/tcu_cost_checks.hpp"
@@ -214,8 +215,8 @@ TEST_CASE("work units: columns, block placement and range checks", "[conv][units
   TensorUnit unit(16, 0);
   const std::vector<double> x = random_tensor(l.ifmap_elements(), 1, 0),
                             w = random_tensor(l.weight_elements(), 1, 1);
-  CHECK_THROWS_AS(implicit_conv_units(l, x, w, unit, 2, 5), std::invalid_argument);
-  CHECK_THROWS_AS(explicit_conv_units(l, x, w, unit, 3, 2), std::invalid_argument);
+  CHECK_THROWS_AS(implicit_conv_units(l, x, w, unit, 2, 5), triada::internal_error);
+  CHECK_THROWS_AS(explicit_conv_units(l, x, w, unit, 3, 2), triada::internal_error);
   CHECK(implicit_conv_units(l, x, w, unit, 2, 2).output.empty());
   CHECK(unit.cost().calls == 0);
 }

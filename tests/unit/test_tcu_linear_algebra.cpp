@@ -63,8 +63,8 @@ TEST_CASE("matmul costs exactly (n/m)(sqrt(n m) + l) when sqrt(m) divides the si
         CHECK(u.cost().cpu_time == 0);
         CHECK(u.cost().model_time() == expected);
         CHECK(u.cost().calls == static_cast<std::uint64_t>(n / m));
-        CHECK(bound_matmul(static_cast<double>(n), static_cast<double>(m),
-                           static_cast<double>(l)) == static_cast<double>(expected));
+        CHECK(tcu_matmul.bound(static_cast<double>(n), static_cast<double>(m),
+                               static_cast<double>(l)) == static_cast<double>(expected));
       }
     }
 }
@@ -102,7 +102,7 @@ TEST_CASE("strassen runs 7^k base products of s x s blocks", "[mxu][tcu]") {
   REQUIRE(run.verified);
   CHECK(u.cost().calls == 343);
   CHECK(u.cost().tensor_time == 343u * (16 + 2));
-  CHECK(u.cost().tensor_time == static_cast<std::uint64_t>(bound_strassen(1024, 16, 2) + 0.5));
+  CHECK(u.cost().tensor_time == static_cast<std::uint64_t>(tcu_strassen.bound(1024, 16, 2) + 0.5));
   // 18 additions of (d/2)^2 per node: 6 m (7^k - 4^k) in all.
   CHECK(u.cost().cpu_time == 6u * 16u * (343u - 64u));
 }

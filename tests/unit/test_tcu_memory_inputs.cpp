@@ -72,10 +72,13 @@ TEST_CASE("arrays in memory are refused as a file's datasets are", "[tcu][inputs
     CHECK(message_of("matmul", "inputs") == "inputs:/A: expected a non-empty square matrix");
     d["/A"].dims = {1, 3, 3};
     CHECK(message_of("matmul", "inputs") ==
-          "inputs:/A: expected a rank-1 or rank-2 dataset, got rank 3");
+          "inputs:/A: rank 3, expected a rank-1 or rank-2 dataset");
+    d["/A"].dims = {3, 0};
+    CHECK(message_of("matmul", "inputs") == "inputs:/A: empty extent 3x0");
     d["/A"] = matrix(3, 3, 1.0);
     d["/A"].is_complex = true;
-    CHECK(message_of("matmul", "inputs") == "inputs:/A: expected an integer or real dataset");
+    CHECK(message_of("matmul", "inputs") ==
+          "inputs:/A: unsupported element type (complex128; integer or float expected)");
   }
   {
     tcu_in::MemoryDatasets x{{"/x", matrix(4, 4, 1.0)}};

@@ -299,7 +299,8 @@ TEST_CASE("dft runs verify themselves against their error bound and report their
 
 TEST_CASE("the numeric runs' own checks fail on fp32 cells, which round beyond the fp64 bounds",
           "[tcu][dft][stencil][polyeval]") {
-  for (TcuRun (*run)(TensorUnit&, const TcuProblem&) : {tcu_dft, tcu_stencil, tcu_polyeval}) {
+  for (TcuRun (*run)(TensorUnit&, const TcuProblem&) :
+       {tcu_dft.run, tcu_stencil.run, tcu_polyeval.run}) {
     TensorUnit fp64(16, 0), fp32(16, 0, false, Mode::esop, CellMode::fp32);
     CHECK(run(fp64, TcuProblem{64, 3, ""}).verified);
     CHECK_FALSE(run(fp32, TcuProblem{64, 3, ""}).verified);
@@ -521,11 +522,11 @@ TEST_CASE("model time grows as the theorems predict, the constant settling", "[t
     double (*bound)(double, double, double);
     index_t n1, n2, n3;
   };
-  const Case cases[] = {{tcu_dft, bound_dft, 256, 1024, 4096},
-                        {tcu_stencil, bound_stencil, 8, 16, 32},
-                        {tcu_intmul, bound_intmul, 2500, 5000, 10000},
-                        {tcu_karatsuba, bound_karatsuba, 2500, 5000, 10000},
-                        {tcu_polyeval, bound_polyeval, 128, 256, 512}};
+  const Case cases[] = {{tcu_dft.run, tcu_dft.bound, 256, 1024, 4096},
+                        {tcu_stencil.run, tcu_stencil.bound, 8, 16, 32},
+                        {tcu_intmul.run, tcu_intmul.bound, 2500, 5000, 10000},
+                        {tcu_karatsuba.run, tcu_karatsuba.bound, 2500, 5000, 10000},
+                        {tcu_polyeval.run, tcu_polyeval.bound, 128, 256, 512}};
   for (const auto& c : cases) {
     double C[3];
     int i = 0;

@@ -1,9 +1,9 @@
 #include "engine/fused/stage_view.hpp"
 
 #include <algorithm>
-#include <stdexcept>
 
 #include "actuator/actuator.hpp"
+#include "core/error.hpp"
 
 namespace triada::detail::fused {
 
@@ -100,7 +100,7 @@ void start_w(const StageView<T>& s, std::vector<T>& w) {
     return;
   }
   if (static_cast<index_t>(s.w0->size()) != s.wb.count())
-    throw std::logic_error("initial output brick has the wrong size");
+    throw internal_error("initial output brick has the wrong size");
   w.assign(s.w0->begin(), s.w0->end());
   if (s.opt.cell_mode != CellMode::fp64)
     for (T& x : w) x = seed_register(s.opt.cell_mode, x);

@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <cstring>
 #include <span>
-#include <stdexcept>
 
+#include "core/error.hpp"
 #include "kernels/panels.hpp"
 #include "mesh/cancel.hpp"
 #include "mesh/mpi.hpp"
@@ -296,7 +296,7 @@ void WindowPlanes<T>::open(const StageView<T>& s, const std::vector<T>& v) {
   win_ = mpi::WindowRef(topo.line_window_handle(s.sp.axis));
   std::size_t bytes = 0;
   T* mine = reinterpret_cast<T*>(topo.line_window(s.sp.axis, s.line_rank, bytes));
-  if (bytes < v.size() * sizeof(T)) throw std::logic_error("line window smaller than V");
+  if (bytes < v.size() * sizeof(T)) throw internal_error("line window smaller than V");
   if (!v.empty()) {
     const auto packing = s.clock->pack();
     std::memcpy(mine, v.data(), v.size() * sizeof(T));
