@@ -399,7 +399,7 @@ class SharedPanels final : public kernels::PanelStore {
   void wait_all(std::size_t which, std::uint64_t v) const;
 
   index_t nb_;
-  int me_, n_;
+  int me_;
   std::vector<int> owner_;
   std::vector<std::byte*> scratch_;
   std::size_t half_ = 0, ring_ = 2, panel_bytes_ = 0;
@@ -408,7 +408,7 @@ class SharedPanels final : public kernels::PanelStore {
 
 SharedPanels::SharedPanels(const Topology& topo, int axis, int line_rank, int line_size, index_t nb,
                            index_t N, std::vector<int> owner)
-    : nb_(nb), me_(line_rank), n_(line_size), owner_(std::move(owner)) {
+    : nb_(nb), me_(line_rank), owner_(std::move(owner)) {
   const index_t kNR = kernels::nr();
   for (int r = 0; r < line_size; ++r) {
     std::size_t bytes = 0;
@@ -424,7 +424,7 @@ SharedPanels::SharedPanels(const Topology& topo, int axis, int line_rank, int li
 }
 
 void SharedPanels::wait_all(std::size_t which, std::uint64_t v) const {
-  for (int r = 0; r < n_; ++r) {
+  for (int r = 0; r < static_cast<int>(scratch_.size()); ++r) {
     const std::uint64_t* c = counter(r, which);
     for (int spins = 0; __atomic_load_n(c, __ATOMIC_ACQUIRE) < v; ++spins) {
       if (spins >= 4096) {
