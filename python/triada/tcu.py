@@ -112,16 +112,19 @@ def tcu(algo: str, size: int | None = None, *, m: int | None = None, latency: in
             raise InputError(f"{name}: unsupported element type ({values.dtype.name})")
     if given and a.input is not None:
         raise ConfigError("input: give an input file or arrays (A, B, inputs), not both")
-    options = {n: getattr(a, n) for n in _TCU_KINDS
-               if n not in ("A", "B", "inputs", "input", "verbose")}
+    settings = {_SETTING.get(n, n): getattr(a, n) for n in _TCU_KINDS
+                if n not in ("A", "B", "inputs", "verbose")}
 
     def run(handle):
-        summary, product, result = _calls.tcu(a, options, given, handle)
+        summary, product, result = _calls.tcu(settings, given, handle)
         if a.verbose and summary:
             print(summary, end="", flush=True)
         return product, result
     return run
 
+
+#: The arguments named otherwise in the config (TcuConfig's fields).
+_SETTING = {"k": "sweeps"}
 
 _TCU_KINDS = dict(
     algo=_args.word, size=_args.optional(_args.count), m=_args.optional(_args.count),
