@@ -28,25 +28,6 @@ namespace {
 // message.
 class Settings {
  public:
-  // Rank 0's settings on every rank of `comm` (rank 0's call decides). Collective.
-  void share(MPI_Comm comm) {
-    std::string text;  // each string as its length, ':', its bytes
-    const auto put = [&](const std::string& w) { text += std::to_string(w.size()) + ":" + w; };
-    for (const auto& [key, v] : values_) put(key), put(v.flag ? "1" : "0"), put(v.word);
-    text = mpi::bcast_string(comm, text, 0);
-    std::size_t at = 0;
-    const auto get = [&] {
-      const std::size_t colon = text.find(':', at), n = std::stoull(text.substr(at, colon - at));
-      at = colon + 1 + n;
-      return text.substr(colon + 1, n);
-    };
-    values_.clear();
-    while (at < text.size()) {
-      const std::string key = get(), flag = get();
-      values_[key] = {get(), flag == "1"};
-    }
-  }
-
   Settings(const pyb::dict& given, std::initializer_list<const char*> known) {
     const std::set<std::string> names(known.begin(), known.end());
     for (const auto& [key, value] : given) {
@@ -66,6 +47,25 @@ class Settings {
   std::string path(const std::string& key, const std::string& option) const {
     if (has(key) && word(key).empty()) throw config_error(option + ": empty file name");
     return word(key);
+  }
+
+  // Rank 0's settings on every rank of `comm` (rank 0's call decides). Collective.
+  void share(MPI_Comm comm) {
+    std::string text;  // each string as its length, ':', its bytes
+    const auto put = [&](const std::string& w) { text += std::to_string(w.size()) + ":" + w; };
+    for (const auto& [key, v] : values_) put(key), put(v.flag ? "1" : "0"), put(v.word);
+    text = mpi::bcast_string(comm, text, 0);
+    std::size_t at = 0;
+    const auto get = [&] {
+      const std::size_t colon = text.find(':', at), n = std::stoull(text.substr(at, colon - at));
+      at = colon + 1 + n;
+      return text.substr(colon + 1, n);
+    };
+    values_.clear();
+    while (at < text.size()) {
+      const std::string key = get(), flag = get();
+      values_[key] = {get(), flag == "1"};
+    }
   }
 
  private:

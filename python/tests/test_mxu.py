@@ -170,6 +170,9 @@ def test_the_module_takes_typed_settings_not_command_line_words():
     _, code, product, text = module.tcu({"algo": "matmul", "size": 8, "m": 16, "latency": 1},
                                         {}, None)
     assert code == 0 and product is None and json.loads(text)["latency"] == 1
+    a = np.arange(36.0).reshape(6, 6) % 5 - 2
+    (c, cost), report = triada.tcu("strassen", m=4, inputs={"A": a, "B": a.T})
+    assert np.array_equal(c, a @ a.T) and cost["calls"] == report["tcu"]["calls"]
     text, _, code, _ = module.conv({"layer_spec": (1, 2, 5, 5, 2, 3, 3, 1, 0), "mxu": 4}, None,
                                    None, None)
     assert code == 0 and json.loads(text)["layers"][0]["C_I"] == 2

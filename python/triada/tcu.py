@@ -93,10 +93,10 @@ def tcu(algo: str, size: int | None = None, *, m: int | None = None, latency: in
     Returns
     -------
     result : (C, cost) or None
-        matmul and strassen with ``A`` and ``B``: the product C (float64) and the cost
-        (calls, rows, cell_steps, macs, macs_dense, cycles) of the unit that computed it,
-        run again on the same unit as the job's (the job reports, does not keep, C); the
-        cost equals the report's ``tcu`` figures. Otherwise None.
+        matmul and strassen on arrays (``A`` and ``B``, or ``inputs``; rank 0): the
+        product C (float64) the job computed and checked, and the cost (calls, rows,
+        cell_steps, macs, macs_dense, cycles) of the unit that computed it, the report's
+        ``tcu`` figures. Otherwise None.
     report : dict
         The program's JSON report (``triada-tcu-report/1``) on every rank; arrays given
         are named ``inputs`` in it. A result that fails its fp64 check is

@@ -532,26 +532,24 @@ int run_sweep(const TcuConfig& cfg, const TcuAlgorithm& algo, TextOutput& report
         << "  (the bound over the same sizes: " << show(f["bound_fitted_exponent"]) << "; theorem "
         << fixed(exponent, 3) << ")\n";
   }
-  {
-    nlohmann::json report = {{"schema", "triada-tcu-report/1"},
-                             {"algo", algo.name},
-                             {"theorem", algo.theorem},
-                             {"size_meaning", algo.size_meaning},
-                             {"latency", cfg.latency},
-                             {"weak", cfg.weak},
-                             {"executor", to_string(cfg.executor)},
-                             {"cell_mode", to_string(cfg.cell_mode)},
-                             {"substeps", substeps(cfg.cell_mode)},
-                             {"seed", cfg.seed},
-                             {"bound_formula", formula},
-                             {"exponent_theorem", exponent},
-                             {"verified", all_ok},
-                             {"sweep", rows},
-                             {"fits", fits}};
-    const auto& details = results.front()["details"];
-    if (details.contains("product")) report["product"] = details["product"];
-    written = stage_report(report_out, report, prov);
-  }
+  nlohmann::json report = {{"schema", "triada-tcu-report/1"},
+                           {"algo", algo.name},
+                           {"theorem", algo.theorem},
+                           {"size_meaning", algo.size_meaning},
+                           {"latency", cfg.latency},
+                           {"weak", cfg.weak},
+                           {"executor", to_string(cfg.executor)},
+                           {"cell_mode", to_string(cfg.cell_mode)},
+                           {"substeps", substeps(cfg.cell_mode)},
+                           {"seed", cfg.seed},
+                           {"bound_formula", formula},
+                           {"exponent_theorem", exponent},
+                           {"verified", all_ok},
+                           {"sweep", rows},
+                           {"fits", fits}};
+  const auto& details = results.front()["details"];
+  if (details.contains("product")) report["product"] = details["product"];
+  written = stage_report(report_out, report, prov);
   return all_ok || lower ? 0 : 4;
 }
 
@@ -581,13 +579,13 @@ TcuResult TcuJob::run(MPI_Comm comm, std::ostream& out) const {
       TcuMatrixProduct product;
       nlohmann::json r =
           run_tcu_once(*algo, tcu_problem(cfg, cfg.size, cfg.input), cfg.m, cfg.latency, cfg.weak,
-                       cfg.cell_mode, cfg.memory, cfg.executor, &product);
+                       cfg.cell_mode, cfg.memory, cfg.executor, arrays ? &product : nullptr);
       bool ok = r["verified"].get<bool>();
       if (cfg.both_products) ok = run_other_product(cfg, *algo, r) && ok;
       print_single(r, out);
       print_products(r, out);
       report = stage_report(report_out, r, prov);
-      if (arrays && !product.values.empty()) result.product = std::move(product);
+      if (!product.values.empty()) result.product = std::move(product);
       result.code = ok || cfg.cell_mode != CellMode::fp64 ? 0 : 4;
     });
   }
