@@ -124,8 +124,8 @@ std::optional<ConvConfig> parse_conv_options(int argc, char** argv, std::ostream
   refuse_empty_paths(vm, {"network", "input", "weights", "mesh", "report", "csv"});
   if (network.empty() && layer.empty())
     throw config_error(
-        "give --network FILE.csv or --layer N,CI,HI,WI,CO,HF,WF,stride,pad (see "
-        "--help)");
+        "give --network FILE.csv or --layer "
+        "N,CI,HI,WI,CO,HF,WF,stride,pad (see --help)");
   c.network = network;
   c.layer_spec = layer;
   set_conv_method(c, method);

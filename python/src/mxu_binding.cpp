@@ -173,8 +173,8 @@ ConvConfig conv_config(const Settings& s) {
   c.layer_spec = s.word("layer_spec");
   if (c.network.empty() && c.layer_spec.empty())
     throw config_error(
-        "give --network FILE.csv or --layer N,CI,HI,WI,CO,HF,WF,stride,pad (see "
-        "--help)");
+        "give --network FILE.csv or --layer "
+        "N,CI,HI,WI,CO,HF,WF,stride,pad (see --help)");
   if (s.has("method")) set_conv_method(c, s.word("method"));
   if (s.has("mxu")) c.mxu = parse_conv_mxu(s.word("mxu"));
   if (s.has("batch")) c.batch = parse_positive("--batch", s.word("batch"));

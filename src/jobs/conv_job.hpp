@@ -28,9 +28,9 @@ struct ConvEnergy {
 };
 ConvEnergy conv_energy_model(const std::string& mesh_path, CellMode mode);
 
-// What a run computed: the report (rank 0's, as written, on every rank), the exit code (0, or 4 if
-// a checked layer failed, fp64 cells only; the same on every rank) and, with cfg.keep_outputs, on
-// rank 0, each layer's outcome with the outputs of the checked layers.
+// What a run computed: the report (rank 0's, as written, on every rank), the exit code
+// (0, or 4 if a checked layer failed, fp64 cells only; the same on every rank) and, with
+// cfg.keep_outputs, on rank 0, each layer's outcome with the outputs of the checked layers.
 struct ConvRun {
   nlohmann::json report;
   int code = 0;
