@@ -1,11 +1,11 @@
-// triada-conv: thin main; the work is in jobs/conv_job.cpp. Every rank parses the options
-// (so a bad option or network file ends all ranks together); the layers' work units are
-// split over the ranks (jobs/conv_distributed.hpp) and rank 0 writes the one report.
+// triada-conv: thin main, argv -> config -> job (jobs/conv_job.hpp). Every rank parses the
+// options (so a bad option or network file ends all ranks together); the layers' work units
+// are split over the ranks (jobs/conv_distributed.hpp) and rank 0 writes the one report.
 #include "apps/common/serial_main.hpp"
 #include "apps/conv/options.hpp"
 #include "jobs/conv_job.hpp"
 
 int main(int argc, char** argv) {
-  return triada::serial_main("triada-conv", argc, argv, triada::parse_conv_options,
-                             triada::run_conv_job);
+  return triada::serial_main<triada::ConvJob>("triada-conv", argc, argv,
+                                              triada::parse_conv_options);
 }

@@ -1,14 +1,11 @@
 #include "apps/conv/options.hpp"
 
 #include <boost/program_options.hpp>
-#include <cstdint>
 #include <string>
 
 #include "config/options.hpp"
-#include "conv/conv_layer.hpp"
 #include "core/error.hpp"
-#include "jobs/conv_job.hpp"
-#include "mxu/memory_side.hpp"
+#include "jobs/mxu_option_values.hpp"
 #include "mxu/tensor_unit.hpp"
 #include "report/provenance.hpp"
 
@@ -48,25 +45,6 @@ void print_help(std::ostream& help, const po::options_description& desc) {
           "(cycles + stall cycles).\n"
           "Exit codes: 0 fine, 1 bad input file, 2 bad option or network file, 3 internal "
           "error,\n4 a layer failed its check.\n";
-}
-
-// The --mesh file's [energy] keys checked (a bad file fails up front) and its [mxu] keys,
-// checked against the unit's side: the buffer must hold the staging and one right tile.
-MxuMemoryParams mesh_sections(const ConvConfig& c, const std::string& mxu) {
-  const MxuMemoryParams memory = parse_mesh_file(c.mesh, c.cell_mode).mxu;
-  named(c.mesh.empty() ? "--mxu " + mxu : c.mesh + " with --mxu " + mxu,
-        [&] { MemorySide probe(memory, c.mxu); });
-  return memory;
-}
-
-void set_method(ConvConfig& c, const std::string& method) {
-  if (method == "explicit")
-    c.run_implicit = false;
-  else if (method == "implicit")
-    c.run_explicit = false;
-  else if (method != "both")
-    throw config_error("--method: expected explicit, implicit or both, got '" + printable(method) +
-                       "'");
 }
 
 }  // namespace
@@ -144,46 +122,33 @@ std::optional<ConvConfig> parse_conv_options(int argc, char** argv, std::ostream
   }
   ConvConfig c;
   refuse_empty_paths(vm, {"network", "input", "weights", "mesh", "report", "csv"});
-  if (network.empty() == layer.empty())
-    throw config_error(network.empty() ? "give --network FILE.csv or --layer N,CI,HI,WI,CO,HF,WF,"
-                                         "stride,pad (see --help)"
-                                       : "--network and --layer exclude each other");
+  if (network.empty() && layer.empty())
+    throw config_error(
+        "give --network FILE.csv or --layer "
+        "N,CI,HI,WI,CO,HF,WF,stride,pad (see --help)");
   c.network = network;
   c.layer_spec = layer;
-  set_method(c, method);
-  c.mxu = parse_positive("--mxu", mxu);
-  if (c.mxu > 4096) throw config_error("--mxu: at most 4096, got " + printable(mxu));
+  set_conv_method(c, method);
+  c.mxu = parse_conv_mxu(mxu);
   if (vm.count("batch")) c.batch = parse_positive("--batch", batch);
-  if (!parse_int(latency, c.latency) || c.latency < 0)
-    throw config_error("--latency: expected an integer >= 0, got '" + printable(latency) + "'");
-  named("--mxu", [&] { TensorUnit probe(c.mxu * c.mxu, c.latency); });  // the unit's own checks
+  c.latency = parse_latency(latency);
   c.cell_mode = named("--cell-mode", [&] { return parse_cell_mode(cell_mode); });
   c.executor = named("--executor", [&] { return parse_mxu_executor(executor); });
   c.mesh = mesh;
-  c.memory = mesh_sections(c, mxu);
+  // The --mesh file's [energy] keys checked for the mode (a bad file fails up front).
+  c.memory = parse_mesh_file(c.mesh, c.cell_mode).mxu;
   c.report = report;
   c.csv = csv;
   c.force = vm.count("force") > 0;
   c.input = input;
   c.weights = weights;
-  std::int64_t sd = 0;
-  if (!parse_int(seed, sd) || sd < 0)
-    throw config_error("--seed: expected an integer in [0, 2^63), got '" + printable(seed) + "'");
-  c.seed = static_cast<std::uint64_t>(sd);
+  c.seed = parse_seed(seed);
   c.verify = verify;
-  if (!parse_double(budget, c.verify_budget) || c.verify_budget < 0)  // whole token, finite
-    throw config_error("--verify-budget: expected a number of MACs >= 0, got '" +
-                       printable(budget) + "'");
+  c.verify_budget = parse_verify_budget(budget);
   if (vm.count("max-layers")) c.max_layers = parse_positive("--max-layers", max_layers);
   c.progress = parse_progress_mode(progress);
   c.command_line = shell_words(argc, argv);
-  if (!c.network.empty() && (!c.input.empty() || !c.weights.empty()))
-    throw config_error("--input and --weights go with --layer (network layers get random data)");
-  // Check the layers (and the network file) now, so a bad file is a config error up front.
-  if (!c.network.empty())
-    read_network_csv(c.network);
-  else
-    parse_layer_spec(c.layer_spec, "--layer");
+  validate(c);
   return c;
 }
 

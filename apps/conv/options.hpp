@@ -8,9 +8,9 @@
 
 namespace triada {
 
-// Parses and validates the command line. Returns nothing for --help (text in `help`).
-// Throws config_error with one clear line for a bad, unknown or missing option, and for a
-// malformed network file (naming file:line).
+// Parses the command line's words into a config and validates it (validate()). Returns
+// nothing for --help (text in `help`). Throws config_error with one clear line for a bad,
+// unknown or missing option, and for a malformed network file (naming file:line).
 std::optional<ConvConfig> parse_conv_options(int argc, char** argv, std::ostream& help);
 
 }  // namespace triada

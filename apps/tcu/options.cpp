@@ -1,14 +1,11 @@
 #include "apps/tcu/options.hpp"
 
 #include <boost/program_options.hpp>
-#include <cstdint>
-#include <initializer_list>
 #include <string>
-#include <vector>
 
 #include "config/options.hpp"
 #include "core/error.hpp"
-#include "mxu/memory_side.hpp"
+#include "jobs/mxu_option_values.hpp"
 #include "mxu/tcu_algorithms.hpp"
 #include "mxu/tensor_unit.hpp"
 #include "report/provenance.hpp"
@@ -19,76 +16,12 @@ namespace triada {
 
 namespace {
 
-std::vector<std::int64_t> parse_list(const std::string& option, const std::string& s) {
-  std::vector<std::int64_t> out;
-  for (const std::string& item : list_items(option, s)) {
-    std::int64_t v = 0;
-    if (!parse_int(item, v) || v < 1)
-      throw config_error(option + ": expected a comma-separated list of positive integers, got '" +
-                         printable(s) + "'");
-    out.push_back(v);
-  }
-  return out;
-}
-
-// A unit size m of `option` (--m, or an item of --ms) is checked by building a unit (one
-// rule, in TensorUnit's constructor), and against the memory side's buffer (which must hold
-// the staging and one right tile).
-void check_m(const std::string& option, std::int64_t m, std::int64_t latency, const TcuConfig& c) {
-  const TensorUnit probe = named(option, [&] { return TensorUnit(m, latency); });
-  named((c.mesh.empty() ? "" : c.mesh + " with ") + option + " " + std::to_string(m),
-        [&] { MemorySide memory(c.memory, probe.side()); });
-}
-
-// "w,w,...": exactly nine finite reals, the stencil's weights.
-std::vector<double> parse_kernel(const std::string& s) {
-  const std::vector<std::string> items = list_items("--kernel", s);
-  std::vector<double> w(items.size());
-  bool ok = items.size() == 9;
-  for (size_t i = 0; ok && i < items.size(); ++i) ok = parse_double(items[i], w[i]);
-  if (!ok)
-    throw config_error(
-        "--kernel: expected 9 comma-separated finite numbers (the weights of "
-        "offsets -1, 0, 1 in i, each with offsets -1, 0, 1 in j), got '" +
-        printable(s) + "'");
-  return w;
-}
-
-// An algorithm's own parameter given to another algorithm.
-void only_for(bool given, const std::string& option, const std::string& algo,
-              std::initializer_list<const char*> takers) {
-  if (!given) return;
-  std::string list;
-  for (const char* t : takers) {
-    if (algo == t) return;
-    list += (list.empty() ? "" : " and ") + std::string(t);
-  }
-  throw config_error(option + ": applies to " + list + " only, not " + algo);
-}
-
-// --product, --k, --kernel, --points: parsed and checked against the algorithm.
+// --product, --k, --kernel, --points (validate() checks them against the algorithm).
 void parse_parameters(const po::variables_map& vm, TcuConfig& c) {
-  only_for(vm.count("product") > 0, "--product", c.algo, {"spmm", "apsd"});
-  only_for(vm.count("k") > 0, "--k", c.algo, {"stencil"});
-  only_for(vm.count("kernel") > 0, "--kernel", c.algo, {"stencil"});
-  only_for(vm.count("points") > 0, "--points", c.algo, {"polyeval"});
-  if (vm.count("product")) {
-    const auto word = vm["product"].as<std::string>();
-    c.both_products = word == "both";
-    c.product = c.both_products ? TcuProduct::fast
-                                : named("--product", [&] { return parse_tcu_product(word); });
-    if (c.both_products && c.sweep)
-      throw config_error(
-          "--product both: runs one problem twice; give fast or classical with --sweep");
-  }
+  if (vm.count("product")) set_tcu_product(c, vm["product"].as<std::string>());
   if (vm.count("k")) c.sweeps = parse_positive("--k", vm["k"].as<std::string>());
-  if (vm.count("kernel")) c.kernel = parse_kernel(vm["kernel"].as<std::string>());
-  if (vm.count("points")) {
-    c.points = parse_positive("--points", vm["points"].as<std::string>());
-    if (!c.input.empty())
-      throw config_error(
-          "--points: polyeval reads its points from --input's /points; drop --points");
-  }
+  if (vm.count("kernel")) c.kernel = parse_tcu_kernel(vm["kernel"].as<std::string>());
+  if (vm.count("points")) c.points = parse_positive("--points", vm["points"].as<std::string>());
 }
 
 void print_help(const po::options_description& desc, std::ostream& help) {
@@ -189,21 +122,14 @@ std::optional<TcuConfig> parse_tcu_options(int argc, char** argv, std::ostream& 
   TcuConfig c;
   refuse_empty_paths(vm, {"input", "report", "mesh"});
   if (algo.empty()) throw config_error("missing --algo (see --help)");
-  c.algo = named("--algo", [&] { return find_tcu_algorithm(algo).name; });
+  c.algo = algo;
   if (!vm.count("latency")) throw config_error("missing --latency (see --help)");
-  if (!parse_int(latency, c.latency) || c.latency < 0)
-    throw config_error("--latency: expected an integer >= 0, got '" + printable(latency) + "'");
-  std::int64_t sd = 0;
-  if (!parse_int(seed, sd) || sd < 0)
-    throw config_error("--seed: expected an integer in [0, 2^63), got '" + printable(seed) + "'");
-  c.seed = static_cast<std::uint64_t>(sd);
+  c.latency = parse_latency(latency);
+  c.seed = parse_seed(seed);
   if (vm.count("size")) c.size = parse_positive("--size", size);
   c.mesh = mesh;
   c.memory = parse_mesh_file(c.mesh).mxu;
-  if (vm.count("m")) {
-    c.m = parse_positive("--m", m);
-    check_m("--m", c.m, c.latency, c);
-  }
+  if (vm.count("m")) c.m = parse_positive("--m", m);
   c.input = input;
   c.weak = weak;
   c.report = report;
@@ -213,21 +139,10 @@ std::optional<TcuConfig> parse_tcu_options(int argc, char** argv, std::ostream& 
   c.sweep = sweep;
   c.cell_mode = named("--cell-mode", [&] { return parse_cell_mode(cell_mode); });
   c.executor = named("--executor", [&] { return parse_mxu_executor(executor); });
-  if (vm.count("sizes")) c.sizes = parse_list("--sizes", sizes);
-  if (vm.count("ms")) {
-    c.ms = parse_list("--ms", ms);
-    for (auto v : c.ms) check_m("--ms", v, c.latency, c);
-  }
+  if (vm.count("sizes")) c.sizes = parse_positive_list("--sizes", sizes);
+  if (vm.count("ms")) c.ms = parse_positive_list("--ms", ms);
   parse_parameters(vm, c);
-  if (c.sweep) {
-    if (!c.input.empty()) throw config_error("--sweep generates its inputs; drop --input");
-    if (c.size != 0) throw config_error("--size is not used with --sweep (give --sizes a,b,c)");
-  } else {
-    if (!c.sizes.empty() || !c.ms.empty())
-      throw config_error("--sizes and --ms are only used with --sweep");
-    if (c.m == 0) throw config_error("missing --m (see --help)");
-    if (c.size == 0 && c.input.empty()) throw config_error("missing --size (see --help)");
-  }
+  validate(c);
   return c;
 }
 

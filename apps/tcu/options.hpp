@@ -8,8 +8,9 @@
 
 namespace triada {
 
-// Parses and validates the command line. Returns nothing for --help (text in `help`).
-// Throws config_error with one clear line for a bad, unknown or missing option.
+// Parses the command line's words into a config and validates it (validate()). Returns
+// nothing for --help (text in `help`). Throws config_error with one clear line for a bad,
+// unknown or missing option.
 std::optional<TcuConfig> parse_tcu_options(int argc, char** argv, std::ostream& help);
 
 }  // namespace triada

@@ -1,25 +1,98 @@
 // The planar MXU's programs on numpy arrays: triada-tcu's job (jobs/tcu_job.hpp) and
-// triada-conv's (jobs/conv_job.hpp), run as the programs run them.
+// triada-conv's (jobs/conv_job.hpp), made from typed settings (a dict keyed by the config's
+// field names) as the programs make them from their options.
+#include <initializer_list>
+#include <map>
+#include <set>
 #include <span>
+#include <utility>
 
-#include "apps/conv/options.hpp"
-#include "apps/tcu/options.hpp"
 #include "bindings.hpp"
+#include "config/options.hpp"
 #include "interrupt.hpp"
 #include "jobs/conv_job.hpp"
+#include "jobs/mxu_option_values.hpp"
 #include "jobs/tcu_job.hpp"
 #include "mesh/cancel.hpp"
-#include "mxu/tcu_linear_algebra.hpp"
+#include "report/provenance.hpp"
 
 namespace triada::py {
 
 namespace {
+
+// A job's settings as the package gives them (values of the types it checked: bool, int,
+// float, str, or a sequence of int or float; None or absent: the program's default),
+// read with the GIL held so that the config is filled without it. A number reaches the
+// library's value parsers spelled as Python spells it (str()), a sequence's items joined by
+// commas, so that a refusal quotes the value as the caller wrote it, in the program's
+// message.
+class Settings {
+ public:
+  Settings(const pyb::dict& given, std::initializer_list<const char*> known) {
+    const std::set<std::string> names(known.begin(), known.end());
+    for (const auto& [key, value] : given) {
+      const std::string name = pyb::str(key);
+      if (!names.count(name)) throw pyb::type_error("unknown setting '" + name + "'");
+      if (value.is_none()) continue;
+      Value& v = values_[name];
+      v.flag = pyb::isinstance<pyb::bool_>(value) && value.cast<bool>();
+      v.word = spelled(pyb::reinterpret_borrow<pyb::object>(value));
+    }
+  }
+  bool has(const std::string& key) const { return values_.count(key) > 0; }
+  bool flag(const std::string& key) const { return has(key) && values_.at(key).flag; }
+  // The value's word ("" if not given).
+  std::string word(const std::string& key) const { return has(key) ? values_.at(key).word : ""; }
+  // A file name: "" is refused as the program refuses an empty one.
+  std::string path(const std::string& key, const std::string& option) const {
+    if (has(key) && word(key).empty()) throw config_error(option + ": empty file name");
+    return word(key);
+  }
+
+  // Rank 0's settings on every rank of `comm` (rank 0's call decides). Collective.
+  void share(MPI_Comm comm) {
+    std::string text;  // each string as its length, ':', its bytes
+    const auto put = [&](const std::string& w) { text += std::to_string(w.size()) + ":" + w; };
+    for (const auto& [key, v] : values_) put(key), put(v.flag ? "1" : "0"), put(v.word);
+    text = mpi::bcast_string(comm, text, 0);
+    std::size_t at = 0;
+    const auto get = [&] {
+      const std::size_t colon = text.find(':', at), n = std::stoull(text.substr(at, colon - at));
+      at = colon + 1 + n;
+      return text.substr(colon + 1, n);
+    };
+    values_.clear();
+    while (at < text.size()) {
+      const std::string key = get(), flag = get();
+      values_[key] = {get(), flag == "1"};
+    }
+  }
+
+ private:
+  struct Value {
+    std::string word;
+    bool flag = false;
+  };
+  static std::string spelled(const pyb::object& value) {
+    if (pyb::isinstance<pyb::str>(value) || !pyb::isinstance<pyb::sequence>(value))
+      return pyb::str(value);
+    std::string out;
+    for (const auto& item : value) out += (out.empty() ? "" : ",") + std::string(pyb::str(item));
+    return out;
+  }
+  std::map<std::string, Value> values_;
+};
 
 // A C-order float64 array's values (the Python side converts the type).
 std::vector<double> values_of(const pyb::object& obj) {
   const auto a = pyb::array_t<double, pyb::array::c_style | pyb::array::forcecast>::ensure(obj);
   if (!a) throw config_error("expected an array of numbers");
   return std::vector<double>(a.data(), a.data() + a.size());
+}
+
+// A report as JSON text (every rank has it).
+std::string dumped(const nlohmann::json& report) {
+  return report.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 pyb::dict cost_dict(const TcuCost& c) {
@@ -31,22 +104,6 @@ pyb::dict cost_dict(const TcuCost& c) {
   d["macs_dense"] = c.macs_dense;
   d["cycles"] = c.cycles;
   return d;
-}
-
-// The product of matmul or strassen on a unit like the run's (the job reports, not returns,
-// its product): C and that unit's cost, which equals the report's for the same A and B.
-pyb::object tcu_product(const TcuConfig& cfg, std::vector<double> a, std::vector<double> b,
-                        index_t side) {
-  std::vector<double> c;
-  TcuCost cost;
-  {
-    pyb::gil_scoped_release released;
-    TensorUnit unit(cfg.m, cfg.latency, cfg.weak, Mode::esop, cfg.cell_mode, cfg.executor);
-    c = cfg.algo == "strassen" ? tcu_strassen_dense(unit, a, b, side)
-                               : tcu_matmul_dense(unit, a, b, side);
-    cost = unit.cost();
-  }
-  return pyb::make_tuple(to_numpy(std::move(c), {side, side}), cost_dict(cost));
 }
 
 // Arrays {name: array} as the datasets /name of an input in memory (complex where the
@@ -72,38 +129,109 @@ tcu_in::MemoryDatasets memory_datasets(const pyb::dict& arrays) {
   return out;
 }
 
-// (rank 0's summary, the exit code, (C, its unit's cost) for matmul and strassen given A and
-// B on rank 0, else None, the report's text on every rank). The report also goes to the file
-// of --report, which may not be readable back ("-", a FIFO). `inputs`: rank 0's arrays
-// standing for the datasets of --input, which then only names them.
-pyb::tuple tcu(const std::vector<std::string>& args, std::optional<std::int64_t> comm_handle,
-               const pyb::object& a, const pyb::object& b, const pyb::dict& inputs) {
+// triada-tcu's config from its settings, filled and checked in the program's order
+// (apps/tcu/options.cpp), its mesh file read.
+TcuConfig tcu_config(const Settings& s) {
+  TcuConfig c;
+  c.input = s.path("input", "--input");
+  c.report = s.path("report", "--report");
+  c.mesh = s.path("mesh", "--mesh");
+  c.algo = s.word("algo");
+  if (c.algo.empty()) throw config_error("missing --algo (see --help)");
+  if (s.has("latency")) c.latency = parse_latency(s.word("latency"));
+  if (s.has("seed")) c.seed = parse_seed(s.word("seed"));
+  if (s.has("size")) c.size = parse_positive("--size", s.word("size"));
+  c.memory = parse_mesh_file(c.mesh).mxu;
+  if (s.has("m")) c.m = parse_positive("--m", s.word("m"));
+  c.weak = s.flag("weak");
+  c.force = s.flag("force");
+  if (s.has("progress")) c.progress = parse_progress_mode(s.word("progress"));
+  c.sweep = s.flag("sweep");
+  if (s.has("cell_mode"))
+    c.cell_mode = named("--cell-mode", [&] { return parse_cell_mode(s.word("cell_mode")); });
+  if (s.has("executor"))
+    c.executor = named("--executor", [&] { return parse_mxu_executor(s.word("executor")); });
+  if (s.has("sizes")) c.sizes = parse_positive_list("--sizes", s.word("sizes"));
+  if (s.has("ms")) c.ms = parse_positive_list("--ms", s.word("ms"));
+  if (s.has("product")) set_tcu_product(c, s.word("product"));
+  if (s.has("sweeps")) c.sweeps = parse_positive("--k", s.word("sweeps"));
+  if (s.has("kernel")) c.kernel = parse_tcu_kernel(s.word("kernel"));
+  if (s.has("points")) c.points = parse_positive("--points", s.word("points"));
+  return c;
+}
+
+// triada-conv's config from its settings, filled and checked in the program's order
+// (apps/conv/options.cpp), its mesh file read.
+ConvConfig conv_config(const Settings& s) {
+  ConvConfig c;
+  c.network = s.path("network", "--network");
+  c.input = s.path("input", "--input");
+  c.weights = s.path("weights", "--weights");
+  c.mesh = s.path("mesh", "--mesh");
+  c.report = s.path("report", "--report");
+  c.csv = s.path("csv", "--csv");
+  c.layer_spec = s.word("layer_spec");
+  if (c.network.empty() && c.layer_spec.empty())
+    throw config_error(
+        "give --network FILE.csv or --layer "
+        "N,CI,HI,WI,CO,HF,WF,stride,pad (see --help)");
+  if (s.has("method")) set_conv_method(c, s.word("method"));
+  if (s.has("mxu")) c.mxu = parse_conv_mxu(s.word("mxu"));
+  if (s.has("batch")) c.batch = parse_positive("--batch", s.word("batch"));
+  if (s.has("latency")) c.latency = parse_latency(s.word("latency"));
+  if (s.has("cell_mode"))
+    c.cell_mode = named("--cell-mode", [&] { return parse_cell_mode(s.word("cell_mode")); });
+  if (s.has("executor"))
+    c.executor = named("--executor", [&] { return parse_mxu_executor(s.word("executor")); });
+  c.memory = parse_mesh_file(c.mesh, c.cell_mode).mxu;
+  c.force = s.flag("force");
+  if (s.has("seed")) c.seed = parse_seed(s.word("seed"));
+  c.verify = s.flag("verify");
+  if (s.has("verify_budget")) c.verify_budget = parse_verify_budget(s.word("verify_budget"));
+  if (s.has("max_layers")) c.max_layers = parse_positive("--max-layers", s.word("max_layers"));
+  if (s.has("progress")) c.progress = parse_progress_mode(s.word("progress"));
+  return c;
+}
+
+// (rank 0's summary, the exit code, (C, its unit's cost) on rank 0 for a single run of
+// matmul or strassen on arrays, else None, the report's text on every rank). The report
+// also goes to the file of settings' report, which may not be readable back ("-", a
+// FIFO). Rank 0's settings are the call's; `arrays`: rank 0's, standing for the datasets
+// of the input that settings' input then only names.
+pyb::tuple tcu(const pyb::dict& settings, const pyb::dict& arrays,
+               std::optional<std::int64_t> comm_handle) {
   Serialized lock;
-  TcuConfig cfg;
-  tcu_in::MemoryDatasets arrays = memory_datasets(inputs);
-  std::string summary, report;
-  int code = 0, rank = 0;
+  Settings given(settings,
+                 {"algo",     "size",    "m",      "latency", "seed",   "input",     "weak",
+                  "report",   "force",   "sweep",  "sizes",   "ms",     "cell_mode", "mesh",
+                  "executor", "product", "sweeps", "kernel",  "points", "progress"});
+  const std::string command_line = python_command_line();
+  tcu_in::MemoryDatasets datasets = memory_datasets(arrays);
+  TcuResult result;
+  std::string summary;
   const CallSignals signals;
   {
     pyb::gil_scoped_release released;
     const MPI_Comm comm = comm_of(comm_handle);
     cancel::Scope stoppable(comm, signals.poll());
-    cfg = parse_args(args, parse_tcu_options, comm);
-    cfg.arrays = std::move(arrays);
+    given.share(comm);
+    std::optional<TcuJob> job;
+    mpi::collectively(comm, [&] {
+      TcuConfig cfg = tcu_config(given);
+      cfg.command_line = command_line;
+      cfg.arrays = std::move(datasets);
+      job.emplace(std::move(cfg));
+    });
     std::ostringstream out;
-    code = run_tcu_job_keeping_report(cfg, comm, out, &report);
-    report = mpi::bcast_string(comm, report, 0);
+    result = job->run(comm, out);
     summary = out.str();
-    rank = mpi::rank(comm);
     stoppable.finish();
   }
   pyb::object product = pyb::none();
-  const bool square = cfg.algo == "matmul" || cfg.algo == "strassen";
-  if (rank == 0 && square && !a.is_none() && !b.is_none()) {
-    const auto side = static_cast<index_t>(pyb::len(a));
-    product = tcu_product(cfg, values_of(a), values_of(b), side);
-  }
-  return pyb::make_tuple(summary, code, product, report);
+  if (TcuMatrixProduct* p = result.product ? &*result.product : nullptr)
+    product =
+        pyb::make_tuple(to_numpy(std::move(p->values), {p->side, p->side}), cost_dict(p->cost));
+  return pyb::make_tuple(summary, result.code, product, dumped(result.report));
 }
 
 // --layer's operands given as arrays (NCHW input, OIHW weights), float64 C order.
@@ -125,31 +253,41 @@ void share_operands(ConvConfig& given, MPI_Comm comm) {
 }
 
 // (the report as JSON text, rank 0's table, the exit code, rank 0's outputs of every
-// layer: None where it was not checked, else {method: NHWC values}).
-pyb::tuple conv(const std::vector<std::string>& args, std::optional<std::int64_t> comm_handle,
-                const pyb::object& input, const pyb::object& weights) {
+// layer: None where it was not checked, else {method: NHWC values}). Rank 0's settings
+// and operands (`input`, `weights`, named by settings' input and weights) are the call's.
+pyb::tuple conv(const pyb::dict& settings, const pyb::object& input, const pyb::object& weights,
+                std::optional<std::int64_t> comm_handle) {
   Serialized lock;
-  ConvConfig given, cfg;
-  given_operand(input, given.input_values, given.input_dims);
-  given_operand(weights, given.weight_values, given.weight_dims);
+  Settings given(
+      settings, {"network", "layer_spec", "method", "mxu", "batch", "latency", "cell_mode",
+                 "executor", "mesh", "report", "csv", "force", "input", "weights", "seed", "verify",
+                 "verify_budget", "max_layers", "progress"});
+  const std::string command_line = python_command_line();
+  ConvConfig operands;
+  given_operand(input, operands.input_values, operands.input_dims);
+  given_operand(weights, operands.weight_values, operands.weight_dims);
   ConvRun run;
-  std::string report, table;
+  std::string table;
   const CallSignals signals;
   {
     pyb::gil_scoped_release released;
     const MPI_Comm comm = comm_of(comm_handle);
     cancel::Scope stoppable(comm, signals.poll());
-    cfg = parse_args(args, parse_conv_options, comm);
-    share_operands(given, comm);  // rank 0's, as its arguments
-    cfg.input_values = std::move(given.input_values);
-    cfg.input_dims = given.input_dims;
-    cfg.weight_values = std::move(given.weight_values);
-    cfg.weight_dims = given.weight_dims;
-    cfg.keep_outputs = true;
+    given.share(comm);
+    share_operands(operands, comm);  // rank 0's, as its arguments
+    std::optional<ConvJob> job;
+    mpi::collectively(comm, [&] {
+      ConvConfig cfg = conv_config(given);
+      cfg.command_line = command_line;
+      cfg.input_values = std::move(operands.input_values);
+      cfg.input_dims = operands.input_dims;
+      cfg.weight_values = std::move(operands.weight_values);
+      cfg.weight_dims = operands.weight_dims;
+      cfg.keep_outputs = true;
+      job.emplace(std::move(cfg));
+    });
     std::ostringstream out;
-    run = run_conv(cfg, comm, out);
-    report = mpi::bcast_string(
-        comm, run.report.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), 0);
+    run = job->run(comm, out);
     table = mpi::rank(comm) == 0 ? out.str() : "";
     stoppable.finish();
   }
@@ -163,14 +301,19 @@ pyb::tuple conv(const std::vector<std::string>& args, std::optional<std::int64_t
       }
     outputs.append(layer.empty() ? pyb::object(pyb::none()) : pyb::object(layer));
   }
-  return pyb::make_tuple(report, table, run.code, outputs);
+  return pyb::make_tuple(dumped(run.report), table, run.code, outputs);
 }
 
 }  // namespace
 
 void register_mxu(pyb::module_& m) {
-  m.def("tcu", &tcu, "triada-tcu's job (see triada.tcu)");
-  m.def("conv", &conv, "triada-conv's job (see triada.conv)");
+  m.def("tcu", &tcu, pyb::arg("settings"), pyb::arg("arrays"), pyb::arg("comm_handle"),
+        "triada-tcu's job (see triada.tcu): settings {TcuConfig field: value}, arrays "
+        "{dataset: array}.");
+  m.def("conv", &conv, pyb::arg("settings"), pyb::arg("input"), pyb::arg("weights"),
+        pyb::arg("comm_handle"),
+        "triada-conv's job (see triada.conv): settings {ConvConfig field: value}, the "
+        "layer's operands.");
 }
 
 }  // namespace triada::py

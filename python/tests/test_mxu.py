@@ -155,3 +155,24 @@ def test_conv_errors_are_the_programs():
     with pytest.raises(triada.InputError) as e:
         triada.conv((1, 2, 5, 5, 2, 3, 3, 1, 0), input=np.zeros((1, 3, 5, 5)))
     assert str(e.value).startswith("--input input: shape 1x3x5x5, the layer needs 1x2x5x5")
+
+
+def test_the_module_takes_typed_settings_not_command_line_words():
+    """_triada.tcu and _triada.conv take the configs' fields by name with typed values."""
+    module = triada._calls._triada
+    triada._calls._start_mpi()
+    assert "settings" in module.tcu.__doc__ and "settings" in module.conv.__doc__
+    words = ["triada-tcu", "--algo", "matmul", "--size", "8", "--m", "16", "--latency", "0"]
+    with pytest.raises(TypeError):
+        module.tcu(words, {}, None)
+    with pytest.raises(TypeError, match="unknown setting 'k'"):
+        module.tcu({"algo": "matmul", "k": 2}, {}, None)
+    _, code, product, text = module.tcu({"algo": "matmul", "size": 8, "m": 16, "latency": 1},
+                                        {}, None)
+    assert code == 0 and product is None and json.loads(text)["latency"] == 1
+    a = np.arange(36.0).reshape(6, 6) % 5 - 2
+    (c, cost), report = triada.tcu("strassen", m=4, inputs={"A": a, "B": a.T})
+    assert np.array_equal(c, a @ a.T) and cost["calls"] == report["tcu"]["calls"]
+    text, _, code, _ = module.conv({"layer_spec": (1, 2, 5, 5, 2, 3, 3, 1, 0), "mxu": 4}, None,
+                                   None, None)
+    assert code == 0 and json.loads(text)["layers"][0]["C_I"] == 2

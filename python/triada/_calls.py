@@ -7,8 +7,11 @@
   collective agreement over the call's communicator: an error found on any rank is raised
   on every rank, with the class and message of the lowest rank that found one, before any
   rank enters the job (the job's own errors are agreed by the programs' code);
-- each job's checked arguments spelled as the program's command line (the module parses
-  them with the program's own parser) and handed over with the arrays.
+- transform and layout: each job's checked arguments spelled as the program's command line
+  (the module parses them with the program's own parser) and handed over with the arrays;
+- tcu and conv: the settings, the config's fields by name with typed values (rank 0's
+  are the call's), from which the module fills the config as the program fills it from
+  its options, and the arrays.
 """
 
 from __future__ import annotations
@@ -142,7 +145,7 @@ def rank(comm_handle):
     return _triada.rank(comm_handle)
 
 
-# ---- The jobs: checked arguments (an _args namespace) as the program's command line ----
+# ---- The jobs: checked arguments (an _args namespace) to the module ----
 
 def _word(value):
     """An option's value as the command line spells it (values checked by _args)."""
@@ -201,17 +204,16 @@ def _named_as_arguments(error, named):
     return type(error)(re.sub(re.escape(named) + r":/+([^\s:]+)", r"\1", str(error)))
 
 
-def tcu(a, options, given, comm_handle):
-    """triada-tcu's job with `options` (its option values by name) and the arrays `given`
+def tcu(settings, given, comm_handle):
+    """triada-tcu's job with `settings` (TcuConfig's fields by name) and the arrays `given`
     ({dataset: array}, read from memory as the datasets of an input named "inputs" would
     be, named as the arguments in errors): (summary, product, report dict)."""
-    root = _triada.rank(comm_handle) == 0  # rank 0's arguments and arrays are the call's
+    root = _triada.rank(comm_handle) == 0  # rank 0's settings and arrays are the call's
     named = _triada.bcast_text("inputs" if given and root else "", comm_handle)
-    in_path = "inputs" if given else a.input  # the arrays' name as --input
-    args = ["triada-tcu"] + _options(**dict(options, input=in_path))
+    if given:
+        settings = dict(settings, input="inputs")
     try:
-        summary, _, product, text = _triada.tcu(args, comm_handle, a.A, a.B,
-                                                given if root else {})
+        summary, _, product, text = _triada.tcu(settings, given if root else {}, comm_handle)
     except _triada.Error as e:
         if not named:
             raise
@@ -219,16 +221,12 @@ def tcu(a, options, given, comm_handle):
     return summary, product, json.loads(text)
 
 
-def conv(a, network, operands, comm_handle):
-    """triada-conv's job on one layer or a network file (`network`), with the layer's
-    operands (input, weights; float64 or None): (table, outputs, report dict)."""
-    spec = a.layer_or_network
-    args = ["triada-conv"] + _options(
-        network=spec if network else None, layer=None if network else _word(spec),
-        method=a.method, mxu=a.mxu, batch=a.batch, latency=a.latency, cell_mode=a.cell_mode,
-        executor=a.executor, mesh=a.mesh, seed=a.seed, verify=a.verify,
-        verify_budget=a.verify_budget, max_layers=a.max_layers, report=a.report, csv=a.csv,
-        force=a.force, input=None if a.input is None else "input",
-        weights=None if a.weights is None else "weights")
-    text, table, _, outputs = _triada.conv(args, comm_handle, operands[0], operands[1])
+def conv(settings, operands, comm_handle):
+    """triada-conv's job with `settings` (ConvConfig's fields by name) and the layer's
+    operands (input, weights; float64 or None, rank 0's, named "input" and "weights"):
+    (table, outputs, report dict)."""
+    for name, value in zip(("input", "weights"), operands):
+        if value is not None:
+            settings = dict(settings, **{name: name})
+    text, table, _, outputs = _triada.conv(settings, *operands, comm_handle)
     return table, outputs, json.loads(text)

@@ -96,8 +96,12 @@ def conv(layer_or_network: PathArg | Sequence[int], *, method: str = "both", mxu
             value = np.ascontiguousarray(value, dtype=np.float64)
         operands.append(value)
 
+    settings = {n: getattr(a, n) for n in _CONV_KINDS
+                if n not in ("layer_or_network", "input", "weights", "verbose")}
+    settings["network" if network else "layer_spec"] = spec
+
     def run(handle):
-        table, outputs, result = _calls.conv(a, network, operands, handle)
+        table, outputs, result = _calls.conv(settings, operands, handle)
         if a.verbose and table:
             print(table, end="", flush=True)
         if _calls.rank(handle) != 0:

@@ -93,10 +93,10 @@ def tcu(algo: str, size: int | None = None, *, m: int | None = None, latency: in
     Returns
     -------
     result : (C, cost) or None
-        matmul and strassen with ``A`` and ``B``: the product C (float64) and the cost
-        (calls, rows, cell_steps, macs, macs_dense, cycles) of the unit that computed it,
-        run again on the same unit as the job's (the job reports, does not keep, C); the
-        cost equals the report's ``tcu`` figures. Otherwise None.
+        matmul and strassen on arrays (``A`` and ``B``, or ``inputs``; rank 0): the
+        product C (float64) the job computed and checked, and the cost (calls, rows,
+        cell_steps, macs, macs_dense, cycles) of the unit that computed it, the report's
+        ``tcu`` figures. Otherwise None.
     report : dict
         The program's JSON report (``triada-tcu-report/1``) on every rank; arrays given
         are named ``inputs`` in it. A result that fails its fp64 check is
@@ -112,16 +112,19 @@ def tcu(algo: str, size: int | None = None, *, m: int | None = None, latency: in
             raise InputError(f"{name}: unsupported element type ({values.dtype.name})")
     if given and a.input is not None:
         raise ConfigError("input: give an input file or arrays (A, B, inputs), not both")
-    options = {n: getattr(a, n) for n in _TCU_KINDS
-               if n not in ("A", "B", "inputs", "input", "verbose")}
+    settings = {_SETTING.get(n, n): getattr(a, n) for n in _TCU_KINDS
+                if n not in ("A", "B", "inputs", "verbose")}
 
     def run(handle):
-        summary, product, result = _calls.tcu(a, options, given, handle)
+        summary, product, result = _calls.tcu(settings, given, handle)
         if a.verbose and summary:
             print(summary, end="", flush=True)
         return product, result
     return run
 
+
+#: The arguments named otherwise in the config (TcuConfig's fields).
+_SETTING = {"k": "sweeps"}
 
 _TCU_KINDS = dict(
     algo=_args.word, size=_args.optional(_args.count), m=_args.optional(_args.count),

@@ -1,9 +1,9 @@
 #pragma once
-// What a convolution run is (doc/design.md §10.6): the validated configuration the job takes
-// (jobs/conv_job.hpp); triada-conv builds it from its command line.
+// What a convolution run is (doc/design.md §10.6): the configuration the job takes
+// (jobs/conv_job.hpp) and its checks; triada-conv builds it from its command line, the
+// Python module from its arguments.
 #include <array>
 #include <cstdint>
-#include <iosfwd>
 #include <optional>
 #include <string>
 #include <vector>
@@ -44,5 +44,11 @@ struct ConvConfig {
   std::vector<double> input_values, weight_values;
   std::array<index_t, 4> input_dims{}, weight_dims{};
 };
+
+// Refuses a config triada-conv would refuse: --network and --layer both or neither, no
+// method, a value out of its range, an MXU whose unit or [mxu] buffer cannot be, --input
+// or --weights with a network, a bad layer or network file (read here). config_error with
+// the program's message (options named as --name), checks in its order.
+void validate(const ConvConfig& c);
 
 }  // namespace triada

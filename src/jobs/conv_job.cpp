@@ -11,6 +11,7 @@
 #include <limits>
 #include <ostream>
 #include <sstream>
+#include <utility>
 
 #include "config/options.hpp"
 #include "core/checked.hpp"
@@ -535,7 +536,12 @@ void print_totals(const ConvConfig& cfg, const ConvTotals& c, const nlohmann::js
 
 }  // namespace
 
-ConvRun run_conv(const ConvConfig& cfg, MPI_Comm comm, std::ostream& out) {
+ConvJob::ConvJob(ConvConfig cfg) : cfg_(std::move(cfg)) {
+  validate(cfg_);
+}
+
+ConvRun ConvJob::run(MPI_Comm comm, std::ostream& out) const {
+  const ConvConfig& cfg = cfg_;
   const bool root = mpi::rank(comm) == 0;
   TextOutput report_out, csv_out;
   std::string source;
@@ -583,11 +589,11 @@ ConvRun run_conv(const ConvConfig& cfg, MPI_Comm comm, std::ostream& out) {
     report_out.stage(report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   if (report_out.active()) report_out.publish();
   if (csv_out.active()) csv_out.publish();
+  // Every rank's report is rank 0's (its wall times), as written (a NaN read back as null).
+  const std::string text =
+      root ? report.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) : "";
+  report = nlohmann::json::parse(mpi::bcast_string(comm, text, 0));
   return {std::move(report), c.failed > 0 ? 4 : 0, std::move(outcomes)};
-}
-
-int run_conv_job(const ConvConfig& cfg, MPI_Comm comm, std::ostream& out) {
-  return run_conv(cfg, comm, out).code;
 }
 
 }  // namespace triada

@@ -28,22 +28,29 @@ struct ConvEnergy {
 };
 ConvEnergy conv_energy_model(const std::string& mesh_path, CellMode mode);
 
-// What a run computed: the report (every rank), the exit code (0, or 4 if a checked layer
-// failed, fp64 cells only; the same on every rank) and, with cfg.keep_outputs, on rank 0,
-// each layer's outcome with the outputs of the checked layers.
+// What a run computed: the report (rank 0's, as written, on every rank), the exit code
+// (0, or 4 if a checked layer failed, fp64 cells only; the same on every rank) and, with
+// cfg.keep_outputs, on rank 0, each layer's outcome with the outputs of the checked layers.
 struct ConvRun {
   nlohmann::json report;
   int code = 0;
   std::vector<LayerOutcome> outcomes;
 };
 
-// Runs the configured layers over the ranks of `comm` (jobs/conv_distributed.hpp), prints
-// the table to `out` (rank 0 passes std::cout, the others a discarding stream), rank 0
-// writes the report and the CSV. Collective.
-ConvRun run_conv(const ConvConfig& cfg, MPI_Comm comm, std::ostream& out);
+class ConvJob {
+ public:
+  // Checks the config (validate: config_error with triada-conv's message).
+  explicit ConvJob(ConvConfig cfg);
+  const ConvConfig& config() const { return cfg_; }
 
-// The program: run_conv's exit code.
-int run_conv_job(const ConvConfig& cfg, MPI_Comm comm, std::ostream& out);
+  // Runs the configured layers over the ranks of `comm` (jobs/conv_distributed.hpp),
+  // prints the table to `out` (rank 0's is the one to show), rank 0 writes the report and
+  // the CSV. Collective.
+  ConvRun run(MPI_Comm comm, std::ostream& out) const;
+
+ private:
+  ConvConfig cfg_;
+};
 
 // The report's object of one layer (without "index") from its outcome over the ranks.
 nlohmann::json conv_layer_json(const ConvLayer& layer, const LayerOutcome& outcome,

@@ -1,15 +1,14 @@
 #pragma once
-// What a TCU run is (doc/design.md §10.6): the validated configuration the job takes
-// (jobs/tcu_job.hpp); triada-tcu builds it from its command line.
+// What a TCU run is (doc/design.md §10.6): the configuration the job takes (jobs/tcu_job.hpp)
+// and its checks; triada-tcu builds it from its command line, the Python module from its
+// arguments.
 #include <cstdint>
-#include <iosfwd>
-#include <optional>
 #include <string>
 #include <vector>
 
 #include "counters/progress.hpp"
 #include "mxu/tcu_algorithms.hpp"
-#include "mxu/tcu_inputs.hpp"
+#include "mxu/tcu_arrays.hpp"
 #include "mxu/tensor_unit.hpp"
 #include "physical/mxu_memory.hpp"
 #include "precision/cell_mode.hpp"
@@ -41,8 +40,14 @@ struct TcuConfig {
   ProgressMode progress = ProgressMode::automatic;  // --progress (counters/progress.hpp)
   std::string command_line;  // the words of the run, shell-quoted (report/provenance.hpp)
   // Not an option (the library's callers): --input's datasets in memory, by path ("/A"),
-  // read instead of a file's (mxu/tcu_inputs.hpp); `input` then only names them.
+  // read instead of a file's (mxu/tcu_arrays.hpp); `input` then only names them.
   tcu_in::MemoryDatasets arrays;
 };
+
+// Refuses a config triada-tcu would refuse: a value out of its range, an unknown algorithm,
+// a unit size m that is no unit (or whose tile the [mxu] buffer cannot hold), an
+// algorithm's parameter given to another, the rules of --sweep and of a single run.
+// config_error with the program's message (options named as --name), checks in its order.
+void validate(const TcuConfig& c);
 
 }  // namespace triada

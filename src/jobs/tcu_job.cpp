@@ -1,7 +1,6 @@
 #include "jobs/tcu_job.hpp"
 
 #include <algorithm>
-#include <boost/program_options.hpp>
 #include <charconv>
 #include <chrono>
 #include <cmath>
@@ -14,6 +13,7 @@
 #include <optional>
 #include <ostream>
 #include <sstream>
+#include <utility>
 
 #include "config/options.hpp"
 #include "core/checked.hpp"
@@ -24,6 +24,7 @@
 #include "jobs/memory_report.hpp"
 #include "jobs/on_rank0.hpp"
 #include "jobs/provenance.hpp"
+#include "jobs/tcu_runs.hpp"
 #include "mesh/cancel.hpp"
 #include "mesh/mpi.hpp"
 #include "mxu/memory_side.hpp"
@@ -31,8 +32,6 @@
 #include "mxu/tcu_io_bound.hpp"
 #include "mxu/tensor_unit.hpp"
 #include "report/report.hpp"
-
-namespace po = boost::program_options;
 
 namespace triada {
 
@@ -95,15 +94,12 @@ std::string sci(const nlohmann::json& v) {
 }
 
 // Atomic like every output (io/output_files.hpp): probed before the run, written beside
-// the target, renamed onto it at the end of the job.
-// It records the run's provenance (jobs/provenance.hpp); `text`, if given, receives it.
-void stage_report(TextOutput& file, nlohmann::json report, const Provenance& prov,
-                  std::string* text) {
+// the target (if any), renamed onto it at the end of the job. It records the run's
+// provenance (jobs/provenance.hpp); returns the report as written.
+nlohmann::json stage_report(TextOutput& file, nlohmann::json report, const Provenance& prov) {
   report["provenance"] = to_json(prov);
-  const std::string dumped =
-      report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-  file.stage(dumped);
-  if (text) *text = dumped;
+  file.stage(report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  return report;
 }
 
 // The report target, checked before any work: not an existing file without --force, not
@@ -173,7 +169,8 @@ nlohmann::json io_bound_json(const std::string& algo, std::int64_t size, std::in
 
 nlohmann::json run_tcu_once(const TcuAlgorithm& algo, const TcuProblem& problem, std::int64_t m,
                             std::int64_t latency, bool weak, CellMode cell_mode,
-                            const MxuMemoryParams& memory_params, MxuExecutor executor) {
+                            const MxuMemoryParams& memory_params, MxuExecutor executor,
+                            TcuMatrixProduct* product) {
   TensorUnit unit(m, latency, weak, Mode::esop, cell_mode, executor);
   MemorySide memory(memory_params, unit.side());  // one work unit: the run, cold
   unit.set_memory(&memory);
@@ -181,7 +178,7 @@ nlohmann::json run_tcu_once(const TcuAlgorithm& algo, const TcuProblem& problem,
   const std::string what =
       problem.input.empty() ? "--size " + std::to_string(problem.size) + " --m " + std::to_string(m)
                             : problem.input;
-  const TcuRun run = out_of_memory_is_input_error(what, [&] { return algo.run(unit, problem); });
+  TcuRun run = out_of_memory_is_input_error(what, [&] { return algo.run(unit, problem); });
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const TcuCost& c = unit.cost();
   std::int64_t size = problem.size;
@@ -225,6 +222,7 @@ nlohmann::json run_tcu_once(const TcuAlgorithm& algo, const TcuProblem& problem,
   j["memory"] = memory_json(memory, c.cycles);
   j["io_lower_bound"] = io_bound_json(algo.name, size, m);
   j["wall_seconds"] = wall;
+  if (product && !run.product.empty()) *product = {size, std::move(run.product), c};
   return j;
 }
 
@@ -428,11 +426,10 @@ nlohmann::json product_summary(const nlohmann::json& r) {
 // --product both: the same problem with the classical product on a fresh unit; `r` (the
 // fast run) gets `products`, both runs' summaries. Returns whether the classical run verified.
 bool run_other_product(const TcuConfig& cfg, const TcuAlgorithm& algo, nlohmann::json& r) {
-  TcuConfig other = cfg;
-  other.product = TcuProduct::classical;
-  const nlohmann::json c =
-      run_tcu_once(algo, tcu_problem(other, cfg.size, cfg.input), cfg.m, cfg.latency, cfg.weak,
-                   cfg.cell_mode, cfg.memory, cfg.executor);
+  TcuProblem classical = tcu_problem(cfg, cfg.size, cfg.input);
+  classical.product = TcuProduct::classical;
+  const nlohmann::json c = run_tcu_once(algo, classical, cfg.m, cfg.latency, cfg.weak,
+                                        cfg.cell_mode, cfg.memory, cfg.executor);
   r["products"] = nlohmann::json::array({product_summary(r), product_summary(c)});
   return c["verified"].get<bool>();
 }
@@ -457,9 +454,9 @@ void print_products(const nlohmann::json& r, std::ostream& out) {
 }
 
 // --sweep: a size series for each unit size, its table, the fitted growth exponents and the
-// report (rank 0). Returns the exit code (on rank 0; 0 elsewhere).
+// report (rank 0, also in `written`). Returns the exit code (on rank 0; 0 elsewhere).
 int run_sweep(const TcuConfig& cfg, const TcuAlgorithm& algo, TextOutput& report_out,
-              const Provenance& prov, MPI_Comm comm, std::ostream& out, std::string* text) {
+              const Provenance& prov, MPI_Comm comm, std::ostream& out, nlohmann::json& written) {
   std::vector<std::int64_t> ms = cfg.ms;
   if (ms.empty()) ms = cfg.m > 0 ? std::vector<std::int64_t>{cfg.m} : tcu_default_ms(cfg.algo);
   nlohmann::json rows = nlohmann::json::array(), fits = nlohmann::json::array();
@@ -535,37 +532,35 @@ int run_sweep(const TcuConfig& cfg, const TcuAlgorithm& algo, TextOutput& report
         << "  (the bound over the same sizes: " << show(f["bound_fitted_exponent"]) << "; theorem "
         << fixed(exponent, 3) << ")\n";
   }
-  if (!cfg.report.empty() || text) {
-    nlohmann::json report = {{"schema", "triada-tcu-report/1"},
-                             {"algo", algo.name},
-                             {"theorem", algo.theorem},
-                             {"size_meaning", algo.size_meaning},
-                             {"latency", cfg.latency},
-                             {"weak", cfg.weak},
-                             {"executor", to_string(cfg.executor)},
-                             {"cell_mode", to_string(cfg.cell_mode)},
-                             {"substeps", substeps(cfg.cell_mode)},
-                             {"seed", cfg.seed},
-                             {"bound_formula", formula},
-                             {"exponent_theorem", exponent},
-                             {"verified", all_ok},
-                             {"sweep", rows},
-                             {"fits", fits}};
-    const auto& details = results.front()["details"];
-    if (details.contains("product")) report["product"] = details["product"];
-    stage_report(report_out, report, prov, text);
-  }
+  nlohmann::json report = {{"schema", "triada-tcu-report/1"},
+                           {"algo", algo.name},
+                           {"theorem", algo.theorem},
+                           {"size_meaning", algo.size_meaning},
+                           {"latency", cfg.latency},
+                           {"weak", cfg.weak},
+                           {"executor", to_string(cfg.executor)},
+                           {"cell_mode", to_string(cfg.cell_mode)},
+                           {"substeps", substeps(cfg.cell_mode)},
+                           {"seed", cfg.seed},
+                           {"bound_formula", formula},
+                           {"exponent_theorem", exponent},
+                           {"verified", all_ok},
+                           {"sweep", rows},
+                           {"fits", fits}};
+  const auto& details = results.front()["details"];
+  if (details.contains("product")) report["product"] = details["product"];
+  written = stage_report(report_out, report, prov);
   return all_ok || lower ? 0 : 4;
 }
 
 }  // namespace
 
-int run_tcu_job(const TcuConfig& cfg, MPI_Comm comm, std::ostream& out) {
-  return run_tcu_job_keeping_report(cfg, comm, out, nullptr);
+TcuJob::TcuJob(TcuConfig cfg) : cfg_(std::move(cfg)) {
+  validate(cfg_);
 }
 
-int run_tcu_job_keeping_report(const TcuConfig& cfg, MPI_Comm comm, std::ostream& out,
-                               std::string* report_text) {
+TcuResult TcuJob::run(MPI_Comm comm, std::ostream& out) const {
+  const TcuConfig& cfg = cfg_;
   std::optional<tcu_in::MemoryInput> arrays;  // the algorithms read cfg.input from them
   if (!cfg.arrays.empty()) arrays.emplace(cfg.input, cfg.arrays);
   const TcuAlgorithm* algo = nullptr;
@@ -575,27 +570,35 @@ int run_tcu_job_keeping_report(const TcuConfig& cfg, MPI_Comm comm, std::ostream
     if (mpi::rank(comm) == 0) report_out = report_file(cfg);
   });
   const Provenance prov = run_provenance(comm, "triada-tcu", cfg.command_line);
-  int code = 0;
+  TcuResult result;
+  nlohmann::json report;  // rank 0's
   if (cfg.sweep) {
-    code = run_sweep(cfg, *algo, report_out, prov, comm, out, report_text);
+    result.code = run_sweep(cfg, *algo, report_out, prov, comm, out, report);
   } else {  // one run: its calls depend on each other, rank 0 runs it alone
     on_rank0(comm, [&] {
+      TcuMatrixProduct product;
       nlohmann::json r =
           run_tcu_once(*algo, tcu_problem(cfg, cfg.size, cfg.input), cfg.m, cfg.latency, cfg.weak,
-                       cfg.cell_mode, cfg.memory, cfg.executor);
+                       cfg.cell_mode, cfg.memory, cfg.executor, arrays ? &product : nullptr);
       bool ok = r["verified"].get<bool>();
       if (cfg.both_products) ok = run_other_product(cfg, *algo, r) && ok;
       print_single(r, out);
       print_products(r, out);
-      if (!cfg.report.empty() || report_text) stage_report(report_out, r, prov, report_text);
-      code = ok || cfg.cell_mode != CellMode::fp64 ? 0 : 4;
+      report = stage_report(report_out, r, prov);
+      if (!product.values.empty()) result.product = std::move(product);
+      result.code = ok || cfg.cell_mode != CellMode::fp64 ? 0 : 4;
     });
   }
-  mpi::bcast(comm, std::span<int>(&code, 1), 0);
+  mpi::bcast(comm, std::span<int>(&result.code, 1), 0);
   // Rank 0's report is published unless the run is being stopped.
   cancel::last_stop(comm);
   mpi::collectively(comm, [&] { report_out.publish(); });
-  return code;
+  // Every rank's report is rank 0's as written (a NaN figure read back as null).
+  const std::string text =
+      mpi::rank(comm) == 0 ? report.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
+                           : std::string();
+  result.report = nlohmann::json::parse(mpi::bcast_string(comm, text, 0));
+  return result;
 }
 
 }  // namespace triada

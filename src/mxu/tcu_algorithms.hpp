@@ -49,6 +49,8 @@ struct TcuRun {
   std::optional<double> bound;
   std::string bound_formula;
   std::optional<double> growth_exponent;
+  // matmul and strassen: the product C they computed and checked (side x side, C order).
+  std::vector<double> product;
 };
 
 struct TcuAlgorithm {

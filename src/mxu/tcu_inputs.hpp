@@ -4,26 +4,15 @@
 // share. Every refusal is one line naming the option,
 // or the file and dataset, and the rule: config_error for a parameter, input_error for a
 // file. Sizes read from a file go through checked arithmetic (core/checked.hpp).
-#include <map>
 #include <string>
 #include <vector>
 
 #include "core/types.hpp"
 #include "io/tensor_io.hpp"
 #include "mxu/tcu_algorithms.hpp"
+#include "mxu/tcu_arrays.hpp"
 
 namespace triada::tcu_in {
-
-// A dataset of an input given in memory: its extents (slowest first) and its values in C
-// order, real or (is_complex) complex.
-struct MemoryDataset {
-  std::vector<index_t> dims;
-  std::vector<double> real;
-  std::vector<cplx> complex;
-  bool is_complex = false;
-};
-// Datasets by path ("/A").
-using MemoryDatasets = std::map<std::string, MemoryDataset>;
 
 // While it lives, the readers below take the datasets of the input named `file` from
 // `datasets` (this thread's reads; checked and named as a file's would be) instead of

@@ -21,6 +21,7 @@
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/checked.hpp"
@@ -237,7 +238,7 @@ TcuRun run_square_product(TensorUnit& u, const TcuProblem& p, const char* algo,
   TcuRun run;
   run.details = {
       {"size", mp.side}, {"theorem_n", dbl(mp.side) * dbl(mp.side)}, {"input", mp.source}};
-  const Mat C = multiply(u, mp.A, mp.B, mp.side, &run.details);
+  Mat C = multiply(u, mp.A, mp.B, mp.side, &run.details);
   const StrassenBlocks blocks{fast_product_side(u.side(), mp.side, mp.side, mp.side), u.side()};
   const ProductCheck chk =
       check_square_product(C, mp.A, mp.B, mp.side, mp.exact, fast ? &blocks : nullptr);
@@ -247,6 +248,7 @@ TcuRun run_square_product(TensorUnit& u, const TcuProblem& p, const char* algo,
                              "bound (Higham Thm 23.2) 2^-53 max|A| max|B|"
                            : "CPU triple loop, |C - Cref| <= (2n+2) 2^-53 (|A||B|) entrywise";
   run.details["max_abs_error"] = chk.max_abs_error;
+  run.product = std::move(C);
   return run;
 }
 

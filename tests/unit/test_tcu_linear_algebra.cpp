@@ -11,7 +11,7 @@
 
 #include "apps/tcu/options.hpp"
 #include "core/error.hpp"
-#include "jobs/tcu_job.hpp"
+#include "jobs/tcu_runs.hpp"
 #include "mxu/tcu_algorithms.hpp"
 #include "mxu/tcu_error_bounds.hpp"
 #include "mxu/tcu_linear_algebra.hpp"

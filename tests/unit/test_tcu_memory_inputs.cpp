@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "core/error.hpp"
-#include "jobs/tcu_job.hpp"
+#include "jobs/tcu_runs.hpp"
 #include "mxu/tcu_algorithms.hpp"
 #include "mxu/tcu_inputs.hpp"
 #include "support/catch.hpp"

@@ -10,7 +10,7 @@
 
 #include "apps/tcu/options.hpp"
 #include "core/error.hpp"
-#include "jobs/tcu_job.hpp"
+#include "jobs/tcu_runs.hpp"
 #include "mxu/tcu_algorithms.hpp"
 #include "support/catch.hpp"
 #include "support/tcu_options.hpp"
