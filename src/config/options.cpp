@@ -381,13 +381,11 @@ MeshConfig parse_mesh_file(const std::string& path) {
 MeshConfig mesh_config(const std::string& ini_file,
                        const std::vector<std::pair<std::string, std::string>>& keys) {
   const po::options_description desc = mesh_options();
-  po::parsed_options given(&desc);
+  // As words of a command line: Boost's messages name them --section.key.
+  po::parsed_options given(&desc, po::command_line_style::allow_long);
   for (const auto& [key, value] : keys) {
-    const std::string option = "--" + key;
-    if (!desc.find_nothrow(key, false))  // as the command line refuses it
-      translate([&] { throw po::unknown_option(option); });
     po::option o(key, {value});
-    o.original_tokens = {option, value};
+    o.original_tokens = {"--" + key, value};
     given.options.push_back(std::move(o));
   }
   po::variables_map vm;

@@ -390,6 +390,7 @@ TEST_CASE("mesh_config's errors are the command line's, word for word", "[option
   const std::vector<std::vector<std::string>> cases = {
       {"--energy.nokey", "1"},
       {"--energy.mac_pj", "abc"},
+      {"--energy.mac_pj", "1", "--energy.mac_pj", "2"},
       {"--mesh.cells", "4,0,4"},
       {"--ranks.actuators", "sometimes"},
       {"--mesh", "/nonexistent/m.ini"},
