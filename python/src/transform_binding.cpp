@@ -4,7 +4,9 @@
 // parsers: the same checks and messages as its command line.
 #include <array>
 #include <optional>
+#include <set>
 #include <span>
+#include <string>
 #include <utility>
 
 #include "bindings.hpp"
@@ -34,9 +36,18 @@ Json json_of(const pyb::handle& v) {
   return v.cast<std::string>();
 }
 
+// The settings, each a field of the config (or a mesh override: esop, cell_mode, config).
 Json settings_json(const pyb::dict& settings) {
+  static const std::set<std::string> known = {
+      "transform_spec", "inverse",      "norm",    "stage_order", "esop",     "cell_mode",
+      "mesh",           "config",       "initial", "coeffs",      "executor", "transport",
+      "check",          "shuffle_seed", "report",  "trace",       "force",    "quiet"};
   Json s = Json::object();
-  for (const auto& [key, value] : settings) s[key.cast<std::string>()] = json_of(value);
+  for (const auto& [key, value] : settings) {
+    const std::string name = key.cast<std::string>();
+    if (!known.count(name)) throw pyb::type_error("settings: unknown key '" + name + "'");
+    s[name] = json_of(value);
+  }
   return s;
 }
 

@@ -218,11 +218,14 @@ def test_the_extension_takes_typed_settings_not_command_line_words():
     the program's command-line words are no longer what it takes."""
     from triada import _triada
     for fn in (_triada.transform, _triada.layout):
-        assert "settings: dict" in fn.__doc__ and "list[str]" not in fn.__doc__
+        assert "settings: dict" in fn.__doc__ and "list[str]" not in fn.__doc__.lower()
     x = index_tensor((4, 3, 2))
     with pytest.raises(TypeError):
         _triada.transform(["triada-transform", "--transform", "dct"], x, None,
                           [None, None, None], None, False, None, True)
+    with pytest.raises(TypeError, match="settings: unknown key 'transform'"):
+        _triada.transform(dict(transform="dct"), x, None, [None, None, None], None, False, None,
+                          True)
     y, _, text, _ = _triada.transform(
         dict(transform_spec="dct", quiet=True, shuffle_seed=0, config={"esop.enabled": "off"}),
         x, None, [None, None, None], None, False, None, True)
