@@ -1,6 +1,6 @@
-// A 3D DCT through the library's job API, as a C++ program would run one: once on a tensor
-// in memory (array_tensors) and once on an HDF5 file (file_tensors), each result checked
-// against a direct DCT-II sum. Run it on any number of ranks:
+// A 3D DCT through the library's job API, as a C++ program would run one: a TransformJob
+// run once on a tensor in memory and once on HDF5 files, each result checked against a
+// direct DCT-II sum. Run it on any number of ranks:
 //   mpirun -n 2 dct3d [DIR]   (DIR: where its two HDF5 files go, removed at the end;
 //                              default the temporary directory, $TMPDIR or /tmp)
 // Exit code 0 when both results match the direct sum, 1 otherwise.
@@ -14,8 +14,10 @@
 #include <numbers>
 #include <string>
 #include <triada/config.hpp>
+#include <triada/counters.hpp>
 #include <triada/errors.hpp>
 #include <triada/jobs.hpp>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -58,9 +60,12 @@ double max_difference(const std::vector<double>& a, const std::vector<double>& b
   return d;
 }
 
-// The config a command line "--transform dct --quiet" would give (built-in mesh keys).
-triada::TransformConfig dct_config() {
+// The config a command line "--input IN --output OUT --transform dct --quiet" would give
+// (built-in mesh keys).
+triada::TransformConfig dct_config(const std::string& in, const std::string& out) {
   triada::TransformConfig cfg;
+  cfg.input = triada::parse_dataset_ref(in);
+  cfg.output = triada::parse_dataset_ref(out);
   cfg.kinds = {triada::TransformKind::dct, triada::TransformKind::dct, triada::TransformKind::dct};
   cfg.transform_spec = "dct";
   cfg.mesh = triada::parse_mesh_file("");
@@ -87,25 +92,23 @@ std::vector<double> read_h5(const std::string& file, const char* dataset) {
   return y;
 }
 
-// The DCT of x held in memory: whole on rank 0, the result gathered back to rank 0.
+// The DCT of x held in memory (named x and y in messages): whole on rank 0, the result
+// gathered back to rank 0.
 std::vector<double> dct_in_memory(const std::vector<double>& x) {
-  const triada::TransformConfig cfg = dct_config();
+  const triada::TransformJob job(dct_config("x", "y"));
   triada::ArrayInputs in;
   in.x = triada::array_view(x.data(), {kN1, kN2, kN3});
-  triada::ArrayResult result;
-  const auto tensors = triada::array_tensors(cfg, in, result);
-  const nlohmann::json report = triada::run_transform(cfg, *tensors, MPI_COMM_WORLD, std::cout);
-  if (!report.is_null()) std::cout << "in memory: " << report["counters"]["macs"] << " MACs\n";
-  return result.real;  // empty on ranks other than 0
+  triada::TransformResult r = job.run(in, MPI_COMM_WORLD, std::cout);
+  if (!r.report.is_null())
+    std::cout << "in memory: " << r.counters.total(triada::Counter::macs) << " MACs\n";
+  return std::move(r.y.real);  // empty on ranks other than 0
 }
 
 // The DCT of dir/x.h5:/x into dir/y.h5:/y, as triada-transform -i ... -o ... runs it.
 void dct_of_file(const std::string& in, const std::string& out) {
-  triada::TransformConfig cfg = dct_config();
-  cfg.input = triada::parse_dataset_ref(in + ":/x");
-  cfg.output = triada::parse_dataset_ref(out + ":/y");
+  triada::TransformConfig cfg = dct_config(in + ":/x", out + ":/y");
   cfg.force = true;  // this program's own files
-  triada::run_transform_job(cfg, MPI_COMM_WORLD, std::cout);
+  triada::TransformJob(std::move(cfg)).run(MPI_COMM_WORLD, std::cout);
 }
 
 bool check(const char* what, const std::vector<double>& y, const std::vector<double>& want) {

@@ -19,6 +19,7 @@
 #include "io/generate.hpp"
 #include "io/tensor_io.hpp"
 #include "jobs/provenance.hpp"
+#include "jobs/provenance_attributes.hpp"
 #include "mesh/mpi.hpp"
 #include "mesh/node_memory.hpp"
 

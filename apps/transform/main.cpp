@@ -1,7 +1,8 @@
-// triada-transform: thin main; the work is in jobs/transform_job.cpp.
+// triada-transform: argv -> config -> TransformJob (jobs/transform_job.hpp) -> output.
 #include <iostream>
 #include <optional>
 #include <sstream>
+#include <utility>
 
 #include "apps/common/run_main.hpp"
 #include "apps/transform/options.hpp"
@@ -16,13 +17,9 @@ int main(int argc, char** argv) {
     triada::mpi::collectively(MPI_COMM_WORLD,
                               [&] { cfg = triada::parse_transform_options(ac, av, help); });
     if (rank == 0) std::cout << help.str();
-    if (!cfg) return 0;  // --help
-    if (cfg->dry_run)
-      triada::run_dry_run(*cfg, MPI_COMM_WORLD, std::cout);
-    else if (cfg->model_shape)
-      triada::run_model_only(*cfg, MPI_COMM_WORLD, std::cout);
-    else
-      triada::run_transform_job(*cfg, MPI_COMM_WORLD, std::cout);
+    if (!cfg) return 0;                               // --help
+    const triada::TransformJob job(std::move(*cfg));  // validated by the parser already
+    job.run(MPI_COMM_WORLD, std::cout);
     return 0;
   });
 }

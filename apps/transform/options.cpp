@@ -2,7 +2,8 @@
 
 #include <algorithm>
 #include <boost/program_options.hpp>
-#include <vector>
+#include <climits>
+#include <cstdint>
 
 #include "config/options.hpp"
 #include "core/error.hpp"
@@ -17,25 +18,6 @@ namespace {
 
 const std::string& text(const po::variables_map& vm, const std::string& key) {
   return vm[key].as<std::string>();
-}
-
-std::string in_quotes(const std::string& s) {
-  return "'" + printable(s) + "'";
-}
-
-// "dct" -> dct on every axis, "dft,dct,wht" -> one per axis; `option` as typed (-t).
-std::array<TransformKind, 3> parse_transform_list(const std::string& spec,
-                                                  const std::string& option) {
-  std::vector<std::string> words = list_items(option, spec);
-  if (words.size() != 1 && words.size() != 3)
-    throw config_error(option +
-                       ": expected one transform or three (one per axis) separated by single "
-                       "commas, got " +
-                       in_quotes(spec));
-  if (words.size() == 1) words = {words[0], words[0], words[0]};
-  std::array<TransformKind, 3> kinds{};
-  for (int a = 0; a < 3; ++a) kinds[a] = named(option, [&] { return parse_transform(words[a]); });
-  return kinds;
 }
 
 po::options_description transform_options() {
@@ -121,48 +103,32 @@ void mesh_part(const MeshCommandLine& cl, TransformConfig& c) {
     c.mesh.mode = parse_on_off(text(vm, "esop"), "--esop") ? Mode::esop : Mode::dense;
 }
 
-// --model-only N1,N2,N3 replaces the data options, which it refuses by name.
-void model_only_part(const po::variables_map& vm, TransformConfig& c) {
-  c.model_shape = parse_ext3(text(vm, "model-only"), "--model-only");
-  for (const char* no : {"input", "output", "trace", "coeffs", "initial", "activity"})
-    if (vm.count(no))
-      throw config_error("--model-only reads and writes no data: drop " + c.spelled(no));
-  if (vm["xdmf"].as<bool>())
-    throw config_error("--model-only reads and writes no data: drop --xdmf");
-  if (vm["check"].as<bool>()) throw config_error("--model-only runs nothing to --check");
+// A path option's dataset reference, if given.
+DatasetRef dataset_part(const po::variables_map& vm, const std::string& key,
+                        const std::string& spelled) {
+  if (!vm.count(key)) return {};
+  return named(spelled, [&] { return parse_dataset_ref(text(vm, key)); });
 }
 
+// The words parsed into the config; validate() checks what they say together.
 TransformConfig transform_config(const MeshCommandLine& cl) {
   const po::variables_map& vm = cl.values();
   TransformConfig c;
   c.spelled = cl.spelled();
   refuse_empty_paths(vm, {"input", "output", "initial", "coeffs", "report", "trace", "activity"},
                      c.spelled);
-  if (vm.count("model-only")) model_only_part(vm, c);
-  for (const char* req : {"input", "output", "transform"})
-    if (!vm.count(req) && !(c.model_shape && req != std::string("transform")))
-      throw config_error(std::string("missing --") + req + " (see --help)");
-  if (!c.model_shape) {
-    c.input = named(c.spelled("input"), [&] { return parse_dataset_ref(text(vm, "input")); });
-    c.output = named(c.spelled("output"), [&] { return parse_dataset_ref(text(vm, "output")); });
-    if (c.output.dataset.empty()) c.output.dataset = "/y";
+  if (vm.count("model-only")) c.model_shape = parse_ext3(text(vm, "model-only"), "--model-only");
+  c.input = dataset_part(vm, "input", c.spelled("input"));
+  c.output = dataset_part(vm, "output", c.spelled("output"));
+  if (!c.output.file.empty() && c.output.dataset.empty()) c.output.dataset = "/y";
+  c.initial = dataset_part(vm, "initial", "--initial");
+  if (vm.count("transform")) {
+    c.transform_spec = text(vm, "transform");
+    c.kinds = parse_transform_list(c.transform_spec, c.spelled("transform"));
   }
-  if (vm.count("initial"))
-    c.initial = named("--initial", [&] { return parse_dataset_ref(text(vm, "initial")); });
-  c.transform_spec = text(vm, "transform");
-  c.kinds = parse_transform_list(c.transform_spec, c.spelled("transform"));
   c.inverse = vm["inverse"].as<bool>();
   c.norm = named("--norm", [&] { return parse_norm(text(vm, "norm")); });
   if (vm.count("coeffs")) c.coeffs = text(vm, "coeffs");
-  const bool any_gemt =
-      std::find(c.kinds.begin(), c.kinds.end(), TransformKind::gemt) != c.kinds.end();
-  if (any_gemt && c.model_shape)
-    throw config_error("--model-only takes the built-in transforms (gemt needs its matrices)");
-  if (any_gemt && c.coeffs.empty())
-    throw config_error(c.spelled("transform") +
-                       " gemt needs --coeffs FILE.h5 with datasets /C1 /C2 /C3");
-  if (!any_gemt && !c.coeffs.empty())
-    throw config_error("--coeffs is only used with --transform gemt");
   c.stage_order =
       named("--stage-order", [&] { return parse_stage_order(text(vm, "stage-order")); });
   mesh_part(cl, c);
@@ -172,18 +138,16 @@ TransformConfig transform_config(const MeshCommandLine& cl) {
   if (vm.count("activity")) c.activity = text(vm, "activity");
   c.force = vm["force"].as<bool>();
   c.dry_run = vm["dry-run"].as<bool>();
-  if (vm.count("world-size")) {
-    if (!c.dry_run) throw config_error("--world-size plans a run: it needs --dry-run");
-    c.plan_world_size = static_cast<int>(parse_positive("--world-size", text(vm, "world-size")));
-    if (c.plan_world_size > (1 << 20)) throw config_error("--world-size: at most 1048576 ranks");
+  if (vm.count("world-size")) {  // its range is validate's; a larger count stays larger
+    const std::int64_t n = parse_positive("--world-size", text(vm, "world-size"));
+    c.plan_world_size = static_cast<int>(std::min<std::int64_t>(n, INT_MAX));
   }
   c.quiet = vm["quiet"].as<bool>();
   c.progress = parse_progress_mode(text(vm, "progress"));
   c.executor = text(vm, "executor");
-  if (c.executor != "fused" && c.executor != "reference")
-    throw config_error("--executor: expected fused or reference, got " + in_quotes(c.executor));
   c.transport = named("--transport", [&] { return parse_transport(text(vm, "transport")); });
   c.shuffle_seed = parse_unsigned("--shuffle-seed", text(vm, "shuffle-seed"));
+  validate(c);
   return c;
 }
 

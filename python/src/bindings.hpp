@@ -51,31 +51,10 @@ class Serialized {
 // call it (mpi::require_callable_thread).
 MPI_Comm comm_of(const std::optional<std::int64_t>& fortran_handle);
 
-// Rank 0's arguments on every rank: rank 0's call decides (the others pass their parts of
-// distributed arrays, or None where rank 0's are used).
-std::vector<std::string> rank0_args(const std::vector<std::string>& args, MPI_Comm comm);
-
 // The interpreter's own command line, shell-quoted (sys.orig_argv: "python3 script.py
 // args"; [sys.executable] + sys.argv before Python 3.10): a call's provenance record
 // (report/provenance.hpp). Takes the GIL for the time it reads them.
 std::string python_command_line();
-
-// A program's parser run on rank 0's `args` (args[0] the program's name) on every rank of
-// `comm`, its errors agreed (mpi::collectively), as the program runs it; the command line
-// it records is the interpreter's.
-template <class Parse>
-auto parse_args(const std::vector<std::string>& args, Parse parse, MPI_Comm comm) {
-  std::vector<std::string> words = rank0_args(args, comm);
-  std::vector<char*> argv;
-  for (std::string& w : words) argv.push_back(w.data());
-  argv.push_back(nullptr);
-  std::ostringstream help;
-  decltype(parse(0, nullptr, help)) cfg;
-  mpi::collectively(comm, [&] { cfg = parse(static_cast<int>(words.size()), argv.data(), help); });
-  if (!cfg) throw config_error("--help: see help() of the Python function");
-  cfg->command_line = python_command_line();
-  return *cfg;
-}
 
 // The module's parts (module.cpp registers them).
 void register_transform(pyb::module_& m);

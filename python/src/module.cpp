@@ -73,16 +73,6 @@ std::string python_command_line() {
   }
 }
 
-std::vector<std::string> rank0_args(const std::vector<std::string>& args, MPI_Comm comm) {
-  std::string joined;  // NUL-separated: no argument holds a NUL
-  for (const std::string& a : args) joined += a + '\0';
-  joined = mpi::bcast_string(comm, joined, 0);
-  std::vector<std::string> out;
-  for (std::size_t at = 0, end; (end = joined.find('\0', at)) != std::string::npos; at = end + 1)
-    out.push_back(joined.substr(at, end - at));
-  return out;
-}
-
 namespace {
 
 // Python classes of the hierarchy; ValueError and OSError as Python programs expect.

@@ -2,6 +2,8 @@
 transform, inverse, the three norms, complex data, per-axis transforms, gemt non-square, the
 initial tensor; and every element type the program reads."""
 
+import json
+
 import numpy as np
 import pytest
 import scipy.fft
@@ -209,3 +211,26 @@ def test_every_cell_mode_runs_and_is_reported():
         y, r = triada.transform(x, "dct", cell_mode=mode)
         assert r["precision"]["cell_mode"] == mode
         close(y, ref, 1e-2)  # the lowest precision (bf16) keeps 8 bits
+
+
+def test_the_extension_takes_typed_settings_not_command_line_words():
+    """The module hands the job its settings as typed values keyed by the config's fields;
+    the program's command-line words are no longer what it takes."""
+    from triada import _triada
+    for fn in (_triada.transform, _triada.layout):
+        assert "settings: dict" in fn.__doc__ and "list[str]" not in fn.__doc__.lower()
+    x = index_tensor((4, 3, 2))
+    with pytest.raises(TypeError):
+        _triada.transform(["triada-transform", "--transform", "dct"], x, None,
+                          [None, None, None], None, False, None, True)
+    with pytest.raises(TypeError, match="settings: unknown key 'transform'"):
+        _triada.transform(dict(transform="dct"), x, None, [None, None, None], None, False, None,
+                          True)
+    y, _, text, _ = _triada.transform(
+        dict(transform_spec="dct", quiet=True, shuffle_seed=0, config={"esop.enabled": "off"}),
+        x, None, [None, None, None], None, False, None, True)
+    want, report = triada.transform(x, "dct", esop=False)
+    assert np.array_equal(y, want) and '"macs":' in text
+    assert report["counters"]["macs"] == json.loads(text)["counters"]["macs"]
+    layout = _triada.layout(dict(config={"ranks.grid": "1,1,1"}), (4, 3, 2), (4, 3, 2), None)
+    assert layout["brick_ranks"] == [1, 1, 1]

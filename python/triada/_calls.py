@@ -7,11 +7,10 @@
   collective agreement over the call's communicator: an error found on any rank is raised
   on every rank, with the class and message of the lowest rank that found one, before any
   rank enters the job (the job's own errors are agreed by the programs' code);
-- transform and layout: each job's checked arguments spelled as the program's command line
-  (the module parses them with the program's own parser) and handed over with the arrays;
-- tcu and conv: the settings, the config's fields by name with typed values (rank 0's
-  are the call's), from which the module fills the config as the program fills it from
-  its options, and the arrays.
+- each job's checked arguments handed over as typed settings keyed by its config's fields
+  (rank 0's are the call's), from which the module fills the config with the program's
+  value parsers and builds the job, so the checks and messages are the program's; the
+  arrays with them (no command line is built or parsed);
 """
 
 from __future__ import annotations
@@ -148,7 +147,7 @@ def rank(comm_handle):
 # ---- The jobs: checked arguments (an _args namespace) to the module ----
 
 def _word(value):
-    """An option's value as the command line spells it (values checked by _args)."""
+    """A mesh key's value as the INI file writes it (values checked by _args)."""
     if isinstance(value, (bool, np.bool_)):
         return "on" if value else "off"
     if isinstance(value, tuple):
@@ -156,46 +155,31 @@ def _word(value):
     return str(value)
 
 
-def _options(**named):
-    """--name value for every given value (True: a flag, None and False: left out)."""
-    args = []
-    for name, value in named.items():
-        if value is None or value is False:
-            continue
-        args.append("--" + name.replace("_", "-"))
-        if value is not True:
-            args.append(_word(value))
-    return args
-
-
-def _config_options(config):
-    """Mesh config keys {"section.key": value} as --section.key value (they win over mesh)."""
-    args = []
-    for key, value in (config or {}).items():
-        args += ["--" + key, _word(value)]
-    return args
+def _mesh_keys(config):
+    """Mesh config keys {"section.key": value} with their values as the INI file writes
+    them (they win over mesh)."""
+    return {key: _word(value) for key, value in (config or {}).items()}
 
 
 def transform(a, comm_handle):
-    """triada-transform's job on a's arrays: (y, y's box, report dict, summary)."""
-    args = ["triada-transform", "--input", "x", "--output", "y"] + _options(
-        transform=a.transform, inverse=a.inverse, norm=a.norm, stage_order=a.stage_order,
-        esop=None if a.esop is None else _word(a.esop), cell_mode=a.cell_mode, mesh=a.mesh,
-        initial=None if a.initial is None else "initial", executor=a.executor,
-        transport=a.transport, coeffs=None if a.coeffs is None else "C1,C2,C3", check=a.check,
-        shuffle_seed=a.shuffle_seed, report=a.report, trace=a.trace, force=a.force,
-        quiet=not a.verbose) + _config_options(a.config)
+    """TransformJob on a's arrays, its settings keyed by the config's fields:
+    (y, y's box, report dict, summary)."""
+    settings = dict(
+        transform_spec=a.transform, inverse=a.inverse, norm=a.norm, stage_order=a.stage_order,
+        esop=a.esop, cell_mode=a.cell_mode, mesh=a.mesh, config=_mesh_keys(a.config),
+        initial=a.initial is not None, coeffs=a.coeffs is not None, executor=a.executor,
+        transport=a.transport, check=a.check, shuffle_seed=a.shuffle_seed, report=a.report,
+        trace=a.trace, force=a.force, quiet=not a.verbose)
     matrices = [None, None, None] if a.coeffs is None else list(a.coeffs)
-    y, box, text, summary = _triada.transform(args, a.x, a.initial, matrices, comm_handle,
+    y, box, text, summary = _triada.transform(settings, a.x, a.initial, matrices, comm_handle,
                                               a.distributed, a.shape, a.gather)
     return y, box, json.loads(text), summary
 
 
 def layout(a, out_shape, comm_handle):
     """The brick layout of a run with a's mesh and config (the module's dict)."""
-    args = ["triada-transform", "--input", "x", "--output", "y", "--transform", "dct"] + \
-        _options(mesh=a.mesh) + _config_options(a.config)
-    return _triada.layout(args, a.shape, out_shape, comm_handle)
+    settings = dict(mesh=a.mesh, config=_mesh_keys(a.config))
+    return _triada.layout(settings, a.shape, out_shape, comm_handle)
 
 
 def _named_as_arguments(error, named):

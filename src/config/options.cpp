@@ -11,6 +11,7 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <utility>
 #include <vector>
 
 #include "config/key_readers.hpp"
@@ -374,6 +375,26 @@ MeshConfig parse_mesh_file(const std::string& path) {
   load_mesh_file(path, vm, src);
   MeshConfig m = mesh_from(vm, src);
   m.file = path;
+  return m;
+}
+
+MeshConfig mesh_config(const std::string& ini_file,
+                       const std::vector<std::pair<std::string, std::string>>& keys) {
+  const po::options_description desc = mesh_options();
+  // As words of a command line: Boost's messages name them --section.key.
+  po::parsed_options given(&desc, po::command_line_style::allow_long);
+  for (const auto& [key, value] : keys) {
+    po::option o(key, {value});
+    o.original_tokens = {"--" + key, value};
+    given.options.push_back(std::move(o));
+  }
+  po::variables_map vm;
+  translate([&] { po::store(given, vm); });  // the keys first: they win over the file's
+  KeySources src;
+  if (!ini_file.empty()) store_mesh_file(ini_file, desc, vm, src);
+  translate([&] { po::notify(vm); });
+  MeshConfig m = mesh_from(vm, src);
+  m.file = ini_file;
   return m;
 }
 

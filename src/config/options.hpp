@@ -12,6 +12,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cell/cell_rule.hpp"
@@ -57,6 +58,13 @@ struct MeshConfig {
 
 // Parses only a mesh INI file with defaults (used by tests and other apps).
 MeshConfig parse_mesh_file(const std::string& path);
+
+// The mesh keys of `ini_file` ("": none) with `keys` ({"section.key", value as the INI file
+// writes it}) winning over them, as a command line's --section.key VALUE options would:
+// every error is that command line's (an unknown key, a key given twice, a bad value named
+// "--section.key"; the file's errors name the file and key).
+MeshConfig mesh_config(const std::string& ini_file,
+                       const std::vector<std::pair<std::string, std::string>>& keys);
 
 // The same file with its [cell] mode replaced by `mode`: energy.mac_pj is then one real
 // MAC of that mode ([energy] mac_pj for fp64, mac_pj_<mode> x sub-steps otherwise).

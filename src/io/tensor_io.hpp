@@ -17,16 +17,9 @@
 #include "actuator/coefficients.hpp"
 #include "core/types.hpp"
 #include "geometry/brick.hpp"
+#include "io/dataset_ref.hpp"
 
 namespace triada {
-
-// "file.h5" or "file.h5:/group/dset" split into its parts (dset empty if not given).
-struct DatasetRef {
-  std::string file;
-  std::string dataset;
-  std::string str() const { return dataset.empty() ? file : file + ":" + dataset; }
-};
-DatasetRef parse_dataset_ref(const std::string& spec);
 
 struct TensorInfo {
   std::string dataset;  // resolved full path, e.g. "/x"

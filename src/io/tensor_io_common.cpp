@@ -12,20 +12,6 @@ namespace triada {
 // ---------------------------------------------------------------------------------------
 // Names and types
 
-DatasetRef parse_dataset_ref(const std::string& spec) {
-  // Only the last ":/" separates: file names may contain ':' themselves.
-  const auto sep = spec.rfind(":/");
-  DatasetRef ref;
-  if (sep == std::string::npos) {
-    ref.file = spec;
-  } else {
-    ref.file = spec.substr(0, sep);
-    ref.dataset = spec.substr(sep + 1);
-  }
-  if (ref.file.empty()) throw config_error("'" + spec + "': missing file name (FILE[:/DATASET])");
-  return ref;
-}
-
 ElementType parse_element_type(const std::string& word) {
   if (word == "int32") return ElementType::int32;
   if (word == "float32") return ElementType::float32;

@@ -2,6 +2,7 @@
 
 #include "core/version.hpp"
 #include "io/hdf5.hpp"
+#include "jobs/provenance_attributes.hpp"
 #include "kernels/isa.hpp"
 #include "mesh/kernel_path.hpp"
 #include "mesh/mpi.hpp"

@@ -1,13 +1,12 @@
 #pragma once
 // A run's provenance record (report/provenance.hpp) with the MPI and HDF5 library versions
-// and the kernel path filled in, as the programs' reports and HDF5 outputs record it, and
-// --version's text.
+// and the kernel path filled in, as the programs' reports record it (HDF5 outputs:
+// jobs/provenance_attributes.hpp), and --version's text.
 #include <mpi.h>
 
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "io/tensor_io.hpp"
 #include "report/provenance.hpp"
 
 namespace triada {
@@ -20,10 +19,6 @@ Provenance local_provenance(const std::string& program, const std::string& comma
 // (mesh/kernel_path.hpp), so the record names the one they run.
 Provenance run_provenance(MPI_Comm comm, const std::string& program,
                           const std::string& command_line);
-
-// The record as attributes of an HDF5 output, one scalar each (ranks an integer, the
-// others strings), named as the JSON keys.
-void set_provenance_attributes(TensorWriter& w, const Provenance& p);
 
 // --version: "<program> <version>", "commit <commit>", the MPI and HDF5 libraries, then
 // "kernels: <path> (...)" (kernels::isa_summary; may throw config_error for TRIADA_ISA).

@@ -6,6 +6,7 @@
 #include "core/error.hpp"
 #include "io/xdmf.hpp"
 #include "jobs/provenance.hpp"
+#include "jobs/provenance_attributes.hpp"
 
 namespace triada {
 

@@ -1,7 +1,7 @@
 #pragma once
-// What a transform run is (doc/design.md §10.6): the validated configuration the job takes
-// (jobs/transform_job.hpp); triada-transform builds it from its command line and the
-// mesh INI file, the Python module from its arguments.
+// What a transform run is (doc/design.md §10.6): the configuration TransformJob takes
+// (jobs/transform_job.hpp), checked by validate(); triada-transform builds it from its
+// command line and the mesh INI file, the Python module from its arguments.
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -12,7 +12,7 @@
 #include "config/options.hpp"
 #include "counters/progress.hpp"
 #include "engine/engine.hpp"
-#include "io/tensor_io.hpp"
+#include "io/dataset_ref.hpp"
 
 namespace triada {
 
@@ -50,6 +50,17 @@ struct TransformConfig {
   bool dry_run = false;             // --dry-run: print the plan, read no data, write no output
   int plan_world_size = 0;          // --world-size: the dry run plans for this many ranks
 };
+
+// Every check of a config that needs no file: what its fields can hold wrongly (a stage
+// order that is no permutation, an unknown executor, ...) and the rules between them
+// (--model-only takes no data options, gemt needs --coeffs, --world-size needs --dry-run,
+// ...), in the program's order. Throws config_error with the program's message, naming
+// options as cfg.spelled says.
+void validate(const TransformConfig& cfg);
+
+// "dct" -> dct on every axis, "dft,dct,wht" -> one per axis; errors name `option`.
+std::array<TransformKind, 3> parse_transform_list(const std::string& spec,
+                                                  const std::string& option);
 
 // --trace's second file, the time split of every rank's pieces of each stage: TRACE with
 // its ".csv" replaced by ".batches.csv" (else with that appended); none ("") when the

@@ -11,7 +11,7 @@
 #include "geometry/layout_quality.hpp"
 #include "io/output_files.hpp"
 #include "jobs/provenance.hpp"
-#include "jobs/transform_job.hpp"
+#include "jobs/transform_run.hpp"
 #include "jobs/world_plan.hpp"
 #include "mesh/mpi.hpp"
 #include "mesh/node_memory.hpp"
@@ -429,22 +429,23 @@ nlohmann::json dry_run_json(const TransformConfig& cfg, const DryRun& d, const P
 
 }  // namespace
 
-void run_dry_run(const TransformConfig& cfg, MPI_Comm world, std::ostream& out) {
+nlohmann::json run_dry_run(const TransformConfig& cfg, MPI_Comm world, std::ostream& out) {
   const bool root = mpi::rank(world) == 0;
   TextOutput report;
   const DryRun d = make_dry_run(cfg, world, report);
   std::string text;
+  nlohmann::json plan;
   mpi::collectively(world, [&] {
     if (!root) return;
     const Provenance prov =
         local_provenance("triada-transform", cfg.command_line, mpi::size(world));
-    report.stage(
-        dry_run_json(cfg, d, prov).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +
-        "\n");
+    plan = dry_run_json(cfg, d, prov);
+    report.stage(plan.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
     text = dry_run_text(cfg, d);
   });
   mpi::collectively(world, [&] { report.publish(); });
   if (root && !cfg.quiet) out << text << std::flush;
+  return plan;
 }
 
 }  // namespace triada

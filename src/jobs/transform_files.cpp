@@ -8,7 +8,8 @@
 #include "io/tensor_io.hpp"
 #include "io/xdmf.hpp"
 #include "jobs/provenance.hpp"
-#include "jobs/transform_job.hpp"
+#include "jobs/provenance_attributes.hpp"
+#include "jobs/transform_tensors.hpp"
 
 namespace triada {
 

@@ -17,8 +17,10 @@
 #include "geometry/memory_model.hpp"
 #include "io/output_files.hpp"
 #include "io/xdmf.hpp"
+#include "jobs/memory_tensors.hpp"
 #include "jobs/provenance.hpp"
 #include "jobs/transform_activity.hpp"
+#include "jobs/transform_run.hpp"
 #include "jobs/world_plan.hpp"
 #include "mesh/cancel.hpp"
 #include "mesh/mpi.hpp"
@@ -341,7 +343,7 @@ nlohmann::json report_on_rank0(Job& job, const RunCounters& rc, const EngineOpti
 }
 
 template <class T>
-nlohmann::json run_typed(Job& job) {
+TransformResult run_typed(Job& job) {
   const TransformConfig& cfg = job.cfg;
   Topology topo(job.plan, job.world, sizeof(T));
   const long baseline_rss = current_rss_bytes();
@@ -389,7 +391,10 @@ nlohmann::json run_typed(Job& job) {
     job.texts.batches.publish();
   });
   if (!cfg.quiet) job.out << summary << std::flush;
-  return report;
+  TransformResult result;
+  result.report = std::move(report);
+  if (topo.world_rank() == 0) result.counters = std::move(res.counters);
+  return result;
 }
 
 // Rank 0 checks every input before any rank does work; all ranks agree on the verdict and
@@ -499,8 +504,8 @@ void warn_poor_layout(const TransformConfig& cfg, const Plan& plan, MPI_Comm wor
             << std::endl;
 }
 
-nlohmann::json run_transform(const TransformConfig& cfg, TransformTensors& tensors, MPI_Comm world,
-                             std::ostream& out) {
+TransformResult run_transform(const TransformConfig& cfg, TransformTensors& tensors, MPI_Comm world,
+                              std::ostream& out) {
   Job job{cfg, tensors, {}, {}, {}, {}, {}, {}, world, out, std::chrono::steady_clock::now(), {}};
   job.provenance = run_provenance(world, "triada-transform", cfg.command_line);
   const ProblemFacts facts = agreed_facts(job);
@@ -527,9 +532,30 @@ nlohmann::json run_transform(const TransformConfig& cfg, TransformTensors& tenso
       what, [&] { return complex_run ? run_typed<cplx>(job) : run_typed<double>(job); });
 }
 
-void run_transform_job(const TransformConfig& cfg, MPI_Comm world, std::ostream& out) {
-  const std::unique_ptr<TransformTensors> files = file_tensors(cfg);
-  run_transform(cfg, *files, world, out);
+TransformJob::TransformJob(TransformConfig cfg) : cfg_(std::move(cfg)) {
+  validate(cfg_);
+}
+
+TransformResult TransformJob::run(MPI_Comm world, std::ostream& out) const {
+  if (cfg_.dry_run) return {run_dry_run(cfg_, world, out), {}, {}};
+  if (cfg_.model_shape) return run_model_only(cfg_, world, out);
+  const std::unique_ptr<TransformTensors> files = file_tensors(cfg_);
+  return run_transform(cfg_, *files, world, out);
+}
+
+TransformResult TransformJob::run(const ArrayInputs& in, MPI_Comm world, std::ostream& out) const {
+  if (cfg_.dry_run || cfg_.model_shape)
+    throw config_error(std::string(cfg_.dry_run ? "--dry-run" : "--model-only") +
+                       " reads no arrays: run it without them");
+  ArrayResult y;
+  const std::unique_ptr<TransformTensors> arrays = array_tensors(cfg_, in, y);
+  TransformResult result = run_transform(cfg_, *arrays, world, out);
+  result.y = std::move(y);
+  return result;
+}
+
+Plan TransformJob::plan(MPI_Comm world, const ext3& in_shape, const ext3& out_shape) const {
+  return transform_plan(cfg_, world, in_shape, out_shape);
 }
 
 }  // namespace triada

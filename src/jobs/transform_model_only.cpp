@@ -7,7 +7,7 @@
 #include "core/error.hpp"
 #include "io/output_files.hpp"
 #include "jobs/provenance.hpp"
-#include "jobs/transform_job.hpp"
+#include "jobs/transform_run.hpp"
 #include "mesh/mpi.hpp"
 #include "report/report.hpp"
 
@@ -69,7 +69,7 @@ std::unique_ptr<TensorFacts> model_shape_facts(const TransformConfig& cfg) {
   return std::make_unique<ModelShape>(cfg);
 }
 
-void run_model_only(const TransformConfig& cfg, MPI_Comm world, std::ostream& out) {
+TransformResult run_model_only(const TransformConfig& cfg, MPI_Comm world, std::ostream& out) {
   const auto t0 = std::chrono::steady_clock::now();
   const bool root = mpi::rank(world) == 0;
   TextOutput report;
@@ -85,20 +85,22 @@ void run_model_only(const TransformConfig& cfg, MPI_Comm world, std::ostream& ou
   const Plan plan = transform_plan(cfg, world, facts.in_shape, facts.out_shape);
   const bool complex_run = facts.complex_run();
   std::string summary;
+  TransformResult result;
   mpi::collectively(world, [&] {
     if (!root) return;
-    const RunCounters rc = dense_run_counters(plan, substeps(cfg.mesh.cell_mode, complex_run));
-    ReportContext ctx = model_context(cfg, plan, rc, complex_run);
+    result.counters = dense_run_counters(plan, substeps(cfg.mesh.cell_mode, complex_run));
+    ReportContext ctx = model_context(cfg, plan, result.counters, complex_run);
     ctx.provenance = local_provenance("triada-transform", cfg.command_line, mpi::size(world));
     ctx.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    result.report = make_report(plan, result.counters, ctx);
     // A command line's words need not be UTF-8: such bytes are shown as U+FFFD.
-    report.stage(
-        make_report(plan, rc, ctx).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +
-        "\n");
-    summary = summary_text(plan, rc, ctx);
+    report.stage(result.report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +
+                 "\n");
+    summary = summary_text(plan, result.counters, ctx);
   });
   mpi::collectively(world, [&] { report.publish(); });
   if (!cfg.quiet) out << summary << std::flush;
+  return result;
 }
 
 }  // namespace triada

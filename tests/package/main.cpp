@@ -14,15 +14,17 @@ namespace {
 // A 2x3x4 tensor of ones through the DCT: all its energy in y[0,0,0] = sqrt(24).
 double dct_of_ones() {
   triada::TransformConfig cfg;
+  cfg.input = {"x", ""};
+  cfg.output = {"y", ""};
   cfg.kinds = {triada::TransformKind::dct, triada::TransformKind::dct, triada::TransformKind::dct};
+  cfg.transform_spec = "dct";
   cfg.mesh = triada::parse_mesh_file("");
   cfg.quiet = true;
   const std::vector<double> x(24, 1.0);
   triada::ArrayInputs in;
   in.x = triada::array_view(x.data(), {2, 3, 4});
-  triada::ArrayResult y;
-  triada::run_transform(cfg, *triada::array_tensors(cfg, in, y), MPI_COMM_WORLD, std::cout);
-  return y.real.at(0);
+  const triada::TransformJob job(cfg);
+  return job.run(in, MPI_COMM_WORLD, std::cout).y.real.at(0);
 }
 
 }  // namespace

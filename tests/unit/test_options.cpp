@@ -351,3 +351,59 @@ TEST_CASE("every physical key refuses a value outside its range, named in one li
         CHECK_THAT(error_of(args), Catch::StartsWith("--" + key + ": "));
     }
 }
+
+namespace {
+// The mesh_config call of what `args` (a command line's --mesh FILE and --section.key VALUE
+// words after "-t dct") asks for.
+MeshConfig mesh_config_of(const std::vector<std::string>& args) {
+  std::string ini;
+  std::vector<std::pair<std::string, std::string>> keys;
+  for (size_t i = 0; i + 1 < args.size(); i += 2) {
+    if (args[i] == "--mesh")
+      ini = args[i + 1];
+    else
+      keys.emplace_back(args[i].substr(2), args[i + 1]);
+  }
+  return mesh_config(ini, keys);
+}
+}  // namespace
+
+TEST_CASE("mesh_config gives the command line's mesh keys without a command line", "[options]") {
+  const std::string ini = write_ini("keys", "[mesh]\ncells = 4,4,4\n[ranks]\ngrid = 1,2,1\n");
+  const std::vector<std::string> args = {"--mesh",          ini,  "--mesh.cells", "6,5,4",
+                                         "--energy.mac_pj", "2.5"};
+  std::vector<std::string> cli = {"-i", "a.h5", "-o", "b.h5", "-t", "dct"};
+  cli.insert(cli.end(), args.begin(), args.end());
+  const MeshConfig want = parse(cli)->mesh;
+  const MeshConfig got = mesh_config_of(args);
+  CHECK(got.file == ini);
+  CHECK(got.cells == ext3{6, 5, 4});                   // the key wins over the file
+  CHECK(got.grid == std::array<int, 3>{1, 2, 1});      // the file's where no key is given
+  CHECK(got.energy.mac_pj() == want.energy.mac_pj());  // and as the command line has them
+  CHECK(got.cells == want.cells);
+  CHECK(got.grid == want.grid);
+}
+
+TEST_CASE("mesh_config's errors are the command line's, word for word", "[options][errors]") {
+  const std::string bad_file = write_ini("keys_bad", "[esop]\nenabled = maybe\n");
+  const std::string good_file = write_ini("keys_good", "[esop]\nenabled = off\n");
+  const std::vector<std::vector<std::string>> cases = {
+      {"--energy.nokey", "1"},
+      {"--energy.mac_pj", "abc"},
+      {"--energy.mac_pj", "1", "--energy.mac_pj", "2"},
+      {"--mesh.cells", "4,0,4"},
+      {"--ranks.actuators", "sometimes"},
+      {"--mesh", "/nonexistent/m.ini"},
+      {"--mesh", bad_file},
+      {"--mesh", good_file, "--esop.enabled", "maybe"},
+      {"--mesh", write_ini("keys_unknown", "[mesh]\ncelz = 4,4,4\n")},
+  };
+  for (const auto& args : cases) {
+    CAPTURE(args);
+    std::vector<std::string> cli = {"-t", "dct"};
+    cli.insert(cli.end(), args.begin(), args.end());
+    const std::string want = error_of(cli);
+    CHECK_THROWS_AS(mesh_config_of(args), config_error);
+    CHECK_THROWS_WITH(mesh_config_of(args), want);
+  }
+}
