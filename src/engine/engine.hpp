@@ -10,21 +10,11 @@
 #include "cell/cell_rule.hpp"
 #include "counters/cell_activity.hpp"
 #include "counters/counters.hpp"
+#include "engine/executors.hpp"
 #include "mesh/topology.hpp"
 #include "precision/cell_mode.hpp"
 
 namespace triada {
-
-enum class Executor { reference, fused };
-// How the fused executor moves pivot planes between the bricks of a line (doc/design.md
-// §8.5): broadcast sends them as messages on the line communicator; shared reads them
-// through the line's MPI shared-memory window where the line lives on one node (elsewhere
-// it broadcasts); automatic picks per stage (§8.5).
-enum class PivotTransport { automatic, broadcast, shared };
-Executor parse_executor(const std::string& word);  // "reference" | "fused"
-const char* to_string(Executor e);
-PivotTransport parse_transport(const std::string& word);  // "auto" | "broadcast" | "shared"
-const char* to_string(PivotTransport t);
 
 struct EngineOptions {
   Executor executor = Executor::fused;

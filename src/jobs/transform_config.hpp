@@ -11,7 +11,7 @@
 #include "actuator/coefficients.hpp"
 #include "config/options.hpp"
 #include "counters/progress.hpp"
-#include "engine/engine.hpp"
+#include "engine/executors.hpp"
 #include "io/dataset_ref.hpp"
 
 namespace triada {
