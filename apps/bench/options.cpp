@@ -151,7 +151,8 @@ std::optional<BenchConfig> parse_bench_options(int argc, char** argv, std::ostre
     ("reps", po::value(&reps)->value_name("N")->default_value(reps),
      "repetitions of each measurement; the best (smallest) time is reported")
     ("reference-max", po::value(&ref_max)->value_name("N")->default_value(ref_max),
-     "run the reference executor only on shapes of at most N elements (it is ~100x slower)")
+     "run the reference executor only on shapes of at most N elements (it is much slower: "
+     "doc/benchmarks.md gives the measured factor)")
     ("transform", po::value(&transform)->value_name("T")->default_value(transform),
      "transform the fused / reference rows run (dct or dht, norm ortho, on every axis); "
      "their FFTW ratio is to fftw-dct or fftw-dht")
