@@ -62,7 +62,7 @@ TEST_CASE("one rank: kernels at the lone rate, the stream built and received, no
   REQUIRE(st.size() == 3);
   const double macs = 8.0 * 6 * 4;  // per step: every W plane times every line
   for (const StageModel& s : st) {
-    const double n = plan.in_shape[s.axis - 1];
+    const auto n = static_cast<double>(plan.in_shape[s.axis - 1]);
     CHECK(s.compute == Approx(n * macs / (s.axis == 3 ? 4e9 : 8e9)).epsilon(1e-12));
     CHECK(s.planes == 0);
     // 16 + 24 n bytes a step, built at 0.5 GB/s and received at 1 ns a byte after 1 us.
