@@ -1,16 +1,19 @@
 #pragma once
 // What the module's functions share: numpy arrays to views and results back, the
-// communicator of a call, argument lists parsed by the programs' own parsers.
+// communicator of a call, a job's typed settings.
 #include <pybind11/complex.h>
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
 #include <cstdint>
+#include <initializer_list>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/error.hpp"
@@ -50,6 +53,33 @@ class Serialized {
 // started if it is not; throws mpi_error if it was finalized, or if this thread may not
 // call it (mpi::require_callable_thread).
 MPI_Comm comm_of(const std::optional<std::int64_t>& fortran_handle);
+
+// A job's settings as the package gives them, keyed by its config's field names: bool,
+// int, float, str, a sequence of numbers, or a dict {str: str} (mesh keys); None or absent:
+// the program's default. Read with the GIL held, so that the config is filled without it.
+// A value reaches the library's value parsers spelled as Python spells it (str(); a
+// sequence's items joined by commas), so that a refusal quotes it as the caller wrote it,
+// in the program's message.
+class Settings {
+ public:
+  // Throws TypeError for a key not in `known`.
+  Settings(const pyb::dict& given, std::initializer_list<const char*> known);
+  // Rank 0's settings on every rank of `comm` (rank 0's call decides). Collective.
+  void share(MPI_Comm comm);
+
+  bool has(const std::string& key) const { return values_.contains(key); }
+  // True where the value is the bool True.
+  bool flag(const std::string& key) const;
+  // The value's word ("" if not given).
+  std::string word(const std::string& key) const;
+  // A file name: "" where not given; an empty one is refused as the program refuses it.
+  std::string path(const std::string& key, const std::string& option) const;
+  // A dict setting's (key, value) pairs, in the order given.
+  std::vector<std::pair<std::string, std::string>> pairs(const std::string& key) const;
+
+ private:
+  nlohmann::ordered_json values_ = nlohmann::ordered_json::object();
+};
 
 // The interpreter's own command line, shell-quoted (sys.orig_argv: "python3 script.py
 // args"; [sys.executable] + sys.argv before Python 3.10): a call's provenance record

@@ -1,9 +1,6 @@
 // The planar MXU's programs on numpy arrays: triada-tcu's job (jobs/tcu_job.hpp) and
 // triada-conv's (jobs/conv_job.hpp), made from typed settings (a dict keyed by the config's
 // field names) as the programs make them from their options.
-#include <initializer_list>
-#include <map>
-#include <set>
 #include <span>
 #include <utility>
 
@@ -19,69 +16,6 @@
 namespace triada::py {
 
 namespace {
-
-// A job's settings as the package gives them (values of the types it checked: bool, int,
-// float, str, or a sequence of int or float; None or absent: the program's default),
-// read with the GIL held so that the config is filled without it. A number reaches the
-// library's value parsers spelled as Python spells it (str()), a sequence's items joined by
-// commas, so that a refusal quotes the value as the caller wrote it, in the program's
-// message.
-class Settings {
- public:
-  Settings(const pyb::dict& given, std::initializer_list<const char*> known) {
-    const std::set<std::string> names(known.begin(), known.end());
-    for (const auto& [key, value] : given) {
-      const std::string name = pyb::str(key);
-      if (!names.count(name)) throw pyb::type_error("unknown setting '" + name + "'");
-      if (value.is_none()) continue;
-      Value& v = values_[name];
-      v.flag = pyb::isinstance<pyb::bool_>(value) && value.cast<bool>();
-      v.word = spelled(pyb::reinterpret_borrow<pyb::object>(value));
-    }
-  }
-  bool has(const std::string& key) const { return values_.count(key) > 0; }
-  bool flag(const std::string& key) const { return has(key) && values_.at(key).flag; }
-  // The value's word ("" if not given).
-  std::string word(const std::string& key) const { return has(key) ? values_.at(key).word : ""; }
-  // A file name: "" is refused as the program refuses an empty one.
-  std::string path(const std::string& key, const std::string& option) const {
-    if (has(key) && word(key).empty()) throw config_error(option + ": empty file name");
-    return word(key);
-  }
-
-  // Rank 0's settings on every rank of `comm` (rank 0's call decides). Collective.
-  void share(MPI_Comm comm) {
-    std::string text;  // each string as its length, ':', its bytes
-    const auto put = [&](const std::string& w) { text += std::to_string(w.size()) + ":" + w; };
-    for (const auto& [key, v] : values_) put(key), put(v.flag ? "1" : "0"), put(v.word);
-    text = mpi::bcast_string(comm, text, 0);
-    std::size_t at = 0;
-    const auto get = [&] {
-      const std::size_t colon = text.find(':', at), n = std::stoull(text.substr(at, colon - at));
-      at = colon + 1 + n;
-      return text.substr(colon + 1, n);
-    };
-    values_.clear();
-    while (at < text.size()) {
-      const std::string key = get(), flag = get();
-      values_[key] = {get(), flag == "1"};
-    }
-  }
-
- private:
-  struct Value {
-    std::string word;
-    bool flag = false;
-  };
-  static std::string spelled(const pyb::object& value) {
-    if (pyb::isinstance<pyb::str>(value) || !pyb::isinstance<pyb::sequence>(value))
-      return pyb::str(value);
-    std::string out;
-    for (const auto& item : value) out += (out.empty() ? "" : ",") + std::string(pyb::str(item));
-    return out;
-  }
-  std::map<std::string, Value> values_;
-};
 
 // A C-order float64 array's values (the Python side converts the type).
 std::vector<double> values_of(const pyb::object& obj) {

@@ -4,7 +4,6 @@
 // parsers: the same checks and messages as its command line.
 #include <array>
 #include <optional>
-#include <set>
 #include <span>
 #include <string>
 #include <utility>
@@ -19,105 +18,57 @@ namespace triada::py {
 namespace {
 
 using Shape = std::optional<std::array<index_t, 3>>;
-using Json = nlohmann::json;
 
-// A settings value as JSON: None null, a bool, an int as its decimal text (parsed as the
-// program parses its option), a str, or a dict {str: str} (the mesh keys).
-Json json_of(const pyb::handle& v) {
-  if (v.is_none()) return nullptr;
-  if (pyb::isinstance<pyb::bool_>(v)) return v.cast<bool>();
-  if (pyb::isinstance<pyb::int_>(v)) return pyb::str(v).cast<std::string>();
-  if (pyb::isinstance<pyb::dict>(v)) {
-    Json d = Json::object();
-    for (const auto& [key, value] : v.cast<pyb::dict>())
-      d[key.cast<std::string>()] = value.cast<std::string>();
-    return d;
-  }
-  return v.cast<std::string>();
-}
-
-// The settings, each a field of the config (or a mesh override: esop, cell_mode, config).
-Json settings_json(const pyb::dict& settings) {
-  static const std::set<std::string> known = {
-      "transform_spec", "inverse",      "norm",    "stage_order", "esop",     "cell_mode",
-      "mesh",           "config",       "initial", "coeffs",      "executor", "transport",
-      "check",          "shuffle_seed", "report",  "trace",       "force",    "quiet"};
-  Json s = Json::object();
-  for (const auto& [key, value] : settings) {
-    const std::string name = key.cast<std::string>();
-    if (!known.count(name)) throw pyb::type_error("settings: unknown key '" + name + "'");
-    s[name] = json_of(value);
-  }
-  return s;
-}
-
-// Rank 0's settings on every rank: rank 0's call decides.
-Json rank0_settings(const Json& mine, MPI_Comm comm) {
-  return Json::parse(mpi::bcast_string(comm, mine.dump(), 0));
-}
-
-// A setting's text; `fallback` where it is absent or None.
-std::string text(const Json& s, const char* key, const std::string& fallback = "") {
-  return s.contains(key) && s[key].is_string() ? s[key].get<std::string>() : fallback;
-}
-bool flag(const Json& s, const char* key) {
-  return s.contains(key) && s[key].is_boolean() && s[key].get<bool>();
-}
-// A path setting: absent or None is "", an empty one is refused as the program refuses it.
-std::string path(const Json& s, const char* key, const char* option) {
-  if (s.contains(key) && s[key].is_string() && s[key].get<std::string>().empty())
-    throw config_error(std::string(option) + ": empty file name");
-  return text(s, key);
+// A setting's word; `fallback` (the program's default) where it is not given.
+std::string or_default(const Settings& s, const char* key, const char* fallback) {
+  return s.has(key) ? s.word(key) : fallback;
 }
 
 // The mesh keys of `mesh` with the config's winning, then the short spellings that override
 // them (cell_mode, esop), as the program's --cell-mode and --esop do.
-MeshConfig mesh_part(const Json& s, const std::string& mesh) {
-  std::vector<std::pair<std::string, std::string>> keys;
-  if (s.contains("config") && s["config"].is_object())
-    for (const auto& [key, value] : s["config"].items()) keys.emplace_back(key, value);
-  MeshConfig m = mesh_config(mesh, keys);
-  if (s.contains("cell_mode") && s["cell_mode"].is_string())
-    m.use_cell_mode(named("--cell-mode", [&] { return parse_cell_mode(text(s, "cell_mode")); }));
-  if (s.contains("esop") && s["esop"].is_boolean())
-    m.mode = flag(s, "esop") ? Mode::esop : Mode::dense;
+MeshConfig mesh_part(const Settings& s, const std::string& mesh) {
+  MeshConfig m = mesh_config(mesh, s.pairs("config"));
+  if (s.has("cell_mode"))
+    m.use_cell_mode(named("--cell-mode", [&] { return parse_cell_mode(s.word("cell_mode")); }));
+  if (s.has("esop")) m.mode = s.flag("esop") ? Mode::esop : Mode::dense;
   return m;
 }
 
 // The config of a run on the arrays x (initial, C1..C3 where given) into y, in the order
-// the program checks its options.
-TransformConfig transform_config(const Json& s) {
+// the program checks its options; `transform` where the settings name none.
+TransformConfig transform_config(const Settings& s, const char* transform = "") {
   TransformConfig c;
-  const std::string mesh = path(s, "mesh", "--mesh");
-  c.report = path(s, "report", "--report");
-  c.trace = path(s, "trace", "--trace");
+  const std::string mesh = s.path("mesh", "--mesh");
+  c.report = s.path("report", "--report");
+  c.trace = s.path("trace", "--trace");
   c.input = {"x", ""};
   c.output = {"y", ""};
-  if (flag(s, "initial")) c.initial = {"initial", ""};
-  c.transform_spec = text(s, "transform_spec");
+  if (s.flag("initial")) c.initial = {"initial", ""};
+  c.transform_spec = or_default(s, "transform_spec", transform);
   c.kinds = parse_transform_list(c.transform_spec, "--transform");
-  c.inverse = flag(s, "inverse");
-  c.norm = named("--norm", [&] { return parse_norm(text(s, "norm", "ortho")); });
-  if (flag(s, "coeffs")) c.coeffs = "C1,C2,C3";
-  c.stage_order =
-      named("--stage-order", [&] { return parse_stage_order(text(s, "stage_order", "312")); });
+  c.inverse = s.flag("inverse");
+  c.norm = named("--norm", [&] { return parse_norm(or_default(s, "norm", "ortho")); });
+  if (s.flag("coeffs")) c.coeffs = "C1,C2,C3";
+  c.stage_order = named("--stage-order",
+                        [&] { return parse_stage_order(or_default(s, "stage_order", "312")); });
   c.mesh = mesh_part(s, mesh);
   c.mesh.file = mesh;
-  c.check = flag(s, "check");
-  c.force = flag(s, "force");
-  c.quiet = flag(s, "quiet");
-  c.executor = text(s, "executor", "fused");
-  c.transport = named("--transport", [&] { return parse_transport(text(s, "transport", "auto")); });
-  c.shuffle_seed = parse_unsigned("--shuffle-seed", text(s, "shuffle_seed", "0"));
+  c.check = s.flag("check");
+  c.force = s.flag("force");
+  c.quiet = s.flag("quiet");
+  c.executor = or_default(s, "executor", "fused");
+  c.transport =
+      named("--transport", [&] { return parse_transport(or_default(s, "transport", "auto")); });
+  c.shuffle_seed = parse_unsigned("--shuffle-seed", or_default(s, "shuffle_seed", "0"));
   c.command_line = python_command_line();
   return c;
 }
 
-// The job of rank 0's settings on every rank, its errors agreed.
-TransformJob agreed_job(const Json& settings, MPI_Comm comm) {
-  const Json s = rank0_settings(settings, comm);
+// The job of rank 0's settings on every rank, its errors agreed (`transform`: as above).
+TransformJob agreed_job(Settings& settings, MPI_Comm comm, const char* transform = "") {
+  settings.share(comm);
   std::optional<TransformJob> job;
-  mpi::collectively(comm, [&] { job.emplace(transform_config(s)); });
+  mpi::collectively(comm, [&] { job.emplace(transform_config(settings, transform)); });
   return std::move(*job);
 }
 
@@ -147,7 +98,9 @@ pyb::tuple transform(const pyb::dict& settings, const pyb::object& x, const pyb:
                      std::optional<std::int64_t> comm_handle, bool distributed, Shape shape,
                      bool gather) {
   Serialized lock;
-  const Json mine = settings_json(settings);
+  Settings given(settings, {"transform_spec", "inverse", "norm", "stage_order", "esop", "cell_mode",
+                            "mesh", "config", "initial", "coeffs", "executor", "transport", "check",
+                            "shuffle_seed", "report", "trace", "force", "quiet"});
   ArrayInputs in;
   in.x = view_of(x);
   in.initial = view_of(initial);
@@ -163,7 +116,7 @@ pyb::tuple transform(const pyb::dict& settings, const pyb::object& x, const pyb:
     const MPI_Comm comm = comm_of(comm_handle);
     cancel::Scope stoppable(comm, signals.poll());
     agree_flags(in, comm);
-    const TransformJob job = agreed_job(mine, comm);
+    const TransformJob job = agreed_job(given, comm);
     std::ostringstream out;
     result = job.run(in, comm, out);
     report = mpi::bcast_string(
@@ -175,23 +128,18 @@ pyb::tuple transform(const pyb::dict& settings, const pyb::object& x, const pyb:
   return pyb::make_tuple(result_array(result.y), box, report, summary);
 }
 
-// The settings of a run of some transform: a layout's bricks depend on the mesh alone.
-Json any_transform(Json s) {
-  s["transform_spec"] = "dct";
-  return s;
-}
-
 // Every rank's bricks of X and Y for a run with these settings (mesh, config) on these shapes.
 pyb::dict layout(const pyb::dict& settings, std::array<index_t, 3> in_shape,
                  std::array<index_t, 3> out_shape, std::optional<std::int64_t> comm_handle) {
   Serialized lock;
-  const Json mine = settings_json(settings);
+  Settings given(settings, {"mesh", "config"});
   Plan plan;
   int rank = 0;
   {
     pyb::gil_scoped_release released;
     const MPI_Comm comm = comm_of(comm_handle);
-    plan = agreed_job(any_transform(mine), comm).plan(comm, in_shape, out_shape);
+    // The bricks depend on the mesh alone: a DCT's will do.
+    plan = agreed_job(given, comm, "dct").plan(comm, in_shape, out_shape);
     rank = mpi::rank(comm);
   }
   pyb::list bricks;

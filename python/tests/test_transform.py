@@ -223,7 +223,7 @@ def test_the_extension_takes_typed_settings_not_command_line_words():
     with pytest.raises(TypeError):
         _triada.transform(["triada-transform", "--transform", "dct"], x, None,
                           [None, None, None], None, False, None, True)
-    with pytest.raises(TypeError, match="settings: unknown key 'transform'"):
+    with pytest.raises(TypeError, match="unknown setting 'transform'"):
         _triada.transform(dict(transform="dct"), x, None, [None, None, None], None, False, None,
                           True)
     y, _, text, _ = _triada.transform(
