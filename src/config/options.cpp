@@ -227,6 +227,10 @@ MeshConfig mesh_from(const po::variables_map& vm, const KeySources& src) {
   m.energy.static_pj_per_cell_step =
       energy_value(vm, src, std::string("energy.") + kStaticEnergy.key);
   m.physical = physical_from(vm, [&](const std::string& key) { return src(key); });
+  if (m.cells && (m.physical.chip.mesh || m.physical.chip.area_mm2))
+    throw config_error(src("mesh.cells") + ": the mesh is given by [chip] " +
+                       (m.physical.chip.mesh ? "mesh" : "area_mm2") +
+                       " already: set one of them, not both");
   m.mxu = mxu_memory_from(vm, [&](const std::string& key) { return src(key); });
   m.machine = machine_from(vm, [&](const std::string& key) { return src(key); });
   return m;

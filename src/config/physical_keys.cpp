@@ -43,6 +43,16 @@ constexpr KeySpec kKeys[] = {
     {"area.via_um2_per_bit", "25", "one vertical bus bit through a tier (um^2), stacked"},
     {"area.tier_pitch_um", "20", "distance between tiers (um), stacked"},
     {"area.cell_pitch_um", "auto", "cell pitch (um); auto = derived from the cell's area"},
+    {"chip.area_mm2", "auto",
+     "the die's area budget (mm^2): the mesh is sized to fit it; auto = none (the bare mesh)"},
+    {"chip.power_w", "auto", "power budget (W): the clock stretches to fit it; auto = none"},
+    {"chip.mesh", "auto", "P1,P2,P3: the chip's mesh, priced; auto = sized (or [mesh] cells)"},
+    {"chip.overhead_fraction", "0.2",
+     "share of the die for I/O, clocking, power delivery and the off-chip interface"},
+    {"chip.register_words", "32", "a cell's V and W words in flip-flops, at most; SRAM beyond"},
+    {"chip.sram_um2_per_bit", "1.215", "one SRAM bit with its share of the macro (um^2, 45 nm)"},
+    {"chip.sram_fj_per_bit", "156.25", "one SRAM bit read or written (fJ, 45 nm)"},
+    {"chip.sram_leakage_pw_per_bit", "1000", "leakage of one SRAM bit (pW, 45 nm)"},
 };
 
 // A model constant in `unit`: within [1e-6, 1e9] of it (doc/transform.md "Mesh configs"); 0 too
@@ -125,6 +135,21 @@ AreaParams area_from(const po::variables_map& vm, const KeySource& src) {
   return a;
 }
 
+ChipParams chip_from(const po::variables_map& vm, const KeySource& src) {
+  ChipParams c;
+  c.area_mm2 = number_or_auto(vm, src, "chip.area_mm2", Quantity{"mm^2"});
+  c.power_w = number_or_auto(vm, src, "chip.power_w", Quantity{"W"});
+  const std::string& mesh = key_text(vm, "chip.mesh");
+  if (mesh != "auto") c.mesh = parse_ext3(mesh, src("chip.mesh"));
+  c.overhead_fraction =
+      key_quantity(vm, src, "chip.overhead_fraction", Quantity{"(of the die)", 1e-6, 0.9, true});
+  c.register_words = key_integer(vm, src, "chip.register_words", 0, 1000000000, "1e9");
+  c.sram_um2_per_bit = number(vm, src, "chip.sram_um2_per_bit", "um^2", true);
+  c.sram_fj_per_bit = number(vm, src, "chip.sram_fj_per_bit", "fJ");
+  c.sram_leakage_pw_per_bit = number(vm, src, "chip.sram_leakage_pw_per_bit", "pW");
+  return c;
+}
+
 }  // namespace
 
 void add_physical_options(po::options_description& d) {
@@ -147,6 +172,7 @@ PhysicalParams physical_from(const po::variables_map& vm, const KeySource& src) 
   p.timing = timing_from(vm, src);
   p.energy = energy_from(vm, src);
   p.area = area_from(vm, src);
+  p.chip = chip_from(vm, src);
   return p;
 }
 

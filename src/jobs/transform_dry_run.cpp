@@ -143,7 +143,7 @@ void model_time(const TransformConfig& cfg, int per_node, DryRun& d) {
   const std::size_t elem = d.complex_run ? sizeof(cplx) : sizeof(double);
   const ModelTransport t = model_transport(cfg.transport);
   d.model = model_stages(d.plan, cfg.mesh.machine, elem, t, per_node);
-  PlanRequest req = transform_plan_request(cfg, d.plan.in_shape, d.plan.out_shape);
+  PlanRequest req = transform_plan_request(cfg, d.plan);
   req.world_size = d.plan.ranks.world_size;
   req.balanced_dims = mpi::dims_create(d.plan.ranks.n_bricks);
   d.grids = rank_grids(req, cfg.mesh.machine, elem, t, per_node);
@@ -153,7 +153,7 @@ DryRun make_dry_run(const TransformConfig& cfg, MPI_Comm world, TextOutput& repo
   DryRun d;
   const ProblemFacts f = agreed_shapes(cfg, world, d.names, report);
   d.complex_run = f.complex_run();
-  d.plan = transform_plan(cfg, world, f.in_shape, f.out_shape);
+  d.plan = transform_plan(cfg, world, f.in_shape, f.out_shape, d.complex_run);
   MemoryModelOptions mem;
   MemoryPrediction mine;
   const std::string what = "the memory of a run on shape " + to_string(f.in_shape);
@@ -422,7 +422,7 @@ nlohmann::json dry_run_json(const TransformConfig& cfg, const DryRun& d, const P
           {"memory", memory_json(d)},
           {"mpi", mpi_json(d.plan, d.dense)},
           {"steps", {{"total", d.dense.total_steps()}, {"per_stage", steps}}},
-          {"physical", physical_json(d.physical, cfg.mesh.physical)},
+          {"physical", physical_json(d.physical, cfg.mesh.physical, d.plan)},
           {"time_model", time_model_json(cfg.mesh.machine, d.model)},
           {"grids", grids_json(d)}};
 }

@@ -26,6 +26,7 @@
 #include "mesh/mpi.hpp"
 #include "mesh/node_memory.hpp"
 #include "mesh/topology.hpp"
+#include "physical/chip.hpp"
 #include "report/report.hpp"
 
 namespace triada {
@@ -460,26 +461,38 @@ MemoryModelOptions memory_options(const TransformConfig& cfg, bool complex_run, 
   return m;
 }
 
-PlanRequest transform_plan_request(const TransformConfig& cfg, const ext3& in_shape,
-                                   const ext3& out_shape) {
+PlanRequest transform_plan_request(const TransformConfig& cfg, const Plan& plan) {
   PlanRequest req;
-  req.in_shape = in_shape;
-  req.out_shape = out_shape;
-  req.mesh = cfg.mesh.cells;
+  req.in_shape = plan.in_shape;
+  req.out_shape = plan.out_shape;
+  req.mesh = plan.mesh;
   req.stage_order = cfg.stage_order;
   req.grid = cfg.mesh.grid;
   req.actuators = cfg.mesh.actuators;
   return req;
 }
 
+PlanRequest transform_plan_request(const TransformConfig& cfg, const ext3& in_shape,
+                                   const ext3& out_shape, bool complex_run) {
+  const ChipProblem chip{in_shape,           out_shape,   cfg.stage_order,
+                         cfg.mesh.cell_mode, complex_run, cfg.mesh.energy_for(complex_run)};
+  Plan shapes;
+  shapes.in_shape = in_shape;
+  shapes.out_shape = out_shape;
+  PlanRequest req = transform_plan_request(cfg, shapes);
+  req.mesh = chip_mesh(chip, cfg.mesh.physical, cfg.mesh.cells);
+  return req;
+}
+
 Plan transform_plan(const TransformConfig& cfg, MPI_Comm world, const ext3& in_shape,
-                    const ext3& out_shape) {
+                    const ext3& out_shape, bool complex_run) {
   // The grid is chosen on binary64 whatever the data: triada.layout() knows only shapes.
   GridModel model;
   model.machine = cfg.mesh.machine;
   model.transport = model_transport(cfg.transport);
-  const Plan plan = plan_for_world(world, transform_plan_request(cfg, in_shape, out_shape), model,
-                                   cfg.plan_world_size);
+  const Plan plan =
+      plan_for_world(world, transform_plan_request(cfg, in_shape, out_shape, complex_run), model,
+                     cfg.plan_world_size);
   if (!cfg.activity.empty()) mpi::collectively(world, [&] { check_activity_fits(plan); });
   return plan;
 }
@@ -491,7 +504,7 @@ ModelTransport model_transport(PivotTransport t) {
 }
 
 std::vector<LayoutChoice> good_layouts_for(const TransformConfig& cfg, const Plan& plan) {
-  PlanRequest req = transform_plan_request(cfg, plan.in_shape, plan.out_shape);
+  PlanRequest req = transform_plan_request(cfg, plan);
   req.world_size = plan.ranks.world_size;
   return good_layouts_near(req, [](int b) { return mpi::dims_create(b); });
 }
@@ -509,7 +522,7 @@ TransformResult run_transform(const TransformConfig& cfg, TransformTensors& tens
   Job job{cfg, tensors, {}, {}, {}, {}, {}, {}, world, out, std::chrono::steady_clock::now(), {}};
   job.provenance = run_provenance(world, "triada-transform", cfg.command_line);
   const ProblemFacts facts = agreed_facts(job);
-  job.plan = transform_plan(cfg, world, facts.in_shape, facts.out_shape);
+  job.plan = transform_plan(cfg, world, facts.in_shape, facts.out_shape, facts.complex_run());
   job.ranks_per_node = model_ranks_per_node(cfg.mesh.machine, world);
   warn_poor_layout(cfg, job.plan, world);
 
@@ -555,7 +568,7 @@ TransformResult TransformJob::run(const ArrayInputs& in, MPI_Comm world, std::os
 }
 
 Plan TransformJob::plan(MPI_Comm world, const ext3& in_shape, const ext3& out_shape) const {
-  return transform_plan(cfg_, world, in_shape, out_shape);
+  return transform_plan(cfg_, world, in_shape, out_shape, false);
 }
 
 }  // namespace triada

@@ -22,14 +22,17 @@ namespace triada {
 TransformResult run_transform(const TransformConfig& cfg, TransformTensors& tensors, MPI_Comm world,
                               std::ostream& out);
 
-// The request for a plan of cfg's run on these shapes (the world's size not yet set).
+// The request for a plan of cfg's run on these shapes (the world's size not yet set): its
+// mesh is [chip]'s (sized for a budget, physical/chip.hpp) or [mesh] cells.
 PlanRequest transform_plan_request(const TransformConfig& cfg, const ext3& in_shape,
-                                   const ext3& out_shape);
+                                   const ext3& out_shape, bool complex_run);
+// The request that gives `plan`'s mesh again (its world's size not yet set).
+PlanRequest transform_plan_request(const TransformConfig& cfg, const Plan& plan);
 // The plan of a run of cfg on `world` for these shapes (what run_transform, --dry-run and
 // --model-only build): with [ranks] grid = auto, the grid the time model finds fastest
 // ([machine] keys); refused (collectively) where --activity's counts could not fit it.
 Plan transform_plan(const TransformConfig& cfg, MPI_Comm world, const ext3& in_shape,
-                    const ext3& out_shape);
+                    const ext3& out_shape, bool complex_run);
 // The time model's view of --transport.
 ModelTransport model_transport(PivotTransport t);
 

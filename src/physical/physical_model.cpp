@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/error.hpp"
+#include "physical/chip.hpp"
 
 namespace triada {
 
@@ -99,6 +100,23 @@ PhysicalParams::PhysicalParams() {
   }
 }
 
+CellStorage cell_storage(const ext3& fold, int word_bits, const ChipParams& c, const AreaParams& a,
+                         const NodeScaling& s) {
+  CellStorage st;
+  st.words = 2 * static_cast<std::uint64_t>(fold[0] * fold[1] * fold[2]);
+  st.bits = st.words * static_cast<std::uint64_t>(word_bits);
+  st.sram = st.words > c.register_words;
+  const double bits = double(st.bits);
+  if (!st.sram) {
+    st.um2 = s.area * bits * a.bit_um2;
+    return st;
+  }
+  st.um2 = s.area * bits * c.sram_um2_per_bit;
+  st.fj_per_mac = 3.0 * word_bits * c.sram_fj_per_bit * s.energy;
+  st.leakage_w = bits * c.sram_leakage_pw_per_bit * 1e-12 * s.power;
+  return st;
+}
+
 double line_delay_ps(BusModel m, std::uint64_t n, double mm, const TimingParams& t,
                      double delay_factor) {
   switch (m) {
@@ -136,25 +154,33 @@ NodeScaling node_of(const TechnologyParams& t) {
 
 // The cell: MAC, registers (V and W of each virtual cell it holds, plus the X and Y operand
 // latches) and its share of bus tracks; its pitch solves pitch^2 = logic + tracks * pitch
-// + vias unless given (doc/physical.md §4).
+// + vias unless given (doc/physical.md §4). With [chip], V and W are the cell's storage
+// (§4.2): flip-flops or SRAM, apart from the logic.
 struct CellGeometry {
-  double logic_um2 = 0, track_um = 0, via_um2 = 0, pitch_um = 0;
+  double logic_um2 = 0, storage_um2 = 0, track_um = 0, via_um2 = 0, pitch_um = 0;
   double bus_um2() const { return track_um * pitch_um + via_um2; }
 };
 
-CellGeometry cell_geometry(const Plan& plan, const AreaParams& a, const NodeScaling& s,
+CellGeometry cell_geometry(const Plan& plan, const PhysicalParams& p, const NodeScaling& s,
                            CellMode mode, int bits) {
-  const double block = double(plan.fold[0]) * double(plan.fold[1]) * double(plan.fold[2]);
-  const double registers = 2 * block + 2;
+  const AreaParams& a = p.area;
+  const double mac = a.mac_um2[static_cast<size_t>(mode)];
   CellGeometry g;
-  g.logic_um2 = s.area * (a.mac_um2[static_cast<size_t>(mode)] + registers * bits * a.bit_um2);
+  if (p.chip.modelled()) {
+    g.logic_um2 = s.area * (mac + 2.0 * bits * a.bit_um2);
+    g.storage_um2 = cell_storage(plan.fold, bits, p.chip, a, s).um2;
+  } else {
+    const double block = double(plan.fold[0]) * double(plan.fold[1]) * double(plan.fold[2]);
+    const double registers = 2 * block + 2;
+    g.logic_um2 = s.area * (mac + registers * bits * a.bit_um2);
+  }
   // stacked: the L and F lines of a tier cross the cell, the H line goes through a via;
   // planar: L (along the column) and H (along the row) cross it, and so do the P3 F lines
   // of its column, which run past it to their cells P3 rows apart.
   const double tracks = a.layout == Layout::stacked ? 2.0 : 2.0 + double(plan.mesh[2]);
   g.track_um = tracks * bits * a.wire_pitch_um * std::sqrt(s.area);
   g.via_um2 = a.layout == Layout::stacked ? bits * a.via_um2_per_bit : 0.0;
-  const double need = g.logic_um2 + g.via_um2;
+  const double need = g.logic_um2 + g.storage_um2 + g.via_um2;
   g.pitch_um =
       a.cell_pitch_um.value_or((g.track_um + std::sqrt(g.track_um * g.track_um + 4 * need)) / 2);
   return g;
@@ -197,6 +223,7 @@ struct Env {
   CellMode mode;
   int substeps;
   int bits;
+  bool complex_data;
 };
 
 StagePhysical stage_path(const Env& e, int i) {
@@ -287,7 +314,123 @@ PhysicalEnergy run_energy(const Env& e, const PhysicalResult& r, const EnergyMod
   return en;
 }
 
+// What the die adds to the mesh, from the plan alone (no counters): the sizer's test.
+struct Die {
+  double storage_mm2 = 0, actuator_mm2 = 0, overhead_mm2 = 0, total_mm2 = 0;
+  double sram_leakage_w = 0, leakage_w = 0;  // leakage_w: the cells' too
+};
+
+Die die_of(const Plan& plan, const PhysicalParams& p, const NodeScaling& s, const CellGeometry& g,
+           int bits) {
+  const ChipParams& c = p.chip;
+  const double cells = double(plan.mesh[0]) * double(plan.mesh[1]) * double(plan.mesh[2]);
+  Die d;
+  d.storage_mm2 = g.storage_um2 * cells * 1e-6;
+  d.sram_leakage_w = cell_storage(plan.fold, bits, c, p.area, s).leakage_w * cells;
+  double actuator_bits = 0;
+  for (const StagePlan& sp : plan.stages) actuator_bits += double(sp.n()) * double(sp.k()) * bits;
+  d.actuator_mm2 = actuator_bits * c.sram_um2_per_bit * s.area * 1e-6;
+  d.sram_leakage_w += actuator_bits * c.sram_leakage_pw_per_bit * 1e-12 * s.power;
+  const double rest =
+      g.logic_um2 * cells * 1e-6 + g.bus_um2() * cells * 1e-6 + d.storage_mm2 + d.actuator_mm2;
+  const double f = c.overhead_fraction;
+  d.overhead_mm2 = c.area_mm2 ? f * *c.area_mm2 : rest * f / (1 - f);
+  d.total_mm2 = rest + d.overhead_mm2;
+  d.leakage_w = d.sram_leakage_w + p.energy.leakage_uw_per_cell * 1e-6 * s.power * cells;
+  return d;
+}
+
+std::vector<ActuatorMemory> actuator_memories(const Env& e, const PhysicalResult& r) {
+  std::vector<ActuatorMemory> out;
+  const double bit_um2 = e.p.chip.sram_um2_per_bit * e.s.area;
+  for (int i = 0; i < static_cast<int>(e.plan.stages.size()); ++i) {
+    const StagePlan& sp = e.plan.stages[i];
+    ActuatorMemory m;
+    m.axis = sp.axis;
+    m.words = static_cast<std::uint64_t>(sp.n()) * static_cast<std::uint64_t>(sp.k());
+    m.bits = m.words * static_cast<std::uint64_t>(e.bits);
+    m.heads = heads_of(e, i);
+    m.um2 = double(m.bits) * bit_um2;
+    m.gbytes_per_s = double(m.heads) * e.bits / 8 / r.stages[i].period_ps * 1e3;
+    out.push_back(m);
+  }
+  return out;
+}
+
+// The clock stretched by `k`: every period, step and second, and the leakage with them.
+void stretch_clock(PhysicalResult& r, double k, double leakage_w) {
+  r.period_ps *= k;
+  for (double& t : r.step_ps) t *= k;
+  r.seconds = 0;
+  for (StagePhysical& st : r.stages) {
+    st.period_ps *= k;
+    st.seconds = double(st.cycles()) * st.period_ps * 1e-12;
+    r.seconds += st.seconds;
+  }
+  r.energy.static_ = leakage_w * r.seconds;
+}
+
+// With power_w: the least stretch k with dynamic / (seconds k) + leakage <= power_w.
+void cap_power(const PhysicalParams& p, double macs, PhysicalResult& r, ChipResult& c) {
+  c.power_uncapped_w = r.power_w;
+  if (!p.chip.power_w || r.seconds <= 0 || r.power_w <= *p.chip.power_w) return;
+  const double budget = *p.chip.power_w, leakage_w = r.energy.static_ / r.seconds;
+  if (leakage_w >= budget) {
+    c.power_fits = false;
+    return;
+  }
+  const double dynamic = r.energy.dynamic();
+  double k = dynamic / (r.seconds * (budget - leakage_w));
+  const double t = r.seconds;
+  while (dynamic / (t * k) + leakage_w > budget) k = std::nextafter(k, 2 * k);
+  c.stretch = k;
+  stretch_clock(r, k, leakage_w);
+  r.power_w = r.energy.total() / r.seconds;
+  r.throughput_gmacs = macs / r.seconds * 1e-9;
+}
+
+// The die around the mesh: storage and actuator memories in area and energy, the overhead,
+// and the power cap (doc/physical.md §4.1-4.3).
+void price_chip(const Env& e, const CellGeometry& g, PhysicalResult& r) {
+  ChipResult c;
+  c.budget_mm2 = e.p.chip.area_mm2;
+  c.budget_w = e.p.chip.power_w;
+  c.storage = cell_storage(e.plan.fold, e.bits, e.p.chip, e.p.area, e.s);
+  c.actuators = actuator_memories(e, r);
+  const Die d = die_of(e.plan, e.p, e.s, g, e.bits);
+  r.area.storage = d.storage_mm2;
+  r.area.actuator_memories = d.actuator_mm2;
+  r.area.overhead = d.overhead_mm2;
+  const double macs = double(e.rc.total(Counter::macs));
+  r.energy.storage = macs * c.storage.fj_per_mac * 1e-15;
+  const double fj = e.p.chip.sram_fj_per_bit * e.s.energy * e.bits;
+  r.energy.actuator_memories = double(e.rc.total(Counter::x_bus_sends)) * fj * 1e-15;
+  r.energy.static_ += d.sram_leakage_w * r.seconds;
+  r.power_w = r.seconds > 0 ? r.energy.total() / r.seconds : 0;
+  cap_power(e.p, macs, r, c);
+  r.edp_js = r.energy.total() * r.seconds;
+  c.bound = chip_bound(e.plan, e.p, e.mode, e.complex_data);
+  r.chip = c;
+}
+
 }  // namespace
+
+int word_bits_of(CellMode mode, bool complex_data) {
+  return (mode == CellMode::fp64 ? 64 : 32) * (complex_data ? 2 : 1);
+}
+
+ChipFit chip_fit(const Plan& plan, const PhysicalParams& p, CellMode mode, bool complex_data) {
+  const NodeScaling s = node_of(p.technology);
+  const int bits = word_bits_of(mode, complex_data);
+  const Die d = die_of(plan, p, s, cell_geometry(plan, p, s, mode, bits), bits);
+  ChipFit f;
+  f.area_mm2 = d.total_mm2;
+  f.storage_mm2 = d.storage_mm2 + d.actuator_mm2;
+  f.leakage_w = d.leakage_w;
+  f.fits = (!p.chip.area_mm2 || d.total_mm2 <= *p.chip.area_mm2) &&
+           (!p.chip.power_w || d.leakage_w < *p.chip.power_w);
+  return f;
+}
 
 PhysicalResult physical_model(const Plan& plan, const RunCounters& rc, const PhysicalParams& p,
                               const EnergyModel& energy, CellMode mode, bool complex_data) {
@@ -295,8 +438,8 @@ PhysicalResult physical_model(const Plan& plan, const RunCounters& rc, const Phy
   r.node = node_of(p.technology);
   r.mode = mode;
   r.complex_data = complex_data;
-  r.word_bits = (mode == CellMode::fp64 ? 64 : 32) * (complex_data ? 2 : 1);
-  const CellGeometry g = cell_geometry(plan, p.area, r.node, mode, r.word_bits);
+  r.word_bits = word_bits_of(mode, complex_data);
+  const CellGeometry g = cell_geometry(plan, p, r.node, mode, r.word_bits);
   r.cell_pitch_um = g.pitch_um;
   r.hop_um = hops_um(plan, p.area, g.pitch_um);
   const Env e{plan,
@@ -307,7 +450,8 @@ PhysicalResult physical_model(const Plan& plan, const RunCounters& rc, const Phy
               r.hop_um,
               mode,
               substeps(mode, complex_data),
-              r.word_bits};
+              r.word_bits,
+              complex_data};
   for (int i = 0; i < static_cast<int>(plan.stages.size()); ++i)
     r.stages.push_back(stage_path(e, i));
   clock_stages(e, r);
@@ -320,6 +464,7 @@ PhysicalResult physical_model(const Plan& plan, const RunCounters& rc, const Phy
   r.area.buses = g.bus_um2() * cells * 1e-6;
   const double die_cells = p.area.layout == Layout::stacked ? cells / double(plan.mesh[2]) : cells;
   r.area.footprint = die_cells * g.pitch_um * g.pitch_um * 1e-6;
+  if (p.chip.modelled()) price_chip(e, g, r);
   return r;
 }
 

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "core/types.hpp"
 #include "counters/counters.hpp"
 #include "geometry/plan.hpp"
 #include "physical/technology.hpp"
@@ -91,11 +92,28 @@ struct AreaParams {
   bool operator==(const AreaParams&) const = default;
 };
 
+// The die around the mesh (doc/physical.md §4.1-4.3): a budget, the cells' storage and the
+// actuators' memories. Modelled only when `modelled()`: without [chip] keys the model is the
+// bare mesh of §4. The SRAM constants are 45 nm values, scaled as the other constants.
+struct ChipParams {
+  std::optional<double> area_mm2;     // the die's budget; none: the chip is priced, not sized
+  std::optional<double> power_w;      // none: the clock is never capped
+  std::optional<ext3> mesh;           // fixes the mesh (priced against the budget)
+  double overhead_fraction = 0.2;     // of the die: I/O, clocking, power, off-chip interface
+  std::uint64_t register_words = 32;  // a cell's V and W words held in flip-flops, at most
+  double sram_um2_per_bit = 1.215;    // an SRAM bit with its share of the macro
+  double sram_fj_per_bit = 156.25;    // one bit read or written
+  double sram_leakage_pw_per_bit = 1000;
+  bool modelled() const { return area_mm2 || power_w || mesh; }
+  bool operator==(const ChipParams&) const = default;
+};
+
 struct PhysicalParams {
   TechnologyParams technology;
   TimingParams timing;
   WireEnergyParams energy;
   AreaParams area;
+  ChipParams chip;
   PhysicalParams();  // the built-in defaults (= meshcfg/default.ini)
   bool operator==(const PhysicalParams&) const = default;
 };
@@ -122,15 +140,50 @@ struct StagePhysical {
 
 struct PhysicalEnergy {                             // joules
   double mac = 0, x_bus = 0, y_bus = 0, cells = 0;  // cells: receives and waits
+  double storage = 0, actuator_memories = 0;        // SRAM accesses (chip only)
   double static_ = 0;
-  double dynamic() const { return mac + x_bus + y_bus + cells; }
+  double dynamic() const { return mac + x_bus + y_bus + cells + storage + actuator_memories; }
   double total() const { return dynamic() + static_; }
 };
 
 struct PhysicalArea {  // mm^2
   double cells = 0, buses = 0;
-  double total() const { return cells + buses; }
+  // Chip only: cells is then the MAC and operand latches, storage their V and W words.
+  double storage = 0, actuator_memories = 0, overhead = 0;
+  double total() const { return cells + buses + storage + actuator_memories + overhead; }
   double footprint = 0;  // die area: one tier (stacked) or the whole mesh (planar)
+};
+
+// A cell's V and W words (doc/physical.md §4.2): flip-flops up to register_words, an SRAM
+// macro beyond.
+struct CellStorage {
+  std::uint64_t words = 0;  // 2 b, b = fold1 fold2 fold3
+  std::uint64_t bits = 0;
+  bool sram = false;
+  double um2 = 0;         // at the node
+  double fj_per_mac = 0;  // read W, write W, read V (SRAM; flip-flops: in the MAC's energy)
+  double leakage_w = 0;   // per cell (SRAM; flip-flops: in leakage_uw_per_cell)
+};
+CellStorage cell_storage(const ext3& fold, int word_bits, const ChipParams& c, const AreaParams& a,
+                         const NodeScaling& s);
+
+// The actuators' memories (doc/physical.md §4.3): the N_s x K_s words of C_s each streams.
+struct ActuatorMemory {
+  int axis = 0;
+  std::uint64_t words = 0, bits = 0;
+  std::uint64_t heads = 0;
+  double um2 = 0;
+  double gbytes_per_s = 0;  // heads x word x clock
+};
+
+struct ChipResult {
+  std::optional<double> budget_mm2, budget_w;
+  CellStorage storage;
+  std::vector<ActuatorMemory> actuators;
+  double power_uncapped_w = 0;
+  double stretch = 1;      // period x stretch fits power_w
+  bool power_fits = true;  // false: leakage alone exceeds power_w
+  std::string bound;       // what chose the mesh (set by the sizer's caller)
 };
 
 struct PhysicalResult {
@@ -150,6 +203,7 @@ struct PhysicalResult {
   double cell_pitch_um = 0;
   int word_bits = 64;
   std::array<double, 3> hop_um{};  // distance between neighbouring cells per axis
+  std::optional<ChipResult> chip;  // with [chip] keys
 };
 
 // The model applied to a finished run. `energy` holds the per-event energies ([energy]
@@ -157,6 +211,18 @@ struct PhysicalResult {
 // mode's complex sub-steps.
 PhysicalResult physical_model(const Plan& plan, const RunCounters& rc, const PhysicalParams& p,
                               const EnergyModel& energy, CellMode mode, bool complex_data);
+
+// A word of the mode: 64 bits for fp64, 32 for the others, doubled for complex data.
+int word_bits_of(CellMode mode, bool complex_data);
+
+// The die a plan needs under p.chip, without counters (doc/physical.md §4.1): its area
+// (the overhead included), the storage's share (cells' V and W and the actuator memories)
+// and its leakage; `fits` the area and power budgets given.
+struct ChipFit {
+  double area_mm2 = 0, storage_mm2 = 0, leakage_w = 0;
+  bool fits = true;
+};
+ChipFit chip_fit(const Plan& plan, const PhysicalParams& p, CellMode mode, bool complex_data);
 
 // Delay (ps) of a line of n cells and length mm under model m, before technology scaling
 // of its gate terms (which `physical_model` applies): the closed forms of doc/physical.md §2.

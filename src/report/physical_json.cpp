@@ -80,35 +80,118 @@ json stage_json(const StagePhysical& s) {
           {"y_line", {{"cells", s.y_line_cells}, {"mm", s.y_line_mm}}}};
 }
 
+json storage_json(const CellStorage& s) {
+  return {{"words_per_cell", s.words},
+          {"bits_per_cell", s.bits},
+          {"kind", s.sram ? "sram" : "registers"},
+          {"um2_per_cell", s.um2},
+          {"access_fj_per_mac", s.fj_per_mac},
+          {"leakage_w_per_cell", s.leakage_w}};
+}
+
+json actuators_json(const std::vector<ActuatorMemory>& a) {
+  json out = json::array();
+  for (const ActuatorMemory& m : a)
+    out.push_back({{"axis", m.axis},
+                   {"actuator", actuator_name(m.axis)},
+                   {"words", m.words},
+                   {"bits", m.bits},
+                   {"mm2", m.um2 * 1e-6},
+                   {"heads", m.heads},
+                   {"gbytes_per_s", m.gbytes_per_s}});
+  return out;
+}
+
+json or_none(const std::optional<double>& v) {
+  return v ? json(*v) : json(nullptr);
+}
+
+// The die around the mesh: budgets, what fitted and why, the area split, the power cap.
+json chip_json(const PhysicalResult& r, const PhysicalParams& p, const Plan& plan) {
+  const ChipResult& c = *r.chip;
+  const PhysicalArea& a = r.area;
+  return {{"budget", {{"area_mm2", or_none(c.budget_mm2)}, {"power_w", or_none(c.budget_w)}}},
+          {"mesh", plan.mesh},
+          {"fold", plan.fold},
+          {"bound", c.bound},
+          {"area_mm2",
+           {{"cells_logic", a.cells},
+            {"cell_storage", a.storage},
+            {"buses", a.buses},
+            {"actuator_memories", a.actuator_memories},
+            {"overhead", a.overhead},
+            {"total", a.total()}}},
+          {"overhead_fraction", p.chip.overhead_fraction},
+          {"cell_storage", storage_json(c.storage)},
+          {"actuator_memories", actuators_json(c.actuators)},
+          {"power",
+           {{"uncapped_w", c.power_uncapped_w},
+            {"w", r.power_w},
+            {"clock_capped", c.stretch > 1},
+            {"period_stretch", c.stretch},
+            {"fits", c.power_fits}}},
+          {"sram",
+           {{"um2_per_bit", p.chip.sram_um2_per_bit},
+            {"fj_per_bit", p.chip.sram_fj_per_bit},
+            {"leakage_pw_per_bit", p.chip.sram_leakage_pw_per_bit},
+            {"register_words", p.chip.register_words},
+            {"at", "45 nm, scaled to the node"}}}};
+}
+
+// The chip's line: its area split, what bound the mesh, the power cap.
+std::string chip_summary(const PhysicalResult& r) {
+  if (!r.chip) return "";
+  const ChipResult& c = *r.chip;
+  const std::string clock = c.stretch > 1
+                                ? "stretched x" + std::to_string(c.stretch) + " to fit the power"
+                                : "not capped by power";
+  char chip[400];
+  std::snprintf(chip, sizeof chip,
+                "  chip %.4g mm^2 (cells %.4g, storage %.4g %s, buses %.4g, actuator memories "
+                "%.4g, overhead %.4g), %s; clock %s\n",
+                r.area.total(), r.area.cells, r.area.storage, c.storage.sram ? "SRAM" : "registers",
+                r.area.buses, r.area.actuator_memories, r.area.overhead, c.bound.c_str(),
+                clock.c_str());
+  return chip;
+}
+
 }  // namespace
 
-json physical_json(const PhysicalResult& r, const PhysicalParams& p) {
+json physical_json(const PhysicalResult& r, const PhysicalParams& p, const Plan& plan) {
   json stages = json::array();
   for (const StagePhysical& s : r.stages) stages.push_back(stage_json(s));
   const PhysicalEnergy& e = r.energy;
-  return {{"technology", technology_json(r, p)},
-          {"period_ps", r.period_ps},
-          {"critical_path_ps", path_json(r.stages[r.critical_stage].path)},
-          {"critical_stage", r.stages[r.critical_stage].axis},
-          {"per_stage", stages},
-          {"seconds", r.seconds},
-          {"throughput_gmacs", r.throughput_gmacs},
-          {"energy_j",
-           {{"dynamic", e.dynamic()},
-            {"static", e.static_},
-            {"total", e.total()},
-            {"breakdown",
-             {{"mac", e.mac}, {"x_bus", e.x_bus}, {"y_bus", e.y_bus}, {"cells", e.cells}}}}},
-          {"power_w", r.power_w},
-          {"edp_js", r.edp_js},
-          {"area_mm2",
-           {{"cells", r.area.cells},
-            {"buses", r.area.buses},
-            {"total", r.area.total()},
-            {"footprint", r.area.footprint}}},
-          {"cell_pitch_um", r.cell_pitch_um},
-          {"hop_um", r.hop_um},
-          {"parameters", parameters_json(r, p)}};
+  json out = {{"technology", technology_json(r, p)},
+              {"period_ps", r.period_ps},
+              {"critical_path_ps", path_json(r.stages[r.critical_stage].path)},
+              {"critical_stage", r.stages[r.critical_stage].axis},
+              {"per_stage", stages},
+              {"seconds", r.seconds},
+              {"throughput_gmacs", r.throughput_gmacs},
+              {"energy_j",
+               {{"dynamic", e.dynamic()},
+                {"static", e.static_},
+                {"total", e.total()},
+                {"breakdown",
+                 {{"mac", e.mac}, {"x_bus", e.x_bus}, {"y_bus", e.y_bus}, {"cells", e.cells}}}}},
+              {"power_w", r.power_w},
+              {"edp_js", r.edp_js},
+              {"area_mm2",
+               {{"cells", r.area.cells},
+                {"buses", r.area.buses},
+                {"total", r.area.total()},
+                {"footprint", r.area.footprint}}},
+              {"cell_pitch_um", r.cell_pitch_um},
+              {"hop_um", r.hop_um},
+              {"parameters", parameters_json(r, p)}};
+  if (!r.chip) return out;
+  out["chip"] = chip_json(r, p, plan);
+  out["energy_j"]["breakdown"]["cell_storage"] = e.storage;
+  out["energy_j"]["breakdown"]["actuator_memories"] = e.actuator_memories;
+  out["area_mm2"]["cell_storage"] = r.area.storage;
+  out["area_mm2"]["actuator_memories"] = r.area.actuator_memories;
+  out["area_mm2"]["overhead"] = r.area.overhead;
+  return out;
 }
 
 std::string physical_summary_line(const PhysicalResult& r, const PhysicalParams& p) {
@@ -121,7 +204,7 @@ std::string physical_summary_line(const PhysicalResult& r, const PhysicalParams&
                 to_string(p.timing.clock).c_str(), r.period_ps * 1e-3, c.x_bus * 1e-3,
                 c.y_bus * 1e-3, c.mac * 1e-3, c.overhead * 1e-3, r.seconds, r.energy.total(),
                 r.power_w, r.area.total(), r.cell_pitch_um);
-  return buf;
+  return buf + chip_summary(r);
 }
 
 }  // namespace triada

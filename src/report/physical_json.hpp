@@ -8,7 +8,8 @@
 
 namespace triada {
 
-nlohmann::json physical_json(const PhysicalResult& r, const PhysicalParams& p);
+// `plan`: the mesh and fold the chip section names.
+nlohmann::json physical_json(const PhysicalResult& r, const PhysicalParams& p, const Plan& plan);
 std::string physical_summary_line(const PhysicalResult& r, const PhysicalParams& p);
 
 }  // namespace triada

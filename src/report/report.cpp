@@ -167,7 +167,7 @@ json make_report(const Plan& plan, const RunCounters& rc, const ReportContext& c
   r["executor"] = ctx.executor;
   r["kernels"] = ctx.kernels;
   if (!ctx.precision.empty()) r["precision"] = ctx.precision;
-  if (ctx.physical) r["physical"] = physical_json(*ctx.physical, ctx.physical_params);
+  if (ctx.physical) r["physical"] = physical_json(*ctx.physical, ctx.physical_params, plan);
   r["stage_seconds"] = rc.stage_seconds;
   r["stage_time"] = stage_time_json(rc, ctx.model);
   if (!ctx.model.empty()) r["time_model"] = time_model_json(ctx.machine, ctx.model);
