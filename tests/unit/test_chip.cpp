@@ -1,0 +1,257 @@
+// The chip around the mesh (doc/physical.md §4.1-4.3): the sizer against a brute-force
+// search with its own area formula written here from the doc's equations, the budgets
+// honoured, the cells' storage and the actuators' memories in closed form, and the bare
+// mesh unchanged without [chip] keys.
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "config/options.hpp"
+#include "counters/counters.hpp"
+#include "physical/chip.hpp"
+#include "physical/physical_model.hpp"
+#include "report/physical_json.hpp"
+#include "support/catch.hpp"
+
+using namespace triada;
+
+namespace {
+
+ChipProblem problem(ext3 n, ext3 k, CellMode mode = CellMode::fp64) {
+  ChipProblem q;
+  q.in_shape = n;
+  q.out_shape = k;
+  q.mode = mode;
+  q.energy = EnergyModel{};
+  return q;
+}
+
+PhysicalResult run_on(const ChipProblem& q, const ext3& mesh, const PhysicalParams& p) {
+  const Plan plan = chip_plan(q, mesh);
+  return physical_model(plan, dense_run_counters(plan, 1), p, q.energy, q.mode, q.complex_data);
+}
+
+// The die of doc/physical.md §4.1-4.3, stacked layout, written from the doc: the cell's logic
+// (MAC, two operand latches), its 2 b words of storage, its tracks and via, its pitch; the
+// actuators' N_s K_s words; the overhead share of the budget.
+struct OwnDie {
+  double mm2 = 0, leakage_w = 0;
+};
+OwnDie own_die(const ChipProblem& q, const ext3& P, const PhysicalParams& p) {
+  const NodeScaling s = scaling_from_45nm(p.technology.node_nm, nominal_vdd(p.technology.node_nm));
+  const double bits = q.mode == CellMode::fp64 ? 64 : 32;
+  double b = 1, cells = 1, act_bits = 0;
+  for (int d = 0; d < 3; ++d) {
+    const index_t v = std::max(q.in_shape[d], q.out_shape[d]);
+    b *= double((v + P[d] - 1) / P[d]);
+    cells *= double(P[d]);
+    act_bits += double(q.in_shape[d]) * double(q.out_shape[d]) * bits;
+  }
+  const ChipParams& c = p.chip;
+  const bool sram = 2 * b > double(c.register_words);
+  const double store = s.area * 2 * b * bits * (sram ? c.sram_um2_per_bit : p.area.bit_um2);
+  const double logic = s.area * (p.area.mac_um2[0] + 2 * bits * p.area.bit_um2);
+  const double t = 2 * bits * p.area.wire_pitch_um * std::sqrt(s.area);
+  const double via = bits * p.area.via_um2_per_bit;
+  const double pitch = (t + std::sqrt(t * t + 4 * (logic + store + via))) / 2;
+  OwnDie d;
+  d.mm2 = cells * (logic + store + t * pitch + via) * 1e-6 +
+          act_bits * c.sram_um2_per_bit * s.area * 1e-6 + c.overhead_fraction * *c.area_mm2;
+  const double sram_bits = act_bits + (sram ? cells * 2 * b * bits : 0);
+  d.leakage_w = (sram_bits * c.sram_leakage_pw_per_bit * 1e-12 +
+                 cells * p.energy.leakage_uw_per_cell * 1e-6) *
+                s.power;
+  return d;
+}
+
+// Every mesh P_d <= max(N_d, K_d): the least time among those that fit, ties fewer cells.
+std::optional<ext3> brute_force(const ChipProblem& q, const PhysicalParams& p) {
+  std::optional<ext3> best;
+  double best_s = 0, best_cells = 0;
+  const index_t v1 = std::max(q.in_shape[0], q.out_shape[0]);
+  const index_t v2 = std::max(q.in_shape[1], q.out_shape[1]);
+  const index_t v3 = std::max(q.in_shape[2], q.out_shape[2]);
+  for (index_t a = 1; a <= v1; ++a)
+    for (index_t b = 1; b <= v2; ++b)
+      for (index_t c = 1; c <= v3; ++c) {
+        const ext3 m{a, b, c};
+        const OwnDie d = own_die(q, m, p);
+        if (d.mm2 > *p.chip.area_mm2 * (1 - 1e-12)) continue;
+        if (p.chip.power_w && d.leakage_w >= *p.chip.power_w) continue;
+        const double t = run_on(q, m, p).seconds, cells = double(a * b * c);
+        if (!best || t < best_s || (t == best_s && cells < best_cells)) {
+          best = m;
+          best_s = t;
+          best_cells = cells;
+        }
+      }
+  return best;
+}
+
+PhysicalParams budget(double mm2, std::optional<double> w = std::nullopt) {
+  PhysicalParams p;
+  p.technology.node_nm = 7;
+  p.chip.area_mm2 = mm2;
+  p.chip.power_w = w;
+  p.chip.register_words = 8;  // small folds reach SRAM
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("the chip sizer finds the brute-force search's mesh", "[chip]") {
+  for (const auto& [n, k] :
+       std::vector<std::pair<ext3, ext3>>{{{6, 5, 4}, {6, 5, 4}}, {{4, 7, 3}, {5, 2, 6}}}) {
+    const ChipProblem q = problem(n, k);
+    const double full = own_die(q, {6, 7, 6}, budget(1e9)).mm2 - 0.2 * 1e9;
+    for (double share : {0.02, 0.05, 0.1, 0.3, 0.6, 1.0, 2.0}) {
+      const PhysicalParams p = budget(full * share / 0.8);
+      CAPTURE(n, k, share);
+      const std::optional<ext3> want = brute_force(q, p);
+      if (!want) {
+        CHECK_THROWS_AS(size_chip(q, p), config_error);
+        continue;
+      }
+      CHECK(size_chip(q, p) == *want);
+    }
+  }
+}
+
+TEST_CASE("the chip's area and power never exceed the budgets", "[chip]") {
+  const ChipProblem q = problem({12, 10, 8}, {12, 10, 8});
+  const double full = run_on(q, {12, 10, 8}, budget(1e9)).area.total() - 0.2 * 1e9;
+  for (double share : {0.05, 0.2, 0.5, 1.5})
+    for (double watts : {1e-3, 0.05, 1.0, 100.0}) {
+      const PhysicalParams p = budget(full * share, watts);
+      CAPTURE(share, watts);
+      std::optional<ext3> mesh;
+      try {
+        mesh = chip_mesh(q, p, std::nullopt);
+      } catch (const config_error&) {
+        continue;  // nothing fits: the refusal is tested below
+      }
+      const PhysicalResult r = run_on(q, *mesh, p);
+      REQUIRE(r.chip);
+      CHECK(r.area.total() <= *p.chip.area_mm2);
+      CHECK(r.power_w <= watts);
+      const PhysicalResult uncapped = run_on(q, *mesh, budget(full * share));
+      CHECK(r.seconds == Approx(uncapped.seconds * r.chip->stretch).epsilon(1e-12));
+      CHECK(r.chip->stretch >= 1);
+      if (uncapped.power_w > watts) {
+        CHECK(r.chip->stretch > 1);
+        CHECK(r.power_w == Approx(watts).epsilon(1e-9));
+      }
+    }
+}
+
+TEST_CASE("no mesh fits: one line saying what the storage needs", "[chip]") {
+  const ChipProblem q = problem({64, 64, 64}, {64, 64, 64});
+  PhysicalParams p = budget(0.5);
+  p.chip.register_words = 32;
+  const double words = 2.0 * 64 * 64 * 64 + 3.0 * 64 * 64;  // cells' V and W, the actuators'
+  const double need = words * 64 * p.chip.sram_um2_per_bit * 0.059 * 1e-6;
+  CHECK_THROWS_WITH(size_chip(q, p), Catch::Contains("fits chip.area_mm2 = 0.5 mm^2") &&
+                                         Catch::Contains("storage alone") &&
+                                         Catch::Contains(std::to_string(need).substr(0, 4)));
+}
+
+TEST_CASE("a cell's storage: flip-flops up to register_words, SRAM beyond", "[chip]") {
+  ChipParams c;
+  c.register_words = 12;
+  const AreaParams a;
+  const NodeScaling s = scaling_from_45nm(45, 1.0);
+  const CellStorage regs = cell_storage({2, 3, 1}, 64, c, a, s);  // 12 words
+  CHECK(regs.words == 12);
+  CHECK(regs.bits == 768);
+  CHECK_FALSE(regs.sram);
+  CHECK(regs.um2 == Approx(768 * a.bit_um2));
+  CHECK(regs.fj_per_mac == 0);
+  const CellStorage sram = cell_storage({2, 3, 2}, 32, c, a, s);  // 24 words of 32 bits
+  CHECK(sram.sram);
+  CHECK(sram.um2 == Approx(768 * c.sram_um2_per_bit));
+  CHECK(sram.fj_per_mac == Approx(3 * 32 * c.sram_fj_per_bit));
+  CHECK(sram.leakage_w == Approx(768 * c.sram_leakage_pw_per_bit * 1e-12));
+  const NodeScaling n7 = scaling_from_45nm(7, 0.7);
+  const CellStorage small = cell_storage({2, 3, 2}, 32, c, a, n7);
+  CHECK(small.um2 == Approx(sram.um2 * n7.area));
+  CHECK(small.fj_per_mac == Approx(sram.fj_per_mac * n7.energy));
+  CHECK(small.leakage_w == Approx(sram.leakage_w * n7.power));
+}
+
+TEST_CASE("the actuators' memories hold N_s x K_s words and stream heads words a period",
+          "[chip]") {
+  const ChipProblem q = problem({4, 5, 6}, {3, 5, 2});
+  PhysicalParams p;
+  p.chip.mesh = ext3{2, 5, 3};
+  const PhysicalResult r = run_on(q, *p.chip.mesh, p);
+  REQUIRE(r.chip);
+  double words = 0;
+  for (const ActuatorMemory& m : r.chip->actuators) {
+    const int d = m.axis - 1;
+    CHECK(m.words == std::uint64_t(q.in_shape[d] * q.out_shape[d]));
+    CHECK(m.heads == std::uint64_t(std::max(q.in_shape[d], q.out_shape[d])));
+    CHECK(m.gbytes_per_s == Approx(double(m.heads) * 8 / r.period_ps * 1e3));
+    words += double(m.words);
+  }
+  CHECK(r.area.actuator_memories == Approx(words * 64 * p.chip.sram_um2_per_bit * 1e-6));
+  CHECK(r.energy.actuator_memories ==
+        Approx(double(dense_run_counters(chip_plan(q, *p.chip.mesh)).total(Counter::x_bus_sends)) *
+               64 * p.chip.sram_fj_per_bit * 1e-15));
+  // priced: the overhead is its share of the whole
+  CHECK(r.area.overhead == Approx(0.2 * r.area.total()));
+  CHECK(r.chip->bound == "given (chip.mesh)");
+}
+
+TEST_CASE("without [chip] keys the physical section is the bare mesh's", "[chip]") {
+  const ChipProblem q = problem({8, 6, 4}, {8, 6, 4});
+  for (const ext3& mesh : {ext3{8, 6, 4}, ext3{3, 2, 2}}) {
+    const Plan plan = chip_plan(q, mesh);
+    const RunCounters rc = dense_run_counters(plan, 1);
+    const PhysicalParams bare;
+    PhysicalParams other;  // the chip's constants alone change nothing
+    other.chip.sram_um2_per_bit = 99;
+    other.chip.sram_fj_per_bit = 99;
+    other.chip.register_words = 0;
+    other.chip.overhead_fraction = 0.5;
+    const PhysicalResult r = physical_model(plan, rc, bare, q.energy, q.mode, false);
+    const nlohmann::json j = physical_json(r, bare, plan);
+    CHECK_FALSE(r.chip);
+    CHECK_FALSE(j.contains("chip"));
+    CHECK(j == physical_json(physical_model(plan, rc, other, q.energy, q.mode, false), bare, plan));
+    std::vector<std::string> keys;
+    for (const auto& [k, v] : j["area_mm2"].items()) keys.push_back(k);
+    CHECK(keys == std::vector<std::string>{"buses", "cells", "footprint", "total"});
+    CHECK(j["energy_j"]["breakdown"].size() == 4);
+    // the bare cell: MAC and 2 b + 2 registers of 64 bits (doc/physical.md §4)
+    const double b = double(plan.fold[0] * plan.fold[1] * plan.fold[2]);
+    const double cells = double(mesh[0] * mesh[1] * mesh[2]);
+    CHECK(r.area.cells ==
+          Approx(cells * (bare.area.mac_um2[0] + (2 * b + 2) * 64 * bare.area.bit_um2) * 1e-6));
+  }
+}
+
+TEST_CASE("bad [chip] keys give one clear line", "[chip][options]") {
+  const auto fails = [](const std::string& key, const std::string& value, const std::string& part) {
+    CAPTURE(key, value);
+    CHECK_THROWS_AS(mesh_config("", {{key, value}}), config_error);
+    CHECK_THROWS_WITH(mesh_config("", {{key, value}}), Catch::Contains(part));
+  };
+  fails("chip.area_mm2", "-5", "--chip.area_mm2");
+  fails("chip.area_mm2", "nan", "--chip.area_mm2");
+  fails("chip.area_mm2", "0", "--chip.area_mm2");
+  fails("chip.power_w", "0", "--chip.power_w");
+  fails("chip.power_w", "inf", "--chip.power_w");
+  fails("chip.overhead_fraction", "1", "--chip.overhead_fraction");
+  fails("chip.overhead_fraction", "-0.1", "--chip.overhead_fraction");
+  fails("chip.mesh", "4,0,4", "--chip.mesh");
+  fails("chip.mesh", "big", "--chip.mesh");
+  fails("chip.sram_um2_per_bit", "0", "--chip.sram_um2_per_bit");
+  fails("chip.register_words", "-1", "--chip.register_words");
+  fails("chip.size", "1", "chip.size");
+  CHECK_THROWS_WITH(mesh_config("", {{"mesh.cells", "2,2,2"}, {"chip.area_mm2", "100"}}),
+                    Catch::Contains("--mesh.cells") && Catch::Contains("area_mm2"));
+  const MeshConfig ok = mesh_config("", {{"chip.area_mm2", "814"}, {"chip.mesh", "4,4,2"}});
+  CHECK(*ok.physical.chip.area_mm2 == 814);
+  CHECK(*ok.physical.chip.mesh == ext3{4, 4, 2});
+}
