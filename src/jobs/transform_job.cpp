@@ -465,7 +465,9 @@ PlanRequest transform_plan_request(const TransformConfig& cfg, const Plan& plan)
   PlanRequest req;
   req.in_shape = plan.in_shape;
   req.out_shape = plan.out_shape;
-  req.mesh = plan.mesh;
+  ext3 full{};
+  for (int d = 0; d < 3; ++d) full[d] = std::max(plan.in_shape[d], plan.out_shape[d]);
+  if (plan.mesh != full) req.mesh = plan.mesh;  // the full mesh is the default's
   req.stage_order = cfg.stage_order;
   req.grid = cfg.mesh.grid;
   req.actuators = cfg.mesh.actuators;
