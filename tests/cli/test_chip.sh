@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# triada-transform with a [chip] area budget (doc/physical.md §4.1): --model-only, --dry-run
+# and a real run all plan on the mesh the sizer picks (the report's physical.chip.mesh),
+# not the full mesh; the real run's output equals, bitwise, the same run with --mesh.cells
+# set to that mesh. With [memory] kind set, a problem too large for the die is tiled.
+# Run by ctest (label cli).
+set -euo pipefail
+
+# shellcheck source=tests/cli/lib_check.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib_check.sh"
+
+APP="$TRIADA_BIN/triada-transform"
+
+in_scratch_dir chip
+
+ok() {
+  run_np 1 "$APP" "$@"
+  [[ $rc -eq 0 ]] || fail "$*: exit $rc: $(cat err.txt)"
+}
+
+# A budget that folds 24x20x16 (fp64 DCT at 7 nm) onto a smaller mesh.
+CHIP=(-t dct --chip.area_mm2 0.5 --technology.node_nm 7)
+
+ok --model-only 24,20,16 "${CHIP[@]}" --report model.json
+ok --model-only 24,20,16 "${CHIP[@]}" --dry-run --report dry.json
+pycheck "--model-only and --dry-run plan on the sized mesh, folded" '
+m, d = (json.load(open(f)) for f in a)
+sized = m["physical"]["chip"]["mesh"]
+assert sized != [24, 20, 16], sized
+assert m["mesh"]["cells"] == sized, (m["mesh"], sized)
+assert d["physical"]["chip"]["mesh"] == sized, d["physical"]["chip"]
+assert d["layout"]["mesh"] == sized, d["layout"]
+fold = [-(-v // p) for v, p in zip([24, 20, 16], sized)]
+assert m["mesh"]["fold"] == fold and d["layout"]["fold"] == fold, (m["mesh"], d["layout"])
+' model.json dry.json
+
+"$TRIADA_BIN/triada-gen" -o x.h5 --shape 24,20,16 >/dev/null
+ok -i x.h5 -o sized.h5 "${CHIP[@]}" --report run.json
+mesh=$("$PYTHON" -c 'import json; print(",".join(map(str, json.load(open("model.json"))["physical"]["chip"]["mesh"])))')
+ok -i x.h5 -o fixed.h5 -t dct --technology.node_nm 7 --mesh.cells "$mesh" --report fixed.json
+pycheck "the run's mesh is the sized one and its output that of --mesh.cells $mesh, bitwise" '
+import h5py, numpy as np
+run, fixed = (json.load(open(f)) for f in a[:2])
+assert run["mesh"]["cells"] == run["physical"]["chip"]["mesh"] == fixed["mesh"]["cells"]
+assert run["mesh"]["cells"] != [24, 20, 16] and run["mesh"]["fold"] != [1, 1, 1], run["mesh"]
+y, z = (h5py.File(f, "r")["y"][...] for f in a[2:])
+assert y.shape == (24, 20, 16) and y.tobytes() == z.tobytes()
+' run.json fixed.json sized.h5 fixed.h5
+
+summary
