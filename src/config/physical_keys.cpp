@@ -53,6 +53,12 @@ constexpr KeySpec kKeys[] = {
     {"chip.sram_um2_per_bit", "1.215", "one SRAM bit with its share of the macro (um^2, 45 nm)"},
     {"chip.sram_fj_per_bit", "156.25", "one SRAM bit read or written (fJ, 45 nm)"},
     {"chip.sram_leakage_pw_per_bit", "1000", "leakage of one SRAM bit (pW, 45 nm)"},
+    {"memory.kind", "none",
+     "off-chip memory: none (the tensor already in the cells) | hbm3 | hbm2e | ddr5"},
+    {"memory.gbps", "auto", "off-chip bandwidth per chip (GB/s = 1e9 B/s); auto = the kind's"},
+    {"memory.pj_per_bit", "auto", "off-chip energy per bit moved (pJ); auto = the kind's"},
+    {"memory.overlap", "none",
+     "none: memory time adds to compute; double_buffer: each pass takes the longer"},
 };
 
 // A model constant in `unit`: within [1e-6, 1e9] of it (doc/transform.md "Mesh configs"); 0 too
@@ -150,6 +156,17 @@ ChipParams chip_from(const po::variables_map& vm, const KeySource& src) {
   return c;
 }
 
+MemoryParams memory_from(const po::variables_map& vm, const KeySource& src) {
+  MemoryParams m;
+  m.kind =
+      choice(src, "memory.kind", [&] { return parse_memory_kind(key_text(vm, "memory.kind")); });
+  m.overlap = choice(src, "memory.overlap",
+                     [&] { return parse_overlap(key_text(vm, "memory.overlap")); });
+  m.gbps = number_or_auto(vm, src, "memory.gbps", Quantity{"GB/s", 1e-6, 1e12});
+  m.pj_per_bit = number_or_auto(vm, src, "memory.pj_per_bit", Quantity{"pJ", 1e-6, 1e6, true});
+  return m;
+}
+
 }  // namespace
 
 void add_physical_options(po::options_description& d) {
@@ -173,6 +190,7 @@ PhysicalParams physical_from(const po::variables_map& vm, const KeySource& src) 
   p.energy = energy_from(vm, src);
   p.area = area_from(vm, src);
   p.chip = chip_from(vm, src);
+  p.memory = memory_from(vm, src);
   return p;
 }
 

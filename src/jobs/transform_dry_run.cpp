@@ -133,7 +133,7 @@ void model_run(const TransformConfig& cfg, DryRun& d) {
                     reference ? PivotMessages::counted : PivotMessages::planes, d.dense);
   d.energy = cfg.mesh.energy_for(d.complex_run);
   d.physical = physical_model(d.plan, d.dense, cfg.mesh.physical, d.energy, cfg.mesh.cell_mode,
-                              d.complex_run);
+                              d.complex_run, !d.names.initial.empty());
   d.verdict = judge_layout(d.plan);
   d.choices = good_layouts_for(cfg, d.plan);
 }
@@ -153,7 +153,7 @@ DryRun make_dry_run(const TransformConfig& cfg, MPI_Comm world, TextOutput& repo
   DryRun d;
   const ProblemFacts f = agreed_shapes(cfg, world, d.names, report);
   d.complex_run = f.complex_run();
-  d.plan = transform_plan(cfg, world, f.in_shape, f.out_shape, d.complex_run);
+  d.plan = transform_plan(cfg, world, f);
   MemoryModelOptions mem;
   MemoryPrediction mine;
   const std::string what = "the memory of a run on shape " + to_string(f.in_shape);

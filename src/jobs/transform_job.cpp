@@ -94,6 +94,7 @@ void check_initial(const TensorInfo& y0, const std::string& name, ProblemFacts& 
     throw input_error(name + ": --initial is complex (" + y0.type_name +
                       "), but the output of this transform is real");
   f.initial_complex = y0.is_complex ? 1 : 0;
+  f.initial = 1;
 }
 
 // C_axis's facts without building or reading it: K and whether it is complex.
@@ -325,7 +326,7 @@ nlohmann::json report_on_rank0(Job& job, const RunCounters& rc, const EngineOpti
   ctx.esop = cfg.mesh.mode == Mode::esop;
   ctx.energy = cfg.mesh.energy_for(is_complex_v<T>);
   ctx.physical = physical_model(job.plan, rc, cfg.mesh.physical, ctx.energy, cfg.mesh.cell_mode,
-                                is_complex_v<T>);
+                                is_complex_v<T>, !job.names.initial.empty());
   ctx.physical_params = cfg.mesh.physical;
   ctx.machine = cfg.mesh.machine;
   ctx.model = model_stages(job.plan, cfg.mesh.machine, sizeof(T), model_transport(cfg.transport),
@@ -474,26 +475,26 @@ PlanRequest transform_plan_request(const TransformConfig& cfg, const Plan& plan)
   return req;
 }
 
-PlanRequest transform_plan_request(const TransformConfig& cfg, const ext3& in_shape,
-                                   const ext3& out_shape, bool complex_run) {
-  const ChipProblem chip{in_shape,           out_shape,   cfg.stage_order,
-                         cfg.mesh.cell_mode, complex_run, cfg.mesh.energy_for(complex_run)};
+PlanRequest transform_plan_request(const TransformConfig& cfg, const ProblemFacts& f) {
+  const bool complex_run = f.complex_run();
+  const ChipProblem chip{f.in_shape,          f.out_shape, cfg.stage_order,
+                         cfg.mesh.cell_mode, complex_run, cfg.mesh.energy_for(complex_run),
+                         f.initial != 0};
   Plan shapes;
-  shapes.in_shape = in_shape;
-  shapes.out_shape = out_shape;
+  shapes.in_shape = f.in_shape;
+  shapes.out_shape = f.out_shape;
   PlanRequest req = transform_plan_request(cfg, shapes);
   req.mesh = chip_mesh(chip, cfg.mesh.physical, cfg.mesh.cells);
   return req;
 }
 
-Plan transform_plan(const TransformConfig& cfg, MPI_Comm world, const ext3& in_shape,
-                    const ext3& out_shape, bool complex_run) {
+Plan transform_plan(const TransformConfig& cfg, MPI_Comm world, const ProblemFacts& facts) {
   // The grid is chosen on binary64 whatever the data: triada.layout() knows only shapes.
   GridModel model;
   model.machine = cfg.mesh.machine;
   model.transport = model_transport(cfg.transport);
   const Plan plan =
-      plan_for_world(world, transform_plan_request(cfg, in_shape, out_shape, complex_run), model,
+      plan_for_world(world, transform_plan_request(cfg, facts), model,
                      cfg.plan_world_size);
   if (!cfg.activity.empty()) mpi::collectively(world, [&] { check_activity_fits(plan); });
   return plan;
@@ -524,7 +525,7 @@ TransformResult run_transform(const TransformConfig& cfg, TransformTensors& tens
   Job job{cfg, tensors, {}, {}, {}, {}, {}, {}, world, out, std::chrono::steady_clock::now(), {}};
   job.provenance = run_provenance(world, "triada-transform", cfg.command_line);
   const ProblemFacts facts = agreed_facts(job);
-  job.plan = transform_plan(cfg, world, facts.in_shape, facts.out_shape, facts.complex_run());
+  job.plan = transform_plan(cfg, world, facts);
   job.ranks_per_node = model_ranks_per_node(cfg.mesh.machine, world);
   warn_poor_layout(cfg, job.plan, world);
 
@@ -570,7 +571,10 @@ TransformResult TransformJob::run(const ArrayInputs& in, MPI_Comm world, std::os
 }
 
 Plan TransformJob::plan(MPI_Comm world, const ext3& in_shape, const ext3& out_shape) const {
-  return transform_plan(cfg_, world, in_shape, out_shape, false);
+  ProblemFacts facts;
+  facts.in_shape = in_shape;
+  facts.out_shape = out_shape;
+  return transform_plan(cfg_, world, facts);
 }
 
 }  // namespace triada

@@ -82,8 +82,7 @@ TransformResult run_model_only(const TransformConfig& cfg, MPI_Comm world, std::
     });
   });
   mpi::bcast_bytes(world, std::span<ProblemFacts>(&facts, 1), 0);
-  const Plan plan =
-      transform_plan(cfg, world, facts.in_shape, facts.out_shape, facts.complex_run());
+  const Plan plan = transform_plan(cfg, world, facts);
   const bool complex_run = facts.complex_run();
   std::string summary;
   TransformResult result;

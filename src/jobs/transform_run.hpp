@@ -24,15 +24,14 @@ TransformResult run_transform(const TransformConfig& cfg, TransformTensors& tens
 
 // The request for a plan of cfg's run on these shapes (the world's size not yet set): its
 // mesh is [chip]'s (sized for a budget, physical/chip.hpp) or [mesh] cells.
-PlanRequest transform_plan_request(const TransformConfig& cfg, const ext3& in_shape,
-                                   const ext3& out_shape, bool complex_run);
+struct ProblemFacts;
+PlanRequest transform_plan_request(const TransformConfig& cfg, const ProblemFacts& facts);
 // The request that gives `plan`'s mesh again (its world's size not yet set).
 PlanRequest transform_plan_request(const TransformConfig& cfg, const Plan& plan);
 // The plan of a run of cfg on `world` for these shapes (what run_transform, --dry-run and
 // --model-only build): with [ranks] grid = auto, the grid the time model finds fastest
 // ([machine] keys); refused (collectively) where --activity's counts could not fit it.
-Plan transform_plan(const TransformConfig& cfg, MPI_Comm world, const ext3& in_shape,
-                    const ext3& out_shape, bool complex_run);
+Plan transform_plan(const TransformConfig& cfg, MPI_Comm world, const ProblemFacts& facts);
 // The time model's view of --transport.
 ModelTransport model_transport(PivotTransport t);
 
@@ -43,6 +42,7 @@ struct ProblemFacts {
   int input_complex = 0;
   int coeffs_complex = 0;
   int initial_complex = 0;  // --initial's Y0 (its shape is out_shape)
+  int initial = 0;          // 1: the run reads Y0
   bool complex_run() const { return input_complex || coeffs_complex; }
 };
 

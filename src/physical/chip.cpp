@@ -48,7 +48,9 @@ std::string watts(double w) {
                        ": the storage alone (cells' V and W, actuator memories) needs " +
                        mm2(std::min(full.storage_mm2, one.storage_mm2)) + " and the overhead " +
                        mm2(*p.chip.area_mm2 * p.chip.overhead_fraction) +
-                       " (off-chip tiling is not modelled)");
+                       (p.memory.modelled()
+                            ? " (tiled off chip: the cells hold one line of each stage)"
+                            : " (set [memory] kind to tile it off chip)"));
   throw config_error(what + " fits chip.power_w = " + watts(p.chip.power_w.value_or(0)) +
                      " and chip.area_mm2: the leakage of the smallest that fits the area is " +
                      watts(one.leakage_w));
@@ -72,7 +74,7 @@ Plan chip_plan(const ChipProblem& q, const ext3& mesh) {
 double chip_seconds(const ChipProblem& q, const ext3& mesh, const PhysicalParams& p) {
   const Plan plan = chip_plan(q, mesh);
   const RunCounters rc = dense_run_counters(plan, substeps(q.mode, q.complex_data));
-  return physical_model(plan, rc, p, q.energy, q.mode, q.complex_data).seconds;
+  return physical_model(plan, rc, p, q.energy, q.mode, q.complex_data, q.initial).seconds;
 }
 
 ext3 size_chip(const ChipProblem& q, const PhysicalParams& p) {

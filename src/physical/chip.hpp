@@ -20,6 +20,7 @@ struct ChipProblem {
   CellMode mode = CellMode::fp64;
   bool complex_data = false;
   EnergyModel energy;  // the run's per-event energies (its MAC term included)
+  bool initial = false;  // the run reads Y0 (off-chip traffic)
 };
 
 // The sizes worth trying along one axis of `v` virtual cells: for each fold f = ceil(v / P),

@@ -100,10 +100,10 @@ PhysicalParams::PhysicalParams() {
   }
 }
 
-CellStorage cell_storage(const ext3& fold, int word_bits, const ChipParams& c, const AreaParams& a,
-                         const NodeScaling& s) {
+CellStorage cell_storage(std::uint64_t block, int word_bits, const ChipParams& c,
+                         const AreaParams& a, const NodeScaling& s) {
   CellStorage st;
-  st.words = 2 * static_cast<std::uint64_t>(fold[0] * fold[1] * fold[2]);
+  st.words = 2 * block;
   st.bits = st.words * static_cast<std::uint64_t>(word_bits);
   st.sram = st.words > c.register_words;
   const double bits = double(st.bits);
@@ -155,23 +155,22 @@ NodeScaling node_of(const TechnologyParams& t) {
 // The cell: MAC, registers (V and W of each virtual cell it holds, plus the X and Y operand
 // latches) and its share of bus tracks; its pitch solves pitch^2 = logic + tracks * pitch
 // + vias unless given (doc/physical.md §4). With [chip], V and W are the cell's storage
-// (§4.2): flip-flops or SRAM, apart from the logic.
+// (§4.2): flip-flops or SRAM, apart from the logic. `block`: the virtual cells it holds.
 struct CellGeometry {
   double logic_um2 = 0, storage_um2 = 0, track_um = 0, via_um2 = 0, pitch_um = 0;
   double bus_um2() const { return track_um * pitch_um + via_um2; }
 };
 
 CellGeometry cell_geometry(const Plan& plan, const PhysicalParams& p, const NodeScaling& s,
-                           CellMode mode, int bits) {
+                           CellMode mode, int bits, std::uint64_t block) {
   const AreaParams& a = p.area;
   const double mac = a.mac_um2[static_cast<size_t>(mode)];
   CellGeometry g;
   if (p.chip.modelled()) {
     g.logic_um2 = s.area * (mac + 2.0 * bits * a.bit_um2);
-    g.storage_um2 = cell_storage(plan.fold, bits, p.chip, a, s).um2;
+    g.storage_um2 = cell_storage(block, bits, p.chip, a, s).um2;
   } else {
-    const double block = double(plan.fold[0]) * double(plan.fold[1]) * double(plan.fold[2]);
-    const double registers = 2 * block + 2;
+    const double registers = 2 * double(block) + 2;
     g.logic_um2 = s.area * (mac + registers * bits * a.bit_um2);
   }
   // stacked: the L and F lines of a tier cross the cell, the H line goes through a via;
@@ -321,12 +320,12 @@ struct Die {
 };
 
 Die die_of(const Plan& plan, const PhysicalParams& p, const NodeScaling& s, const CellGeometry& g,
-           int bits) {
+           int bits, std::uint64_t block) {
   const ChipParams& c = p.chip;
   const double cells = double(plan.mesh[0]) * double(plan.mesh[1]) * double(plan.mesh[2]);
   Die d;
   d.storage_mm2 = g.storage_um2 * cells * 1e-6;
-  d.sram_leakage_w = cell_storage(plan.fold, bits, c, p.area, s).leakage_w * cells;
+  d.sram_leakage_w = cell_storage(block, bits, c, p.area, s).leakage_w * cells;
   double actuator_bits = 0;
   for (const StagePlan& sp : plan.stages) actuator_bits += double(sp.n()) * double(sp.k()) * bits;
   d.actuator_mm2 = actuator_bits * c.sram_um2_per_bit * s.area * 1e-6;
@@ -370,8 +369,82 @@ void stretch_clock(PhysicalResult& r, double k, double leakage_w) {
   r.energy.static_ = leakage_w * r.seconds;
 }
 
-// With power_w: the least stretch k with dynamic / (seconds k) + leakage <= power_w.
-void cap_power(const PhysicalParams& p, double macs, PhysicalResult& r, ChipResult& c) {
+// End to end with the compute's seconds stretched by k: per pass their sum (overlap none)
+// or the longer of the two (double_buffer).
+double end_to_end(const OffChipResult& m, Overlap o, double k = 1) {
+  double t = 0;
+  for (const OffChipPass& ps : m.per_pass)
+    t += o == Overlap::double_buffer ? std::max(k * ps.compute_seconds, ps.memory_seconds)
+                                     : k * ps.compute_seconds + ps.memory_seconds;
+  return t;
+}
+
+// The off-chip bytes of a run of `passes` passes and their energy (doc/physical.md §4.4).
+OffChipResult offchip_traffic(const Env& e, int passes, std::uint64_t block, bool initial,
+                              PhysicalResult& r) {
+  OffChipResult m;
+  m.passes = passes;
+  m.held_block = block;
+  const double bw = e.p.memory.bandwidth_gbps() * 1e9;
+  for (const PassTraffic& t : pass_traffic(e.plan, passes, e.bits, initial)) {
+    m.bytes_read += t.bytes_read;
+    m.bytes_written += t.bytes_written;
+    m.coefficient_bytes += t.coefficient_bytes;
+    m.per_pass.push_back({t, 0, (t.bytes_read + t.bytes_written) / bw});
+    m.memory_seconds += m.per_pass.back().memory_seconds;
+  }
+  const double bytes = m.bytes_read + m.bytes_written;
+  r.energy.off_chip = bytes * 8 * e.p.memory.energy_pj_per_bit() * 1e-12;
+  m.flops_per_byte = 2 * double(e.rc.total(Counter::macs)) / bytes;
+  return m;
+}
+
+// seconds from the stages' (compute) seconds: end to end, the leakage over it, the power,
+// the throughput and the roofline point.
+void finish_offchip(const Env& e, PhysicalResult& r) {
+  OffChipResult& m = *r.memory;
+  m.compute_seconds = r.seconds;
+  for (OffChipPass& ps : m.per_pass) {
+    ps.compute_seconds = 0;
+    for (int i : ps.traffic.stages) ps.compute_seconds += r.stages[static_cast<size_t>(i)].seconds;
+  }
+  const double t = end_to_end(m, e.p.memory.overlap);
+  if (t != r.seconds && r.seconds > 0) r.energy.static_ *= t / r.seconds;
+  r.seconds = t;
+  const double macs = double(e.rc.total(Counter::macs));
+  m.compute_flops = m.compute_seconds > 0 ? 2 * macs / m.compute_seconds : 0;
+  m.ridge_flops_per_byte = m.compute_flops / (e.p.memory.bandwidth_gbps() * 1e9);
+  m.memory_bound = m.memory_seconds > m.compute_seconds;
+  r.throughput_gmacs = t > 0 ? macs / t * 1e-9 : 0;
+  r.power_w = t > 0 ? r.energy.total() / t : 0;
+}
+
+// The least stretch k of the compute's seconds whose average power fits: dynamic / T(k) +
+// leakage <= budget, T(k) the end-to-end seconds. Without off-chip memory T(k) = k T(1), a
+// closed form; with it, bisection below that form's k (which fits, as T(k) >= k compute).
+double least_stretch(const PhysicalResult& r, Overlap o, double dynamic, double leakage_w,
+                     double budget) {
+  const double compute = r.memory ? r.memory->compute_seconds : r.seconds;
+  const auto seconds_at = [&](double k) {
+    return r.memory ? end_to_end(*r.memory, o, k) : r.seconds * k;
+  };
+  const auto fits = [&](double k) { return dynamic / seconds_at(k) + leakage_w <= budget; };
+  double k = dynamic / (compute * (budget - leakage_w));
+  if (r.memory) {
+    double lo = 1, hi = std::max(1.0, k);
+    for (int i = 0; i < 200 && lo < hi && std::nextafter(lo, hi) < hi; ++i) {
+      const double mid = lo + (hi - lo) / 2;
+      (fits(mid) ? hi : lo) = mid;
+    }
+    k = hi;
+  }
+  while (!fits(k)) k = std::nextafter(k, 2 * k);
+  return k;
+}
+
+// With power_w: the clock stretched by the least k that fits the budget, end to end.
+void cap_power(const Env& e, PhysicalResult& r, ChipResult& c) {
+  const PhysicalParams& p = e.p;
   c.power_uncapped_w = r.power_w;
   if (!p.chip.power_w || r.seconds <= 0 || r.power_w <= *p.chip.power_w) return;
   const double budget = *p.chip.power_w, leakage_w = r.energy.static_ / r.seconds;
@@ -379,25 +452,31 @@ void cap_power(const PhysicalParams& p, double macs, PhysicalResult& r, ChipResu
     c.power_fits = false;
     return;
   }
-  const double dynamic = r.energy.dynamic();
-  double k = dynamic / (r.seconds * (budget - leakage_w));
-  const double t = r.seconds;
-  while (dynamic / (t * k) + leakage_w > budget) k = std::nextafter(k, 2 * k);
+  double k = least_stretch(r, p.memory.overlap, r.energy.dynamic(), leakage_w, budget);
+  const PhysicalResult uncapped = r;
+  for (;; k = std::nextafter(k, 2 * k)) {  // the report's own rounding must fit too
+    r = uncapped;
+    stretch_clock(r, k, leakage_w);
+    if (r.memory) {
+      finish_offchip(e, r);
+    } else {
+      r.power_w = r.energy.total() / r.seconds;
+      r.throughput_gmacs = double(e.rc.total(Counter::macs)) / r.seconds * 1e-9;
+    }
+    if (r.power_w <= budget) break;
+  }
   c.stretch = k;
-  stretch_clock(r, k, leakage_w);
-  r.power_w = r.energy.total() / r.seconds;
-  r.throughput_gmacs = macs / r.seconds * 1e-9;
 }
 
-// The die around the mesh: storage and actuator memories in area and energy, the overhead,
-// and the power cap (doc/physical.md §4.1-4.3).
-void price_chip(const Env& e, const CellGeometry& g, PhysicalResult& r) {
+// The die around the mesh: storage and actuator memories in area and energy, the overhead
+// (doc/physical.md §4.1-4.3).
+ChipResult price_chip(const Env& e, const CellGeometry& g, std::uint64_t block, PhysicalResult& r) {
   ChipResult c;
   c.budget_mm2 = e.p.chip.area_mm2;
   c.budget_w = e.p.chip.power_w;
-  c.storage = cell_storage(e.plan.fold, e.bits, e.p.chip, e.p.area, e.s);
+  c.storage = cell_storage(block, e.bits, e.p.chip, e.p.area, e.s);
   c.actuators = actuator_memories(e, r);
-  const Die d = die_of(e.plan, e.p, e.s, g, e.bits);
+  const Die d = die_of(e.plan, e.p, e.s, g, e.bits, block);
   r.area.storage = d.storage_mm2;
   r.area.actuator_memories = d.actuator_mm2;
   r.area.overhead = d.overhead_mm2;
@@ -407,10 +486,33 @@ void price_chip(const Env& e, const CellGeometry& g, PhysicalResult& r) {
   r.energy.actuator_memories = double(e.rc.total(Counter::x_bus_sends)) * fj * 1e-15;
   r.energy.static_ += d.sram_leakage_w * r.seconds;
   r.power_w = r.seconds > 0 ? r.energy.total() / r.seconds : 0;
-  cap_power(e.p, macs, r, c);
-  r.edp_js = r.energy.total() * r.seconds;
-  c.bound = chip_bound(e.plan, e.p, e.mode, e.complex_data);
-  r.chip = c;
+  return c;
+}
+
+// The passes over the tensor and the block a cell holds: one pass (the whole fold) unless
+// [memory] is set and an area budget given; then the fewest passes whose die fits, or the
+// most where none does (doc/physical.md §4.4).
+struct Tiling {
+  int passes = 1;
+  std::uint64_t block = 1;
+  CellGeometry g;
+  Die die;
+};
+
+Tiling tiling_of(const Plan& plan, const PhysicalParams& p, const NodeScaling& s, CellMode mode,
+                 int bits) {
+  const int most = p.memory.modelled() && p.chip.area_mm2
+                       ? std::max(1, static_cast<int>(plan.stages.size()))
+                       : 1;
+  Tiling t;
+  for (t.passes = 1;; ++t.passes) {
+    t.block = held_block(plan, t.passes, p.memory.overlap);
+    t.g = cell_geometry(plan, p, s, mode, bits, t.block);
+    t.die = die_of(plan, p, s, t.g, bits, t.block);
+    const bool fits = (!p.chip.area_mm2 || t.die.total_mm2 <= *p.chip.area_mm2) &&
+                      (!p.chip.power_w || t.die.leakage_w < *p.chip.power_w);
+    if (fits || t.passes == most) return t;
+  }
 }
 
 }  // namespace
@@ -422,24 +524,28 @@ int word_bits_of(CellMode mode, bool complex_data) {
 ChipFit chip_fit(const Plan& plan, const PhysicalParams& p, CellMode mode, bool complex_data) {
   const NodeScaling s = node_of(p.technology);
   const int bits = word_bits_of(mode, complex_data);
-  const Die d = die_of(plan, p, s, cell_geometry(plan, p, s, mode, bits), bits);
+  const Tiling t = tiling_of(plan, p, s, mode, bits);
+  const Die& d = t.die;
   ChipFit f;
   f.area_mm2 = d.total_mm2;
   f.storage_mm2 = d.storage_mm2 + d.actuator_mm2;
   f.leakage_w = d.leakage_w;
+  f.passes = t.passes;
   f.fits = (!p.chip.area_mm2 || d.total_mm2 <= *p.chip.area_mm2) &&
            (!p.chip.power_w || d.leakage_w < *p.chip.power_w);
   return f;
 }
 
 PhysicalResult physical_model(const Plan& plan, const RunCounters& rc, const PhysicalParams& p,
-                              const EnergyModel& energy, CellMode mode, bool complex_data) {
+                              const EnergyModel& energy, CellMode mode, bool complex_data,
+                              bool initial) {
   PhysicalResult r;
   r.node = node_of(p.technology);
   r.mode = mode;
   r.complex_data = complex_data;
   r.word_bits = word_bits_of(mode, complex_data);
-  const CellGeometry g = cell_geometry(plan, p, r.node, mode, r.word_bits);
+  const Tiling tiles = tiling_of(plan, p, r.node, mode, r.word_bits);
+  const CellGeometry& g = tiles.g;
   r.cell_pitch_um = g.pitch_um;
   r.hop_um = hops_um(plan, p.area, g.pitch_um);
   const Env e{plan,
@@ -464,7 +570,16 @@ PhysicalResult physical_model(const Plan& plan, const RunCounters& rc, const Phy
   r.area.buses = g.bus_um2() * cells * 1e-6;
   const double die_cells = p.area.layout == Layout::stacked ? cells / double(plan.mesh[2]) : cells;
   r.area.footprint = die_cells * g.pitch_um * g.pitch_um * 1e-6;
-  if (p.chip.modelled()) price_chip(e, g, r);
+  if (p.chip.modelled()) r.chip = price_chip(e, g, tiles.block, r);
+  if (p.memory.modelled()) {
+    r.memory = offchip_traffic(e, tiles.passes, tiles.block, initial, r);
+    finish_offchip(e, r);
+  }
+  if (r.chip) {
+    cap_power(e, r, *r.chip);
+    r.chip->bound = chip_bound(plan, p, mode, complex_data);
+  }
+  if (r.chip || r.memory) r.edp_js = r.energy.total() * r.seconds;
   return r;
 }
 

@@ -15,6 +15,7 @@
 #include "core/types.hpp"
 #include "counters/counters.hpp"
 #include "geometry/plan.hpp"
+#include "physical/offchip.hpp"
 #include "physical/technology.hpp"
 #include "precision/cell_mode.hpp"
 
@@ -114,6 +115,7 @@ struct PhysicalParams {
   WireEnergyParams energy;
   AreaParams area;
   ChipParams chip;
+  MemoryParams memory;
   PhysicalParams();  // the built-in defaults (= meshcfg/default.ini)
   bool operator==(const PhysicalParams&) const = default;
 };
@@ -141,8 +143,11 @@ struct StagePhysical {
 struct PhysicalEnergy {                             // joules
   double mac = 0, x_bus = 0, y_bus = 0, cells = 0;  // cells: receives and waits
   double storage = 0, actuator_memories = 0;        // SRAM accesses (chip only)
+  double off_chip = 0;                              // [memory] traffic
   double static_ = 0;
-  double dynamic() const { return mac + x_bus + y_bus + cells + storage + actuator_memories; }
+  double dynamic() const {
+    return mac + x_bus + y_bus + cells + storage + actuator_memories + off_chip;
+  }
   double total() const { return dynamic() + static_; }
 };
 
@@ -155,17 +160,17 @@ struct PhysicalArea {  // mm^2
 };
 
 // A cell's V and W words (doc/physical.md §4.2): flip-flops up to register_words, an SRAM
-// macro beyond.
+// macro beyond. `block`: the virtual cells it holds (the fold's product, or a tile's).
 struct CellStorage {
-  std::uint64_t words = 0;  // 2 b, b = fold1 fold2 fold3
+  std::uint64_t words = 0;  // 2 block
   std::uint64_t bits = 0;
   bool sram = false;
   double um2 = 0;         // at the node
   double fj_per_mac = 0;  // read W, write W, read V (SRAM; flip-flops: in the MAC's energy)
   double leakage_w = 0;   // per cell (SRAM; flip-flops: in leakage_uw_per_cell)
 };
-CellStorage cell_storage(const ext3& fold, int word_bits, const ChipParams& c, const AreaParams& a,
-                         const NodeScaling& s);
+CellStorage cell_storage(std::uint64_t block, int word_bits, const ChipParams& c,
+                         const AreaParams& a, const NodeScaling& s);
 
 // The actuators' memories (doc/physical.md §4.3): the N_s x K_s words of C_s each streams.
 struct ActuatorMemory {
@@ -186,6 +191,23 @@ struct ChipResult {
   std::string bound;       // what chose the mesh (set by the sizer's caller)
 };
 
+// The off-chip traffic of a run (doc/physical.md §4.4), with [memory] kind set.
+struct OffChipPass {
+  PassTraffic traffic;
+  double compute_seconds = 0, memory_seconds = 0;
+};
+struct OffChipResult {
+  int passes = 1;                // over the tensor: 1 when it fits on chip
+  std::uint64_t held_block = 1;  // virtual cells a cell holds (its tile)
+  double bytes_read = 0, bytes_written = 0, coefficient_bytes = 0;
+  double compute_seconds = 0, memory_seconds = 0;  // seconds: PhysicalResult::seconds
+  double flops_per_byte = 0;                       // operational intensity: 2 MACs / off-chip bytes
+  double compute_flops = 0;         // the mesh's modelled rate: 2 MACs / compute_seconds
+  double ridge_flops_per_byte = 0;  // compute_flops / bandwidth
+  bool memory_bound = false;        // memory_seconds > compute_seconds
+  std::vector<OffChipPass> per_pass;
+};
+
 struct PhysicalResult {
   NodeScaling node;
   CellMode mode = CellMode::fp64;
@@ -202,24 +224,29 @@ struct PhysicalResult {
   PhysicalArea area;
   double cell_pitch_um = 0;
   int word_bits = 64;
-  std::array<double, 3> hop_um{};  // distance between neighbouring cells per axis
-  std::optional<ChipResult> chip;  // with [chip] keys
+  std::array<double, 3> hop_um{};       // distance between neighbouring cells per axis
+  std::optional<ChipResult> chip;       // with [chip] keys
+  std::optional<OffChipResult> memory;  // with [memory] kind set; seconds is then end to end
 };
 
 // The model applied to a finished run. `energy` holds the per-event energies ([energy]
 // *_pj, 45 nm) and the run's MAC energy; `complex_data` doubles the word and follows the
-// mode's complex sub-steps.
+// mode's complex sub-steps; `initial`: the run reads Y0 (off-chip traffic only).
 PhysicalResult physical_model(const Plan& plan, const RunCounters& rc, const PhysicalParams& p,
-                              const EnergyModel& energy, CellMode mode, bool complex_data);
+                              const EnergyModel& energy, CellMode mode, bool complex_data,
+                              bool initial = false);
 
 // A word of the mode: 64 bits for fp64, 32 for the others, doubled for complex data.
 int word_bits_of(CellMode mode, bool complex_data);
 
 // The die a plan needs under p.chip, without counters (doc/physical.md §4.1): its area
 // (the overhead included), the storage's share (cells' V and W and the actuator memories)
-// and its leakage; `fits` the area and power budgets given.
+// and its leakage; `fits` the area and power budgets given. With [memory] kind set and an
+// area budget, the cells hold the tile of the fewest passes (§4.4) that fits, or of the
+// most passes where none does.
 struct ChipFit {
   double area_mm2 = 0, storage_mm2 = 0, leakage_w = 0;
+  int passes = 1;
   bool fits = true;
 };
 ChipFit chip_fit(const Plan& plan, const PhysicalParams& p, CellMode mode, bool complex_data);

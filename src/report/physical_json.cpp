@@ -155,6 +155,61 @@ std::string chip_summary(const PhysicalResult& r) {
   return chip;
 }
 
+// Off-chip memory: the kind, the passes and their bytes and seconds.
+json memory_json(const OffChipResult& m, const PhysicalParams& p, const PhysicalResult& r,
+                 const Plan& plan) {
+  json passes = json::array();
+  for (const OffChipPass& ps : m.per_pass) {
+    json axes = json::array();
+    for (int i : ps.traffic.stages) axes.push_back(plan.stages[static_cast<size_t>(i)].axis);
+    passes.push_back({{"axes", axes},
+                      {"bytes_read", ps.traffic.bytes_read},
+                      {"bytes_written", ps.traffic.bytes_written},
+                      {"coefficient_bytes", ps.traffic.coefficient_bytes},
+                      {"compute_seconds", ps.compute_seconds},
+                      {"memory_seconds", ps.memory_seconds}});
+  }
+  return {{"kind", to_string(p.memory.kind)},
+          {"gbps", p.memory.bandwidth_gbps()},
+          {"pj_per_bit", p.memory.energy_pj_per_bit()},
+          {"overlap", to_string(p.memory.overlap)},
+          {"passes", m.passes},
+          {"held_block", m.held_block},
+          {"bytes_read", m.bytes_read},
+          {"bytes_written", m.bytes_written},
+          {"coefficient_bytes", m.coefficient_bytes},
+          {"energy_j", r.energy.off_chip},
+          {"per_pass", passes}};
+}
+
+void add_memory(json& out, const PhysicalResult& r, const PhysicalParams& p, const Plan& plan) {
+  const OffChipResult& m = *r.memory;
+  out["compute_seconds"] = m.compute_seconds;
+  out["memory_seconds"] = m.memory_seconds;
+  out["bound"] = m.memory_bound ? "memory" : "compute";
+  out["roofline"] = {{"flops_per_byte", m.flops_per_byte},
+                     {"ridge_flops_per_byte", m.ridge_flops_per_byte},
+                     {"compute_flops", m.compute_flops},
+                     {"bytes_per_s", p.memory.bandwidth_gbps() * 1e9}};
+  out["memory"] = memory_json(m, p, r, plan);
+  out["energy_j"]["breakdown"]["off_chip"] = r.energy.off_chip;
+}
+
+// The off-chip line: passes, bytes, compute and memory seconds, the bound.
+std::string memory_summary(const PhysicalResult& r, const PhysicalParams& p) {
+  if (!r.memory) return "";
+  const OffChipResult& m = *r.memory;
+  char line[400];
+  std::snprintf(line, sizeof line,
+                "  memory %s %.4g GB/s, %s overlap: %d pass(es), %.4g B read, %.4g B written; "
+                "compute %.4g s, memory %.4g s, %s-bound (%.3g flop/B, ridge %.3g)\n",
+                to_string(p.memory.kind).c_str(), p.memory.bandwidth_gbps(),
+                to_string(p.memory.overlap).c_str(), m.passes, m.bytes_read, m.bytes_written,
+                m.compute_seconds, m.memory_seconds, m.memory_bound ? "memory" : "compute",
+                m.flops_per_byte, m.ridge_flops_per_byte);
+  return line;
+}
+
 }  // namespace
 
 json physical_json(const PhysicalResult& r, const PhysicalParams& p, const Plan& plan) {
@@ -184,6 +239,7 @@ json physical_json(const PhysicalResult& r, const PhysicalParams& p, const Plan&
               {"cell_pitch_um", r.cell_pitch_um},
               {"hop_um", r.hop_um},
               {"parameters", parameters_json(r, p)}};
+  if (r.memory) add_memory(out, r, p, plan);
   if (!r.chip) return out;
   out["chip"] = chip_json(r, p, plan);
   out["energy_j"]["breakdown"]["cell_storage"] = e.storage;
@@ -204,7 +260,7 @@ std::string physical_summary_line(const PhysicalResult& r, const PhysicalParams&
                 to_string(p.timing.clock).c_str(), r.period_ps * 1e-3, c.x_bus * 1e-3,
                 c.y_bus * 1e-3, c.mac * 1e-3, c.overhead * 1e-3, r.seconds, r.energy.total(),
                 r.power_w, r.area.total(), r.cell_pitch_um);
-  return buf + chip_summary(r);
+  return buf + chip_summary(r) + memory_summary(r, p);
 }
 
 }  // namespace triada

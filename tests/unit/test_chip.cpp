@@ -161,19 +161,19 @@ TEST_CASE("a cell's storage: flip-flops up to register_words, SRAM beyond", "[ch
   c.register_words = 12;
   const AreaParams a;
   const NodeScaling s = scaling_from_45nm(45, 1.0);
-  const CellStorage regs = cell_storage({2, 3, 1}, 64, c, a, s);  // 12 words
+  const CellStorage regs = cell_storage(6, 64, c, a, s);  // 12 words
   CHECK(regs.words == 12);
   CHECK(regs.bits == 768);
   CHECK_FALSE(regs.sram);
   CHECK(regs.um2 == Approx(768 * a.bit_um2));
   CHECK(regs.fj_per_mac == 0);
-  const CellStorage sram = cell_storage({2, 3, 2}, 32, c, a, s);  // 24 words of 32 bits
+  const CellStorage sram = cell_storage(12, 32, c, a, s);  // 24 words of 32 bits
   CHECK(sram.sram);
   CHECK(sram.um2 == Approx(768 * c.sram_um2_per_bit));
   CHECK(sram.fj_per_mac == Approx(3 * 32 * c.sram_fj_per_bit));
   CHECK(sram.leakage_w == Approx(768 * c.sram_leakage_pw_per_bit * 1e-12));
   const NodeScaling n7 = scaling_from_45nm(7, 0.7);
-  const CellStorage small = cell_storage({2, 3, 2}, 32, c, a, n7);
+  const CellStorage small = cell_storage(12, 32, c, a, n7);
   CHECK(small.um2 == Approx(sram.um2 * n7.area));
   CHECK(small.fj_per_mac == Approx(sram.fj_per_mac * n7.energy));
   CHECK(small.leakage_w == Approx(sram.leakage_w * n7.power));
