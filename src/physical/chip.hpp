@@ -19,7 +19,7 @@ struct ChipProblem {
   std::array<int, 3> stage_order{3, 1, 2};
   CellMode mode = CellMode::fp64;
   bool complex_data = false;
-  EnergyModel energy;  // the run's per-event energies (its MAC term included)
+  EnergyModel energy;    // the run's per-event energies (its MAC term included)
   bool initial = false;  // the run reads Y0 (off-chip traffic)
 };
 
