@@ -477,7 +477,7 @@ PlanRequest transform_plan_request(const TransformConfig& cfg, const Plan& plan)
 
 PlanRequest transform_plan_request(const TransformConfig& cfg, const ProblemFacts& f) {
   const bool complex_run = f.complex_run();
-  const ChipProblem chip{f.in_shape,          f.out_shape, cfg.stage_order,
+  const ChipProblem chip{f.in_shape,         f.out_shape, cfg.stage_order,
                          cfg.mesh.cell_mode, complex_run, cfg.mesh.energy_for(complex_run),
                          f.initial != 0};
   Plan shapes;
@@ -494,8 +494,7 @@ Plan transform_plan(const TransformConfig& cfg, MPI_Comm world, const ProblemFac
   model.machine = cfg.mesh.machine;
   model.transport = model_transport(cfg.transport);
   const Plan plan =
-      plan_for_world(world, transform_plan_request(cfg, facts), model,
-                     cfg.plan_world_size);
+      plan_for_world(world, transform_plan_request(cfg, facts), model, cfg.plan_world_size);
   if (!cfg.activity.empty()) mpi::collectively(world, [&] { check_activity_fits(plan); });
   return plan;
 }
