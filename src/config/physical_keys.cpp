@@ -160,8 +160,8 @@ MemoryParams memory_from(const po::variables_map& vm, const KeySource& src) {
   MemoryParams m;
   m.kind =
       choice(src, "memory.kind", [&] { return parse_memory_kind(key_text(vm, "memory.kind")); });
-  m.overlap = choice(src, "memory.overlap",
-                     [&] { return parse_overlap(key_text(vm, "memory.overlap")); });
+  m.overlap =
+      choice(src, "memory.overlap", [&] { return parse_overlap(key_text(vm, "memory.overlap")); });
   m.gbps = number_or_auto(vm, src, "memory.gbps", Quantity{"GB/s", 1e-6, 1e12});
   m.pj_per_bit = number_or_auto(vm, src, "memory.pj_per_bit", Quantity{"pJ", 1e-6, 1e6, true});
   return m;
