@@ -50,7 +50,7 @@ constexpr KeySpec kKeys[] = {
     {"chip.overhead_fraction", "0.2",
      "share of the die for I/O, clocking, power delivery and the off-chip interface"},
     {"chip.register_words", "32", "a cell's V and W words in flip-flops, at most; SRAM beyond"},
-    {"chip.sram_um2_per_bit", "1.215", "one SRAM bit with its share of the macro (um^2, 45 nm)"},
+    {"chip.sram_um2_per_bit", "0.692", "one SRAM bit with its share of the macro (um^2, 45 nm)"},
     {"chip.sram_fj_per_bit", "156.25", "one SRAM bit read or written (fJ, 45 nm)"},
     {"chip.sram_leakage_pw_per_bit", "1000", "leakage of one SRAM bit (pW, 45 nm)"},
     {"memory.kind", "none",

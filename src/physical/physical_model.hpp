@@ -102,7 +102,7 @@ struct ChipParams {
   std::optional<ext3> mesh;           // fixes the mesh (priced against the budget)
   double overhead_fraction = 0.2;     // of the die: I/O, clocking, power, off-chip interface
   std::uint64_t register_words = 32;  // a cell's V and W words held in flip-flops, at most
-  double sram_um2_per_bit = 1.215;    // an SRAM bit with its share of the macro
+  double sram_um2_per_bit = 0.692;    // an SRAM bit with its share of the macro
   double sram_fj_per_bit = 156.25;    // one bit read or written
   double sram_leakage_pw_per_bit = 1000;
   bool modelled() const { return area_mm2 || power_w || mesh; }
