@@ -2,7 +2,8 @@
 # triada-transform with a [chip] area budget (doc/physical.md §4.1): --model-only, --dry-run
 # and a real run all plan on the mesh the sizer picks (the report's physical.chip.mesh),
 # not the full mesh; the real run's output equals, bitwise, the same run with --mesh.cells
-# set to that mesh. With [memory] kind set, a problem too large for the die is tiled.
+# set to that mesh. A problem too large for the die is refused in one line, or with
+# [memory] kind set tiled in passes.
 # Run by ctest (label cli).
 set -euo pipefail
 
@@ -46,5 +47,18 @@ assert run["mesh"]["cells"] != [24, 20, 16] and run["mesh"]["fold"] != [1, 1, 1]
 y, z = (h5py.File(f, "r")["y"][...] for f in a[2:])
 assert y.shape == (24, 20, 16) and y.tobytes() == z.tobytes()
 ' run.json fixed.json sized.h5 fixed.h5
+
+# Too large for the die: refused with one line, unless [memory] tiles it in passes.
+TILE=(--model-only 48,40,32 -t dct --chip.area_mm2 0.3 --technology.node_nm 7)
+expect_error_np 1 2 "set \[memory\] kind to tile it off chip" "$APP" "${TILE[@]}"
+ok "${TILE[@]}" --memory.kind hbm3 --report tiled.json
+pycheck "tiled: the sized mesh in passes, within the budget, bytes as each pass moves them" '
+r = json.load(open(a[0]))
+p = r["physical"]
+assert r["mesh"]["cells"] == p["chip"]["mesh"]
+assert p["memory"]["passes"] in (2, 3) and p["chip"]["area_mm2"]["total"] <= 0.3, p["memory"]
+assert p["memory"]["bytes_read"] == sum(q["bytes_read"] for q in p["memory"]["per_pass"])
+assert abs(p["seconds"] / (p["compute_seconds"] + p["memory_seconds"]) - 1) < 1e-12
+' tiled.json
 
 summary
