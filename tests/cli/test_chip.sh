@@ -49,7 +49,8 @@ assert y.shape == (24, 20, 16) and y.tobytes() == z.tobytes()
 ' run.json fixed.json sized.h5 fixed.h5
 
 # Too large for the die: refused with one line, unless [memory] tiles it in passes.
-TILE=(--model-only 48,40,32 -t dct --chip.area_mm2 0.3 --technology.node_nm 7)
+SHAPE=48,40,32
+TILE=(--model-only "$SHAPE" -t dct --chip.area_mm2 0.3 --technology.node_nm 7)
 expect_error_np 1 2 "set \[memory\] kind to tile it off chip" "$APP" "${TILE[@]}"
 ok "${TILE[@]}" --memory.kind hbm3 --report tiled.json
 pycheck "tiled: the sized mesh in passes, within the budget, bytes as each pass moves them" '
