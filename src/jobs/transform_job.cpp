@@ -562,6 +562,13 @@ TransformResult TransformJob::run(const ArrayInputs& in, MPI_Comm world, std::os
   if (cfg_.dry_run || cfg_.model_shape)
     throw config_error(std::string(cfg_.dry_run ? "--dry-run" : "--model-only") +
                        " reads no arrays: run it without them");
+  // An initial output the config does not name would be dropped without a word.
+  mpi::collectively(world, [&] {
+    if (in.initial.given && cfg_.initial.file.empty())
+      throw config_error(
+          "initial: an array is given, but the config names no initial output (set "
+          "TransformConfig::initial to name it)");
+  });
   ArrayResult y;
   const std::unique_ptr<TransformTensors> arrays = array_tensors(cfg_, in, y);
   TransformResult result = run_transform(cfg_, *arrays, world, out);

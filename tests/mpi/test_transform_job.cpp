@@ -70,3 +70,35 @@ TEST_CASE("TransformJob runs a config struct on arrays: the direct DCT, dense co
   CHECK(r.counters.total(Counter::macs) == macs);
   CHECK(r.report["counters"]["macs"].get<std::uint64_t>() == macs);
 }
+
+TEST_CASE("TransformJob refuses, on every rank, an initial array its config does not name",
+          "[transform_job]") {
+  TransformConfig cfg;
+  cfg.input = {"x", ""};
+  cfg.output = {"y", ""};
+  cfg.transform_spec = "dct";
+  cfg.kinds = {TransformKind::dct, TransformKind::dct, TransformKind::dct};
+  cfg.mesh = parse_mesh_file("");
+  cfg.quiet = true;
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const std::vector<double> x(static_cast<size_t>(kN[0] * kN[1] * kN[2]), 1.0), y0 = x;
+  ArrayInputs in;
+  in.x = array_view(x.data(), {kN[0], kN[1], kN[2]});
+  // Given on the last rank only: the others must not wait for it, nor run without it.
+  if (rank == size - 1) in.initial = array_view(y0.data(), {kN[0], kN[1], kN[2]});
+  std::ostringstream out;
+  const TransformJob job(cfg);
+  CHECK_THROWS_WITH(job.run(in, MPI_COMM_WORLD, out),
+                    Catch::Matchers::StartsWith("initial: an array is given, but the config "
+                                                "names no initial output"));
+  // Named, the same arrays run: Y = Y0 + DCT(X) on rank 0 (where Y0 is whole when the run
+  // gathers; the check above is what this case is about, so one rank suffices).
+  if (size != 1) return;
+  cfg.initial = {"initial", ""};
+  const TransformResult r = TransformJob(cfg).run(in, MPI_COMM_WORLD, out);
+  const std::vector<double> want = direct_dct(x);
+  REQUIRE(r.y.real.size() == want.size());
+  for (size_t i = 0; i < want.size(); ++i) CHECK(std::abs(r.y.real[i] - (y0[i] + want[i])) < 1e-12);
+}
