@@ -38,18 +38,24 @@ std::vector<double> direct_dct(const std::vector<double>& x) {
   return y;
 }
 
-}  // namespace
-
-TEST_CASE("TransformJob runs a config struct on arrays: the direct DCT, dense counters",
-          "[transform_job]") {
+// The config of a quiet DCT of arrays named x and y on this mesh.
+TransformConfig dct_config(const MeshConfig& mesh) {
   TransformConfig cfg;
   cfg.input = {"x", ""};
   cfg.output = {"y", ""};
   cfg.transform_spec = "dct";
   cfg.kinds = {TransformKind::dct, TransformKind::dct, TransformKind::dct};
-  cfg.mesh = mesh_config("", {{"esop.enabled", "off"}, {"ranks.actuators", "colocated"}});
+  cfg.mesh = mesh;
   cfg.quiet = true;
-  const TransformJob job(cfg);
+  return cfg;
+}
+
+}  // namespace
+
+TEST_CASE("TransformJob runs a config struct on arrays: the direct DCT, dense counters",
+          "[transform_job]") {
+  const TransformJob job(
+      dct_config(mesh_config("", {{"esop.enabled", "off"}, {"ranks.actuators", "colocated"}})));
   std::vector<double> x(static_cast<size_t>(kN[0] * kN[1] * kN[2]));
   for (size_t i = 0; i < x.size(); ++i) x[i] = 1.0 + static_cast<double>(i % 7);
   ArrayInputs in;
@@ -73,13 +79,7 @@ TEST_CASE("TransformJob runs a config struct on arrays: the direct DCT, dense co
 
 TEST_CASE("TransformJob refuses, on every rank, an initial array its config does not name",
           "[transform_job]") {
-  TransformConfig cfg;
-  cfg.input = {"x", ""};
-  cfg.output = {"y", ""};
-  cfg.transform_spec = "dct";
-  cfg.kinds = {TransformKind::dct, TransformKind::dct, TransformKind::dct};
-  cfg.mesh = parse_mesh_file("");
-  cfg.quiet = true;
+  TransformConfig cfg = dct_config(parse_mesh_file(""));
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
