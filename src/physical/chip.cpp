@@ -25,6 +25,11 @@ ext3 virtual_of(const ChipProblem& q) {
   return v;
 }
 
+// A stacked die has P3 tiers: at most chip.max_tiers. A planar one is one die.
+bool tiers_fit(const ext3& mesh, const PhysicalParams& p) {
+  return p.area.layout != Layout::stacked || mesh[2] <= p.chip.max_tiers;
+}
+
 std::string mm2(double a) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.4g mm^2", a);
@@ -86,6 +91,7 @@ ext3 size_chip(const ChipProblem& q, const PhysicalParams& p) {
     for (index_t b : s2)
       for (index_t c : s3) {
         const ext3 m{a, b, c};
+        if (!tiers_fit(m, p)) break;  // s3 ascends
         if (!chip_fit(chip_plan(q, m), p, q.mode, q.complex_data).fits) continue;
         const double t = chip_seconds(q, m, p), cells = double(a) * double(b) * double(c);
         if (!best || t < best_s || (t == best_s && cells < best_cells)) {
@@ -105,6 +111,10 @@ std::optional<ext3> chip_mesh(const ChipProblem& q, const PhysicalParams& p,
   const std::optional<ext3> mesh = p.chip.mesh ? p.chip.mesh : cells;
   const ChipFit f = chip_fit(chip_plan(q, mesh.value_or(virtual_of(q))), p, q.mode, q.complex_data);
   const std::string name = p.chip.mesh ? "chip.mesh " + to_string(*mesh) : "the mesh";
+  if (!tiers_fit(mesh.value_or(virtual_of(q)), p))
+    throw config_error(name + " stacks " + std::to_string(mesh.value_or(virtual_of(q))[2]) +
+                       " tiers, over chip.max_tiers = " + std::to_string(p.chip.max_tiers) +
+                       " (area.layout = planar puts the mesh on one die)");
   if (p.chip.area_mm2 && f.area_mm2 > *p.chip.area_mm2)
     throw config_error(name + " needs " + mm2(f.area_mm2) +
                        ", over chip.area_mm2 = " + mm2(*p.chip.area_mm2));
@@ -119,16 +129,22 @@ std::string chip_bound(const Plan& plan, const PhysicalParams& p, CellMode mode,
   if (p.chip.mesh) return "given (chip.mesh)";
   if (!p.chip.area_mm2) return "no area budget: the mesh priced";
   if (!plan.folded()) return "full mesh: the problem fits unfolded";
+  bool capped = false;           // one fold less along axis 3 stacks too many tiers
   for (int d = 0; d < 3; ++d) {  // the next size along each axis: one fold less
     if (plan.fold[d] == 1) continue;
     ext3 m = plan.mesh;
     const index_t f = plan.fold[d] - 1;
     m[d] = (plan.virtual_cells[d] + f - 1) / f;
+    if (!tiers_fit(m, p)) {
+      capped = true;
+      continue;
+    }
     const Plan larger = plan_on(plan.in_shape, plan.out_shape, plan.stage_order, m);
     if (chip_fit(larger, p, mode, complex_data).fits)
-      return "time: a larger mesh fits but is modelled slower";
+      return "time: a larger mesh fits but is not modelled faster";
   }
-  return p.chip.power_w ? "area or power: no larger mesh fits" : "area: no larger mesh fits";
+  const std::string what = p.chip.power_w ? "area or power" : "area";
+  return what + (capped ? " and chip.max_tiers" : "") + ": no larger mesh fits";
 }
 
 }  // namespace triada

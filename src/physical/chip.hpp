@@ -33,9 +33,9 @@ Plan chip_plan(const ChipProblem& q, const ext3& mesh);
 // The modelled seconds of a dense run on `mesh` (the power cap applied).
 double chip_seconds(const ChipProblem& q, const ext3& mesh, const PhysicalParams& p);
 
-// Among the meshes with P_d <= max(N_d, K_d) whose die fits p.chip's budgets, the one of the
-// least modelled time (ties: fewer cells). Throws config_error where none fits, saying what
-// the storage alone needs.
+// Among the meshes with P_d <= max(N_d, K_d) whose die fits p.chip's budgets (stacked: P3 <=
+// max_tiers), the one of the least modelled time (ties: fewer cells). Throws config_error
+// where none fits, saying what the storage alone needs.
 ext3 size_chip(const ChipProblem& q, const PhysicalParams& p);
 
 // The mesh a run uses: [chip] mesh if given (checked against the budgets), else the sized
@@ -45,7 +45,8 @@ std::optional<ext3> chip_mesh(const ChipProblem& q, const PhysicalParams& p,
                               const std::optional<ext3>& cells);
 
 // Why the plan's mesh is what it is, for the report: "given", "no area budget", "full
-// mesh", "area" (no larger mesh fits) or "time" (a larger one fits but is slower).
+// mesh", "area" (no larger mesh fits; "and chip.max_tiers" where a tier more would) or
+// "time" (a larger one fits but is not faster).
 std::string chip_bound(const Plan& plan, const PhysicalParams& p, CellMode mode, bool complex_data);
 
 }  // namespace triada

@@ -100,6 +100,7 @@ struct ChipParams {
   std::optional<double> area_mm2;     // the die's budget; none: the chip is priced, not sized
   std::optional<double> power_w;      // none: the clock is never capped
   std::optional<ext3> mesh;           // fixes the mesh (priced against the budget)
+  index_t max_tiers = 2;              // stacked layout: P3 at most (one die each)
   double overhead_fraction = 0.2;     // of the die: I/O, clocking, power, off-chip interface
   std::uint64_t register_words = 32;  // a cell's V and W words held in flip-flops, at most
   double sram_um2_per_bit = 0.692;    // an SRAM bit with its share of the macro

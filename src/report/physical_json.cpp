@@ -122,6 +122,7 @@ json chip_json(const PhysicalResult& r, const PhysicalParams& p, const Plan& pla
             {"overhead", a.overhead},
             {"total", a.total()}}},
           {"overhead_fraction", p.chip.overhead_fraction},
+          {"max_tiers", p.chip.max_tiers},
           {"cell_storage", storage_json(c.storage)},
           {"actuator_memories", actuators_json(c.actuators)},
           {"power",

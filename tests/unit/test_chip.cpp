@@ -76,6 +76,7 @@ std::optional<ext3> brute_force(const ChipProblem& q, const PhysicalParams& p) {
     for (index_t b = 1; b <= v2; ++b)
       for (index_t c = 1; c <= v3; ++c) {
         const ext3 m{a, b, c};
+        if (p.area.layout == Layout::stacked && c > p.chip.max_tiers) continue;
         const OwnDie d = own_die(q, m, p);
         if (d.mm2 > *p.chip.area_mm2 * (1 - 1e-12)) continue;
         if (p.chip.power_w && d.leakage_w >= *p.chip.power_w) continue;
@@ -116,6 +117,33 @@ TEST_CASE("the chip sizer finds the brute-force search's mesh", "[chip]") {
       CHECK(size_chip(q, p) == *want);
     }
   }
+}
+
+TEST_CASE("a stacked die has at most chip.max_tiers tiers; a planar one is one die", "[chip]") {
+  const ChipProblem q = problem({6, 5, 4}, {6, 5, 4});
+  for (index_t tiers : {1, 2, 3, 4}) {
+    PhysicalParams p = budget(1e9);  // the full mesh fits the area
+    p.chip.max_tiers = tiers;
+    CAPTURE(tiers);
+    const ext3 m = size_chip(q, p);
+    CHECK(m[2] <= tiers);
+    CHECK(m == *brute_force(q, p));
+    if (tiers < 4) {
+      p.chip.mesh = ext3{6, 5, tiers + 1};
+      CHECK_THROWS_WITH(chip_mesh(q, p, std::nullopt),
+                        Catch::Contains("stacks " + std::to_string(tiers + 1) + " tiers") &&
+                            Catch::Contains("chip.max_tiers = " + std::to_string(tiers)));
+      p.chip.mesh.reset();
+      const PhysicalResult r = run_on(q, m, p);
+      CHECK_THAT(r.chip->bound, Catch::Contains("chip.max_tiers"));
+    }
+    p.area.layout = Layout::planar;
+    CHECK(size_chip(q, p) == *brute_force(q, p));
+  }
+  PhysicalParams planar = budget(1e9);
+  planar.area.layout = Layout::planar;
+  planar.chip.max_tiers = 1;
+  CHECK(size_chip(q, planar)[2] > 1);  // one die: P3 is not a tier count
 }
 
 TEST_CASE("the chip's area and power never exceed the budgets", "[chip]") {
@@ -248,6 +276,8 @@ TEST_CASE("bad [chip] keys give one clear line", "[chip][options]") {
   fails("chip.mesh", "big", "--chip.mesh");
   fails("chip.sram_um2_per_bit", "0", "--chip.sram_um2_per_bit");
   fails("chip.register_words", "-1", "--chip.register_words");
+  fails("chip.max_tiers", "0", "--chip.max_tiers");
+  fails("chip.max_tiers", "2.5", "--chip.max_tiers");
   fails("chip.size", "1", "chip.size");
   CHECK_THROWS_WITH(mesh_config("", {{"mesh.cells", "2,2,2"}, {"chip.area_mm2", "100"}}),
                     Catch::Contains("--mesh.cells") && Catch::Contains("area_mm2"));

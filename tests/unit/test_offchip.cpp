@@ -204,6 +204,7 @@ TEST_CASE("the sizer tiles what does not fit: the brute-force search's mesh and 
         for (index_t b = 1; b <= 5; ++b)
           for (index_t c = 1; c <= 4; ++c) {
             const ext3 m{a, b, c};
+            if (c > p.chip.max_tiers) continue;  // stacked: one die a tier
             if (!chip_fit(chip_plan(q, m), p, q.mode, false).fits) continue;
             const double t = run_on(q, m, p).seconds;
             const double cells = double(a * b * c);
