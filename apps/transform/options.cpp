@@ -81,7 +81,8 @@ po::options_description transform_options() {
     ("model-only", po::value<std::string>(),
      "N1,N2,N3: read and compute nothing; report what dense mode costs on an input of this "
      "shape (closed-form counters, the physical model of doc/physical.md) with --transform, "
-     "--report and the mesh keys; no --input, --output, --trace or --check")
+     "--report and the mesh keys; no --input, --output, --trace or --check; gemt: dense real "
+     "N x N matrices, no --coeffs")
     ("shuffle-seed", po::value<std::string>()->default_value("0"),
      "stream coefficient rows in a seeded random order (0: natural order); the result is the "
      "same sum, used to check the coordinate-free cell rule");

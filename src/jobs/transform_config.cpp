@@ -39,9 +39,7 @@ void validate_transforms(const TransformConfig& c) {
   named("--norm", [&] { return parse_norm(to_string(c.norm)); });
   const bool any_gemt =
       std::find(c.kinds.begin(), c.kinds.end(), TransformKind::gemt) != c.kinds.end();
-  if (any_gemt && c.model_shape)
-    throw config_error("--model-only takes the built-in transforms (gemt needs its matrices)");
-  if (any_gemt && c.coeffs.empty())
+  if (any_gemt && c.coeffs.empty() && !c.model_shape)  // --model-only: dense N x N matrices
     throw config_error(option + " gemt needs --coeffs FILE.h5 with datasets /C1 /C2 /C3");
   if (!any_gemt && !c.coeffs.empty())
     throw config_error("--coeffs is only used with --transform gemt");

@@ -40,7 +40,7 @@ ReportContext model_context(const TransformConfig& cfg, const Plan& plan, const 
   return ctx;
 }
 
-// X of --model-only's shape, real; --model-only refuses gemt, --initial and every data file.
+// X of --model-only's shape, real; --model-only refuses --initial and every data file.
 class ModelShape final : public TensorFacts {
  public:
   explicit ModelShape(const TransformConfig& cfg) : cfg_(cfg) {}
@@ -51,8 +51,12 @@ class ModelShape final : public TensorFacts {
   TensorInfo inspect_initial(const ext3&) override {
     throw internal_error("--model-only has no --initial");
   }
-  CoeffMatrix gemt_facts(int, std::string&) override {
-    throw internal_error("--model-only has no gemt matrices");
+  // gemt: a dense real N_d x N_d C_d (the like-for-like case of a dense 3-mode product).
+  CoeffMatrix gemt_facts(int axis, std::string& what) override {
+    const index_t n = (*cfg_.model_shape)[axis - 1];
+    what = "C" + std::to_string(axis) + " (dense " + std::to_string(n) + " x " + std::to_string(n) +
+           ", --model-only)";
+    return {n, n, false, {}};
   }
   TensorNames names(const TensorInfo&, const TensorInfo&) const override {
     const std::string x = "--model-only " + to_string(*cfg_.model_shape);

@@ -346,6 +346,28 @@ assert run['energy_pj']['run'] == model['energy_pj']['run']
 assert run['physical']['seconds'] == model['physical']['seconds']"
   fi
 done
+# gemt: --model-only models dense real N_d x N_d matrices, a run with such matrices counts it.
+"$PYTHON" -c "
+import h5py, numpy as np
+g = np.random.default_rng(7)
+with h5py.File('dense_c.h5', 'w') as f:
+    for s, n in zip((1, 2, 3), (5, 7, 6)):
+        f['C%d' % s] = g.uniform(0.5, 1.5, (n, n)) * g.choice([-1, 1], (n, n))
+"
+for np_extra in "1" "3 --mesh.cells 2,4,3"; do
+  read -r np extra <<<"$np_extra"
+  # shellcheck disable=SC2086
+  if run "$np" --input "mo_5,7,6.h5" --output mo_gemt.h5 --transform gemt --coeffs dense_c.h5 \
+    --report run_gemt.json --force --esop off $extra &&
+    run 1 --model-only 5,7,6 --transform gemt --report model_gemt.json --force $extra; then
+    check "--model-only 5,7,6 gemt $extra = a run with dense matrices at np=$np" "
+run, model = report('run_gemt.json'), report('model_gemt.json')
+assert model['problem']['transform'] == 'gemt' and model['problem']['element'] == 'float64'
+for k in ('steps', 'cycles', 'counters'):
+    assert run[k] == model[k], (k, run[k], model[k])
+assert run['physical']['seconds'] == model['physical']['seconds']"
+  fi
+done
 # Ideal lines, unit MAC latency, no overhead or hand-over: seconds = today's cycles (ps).
 for extra in "" "--mesh.cells 3,4,2 --timing.clock per_stage --esop off" "--cell-mode m3xu-fp32"; do
   # shellcheck disable=SC2086
