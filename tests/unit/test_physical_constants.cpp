@@ -124,10 +124,10 @@ TEST_CASE("M3XU Table III: the fp32 and M3XU units relative to the fp16 unit",
     double area, cycle, power;
   };
   const double d = half_unit(2);
-  for (const Row& row : {Row{CellMode::fp32, 3.55, 1.00, 7.97},
-                         Row{CellMode::m3xu_fp32, 1.41, 1.21, 0.69},
-                         Row{CellMode::m3xu_fp32c, 1.41, 1.21, 0.69},
-                         Row{CellMode::m3xu_fp32_wide, 1.41, 1.21, 0.69}}) {
+  for (const Row& row :
+       {Row{CellMode::fp32, 3.55, 1.00, 7.97}, Row{CellMode::m3xu_fp32, 1.41, 1.21, 0.69},
+        Row{CellMode::m3xu_fp32c, 1.41, 1.21, 0.69},
+        Row{CellMode::m3xu_fp32_wide, 1.41, 1.21, 0.69}}) {
     const std::vector<Source> fp16 = sources(CellMode::fp16), unit = sources(row.mode);
     for (size_t i = 0; i < unit.size(); ++i) {
       CAPTURE(unit[i].name, to_string(row.mode));
@@ -157,8 +157,7 @@ TEST_CASE("Horowitz 45 nm: an SRAM word costs his 64-bit read of an 8 KB SRAM",
     const double macs = double(x.rc.total(Counter::macs));
     CHECK(x.r.energy.storage * 1e12 / (3 * macs) == Approx(read64_pj).margin(half_unit(0)));
     const double sends = double(x.rc.total(Counter::x_bus_sends));
-    CHECK(x.r.energy.actuator_memories * 1e12 / sends ==
-          Approx(read64_pj).margin(half_unit(0)));
+    CHECK(x.r.energy.actuator_memories * 1e12 / sends == Approx(read64_pj).margin(half_unit(0)));
   }
 }
 
@@ -292,12 +291,20 @@ TEST_CASE("Stillmaker and Baas: the node factors are their HP fits and area tabl
     double d[4], e[3], p[3];
     double area;  // their area table, from 45 nm
   };
-  const Fit hp45{45, 1.0, {-501.6, 1567, -1619, 566.1}, {1.018, -0.3107, 0.1539},
-                 {5462, -1760, 522.4}, 1};
+  const Fit hp45{
+      45, 1.0, {-501.6, 1567, -1619, 566.1}, {1.018, -0.3107, 0.1539}, {5462, -1760, 522.4}, 1};
   const Fit nodes[] = {
-      {14, 0.8, {-40.66, 109.2, -100.6, 35.92}, {0.2363, -0.09675, 0.02239}, {1675, -711, 159},
+      {14,
+       0.8,
+       {-40.66, 109.2, -100.6, 35.92},
+       {0.2363, -0.09675, 0.02239},
+       {1675, -711, 159},
        0.17},
-      {7, 0.7, {-28.58, 76.6, -70.26, 24.69}, {0.1776, -0.09097, 0.02447}, {1179, -515.7, 123.4},
+      {7,
+       0.7,
+       {-28.58, 76.6, -70.26, 24.69},
+       {0.1776, -0.09097, 0.02447},
+       {1179, -515.7, 123.4},
        0.059},
   };
   const auto delay = [](const Fit& f) {
@@ -310,8 +317,7 @@ TEST_CASE("Stillmaker and Baas: the node factors are their HP fits and area tabl
     CHECK(nominal_vdd(f.node) == f.vdd);
     const NodeScaling s = scaling_from_45nm(f.node, nominal_vdd(f.node));
     CHECK(s.delay == Approx(delay(f) / delay(hp45)).epsilon(1e-12));
-    CHECK(s.energy ==
-          Approx(quadratic(f.e, f.vdd) / quadratic(hp45.e, hp45.vdd)).epsilon(1e-12));
+    CHECK(s.energy == Approx(quadratic(f.e, f.vdd) / quadratic(hp45.e, hp45.vdd)).epsilon(1e-12));
     CHECK(s.power == Approx(quadratic(f.p, f.vdd) / quadratic(hp45.p, hp45.vdd)).epsilon(1e-12));
     CHECK(s.area == f.area);
   }
