@@ -48,6 +48,8 @@ constexpr KeySpec kKeys[] = {
     {"chip.power_w", "auto", "power budget (W): the clock stretches to fit it; auto = none"},
     {"chip.mesh", "auto", "P1,P2,P3: the chip's mesh, priced; auto = sized (or [mesh] cells)"},
     {"chip.max_tiers", "2", "stacked layout: the most tiers (P3) the die may stack"},
+    {"chip.actuator_kib", "auto",
+     "each actuator's coefficient memory (KiB); auto = each holds its C_s whole"},
     {"chip.overhead_fraction", "0.2",
      "share of the die for I/O, clocking, power delivery and the off-chip interface"},
     {"chip.register_words", "32", "a cell's V and W words in flip-flops, at most; SRAM beyond"},
@@ -149,6 +151,7 @@ ChipParams chip_from(const po::variables_map& vm, const KeySource& src) {
   const std::string& mesh = key_text(vm, "chip.mesh");
   if (mesh != "auto") c.mesh = parse_ext3(mesh, src("chip.mesh"));
   c.max_tiers = static_cast<index_t>(key_integer(vm, src, "chip.max_tiers", 1, 1000000));
+  c.actuator_kib = number_or_auto(vm, src, "chip.actuator_kib", Quantity{"KiB"});
   c.overhead_fraction =
       key_quantity(vm, src, "chip.overhead_fraction", Quantity{"(of the die)", 1e-6, 0.9, true});
   c.register_words = key_integer(vm, src, "chip.register_words", 0, 1000000000, "1e9");

@@ -89,7 +89,20 @@ std::uint64_t held_block(const Plan& plan, int passes, Overlap overlap) {
   return overlap == Overlap::double_buffer ? 2 * block : block;
 }
 
-std::vector<PassTraffic> pass_traffic(const Plan& plan, int passes, int word_bits, bool initial) {
+std::uint64_t pass_tiles(const Plan& plan, const std::vector<int>& stages) {
+  const ext3& shape = plan.stages[static_cast<size_t>(stages.front())].in_shape;
+  std::uint64_t tiles = 1;
+  for (int d = 0; d < 3; ++d) {
+    const bool whole = std::any_of(stages.begin(), stages.end(), [&](int i) {
+      return plan.stages[static_cast<size_t>(i)].axis == d + 1;
+    });
+    if (!whole) tiles *= static_cast<std::uint64_t>((shape[d] + plan.mesh[d] - 1) / plan.mesh[d]);
+  }
+  return tiles;
+}
+
+std::vector<PassTraffic> pass_traffic(const Plan& plan, int passes, int word_bits, bool initial,
+                                      std::optional<double> actuator_bytes) {
   const double word = word_bits / 8.0;
   std::vector<PassTraffic> out;
   for (const std::vector<int>& group : pass_stages(plan, passes)) {
@@ -97,9 +110,11 @@ std::vector<PassTraffic> pass_traffic(const Plan& plan, int passes, int word_bit
     t.stages = group;
     const StagePlan& first = plan.stages[static_cast<size_t>(group.front())];
     const StagePlan& last = plan.stages[static_cast<size_t>(group.back())];
+    const double tiles = double(pass_tiles(plan, group));
     for (int i : group) {
       const StagePlan& sp = plan.stages[static_cast<size_t>(i)];
-      t.coefficient_bytes += double(sp.n()) * double(sp.k()) * word;
+      const double c = double(sp.n()) * double(sp.k()) * word;
+      t.coefficient_bytes += actuator_bytes && c > *actuator_bytes ? c * tiles : c;
     }
     t.bytes_read = elements(first.in_shape) * word + t.coefficient_bytes;
     t.bytes_written = elements(last.out_shape) * word;

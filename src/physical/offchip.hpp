@@ -48,13 +48,18 @@ std::vector<std::vector<int>> pass_stages(const Plan& plan, int passes);
 // extent along the others, doubled when double-buffered.
 std::uint64_t held_block(const Plan& plan, int passes, Overlap overlap);
 
+// The tiles a pass runs: one mesh extent along each axis its stages do not transform.
+std::uint64_t pass_tiles(const Plan& plan, const std::vector<int>& stages);
+
 // The bytes one pass moves: it reads the tensor its first stage takes (X in the first
-// pass; Y0 too in the last, with `initial`) and the coefficients of its stages (each C_s
-// once, into the actuator's memory), and writes what its last stage gives (Y in the last).
+// pass; Y0 too in the last, with `initial`) and the coefficients of its stages, and writes
+// what its last stage gives (Y in the last). C_s is read once into its actuator's memory,
+// or, where it exceeds `actuator_bytes`, streamed again for every tile of the pass.
 struct PassTraffic {
   std::vector<int> stages;
   double bytes_read = 0, bytes_written = 0, coefficient_bytes = 0;  // read includes coefficients
 };
-std::vector<PassTraffic> pass_traffic(const Plan& plan, int passes, int word_bits, bool initial);
+std::vector<PassTraffic> pass_traffic(const Plan& plan, int passes, int word_bits, bool initial,
+                                      std::optional<double> actuator_bytes = std::nullopt);
 
 }  // namespace triada

@@ -313,6 +313,12 @@ PhysicalEnergy run_energy(const Env& e, const PhysicalResult& r, const EnergyMod
   return en;
 }
 
+// An actuator's memory in words of `bits`: actuator_kib's, or its C_s's N_s x K_s.
+std::uint64_t actuator_words(const StagePlan& sp, const ChipParams& c, int bits) {
+  if (c.actuator_kib) return static_cast<std::uint64_t>(*c.actuator_kib * 1024 * 8 / bits);
+  return static_cast<std::uint64_t>(sp.n()) * static_cast<std::uint64_t>(sp.k());
+}
+
 // What the die adds to the mesh, from the plan alone (no counters): the sizer's test.
 struct Die {
   double storage_mm2 = 0, actuator_mm2 = 0, overhead_mm2 = 0, total_mm2 = 0;
@@ -327,7 +333,8 @@ Die die_of(const Plan& plan, const PhysicalParams& p, const NodeScaling& s, cons
   d.storage_mm2 = g.storage_um2 * cells * 1e-6;
   d.sram_leakage_w = cell_storage(block, bits, c, p.area, s).leakage_w * cells;
   double actuator_bits = 0;
-  for (const StagePlan& sp : plan.stages) actuator_bits += double(sp.n()) * double(sp.k()) * bits;
+  for (const StagePlan& sp : plan.stages)
+    actuator_bits += double(actuator_words(sp, c, bits)) * bits;
   d.actuator_mm2 = actuator_bits * c.sram_um2_per_bit * s.area * 1e-6;
   d.sram_leakage_w += actuator_bits * c.sram_leakage_pw_per_bit * 1e-12 * s.power;
   const double rest =
@@ -346,8 +353,10 @@ std::vector<ActuatorMemory> actuator_memories(const Env& e, const PhysicalResult
     const StagePlan& sp = e.plan.stages[i];
     ActuatorMemory m;
     m.axis = sp.axis;
-    m.words = static_cast<std::uint64_t>(sp.n()) * static_cast<std::uint64_t>(sp.k());
+    m.words = actuator_words(sp, e.p.chip, e.bits);
     m.bits = m.words * static_cast<std::uint64_t>(e.bits);
+    m.coefficient_words = static_cast<std::uint64_t>(sp.n()) * static_cast<std::uint64_t>(sp.k());
+    m.holds = m.coefficient_words <= m.words;
     m.heads = heads_of(e, i);
     m.um2 = double(m.bits) * bit_um2;
     m.gbytes_per_s = double(m.heads) * e.bits / 8 / r.stages[i].period_ps * 1e3;
@@ -386,7 +395,9 @@ OffChipResult offchip_traffic(const Env& e, int passes, std::uint64_t block, boo
   m.passes = passes;
   m.held_block = block;
   const double bw = e.p.memory.bandwidth_gbps() * 1e9;
-  for (const PassTraffic& t : pass_traffic(e.plan, passes, e.bits, initial)) {
+  std::optional<double> capacity;  // bytes of an actuator's memory
+  if (e.p.chip.modelled() && e.p.chip.actuator_kib) capacity = *e.p.chip.actuator_kib * 1024;
+  for (const PassTraffic& t : pass_traffic(e.plan, passes, e.bits, initial, capacity)) {
     m.bytes_read += t.bytes_read;
     m.bytes_written += t.bytes_written;
     m.coefficient_bytes += t.coefficient_bytes;

@@ -97,14 +97,15 @@ struct AreaParams {
 // actuators' memories. Modelled only when `modelled()`: without [chip] keys the model is the
 // bare mesh of §4. The SRAM constants are 45 nm values, scaled as the other constants.
 struct ChipParams {
-  std::optional<double> area_mm2;     // the die's budget; none: the chip is priced, not sized
-  std::optional<double> power_w;      // none: the clock is never capped
-  std::optional<ext3> mesh;           // fixes the mesh (priced against the budget)
-  index_t max_tiers = 2;              // stacked layout: P3 at most (one die each)
-  double overhead_fraction = 0.2;     // of the die: I/O, clocking, power, off-chip interface
-  std::uint64_t register_words = 32;  // a cell's V and W words held in flip-flops, at most
-  double sram_um2_per_bit = 0.692;    // an SRAM bit with its share of the macro
-  double sram_fj_per_bit = 156.25;    // one bit read or written
+  std::optional<double> area_mm2;      // the die's budget; none: the chip is priced, not sized
+  std::optional<double> power_w;       // none: the clock is never capped
+  std::optional<ext3> mesh;            // fixes the mesh (priced against the budget)
+  index_t max_tiers = 2;               // stacked layout: P3 at most (one die each)
+  std::optional<double> actuator_kib;  // each actuator's memory; none: it holds its C_s
+  double overhead_fraction = 0.2;      // of the die: I/O, clocking, power, off-chip interface
+  std::uint64_t register_words = 32;   // a cell's V and W words held in flip-flops, at most
+  double sram_um2_per_bit = 0.692;     // an SRAM bit with its share of the macro
+  double sram_fj_per_bit = 156.25;     // one bit read or written
   double sram_leakage_pw_per_bit = 1000;
   bool modelled() const { return area_mm2 || power_w || mesh; }
   bool operator==(const ChipParams&) const = default;
@@ -176,7 +177,9 @@ CellStorage cell_storage(std::uint64_t block, int word_bits, const ChipParams& c
 // The actuators' memories (doc/physical.md §4.3): the N_s x K_s words of C_s each streams.
 struct ActuatorMemory {
   int axis = 0;
-  std::uint64_t words = 0, bits = 0;
+  std::uint64_t words = 0, bits = 0;    // its capacity
+  std::uint64_t coefficient_words = 0;  // N_s x K_s
+  bool holds = true;  // C_s fits; else it streams from off-chip memory, tile by tile
   std::uint64_t heads = 0;
   double um2 = 0;
   double gbytes_per_s = 0;  // heads x word x clock

@@ -96,6 +96,8 @@ json actuators_json(const std::vector<ActuatorMemory>& a) {
                    {"actuator", actuator_name(m.axis)},
                    {"words", m.words},
                    {"bits", m.bits},
+                   {"coefficient_words", m.coefficient_words},
+                   {"holds_coefficients", m.holds},
                    {"mm2", m.um2 * 1e-6},
                    {"heads", m.heads},
                    {"gbytes_per_s", m.gbytes_per_s}});
@@ -123,6 +125,7 @@ json chip_json(const PhysicalResult& r, const PhysicalParams& p, const Plan& pla
             {"total", a.total()}}},
           {"overhead_fraction", p.chip.overhead_fraction},
           {"max_tiers", p.chip.max_tiers},
+          {"actuator_kib", or_none(p.chip.actuator_kib)},
           {"cell_storage", storage_json(c.storage)},
           {"actuator_memories", actuators_json(c.actuators)},
           {"power",

@@ -231,6 +231,29 @@ TEST_CASE("the actuators' memories hold N_s x K_s words and stream heads words a
   CHECK(r.chip->bound == "given (chip.mesh)");
 }
 
+TEST_CASE("actuators of chip.actuator_kib: that capacity priced, a larger C_s not held", "[chip]") {
+  const ChipProblem q = problem({4, 5, 6}, {3, 5, 2});  // C_s of 12, 25 and 12 words
+  PhysicalParams p;
+  p.chip.mesh = ext3{2, 5, 2};
+  p.chip.actuator_kib = 0.125;  // 1024 bits: 16 words of 64 bits
+  const PhysicalResult r = run_on(q, *p.chip.mesh, p);
+  REQUIRE(r.chip);
+  for (const ActuatorMemory& m : r.chip->actuators) {
+    const int d = m.axis - 1;
+    CAPTURE(m.axis);
+    CHECK(m.words == 16);
+    CHECK(m.coefficient_words == std::uint64_t(q.in_shape[d] * q.out_shape[d]));
+    CHECK(m.holds == (m.axis != 2));
+  }
+  CHECK(r.area.actuator_memories == Approx(3 * 1024 * p.chip.sram_um2_per_bit * 1e-6));
+  const nlohmann::json j = physical_json(r, p, chip_plan(q, *p.chip.mesh));
+  CHECK(j["chip"]["actuator_kib"] == 0.125);
+  for (const nlohmann::json& m : j["chip"]["actuator_memories"]) {
+    CHECK(m["holds_coefficients"] == (m["axis"] != 2));
+    CHECK(m["coefficient_words"] == (m["axis"] == 2 ? 25 : 12));
+  }
+}
+
 TEST_CASE("without [chip] keys the physical section is the bare mesh's", "[chip]") {
   const ChipProblem q = problem({8, 6, 4}, {8, 6, 4});
   for (const ext3& mesh : {ext3{8, 6, 4}, ext3{3, 2, 2}}) {
@@ -278,6 +301,8 @@ TEST_CASE("bad [chip] keys give one clear line", "[chip][options]") {
   fails("chip.register_words", "-1", "--chip.register_words");
   fails("chip.max_tiers", "0", "--chip.max_tiers");
   fails("chip.max_tiers", "2.5", "--chip.max_tiers");
+  fails("chip.actuator_kib", "0", "--chip.actuator_kib");
+  fails("chip.actuator_kib", "nan", "--chip.actuator_kib");
   fails("chip.size", "1", "chip.size");
   CHECK_THROWS_WITH(mesh_config("", {{"mesh.cells", "2,2,2"}, {"chip.area_mm2", "100"}}),
                     Catch::Contains("--mesh.cells") && Catch::Contains("area_mm2"));

@@ -44,12 +44,13 @@ PhysicalParams hbm(double gbps, Overlap o = Overlap::none) {
 
 // The test's count: each pass runs the tiles of the tensor as it stands, each tile whole
 // along the pass's stage axes and one mesh extent (or what is left) along the others; a
-// tile reads its elements and writes them transformed; the pass reads its stages' C_s once.
+// tile reads its elements and writes them transformed; the pass reads its stages' C_s once,
+// or each tile reads the C_s of more than `actuator_words` elements again.
 struct Count {
   double read = 0, written = 0;  // elements, coefficients included in read
   std::uint64_t block = 0;       // the largest tile's virtual cells per cell
 };
-Count count(const ChipProblem& q, const ext3& P, int passes) {
+Count count(const ChipProblem& q, const ext3& P, int passes, double actuator_words = 1e300) {
   std::vector<std::vector<int>> groups;  // axes, in stage order
   const auto& o = q.stage_order;
   if (passes == 1) groups = {{o[0], o[1], o[2]}};
@@ -77,9 +78,14 @@ Count count(const ChipProblem& q, const ext3& P, int passes) {
           c.read += in;
           c.written += out;
           c.block = std::max(c.block, held);
+          for (int axis : axes) {  // streamed anew for this tile
+            const double cs = double(q.in_shape[axis - 1]) * double(q.out_shape[axis - 1]);
+            if (cs > actuator_words) c.read += cs;
+          }
         }
     for (int axis : axes) {
-      c.read += double(q.in_shape[axis - 1]) * double(q.out_shape[axis - 1]);
+      const double cs = double(q.in_shape[axis - 1]) * double(q.out_shape[axis - 1]);
+      if (cs <= actuator_words) c.read += cs;
       shape[axis - 1] = q.out_shape[axis - 1];
     }
   }
@@ -109,6 +115,13 @@ TEST_CASE("each pass's bytes and tile: the closed forms against a count of every
           CHECK(held_block(plan, passes, Overlap::none) == want.block);
           CHECK(held_block(plan, passes, Overlap::double_buffer) ==
                 (passes == 1 ? want.block : 2 * want.block));
+          // actuators of 12, 20 or 30 words of 64 bits: a larger C_s streams tile by tile
+          for (double words : {12.0, 20.0, 30.0}) {
+            double streamed = 0;
+            for (const PassTraffic& t : pass_traffic(plan, passes, 64, false, words * 8))
+              streamed += t.bytes_read;
+            CHECK(streamed == count(q, P, passes, words).read * 8);
+          }
           // Y0 is read once more, in the last pass
           double with_y0 = 0;
           for (const PassTraffic& t : pass_traffic(plan, passes, 128, true))
