@@ -341,7 +341,8 @@ one_np "zero actuator heads" "--timing.actuator_heads" "${X[@]}" --transform dct
 model=""
 one_np "--model-only with --input" "--model-only|--input" --model-only 4,4,4 "${X[@]}" \
   --transform dct
-one_np "--model-only with gemt" "--model-only|gemt" --model-only 4,4,4 --transform gemt
+one_np "--model-only with gemt's --coeffs" "--model-only|--coeffs" --model-only 4,4,4 --transform gemt \
+  --coeffs c.h5
 one_np "--model-only with a bad shape" "--model-only|'4,0,4'" --model-only 4,0,4 --transform dct
 want_rc=""
 
