@@ -49,9 +49,9 @@ Options:
   --quick          tiny run for tests: sizes 16,128 (128: the smallest H100 anchor), bench
                    max 16 (an explicit --sizes or --bench-max still wins)
   --no-bench       run no triada-bench (the this-machine column stays empty)
-  --bench-max N    measure the cubic sizes up to N (default 256: at 512, FFTW's planning
-                   and the 3 N^4 multiply-adds of the dgemm product take minutes each on one
-                   core)
+  --bench-max N    measure the cubic sizes up to N (default 512, about a minute and a half
+                   on one core; at 1024 FFTW's complex input and output alone take 32 GiB,
+                   and the dgemm product's 3 N^4 multiply-adds minutes per repetition)
   --jobs J         model runs at a time (default: nproc = $(nproc))
   -h, --help       this help
 
@@ -92,7 +92,7 @@ while [[ $# -gt 0 ]]; do
 done
 [[ -n $out ]] || die "--out DIR is required (see --help)"
 if [[ $quick -eq 1 ]]; then : "${sizes:=16,128}" "${bench_max:=16}"; fi
-: "${sizes:=64,128,256,512,1024}" "${bench_max:=256}"
+: "${sizes:=64,128,256,512,1024}" "${bench_max:=512}"
 mapfile -t ns < <(tr ',' '\n' <<<"$sizes" | sort -n -u)
 for n in "${ns[@]}"; do
   [[ $((n % 2)) -eq 0 ]] || die "--sizes must be even (the second family is N x N/2 x 2N), got $n"
@@ -217,6 +217,13 @@ done
 wait
 echo "  $total/$total model runs, $((SECONDS - start)) s" >&2
 
+# fftw_memory N: ", where ..." if FFTW's complex N^3 input and output exceed the memory
+# available here, else nothing.
+fftw_memory() {
+  local need=$((32 * $1 ** 3 / 1073741824)) have
+  have=$(awk '/^MemAvailable:/ { printf "%d", $2 / 1048576 }' /proc/meminfo 2>/dev/null || echo 0)
+  if [[ $need -gt $have ]]; then echo ", where FFTW's complex input and output alone need $need GiB (this machine has $have GiB available)"; fi
+}
 bench_note=""
 if [[ $bench -eq 1 ]]; then
   measured=() skipped=()
@@ -224,7 +231,7 @@ if [[ $bench -eq 1 ]]; then
     if [[ $n -le $bench_max ]]; then measured+=("$n"); else skipped+=("$n"); fi
   done
   if [[ ${#skipped[@]} -gt 0 ]]; then
-    bench_note="this machine: N = $(IFS=,; echo "${skipped[*]}") not measured (above --bench-max $bench_max, which keeps the run within minutes on one core)"
+    bench_note="this machine: N = $(IFS=,; echo "${skipped[*]}") not measured: above --bench-max $bench_max$(fftw_memory "${skipped[-1]}")"
     echo "$prog: $bench_note" >&2
   fi
   if [[ ${#measured[@]} -gt 0 ]]; then
