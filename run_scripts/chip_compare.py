@@ -199,7 +199,8 @@ def plot(rows, path, ylabel, value, h100_label, h100_scale, cpu):
         ax.tick_params(axis="x", which="minor", bottom=False, labelbottom=False)
         ax.grid(True, which="both", alpha=0.3)
     axes[0].set_ylabel(ylabel)
-    axes[1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    handles, labels = axes[0].get_legend_handles_labels()  # fp64's: it has every series
+    axes[1].legend(handles, labels, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.suptitle("TriADA modelled at 7 nm (planar die, HBM3) against an H100 (measured); "
                  "on TriADA the DCT and GEMT are the same dense run", fontsize=10)
     fig.tight_layout()
