@@ -123,7 +123,10 @@ def write_csv(rows, path):
 
 
 def g3(v, fmt="{:.3g}"):
-    return "" if v is None else fmt.format(v)
+    """Three significant digits, without an exponent from 1000 up."""
+    if v is None:
+        return ""
+    return f"{v:.0f}" if fmt == "{:.3g}" and v >= 1000 else fmt.format(v)
 
 
 def table_line(r, est):
