@@ -3,8 +3,9 @@
 # and commands; every row is within the H100's budget (area <= 814 mm^2; iso-power rows
 # <= 700 W), every (node, shape family, transform, mode, budget, N) has its one row, and the
 # H100 columns are those of data/anchors/h100.json (read here on their own) with the ratio
-# H100 ms / TriADA ms. Existing results are refused without --force and left as they were;
-# a bad option is one line, exit 2. Run by ctest (label cli).
+# H100 ms / TriADA ms; the same holds for the committed results, doc/chip_compare. Existing
+# results are refused without --force and left as they were; a bad option is one line,
+# exit 2. Run by ctest (label cli).
 set -euo pipefail
 
 # shellcheck source=tests/cli/lib_check.sh
@@ -72,6 +73,16 @@ assert anchored == 2 * 3 * 2 * 2 * int(a[3]), anchored  # nodes x transforms x m
 ' "$1" "$TRIADA_SRC/data/anchors/h100.json" "$2" "$3"
 }
 check_rows res/chip_compare.csv 16,128 1
+# The committed results (doc/chip_compare): the same, at the default sizes, where the power
+# cap binds (a clock stretched to 700 W).
+committed="$TRIADA_SRC/doc/chip_compare/chip_compare.csv"
+check_rows "$committed" 64,128,256,512,1024 3
+pycheck "$committed: the power cap binds" '
+import csv, math
+capped = [r for r in csv.DictReader(open(a[0])) if float(r["period_stretch"]) > 1]
+assert capped and all(r["budget"] == "area+power" for r in capped), capped
+assert all(math.isclose(float(r["power_w"]), 700, rel_tol=1e-6) for r in capped), capped
+' "$committed"
 
 # shellcheck disable=SC2016 # $BIN is commands.txt's own placeholder
 pycheck "commands.txt: one triada-transform command per row, gemt as a dry run" '
