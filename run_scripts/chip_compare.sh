@@ -112,11 +112,10 @@ fi
 if [[ $bench -eq 1 ]]; then find_tools triada-transform triada-bench; else find_tools triada-transform; fi
 bin=$(cd "$bin" && pwd)
 if [[ $(id -u) -eq 0 ]]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
-mkdir -p "$out" || die "cannot create output directory $out"
-out=$(cd "$out" && pwd)
+[[ $out == /* ]] || out="$PWD/$out"
 
 # Everything is made in a scratch directory, the results moved to DIR at the end: a failed
-# run leaves DIR as it was and no temporaries.
+# run leaves DIR as it was (or absent) and no temporaries.
 work=$(mktemp -d "${TMPDIR:-/tmp}/chip_compare.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 cd "$work"
@@ -251,5 +250,6 @@ record "$PYTHON" "$here/run_scripts/chip_compare.py" . results --anchors "$here/
 "$PYTHON" "$here/run_scripts/chip_compare.py" . results --anchors "$here/data/anchors/h100.json" \
   --note "$bench_note" || die "collecting the reports failed (see above)"
 cp commands.txt results/
+mkdir -p "$out" || die "cannot create output directory $out"
 for f in "${outputs[@]}"; do mv -f "results/$f" "$out/$f"; done
 echo "$prog: wrote ${outputs[*]} to $out" >&2

@@ -3,9 +3,9 @@
 # and commands; every row is within the H100's budget (area <= 814 mm^2; iso-power rows
 # <= 700 W), every (node, shape family, transform, mode, budget, N) has its one row, and the
 # H100 columns are those of data/anchors/h100.json (read here on their own) with the ratio
-# H100 ms / TriADA ms; the same holds for the committed results, doc/chip_compare. Existing
-# results are refused without --force and left as they were; a bad option is one line,
-# exit 2. Run by ctest (label cli).
+# H100 ms / TriADA ms; the same holds for the committed results, doc/chip_compare. A
+# refused configuration's row keeps its error line. Existing results are refused without
+# --force and left as they were; a bad option is one line, exit 2. Run by ctest (label cli).
 set -euo pipefail
 
 # shellcheck source=tests/cli/lib_check.sh
@@ -93,6 +93,32 @@ assert len(cmds) == len(rows), (len(cmds), len(rows))
 gemt = [c for c in cmds if " -t gemt " in c]
 assert len(gemt) == sum(r["transform"] == "gemt" for r in rows) and all("--dry-run" in c for c in gemt)
 ' res/chip_compare.csv res/commands.txt
+
+# A refused configuration: its run left an error line and no report; the row keeps the line.
+# A run that left neither fails the collection, naming its log.
+mkdir -p refused/logs refused/reports
+tag=7nm_cubic_128_dct_fp64_area
+printf '%s\t7nm\tcubic\t128\t128x128x128\tdct\tfp64\tarea\n' "$tag" >refused/runs.tsv
+line="triada-transform: error: chip: no mesh fits"
+echo "$line" >"refused/logs/$tag.log"
+collect() { (cd refused && "$PYTHON" "$TRIADA_SRC/run_scripts/chip_compare.py" . out \
+  --anchors "$TRIADA_SRC/data/anchors/h100.json"); }
+if collect 2>refused.err; then pass; else fail "collecting a refused row: $(cat refused.err)"; fi
+pycheck "a refused row keeps its error line, the H100 beside it, no ratio" '
+import csv
+[r] = list(csv.DictReader(open(a[0])))
+assert r["status"] == "refused" and r["note"] == a[1], r
+assert r["seconds"] == r["h100_over_triada"] == "" and float(r["h100_ms"]) > 0, r
+assert a[1] in open(a[2]).read()
+' refused/out/chip_compare.csv "$line" refused/out/chip_compare.md
+: >"refused/logs/$tag.log"
+if collect 2>refused.err; then
+  fail "a run with neither report nor error line was collected"
+elif [[ $(wc -l <refused.err) -eq 1 ]] && grep -q "error: .*$tag.log: no report and no error line" refused.err; then
+  pass
+else
+  fail "a run with neither report nor error line: $(cat refused.err)"
+fi
 
 sum_before=$(cat res/* | md5sum)
 refused 2 "already holds results.*--force" --quick --no-bench --bin "$TRIADA_BIN" --out res
