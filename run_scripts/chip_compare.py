@@ -22,10 +22,10 @@ ANCHOR = {"dft": "fft_3d", "dct": "dct_3d", "gemt": "gemt_3d"}
 DTYPE = {"fp64": "float64", "fp32": "float32"}
 BENCH = {"fftw-dft": "dft", "fftw-dct": "dct", "openblas": "gemt"}
 NAMES = {"dct": "DCT-II", "dft": "DFT", "gemt": "GEMT"}
-BUDGETS = {"area": "814 mm²", "area+power": "814 mm², 700 W"}
+BUDGETS = {"area": "814 mm^2", "area+power": "814 mm^2, 700 W"}
 COLUMNS = ["node", "family", "n", "shape", "transform", "mode", "budget", "status", "mesh", "fold",
            "passes", "clock_ghz", "period_ps", "period_stretch", "compute_s", "memory_s", "seconds",
-           "bound", "chip_bound", "energy_j", "power_w", "area_mm2", "h100_ms", "h100_over_triada",
+           "bound", "chip_bound", "tflops", "energy_j", "power_w", "area_mm2", "h100_ms", "h100_over_triada",
            "h100_energy_bound_j", "cpu_ms", "note"]
 TABLE_SIZES = (128, 512, 1024)
 
@@ -73,15 +73,24 @@ def refusal(log):
     return lines[-1]
 
 
+def mac_clock_ghz(report):
+    """The cells' MAC clock: the MAC sub-steps the busiest cell does one after another in a
+    step of the critical stage, over that step's period (its bus and latch share included)."""
+    p = report["physical"]
+    stage = p["per_stage"][p["critical_stage"]]
+    return stage["busiest_cell_macs"] * report["precision"]["substeps"] / stage["period_ps"] * 1e3
+
+
 def modelled(report):
     """The row's modelled columns from its report's physical section."""
     p = report["physical"]
     c, m = p["chip"], p["memory"]
     return {"status": "ok", "mesh": "x".join(map(str, c["mesh"])), "fold": "x".join(map(str, c["fold"])),
-            "passes": m["passes"], "clock_ghz": 1e3 / p["period_ps"], "period_ps": p["period_ps"],
+            "passes": m["passes"], "clock_ghz": mac_clock_ghz(report), "period_ps": p["period_ps"],
             "period_stretch": c["power"]["period_stretch"], "compute_s": p["compute_seconds"],
             "memory_s": p["memory_seconds"], "seconds": p["seconds"], "bound": p["bound"],
-            "chip_bound": c["bound"].split(":")[0], "energy_j": p["energy_j"]["total"],
+            "chip_bound": c["bound"].split(":")[0], "tflops": p["roofline"]["compute_flops"] * 1e-12,
+            "energy_j": p["energy_j"]["total"],
             "power_w": p["power_w"], "area_mm2": c["area_mm2"]["total"]}
 
 
@@ -133,10 +142,11 @@ def table_line(r, est):
     """One line of the README's table: the 7 nm row r, est the 4N row of the same run."""
     name, budget = NAMES[r["transform"]], BUDGETS[r["budget"]]
     if r["status"] != "ok":
-        return f"| {name} | {r['n']} | {budget} | refused: {r['note']} |" + " |" * 10
+        return f"| {name} | {r['n']} | {budget} | refused: {r['note']} |" + " |" * 11
     ms = r["seconds"] * 1e3
     est_ms = g3(est["seconds"] * 1e3) if est and est["status"] == "ok" else "refused"
-    return (f"| {name} | {r['n']} | {budget} | {r['mesh']} ({r['fold']}) | {r['passes']} | {r['bound']} | "
+    return (f"| {name} | {r['n']} | {budget} | {r['mesh']} ({r['fold']}) | {r['clock_ghz']:.2f} | "
+            f"{r['passes']} | {r['bound']} | "
             f"{g3(ms)} | {est_ms} | {g3(r.get('h100_ms'))} | {g3(r.get('h100_over_triada'), '{:.2f}')} | "
             f"{g3(r['energy_j'])} | {r['power_w']:.0f} | {g3(r.get('h100_energy_bound_j'))} | "
             f"{g3(r.get('cpu_ms'))} |")
@@ -148,9 +158,10 @@ def write_md(rows, path, note):
     sizes = [n for n in ran if n in TABLE_SIZES] or ran
     key = lambda r: (r["transform"], r["n"], r["budget"])
     est = {key(r): r for r in cubic if r["node"] != "7 nm"}
-    lines = ["| transform | N | budget | mesh (fold) | passes | bound | TriADA ms | TriADA 4N ms (estimate) "
+    lines = ["| transform | N | budget | mesh (fold) | clock GHz | passes | bound | TriADA ms "
+             "| TriADA 4N ms (estimate) "
              "| H100 ms | H100 / TriADA | TriADA J | TriADA W | H100 J, at most | this machine ms |",
-             "|" + " --- |" * 14]
+             "|" + " --- |" * 15]
     for t in NAMES:
         for n in sizes:
             for b in BUDGETS:

@@ -26,9 +26,8 @@ cell mode, budget and node it runs triada-transform on the shape alone (no data)
 
   shapes     cubic N x N x N for N in --sizes, and N x N/2 x 2N (the same N^3 elements, so
              the same off-chip bytes, on unequal axes: the sizer folds each axis differently)
-  transforms dct and dft (--model-only; dft on complex data) and gemt, a dense 3-mode product
-             with N_s x N_s matrices (--dry-run on metadata-only HDF5 files: --model-only
-             takes no gemt matrices)
+  transforms dct, dft (complex data) and gemt, a dense 3-mode product with real N_s x N_s
+             matrices (--model-only's gemt)
   modes      --cell.mode fp64 and fp32
   budgets    area: --chip.area_mm2 814; area+power: also --chip.power_w 700
   nodes      7nm: --technology.node_nm 7 (the scaling tables' smallest node);
@@ -119,7 +118,7 @@ if [[ $(id -u) -eq 0 ]]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_
 work=$(mktemp -d "${TMPDIR:-/tmp}/chip_compare.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 cd "$work"
-mkdir reports logs inputs results
+mkdir reports logs results
 
 # commands.txt: each command as run (in the scratch directory), with the programs' and the
 # repository's folders written $BIN and $SRC.
@@ -141,23 +140,6 @@ record() {
   echo "${line% }" >>commands.txt
 }
 
-# Metadata-only HDF5 files for gemt's dry run: declared datasets, no data written.
-mkh5='import h5py, sys; f = h5py.File(sys.argv[1], "w"); [f.create_dataset(a.split(":")[0], shape=tuple(int(d) for d in a.split(":")[1].split("x")), dtype=sys.argv[2]) for a in sys.argv[3:]]; f.close()'
-declare -A made=()
-gemt_files() {  # gemt_files N1 N2 N3 DTYPE: makes inputs/x_*.h5 and inputs/c_*.h5 once
-  local n1=$1 n2=$2 n3=$3 dt=$4 s="$1x$2x$3"
-  if [[ -z ${made[x_${s}_$dt]:-} ]]; then
-    record "$PYTHON" -c "$mkh5" "inputs/x_${s}_$dt.h5" "$dt" "x:$s"
-    "$PYTHON" -c "$mkh5" "inputs/x_${s}_$dt.h5" "$dt" "x:$s"
-    made[x_${s}_$dt]=1
-  fi
-  if [[ -z ${made[c_$s]:-} ]]; then
-    record "$PYTHON" -c "$mkh5" "inputs/c_$s.h5" f8 "C1:${n1}x$n1" "C2:${n2}x$n2" "C3:${n3}x$n3"
-    "$PYTHON" -c "$mkh5" "inputs/c_$s.h5" f8 "C1:${n1}x$n1" "C2:${n2}x$n2" "C3:${n3}x$n3"
-    made[c_$s]=1
-  fi
-}
-
 # One line of runs.tsv and one command per row: tag, node, family, N, shape, transform,
 # mode, budget.
 cmds=()
@@ -165,16 +147,7 @@ cmds=()
 add_row() {  # add_row NODE FAMILY N N1 N2 N3 TRANSFORM MODE BUDGET
   local node=$1 family=$2 n=$3 n1=$4 n2=$5 n3=$6 t=$7 mode=$8 budget=$9
   local tag="${node}_${family}_${n}_${t}_${mode}_${budget/+/_}"
-  local args=("$TRANSFORM")
-  if [[ $t == gemt ]]; then
-    local dt=f8 s="${n1}x${n2}x${n3}"
-    [[ $mode == fp32 ]] && dt=f4
-    gemt_files "$n1" "$n2" "$n3" "$dt"
-    args+=(--dry-run -i "inputs/x_${s}_$dt.h5" -o y.h5 -t gemt --coeffs "inputs/c_$s.h5")
-  else
-    args+=(--model-only "$n1,$n2,$n3" -t "$t")
-  fi
-  args+=(--cell.mode "$mode" --chip.area_mm2 814)
+  local args=("$TRANSFORM" --model-only "$n1,$n2,$n3" -t "$t" --cell.mode "$mode" --chip.area_mm2 814)
   [[ $budget == area+power ]] && args+=(--chip.power_w 700)
   args+=(--technology.node_nm 7 --memory.kind hbm3 --memory.overlap double_buffer --area.layout planar)
   [[ $node == 4N ]] && args+=(--mesh "$here/meshcfg/node_4n_estimate.ini")

@@ -85,13 +85,14 @@ assert all(math.isclose(float(r["power_w"]), 700, rel_tol=1e-6) for r in capped)
 ' "$committed"
 
 # shellcheck disable=SC2016 # $BIN is commands.txt's own placeholder
-pycheck "commands.txt: one triada-transform command per row, gemt as a dry run" '
+pycheck "commands.txt: one triada-transform --model-only command per row, dense gemt too" '
 import csv
 rows = list(csv.DictReader(open(a[0])))
 cmds = [l for l in open(a[1]) if l.startswith("$BIN/triada-transform ")]
 assert len(cmds) == len(rows), (len(cmds), len(rows))
 gemt = [c for c in cmds if " -t gemt " in c]
-assert len(gemt) == sum(r["transform"] == "gemt" for r in rows) and all("--dry-run" in c for c in gemt)
+assert len(gemt) == sum(r["transform"] == "gemt" for r in rows)
+assert all(" --model-only " in c and "--coeffs" not in c for c in cmds)
 ' res/chip_compare.csv res/commands.txt
 
 # A refused configuration: its run left an error line and no report; the row keeps the line.
