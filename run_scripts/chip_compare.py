@@ -28,6 +28,7 @@ COLUMNS = ["node", "family", "n", "shape", "transform", "mode", "budget", "statu
            "bound", "chip_bound", "tflops", "energy_j", "power_w", "area_mm2", "h100_ms", "h100_over_triada",
            "h100_energy_bound_j", "cpu_ms", "note"]
 TABLE_SIZES = (128, 512, 1024)
+NODES = {"7nm": "7 nm", "4N": "4N (estimate)", "slow": "7 nm, MAC 8x slower"}
 
 
 def fail(msg):
@@ -100,7 +101,7 @@ def rows_of(work, anchors, cpu):
         for line in f:
             tag, node, family, n, shape, t, mode, budget = line.rstrip("\n").split("\t")
             n = int(n)
-            row = {"node": "7 nm" if node == "7nm" else "4N (estimate)", "family": family, "n": n,
+            row = {"node": NODES[node], "family": family, "n": n,
                    "shape": shape, "transform": t, "mode": mode, "budget": budget}
             report = os.path.join(work, "reports", tag + ".json")
             if os.path.exists(report):
@@ -138,16 +139,21 @@ def g3(v, fmt="{:.3g}"):
     return f"{v:.0f}" if fmt == "{:.3g}" and v >= 1000 else fmt.format(v)
 
 
-def table_line(r, est):
-    """One line of the README's table: the 7 nm row r, est the 4N row of the same run."""
+def other_ms(r):
+    return g3(r["seconds"] * 1e3) if r and r["status"] == "ok" else "refused"
+
+
+def table_line(r, est, slow):
+    """One line of the README's table: the 7 nm row r, est and slow the 4N and slow-MAC rows
+    of the same run."""
     name, budget = NAMES[r["transform"]], BUDGETS[r["budget"]]
     if r["status"] != "ok":
-        return f"| {name} | {r['n']} | {budget} | refused: {r['note']} |" + " |" * 11
+        return f"| {name} | {r['n']} | {budget} | refused: {r['note']} |" + " |" * 12
     ms = r["seconds"] * 1e3
-    est_ms = g3(est["seconds"] * 1e3) if est and est["status"] == "ok" else "refused"
     return (f"| {name} | {r['n']} | {budget} | {r['mesh']} ({r['fold']}) | {r['clock_ghz']:.2f} | "
             f"{r['passes']} | {r['bound']} | "
-            f"{g3(ms)} | {est_ms} | {g3(r.get('h100_ms'))} | {g3(r.get('h100_over_triada'), '{:.2f}')} | "
+            f"{g3(ms)} | {other_ms(est)} | {other_ms(slow)} | {g3(r.get('h100_ms'))} | "
+            f"{g3(r.get('h100_over_triada'), '{:.2f}')} | "
             f"{g3(r['energy_j'])} | {r['power_w']:.0f} | {g3(r.get('h100_energy_bound_j'))} | "
             f"{g3(r.get('cpu_ms'))} |")
 
@@ -157,17 +163,18 @@ def write_md(rows, path, note):
     ran = sorted({r["n"] for r in cubic})
     sizes = [n for n in ran if n in TABLE_SIZES] or ran
     key = lambda r: (r["transform"], r["n"], r["budget"])
-    est = {key(r): r for r in cubic if r["node"] != "7 nm"}
+    est = {key(r): r for r in cubic if r["node"] == NODES["4N"]}
+    slow = {key(r): r for r in cubic if r["node"] == NODES["slow"]}
     lines = ["| transform | N | budget | mesh (fold) | clock GHz | passes | bound | TriADA ms "
-             "| TriADA 4N ms (estimate) "
+             "| TriADA 4N ms (estimate) | TriADA ms, MAC 8x slower "
              "| H100 ms | H100 / TriADA | TriADA J | TriADA W | H100 J, at most | this machine ms |",
-             "|" + " --- |" * 15]
+             "|" + " --- |" * 16]
     for t in NAMES:
         for n in sizes:
             for b in BUDGETS:
                 r = next((r for r in cubic if key(r) == (t, n, b) and r["node"] == "7 nm"), None)
                 if r:
-                    lines.append(table_line(r, est.get(key(r))))
+                    lines.append(table_line(r, est.get(key(r)), slow.get(key(r))))
     lines += ["", "fp64, N x N x N, TriADA modelled at 7 nm (and at an estimated 4N), planar die, HBM3 at "
               "3.35 TB/s, double-buffered; H100 measured (data/anchors/h100.json), its energy bounded by "
               f"{H100_W} W x its time; this machine: FFTW / OpenBLAS, one core, fp64 (triada-bench)."]

@@ -14,7 +14,7 @@ outputs=(chip_compare.csv chip_compare.md chip_time.png chip_energy.png commands
 transforms=(dct dft gemt)
 modes=(fp64 fp32)
 budgets=(area area+power)
-nodes=(7nm 4N)
+nodes=(7nm 4N slow)
 
 usage() {
   cat <<EOF
@@ -32,7 +32,11 @@ cell mode, budget and node it runs triada-transform on the shape alone (no data)
   budgets    area: --chip.area_mm2 814; area+power: also --chip.power_w 700
   nodes      7nm: --technology.node_nm 7 (the scaling tables' smallest node);
              4N: also --mesh meshcfg/node_4n_estimate.ini (an estimate of TSMC 4N, the
-             H100's node, from TSMC's N5-vs-N7 and N4-vs-N5 figures; sources in the file)
+             H100's node, from TSMC's N5-vs-N7 and N4-vs-N5 figures; sources in the file);
+             slow: 7 nm with every MAC 8 times slower (--timing.mac_ps_fp64 9600,
+             --timing.mac_ps_fp32 4800): about the H100's fp64 rate per mm^2 (the 7 nm
+             chip's fp64 peak is ~8x the H100's 67 TFLOP/s), the sensitivity of every
+             result to the MAC's assumed speed
 
 all with --memory.kind hbm3 --memory.overlap double_buffer --area.layout planar (one die,
 as the H100). A configuration the model refuses keeps its refusal line in its row.
@@ -57,7 +61,7 @@ Options:
 Environment: PYTHON (a python3 with numpy, matplotlib and h5py).
 
 Outputs in DIR: chip_compare.csv (every row), chip_compare.md (the README's table: fp64,
-cubic N = 128, 512, 1024 as far as they ran, both budgets, both nodes, H100 beside),
+cubic N = 128, 512, 1024 as far as they ran, both budgets, every node, H100 beside),
 chip_time.png (end-to-end time vs N), chip_energy.png (energy vs N; the H100's as 700 W x
 its time, an upper bound), commands.txt (every command run). Progress goes to stderr.
 EOF
@@ -151,6 +155,7 @@ add_row() {  # add_row NODE FAMILY N N1 N2 N3 TRANSFORM MODE BUDGET
   [[ $budget == area+power ]] && args+=(--chip.power_w 700)
   args+=(--technology.node_nm 7 --memory.kind hbm3 --memory.overlap double_buffer --area.layout planar)
   [[ $node == 4N ]] && args+=(--mesh "$here/meshcfg/node_4n_estimate.ini")
+  [[ $node == slow ]] && args+=(--timing.mac_ps_fp64 9600 --timing.mac_ps_fp32 4800)
   args+=(--quiet --report "reports/$tag.json")
   record "${args[@]}"
   cmds+=("$(printf '%q ' "${args[@]}")>logs/$tag.log 2>&1")

@@ -49,7 +49,7 @@ rows = list(csv.DictReader(open(a[0])))
 anchors = json.load(open(a[1]))
 key = {"dft": "fft_3d", "dct": "dct_3d", "gemt": "gemt_3d"}
 dtype = {"fp64": "float64", "fp32": "float32"}
-want = {(node, fam, t, m, b, n) for node in ("7 nm", "4N (estimate)") for fam in ("cubic", "noncubic")
+want = {(node, fam, t, m, b, n) for node in ("7 nm", "4N (estimate)", "7 nm, MAC 8x slower") for fam in ("cubic", "noncubic")
         for t in key for m in dtype for b in ("area", "area+power") for n in map(int, a[2].split(","))}
 got = [(r["node"], r["family"], r["transform"], r["mode"], r["budget"], int(r["n"])) for r in rows]
 assert sorted(got) == sorted(want), (len(got), set(want) ^ set(got))
@@ -69,7 +69,7 @@ for r in rows:
     assert float(r["h100_ms"]) == ms[0], (r, ms)
     ratio = ms[0] / (float(r["seconds"]) * 1e3)
     assert math.isclose(float(r["h100_over_triada"]), ratio, rel_tol=1e-8), (r, ratio)
-assert anchored == 2 * 3 * 2 * 2 * int(a[3]), anchored  # nodes x transforms x modes x budgets x N
+assert anchored == 3 * 3 * 2 * 2 * int(a[3]), anchored  # nodes x transforms x modes x budgets x N
 ' "$1" "$TRIADA_SRC/data/anchors/h100.json" "$2" "$3"
 }
 check_rows res/chip_compare.csv 16,128 1
@@ -82,6 +82,18 @@ import csv, math
 capped = [r for r in csv.DictReader(open(a[0])) if float(r["period_stretch"]) > 1]
 assert capped and all(r["budget"] == "area+power" for r in capped), capped
 assert all(math.isclose(float(r["power_w"]), 700, rel_tol=1e-6) for r in capped), capped
+' "$committed"
+pycheck "$committed: a MAC 8x slower never computes faster, and its clock is slower" '
+import csv
+rows = list(csv.DictReader(open(a[0])))
+at = lambda r: (r["family"], r["n"], r["transform"], r["mode"], r["budget"])
+seven = {at(r): r for r in rows if r["node"] == "7 nm"}
+slow = [r for r in rows if r["node"] == "7 nm, MAC 8x slower"]
+assert len(slow) == len(seven)
+for r in slow:
+    s = seven[at(r)]
+    assert float(r["compute_s"]) >= float(s["compute_s"]), (r, s)
+    assert float(r["clock_ghz"]) < float(s["clock_ghz"]), (r, s)
 ' "$committed"
 
 # shellcheck disable=SC2016 # $BIN is commands.txt's own placeholder
