@@ -146,9 +146,9 @@ json chip_json(const PhysicalResult& r, const PhysicalParams& p, const Plan& pla
 std::string chip_summary(const PhysicalResult& r) {
   if (!r.chip) return "";
   const ChipResult& c = *r.chip;
-  const std::string clock = c.stretch > 1
-                                ? "stretched x" + std::to_string(c.stretch) + " to fit the power"
-                                : "not capped by power";
+  char stretch[64];
+  std::snprintf(stretch, sizeof stretch, "stretched x%.4g to fit the power", c.stretch);
+  const std::string clock = c.stretch > 1 ? stretch : "not capped by power";
   char chip[400];
   std::snprintf(chip, sizeof chip,
                 "  chip %.4g mm^2 (cells %.4g, storage %.4g %s, buses %.4g, actuator memories "

@@ -62,4 +62,17 @@ assert p["memory"]["bytes_read"] == sum(q["bytes_read"] for q in p["memory"]["pe
 assert abs(p["seconds"] / (p["compute_seconds"] + p["memory_seconds"]) - 1) < 1e-12
 ' tiled.json
 
+# A power budget under the chip's power: the summary's chip line states the stretch, the
+# report's the same k.
+ok --model-only 24,20,16 "${CHIP[@]}" --chip.power_w 0.05 --report capped.json
+cp err.txt capped.txt
+pycheck "the summary states the period stretch the power cap applied" '
+import re
+r = json.load(open(a[0]))["physical"]["chip"]["power"]
+assert r["clock_capped"] and r["w"] <= 0.05, r
+m = re.search(r"clock stretched x([0-9.e+]+) to fit the power", open(a[1]).read())
+assert m and len(m.group(1).replace(".", "")) <= 4, open(a[1]).read()
+assert abs(float(m.group(1)) / r["period_stretch"] - 1) < 5e-4, (m.group(1), r)
+' capped.json capped.txt
+
 summary
