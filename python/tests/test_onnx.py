@@ -68,15 +68,31 @@ def layer_macs(L):
     return n * ho * wo * co * hf * wf * ci // g
 
 
+# SAME pads split unevenly (an odd total) on some axis of the last two, so UPPER and LOWER
+# differ; shape inference and the direct convolution see which end gets the extra pad.
 CONV_CASES = [
     dict(strides=s, dilations=d, kernel=k, pads=p, group=g)
     for (s, d, k), (p, g) in itertools.product(
-        [((1, 1), (1, 1), (3, 3)), ((2, 1), (1, 2), (3, 2)), ((1, 3), (2, 1), (2, 4))],
+        [((1, 1), (2, 1), (3, 3)), ((2, 1), (1, 1), (3, 2)), ((1, 3), (1, 2), (2, 4))],
         [((0, 1, 2, 1), 1), ("SAME_UPPER", 2), ("SAME_LOWER", 1), ("VALID", 2), ("NOTSET", 1)])
 ]
 
 
-def conv_model(case, n=2, c=4, h=9, w=11, co=6, rng=None):
+def onnx_pads(case, sizes):
+    """ONNX's pads for the case: SAME_* gives ceil(size / stride) outputs, the total pad
+    (out - 1) s + (k - 1) d + 1 - size split with the odd one at the end (UPPER) or the
+    beginning (LOWER)."""
+    if not isinstance(case["pads"], str) or case["pads"] == "NOTSET":
+        return case["pads"] if not isinstance(case["pads"], str) else (0, 0, 0, 0)
+    if case["pads"] == "VALID":
+        return (0, 0, 0, 0)
+    totals = [max(0, (-(-n // s) - 1) * s + (k - 1) * d + 1 - n) for n, s, k, d in
+              zip(sizes, case["strides"], case["kernel"], case["dilations"])]
+    late = [t - t // 2 if case["pads"] == "SAME_UPPER" else t // 2 for t in totals]
+    return (totals[0] - late[0], totals[1] - late[1], late[0], late[1])
+
+
+def conv_model(case, n=2, c=4, h=10, w=11, co=6, rng=None):
     attrs = dict(strides=case["strides"], dilations=case["dilations"],
                  kernel_shape=case["kernel"], group=case["group"])
     if isinstance(case["pads"], str):
@@ -98,7 +114,8 @@ def test_conv_attributes_run_as_onnx_defines_them(case):
     dims = tuple(d.dim_value for d in inferred.type.tensor_type.shape.dim)
     assert dims == (2, 6, *L.output_hw)  # ONNX's own output size, auto_pad included
     assert np.array_equal(L.weights, weights)
-    x = rng.standard_normal((2, 4, 9, 11))
+    assert L.layer[8] == onnx_pads(case, (10, 11))
+    x = rng.standard_normal((2, 4, 10, 11))
     results, report = onnx_net.conv_onnx(model, mxu=4, inputs=[x])
     for method in ("explicit", "implicit"):
         assert_close(results[0]["outputs"][method], x, weights, L.layer)
