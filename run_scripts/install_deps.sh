@@ -15,6 +15,7 @@ PKGS=(
   python3-pybind11 pybind11-dev python3-mpi4py python3-pytest python3-scipy
   python3-venv python3-pip python3-setuptools python3-wheel  # pip install . (pyproject.toml)
   python3-mypy  # the package's type hints, checked as a user's mypy reads them
+  python3-onnx  # triada.onnx_net: ONNX models' layers
 )
 
 missing=()

@@ -67,8 +67,8 @@ void lower(const ConvLayer& l, const std::vector<double>& x, const std::vector<d
         for (index_t c = 0; c < l.C_I; ++c)
           for (index_t fh = 0; fh < l.H_F; ++fh)
             for (index_t fw = 0; fw < l.W_F; ++fw) {
-              const index_t h = ho * l.stride - l.pad + fh * l.dilation;
-              const index_t wi = wo * l.stride - l.pad + fw * l.dilation;
+              const index_t h = ho * l.stride_h - l.pad_top + fh * l.dilation_h;
+              const index_t wi = wo * l.stride_w - l.pad_left + fw * l.dilation_w;
               if (h < 0 || h >= l.H_I || wi < 0 || wi >= l.W_I) continue;
               L[static_cast<size_t>(((n * HO + ho) * WO + wo) * K + (c * l.H_F + fh) * l.W_F +
                                     fw)] =
@@ -140,7 +140,8 @@ MxuRow matmul_row(index_t n, std::int64_t m, int reps, std::uint64_t seed) {
 ConvLayer layer(index_t CI, index_t HW, index_t CO) {
   ConvLayer l;
   l.name = "bench";
-  l.C_I = CI, l.H_I = HW, l.W_I = HW, l.C_O = CO, l.H_F = 3, l.W_F = 3, l.pad = 1;
+  l.C_I = CI, l.H_I = HW, l.W_I = HW, l.C_O = CO, l.H_F = 3, l.W_F = 3;
+  l.set_pad(1);
   validate_layer(l, "--mxu");
   return l;
 }

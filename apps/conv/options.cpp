@@ -69,7 +69,9 @@ std::optional<ConvConfig> parse_conv_options(int argc, char** argv, std::ostream
       ("layer", po::value(&layer),
        "one layer instead: N,CI,HI,WI,CO,HF,WF,stride,pad[,dil[,groups]] (batch, input "
        "channels, input height and width, filters, filter height and width, stride, zero "
-       "padding per side, dilation, groups)")
+       "padding per side, dilation, groups); stride S or SHxSW, dilation D or DHxDW, pad P, "
+       "PHxPW (symmetric per axis) or T:L:B:R (top, left, bottom, right, ONNX's order); the "
+       "network file's Strides, Padding and Dilation take the same forms")
       ("method", po::value(&method)->default_value("both"),
        "explicit (im2col: materialize the lowered matrix, then GEMM), implicit (channel-first: "
        "H_F x W_F partial 1x1 GEMMs fed by address generation, no lowered copy) or both")

@@ -3,6 +3,7 @@ reports equal to the programs', errors with the programs' messages."""
 
 import json
 import os
+import re
 import sys
 import tempfile
 import threading
@@ -13,21 +14,30 @@ import pytest
 from conftest import cli_error, comparable, load_json, run_program, triada, write_h5
 
 
+def _pair(v):
+    return (v, v) if isinstance(v, int) else tuple(v)
+
+
 def direct_conv(x, w, stride, pad, dilation=1, groups=1):
-    """The convolution's definition as loops over the filter taps (numpy, float64)."""
+    """The convolution's definition as loops over the filter taps (numpy, float64).
+    stride and dilation: an int or (h, w); pad: an int, (h, w) or (top, left, bottom,
+    right)."""
     n, ci, hi, wi = x.shape
     co, cg, hf, wf = w.shape
-    xp = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
-    ho = (hi + 2 * pad - dilation * (hf - 1) - 1) // stride + 1
-    wo = (wi + 2 * pad - dilation * (wf - 1) - 1) // stride + 1
+    (sh, sw), (dh, dw) = _pair(stride), _pair(dilation)
+    pad = _pair(pad)
+    top, left, bottom, right = pad * 2 if len(pad) == 2 else pad
+    xp = np.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right)))
+    ho = (hi + top + bottom - dh * (hf - 1) - 1) // sh + 1
+    wo = (wi + left + right - dw * (wf - 1) - 1) // sw + 1
     y = np.zeros((n, co, ho, wo))
     per_group = co // groups
     for o in range(co):
         g = o // per_group
         for a in range(hf):
             for b in range(wf):
-                window = xp[:, g * cg:(g + 1) * cg, a * dilation:a * dilation + stride * ho:stride,
-                            b * dilation:b * dilation + stride * wo:stride]
+                window = xp[:, g * cg:(g + 1) * cg, a * dh:a * dh + sh * ho:sh,
+                            b * dw:b * dw + sw * wo:sw]
                 y[:, o] += np.einsum("nchw,c->nhw", window, w[o, :, a, b])
     return y
 
@@ -108,10 +118,15 @@ def test_tcu_errors_are_the_programs(kw, cli):
     assert code == 2 and str(e.value) == cli_error(err, "triada-tcu")
 
 
-@pytest.mark.parametrize("layer", [(2, 3, 9, 8, 5, 3, 3, 2, 1), (1, 4, 7, 7, 6, 3, 2, 1, 2, 2, 2)])
+@pytest.mark.parametrize("layer", [
+    (2, 3, 9, 8, 5, 3, 3, 2, 1), (1, 4, 7, 7, 6, 3, 2, 1, 2, 2, 2),
+    (2, 6, 11, 9, 9, 3, 2, (2, 1), (1, 0, 2, 1), (1, 2), 3),
+    [1, 4, 10, 13, 6, 3, 3, [1, 3], np.array([0, 2]), (2, 1), 2],
+    (1, 5, 7, 12, 5, 2, 4, (3, 2), (3, 0, 0, 4)),
+])
 def test_conv_layer_equals_the_direct_loop_for_both_methods(layer):
     n, ci, hi, wi, co, hf, wf, stride, pad = layer[:9]
-    dilation, groups = (layer[9:] + (1, 1))[:2]
+    dilation, groups = (tuple(layer[9:]) + (1, 1))[:2]
     rng = np.random.default_rng(4)
     x = rng.standard_normal((n, ci, hi, wi))
     w = rng.integers(-3, 4, (co, ci // groups, hf, wf)).astype(np.int16)
@@ -122,6 +137,28 @@ def test_conv_layer_equals_the_direct_loop_for_both_methods(layer):
         assert y.shape == ref.shape
         assert np.abs(y - ref).max() <= 1e-12 * np.abs(ref).max()
     assert report["layers"][0]["verified"] is True
+    # The MACs of the definition: every output times its C_I / groups H_F W_F taps.
+    assert report["layers"][0]["macs"] == ref.size * (ci // groups) * hf * wf
+
+
+def test_conv_layer_forms_are_the_programs():
+    """A per-axis sequence and its --layer string are the same layer; wrong shapes of a
+    field are a TypeError naming it."""
+    _, a = triada.conv((1, 6, 16, 17, 4, 3, 2, (2, 1), (1, 0, 2, 3), (1, 2), 2), mxu=4)
+    _, b = triada.conv("1,6,16,17,4,3,2,2x1,1:0:2:3,1x2,2", mxu=4)
+    code, _, err = run_program("triada-conv", "--layer", "1,6,16,17,4,3,2,2x1,1:0:2:3,1x2,2",
+                               "--mxu", 4)
+    assert code == 0, err
+    assert a["layers"][0]["shape"] == b["layers"][0]["shape"] == \
+        "1x6x16x17 -> 4 3x2 s2x1 p1:0:2:3 d1x2 g2"
+    assert comparable(a, names=False) == comparable(b, names=False)
+    for bad, where in [((1, 3, 8, 8, 4, 3, 3, (1, 1, 1), 1), "[7]"),
+                       ((1, 3, 8, 8, 4, 3, 3, 1, (1, 1, 1)), "[8]"),
+                       ((1, 3, 8, 8, 4, 3, 3, 1, 1, (1, 1, 1, 1)), "[9]"),
+                       (((1, 1), 3, 8, 8, 4, 3, 3, 1, 1), "[0]"),
+                       ((1, 3, 8, 8, 4, 3, 3, (1, 1.5), 1), "[7]")]:
+        with pytest.raises(TypeError, match=re.escape(f"layer_or_network{where}")):
+            triada.conv(bad, mxu=4)
 
 
 def test_conv_report_equals_the_programs_for_a_layer_and_a_network(tmp):

@@ -6,6 +6,8 @@ The programs' jobs on numpy arrays, in one process or under ``mpirun``:
   on the simulated 3D mesh;
 - ``tcu``: triada-tcu (the Tensor-Core-Unit algorithms on the planar MXU);
 - ``conv``: triada-conv (convolution layers on the planar MXU);
+- ``conv_onnx``, ``onnx_layers``: an ONNX model's Conv, Gemm and MatMul nodes as those
+  layers (``triada.onnx_net``; needs python3-onnx, imported on first use);
 - ``layout``: which part of a tensor each rank holds (for distributed calls).
 
 Each lives in a submodule by concern (``triada.transform``: transform, gemt;
@@ -37,6 +39,8 @@ alone inside a job (an internal error) is raised on that rank only: run such scr
 ``python3 -m mpi4py script.py`` so the job ends.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from . import _calls
 from .configs import CELL_MODES
 from .conv import conv
@@ -46,5 +50,20 @@ from .tcu import tcu
 from .transform import gemt, transform
 
 __version__: str = _calls.VERSION
-__all__ = ["transform", "gemt", "layout", "tcu", "conv", "BrickArray", "CELL_MODES", "Error",
-           "ConfigError", "InputError", "MPIError", "HDF5Error"]
+__all__ = ["transform", "gemt", "layout", "tcu", "conv", "conv_onnx", "onnx_layers",
+           "OnnxLayer", "to_network", "BrickArray", "CELL_MODES", "Error", "ConfigError",
+           "InputError", "MPIError", "HDF5Error"]
+
+if TYPE_CHECKING:
+    from .onnx_net import OnnxLayer, conv_onnx, onnx_layers, to_network
+
+_ONNX_NAMES = ("OnnxLayer", "conv_onnx", "onnx_layers", "to_network")
+
+
+def __getattr__(name: str) -> Any:
+    """triada.onnx_net's names, loaded on first use (so ``python3 -m triada.onnx_net``
+    runs the module once)."""
+    if name in _ONNX_NAMES:
+        from . import onnx_net
+        return getattr(onnx_net, name)
+    raise AttributeError(f"module 'triada' has no attribute {name!r}")

@@ -183,13 +183,31 @@ def config(name, value):
     return out
 
 
+# A layer's per-axis fields (0-based): stride and dilation take (h, w), pad also
+# (top, left, bottom, right); written in --layer's forms "HxW" and "T:L:B:R".
+_LAYER_AXES = {7: (2,), 8: (2, 4), 9: (2,)}
+
+
+def _layer_field(name, i, value):
+    sizes = _LAYER_AXES.get(i, ())
+    if _is_int(value) or not sizes:
+        return str(count(f"{name}[{i}]", value))
+    if not _is_sequence(value) or len(value) not in sizes:
+        _fail(f"{name}[{i}]", "an int, a pair (h, w)" +
+              (" or (top, left, bottom, right)" if 4 in sizes else ""), value)
+    items = [str(count(f"{name}[{i}]", v)) for v in value]
+    return ("x" if len(items) == 2 else ":").join(items)
+
+
 def layer(name, value):
-    """One layer as a sequence of ints or their comma-separated str, or a network file."""
+    """One layer as a sequence (ints; stride and dilation also pairs (h, w), pad also a
+    pair or (top, left, bottom, right)) or its comma-separated str, or a network file.
+    A sequence is returned as the str."""
     if isinstance(value, (str, os.PathLike)):
         return path(name, value)
     if not _is_sequence(value):
         _fail(name, "a sequence of ints, a str or a file name", value)
-    return counts(name, value)
+    return ",".join(_layer_field(name, i, v) for i, v in enumerate(value))
 
 
 def checked(values, kinds):

@@ -36,7 +36,10 @@ def conv(layer_or_network: PathArg | Sequence[int], *, method: str = "both", mxu
     layer_or_network : str, path or sequence of int
         One layer ``(N, C_I, H_I, W_I, C_O, H_F, W_F, stride, pad[, dilation[, groups]])``
         (a sequence or the comma-separated string; ``--layer``), or a network CSV file
-        (``data/networks/*.csv``, SCALE-Sim topologies; ``--network``).
+        (``data/networks/*.csv``, SCALE-Sim topologies; ``--network``). In the sequence,
+        stride and dilation are an int or a pair ``(h, w)``, pad an int, a pair ``(h, w)``
+        (symmetric per axis) or ``(top, left, bottom, right)``; the string takes
+        ``--layer``'s forms ``SHxSW``, ``PHxPW``, ``T:L:B:R``, ``DHxDW``.
     method : {"both", "explicit", "implicit"}, default "both"
         Explicit im2col, implicit channel-first im2col, or both (``--method``).
     mxu : int, default 16
@@ -83,9 +86,10 @@ def conv(layer_or_network: PathArg | Sequence[int], *, method: str = "both", mxu
         The program's JSON report (``triada-conv-report/1``) on every rank. A layer that
         fails its check is reported (``verified`` false), not raised.
     """
+    given_sequence = _args._is_sequence(layer_or_network)
     a = _args.checked(locals(), _CONV_KINDS)
     spec = a.layer_or_network
-    network = isinstance(spec, str) and (spec.endswith(".csv") or os.path.isfile(spec))
+    network = not given_sequence and (spec.endswith(".csv") or os.path.isfile(spec))
     operands = []
     for name in ("input", "weights"):
         value = getattr(a, name)

@@ -93,14 +93,14 @@ void direct_tile(const ConvLayer& l, const double* x, const double* wt, index_t 
   double a[kDirectPixels][kDirectLanes] = {};
   for (index_t c = 0; c < Cg; ++c)
     for (index_t fh = 0; fh < l.H_F; ++fh) {
-      const index_t h = ho * l.stride - l.pad + fh * l.dilation;
+      const index_t h = ho * l.stride_h - l.pad_top + fh * l.dilation_h;
       if (h < 0 || h >= l.H_I) continue;
       const double* xrow =
-          x + ((n * l.H_I + h) * l.W_I + wo * l.stride - l.pad) * l.C_I + gi * Cg + c;
+          x + ((n * l.H_I + h) * l.W_I + wo * l.stride_w - l.pad_left) * l.C_I + gi * Cg + c;
       const double* wr = wt + (c * l.H_F + fh) * l.W_F * kDirectLanes;
       for (index_t fw = 0; fw < l.W_F; ++fw, wr += kDirectLanes)
         for (index_t p = 0; p < kDirectPixels; ++p) {
-          const double xv = xrow[(fw * l.dilation + p * l.stride) * l.C_I];
+          const double xv = xrow[(fw * l.dilation_w + p * l.stride_w) * l.C_I];
           for (index_t k = 0; k < kDirectLanes; ++k) a[p][k] += xv * wr[k];
         }
     }
@@ -115,12 +115,12 @@ void direct_pixel(const ConvLayer& l, const double* x, const double* wt, index_t
   double a[kDirectLanes] = {};
   for (index_t c = 0; c < Cg; ++c)
     for (index_t fh = 0; fh < l.H_F; ++fh) {
-      const index_t h = ho * l.stride - l.pad + fh * l.dilation;
+      const index_t h = ho * l.stride_h - l.pad_top + fh * l.dilation_h;
       if (h < 0 || h >= l.H_I) continue;
       const double* xrow = x + (n * l.H_I + h) * l.W_I * l.C_I + gi * Cg + c;
       const double* wr = wt + (c * l.H_F + fh) * l.W_F * kDirectLanes;
       for (index_t fw = 0; fw < l.W_F; ++fw, wr += kDirectLanes) {
-        const index_t wi = wo * l.stride - l.pad + fw * l.dilation;
+        const index_t wi = wo * l.stride_w - l.pad_left + fw * l.dilation_w;
         if (wi < 0 || wi >= l.W_I) continue;
         const double xv = xrow[wi * l.C_I];
         for (index_t k = 0; k < kDirectLanes; ++k) a[k] += xv * wr[k];
@@ -134,9 +134,9 @@ void direct_row(const ConvLayer& l, const double* x, const double* wt, index_t n
                 index_t gi, index_t oc, double* y) {
   const index_t WO = l.W_O(), cols = std::min(kDirectLanes, l.C_O_group() - oc * kDirectLanes);
   // Columns [lo, hi) have every tap inside the input along w.
-  const index_t lo = std::min(WO, ceil_div(l.pad, l.stride));
-  const index_t last = l.W_I - 1 + l.pad - (l.W_F - 1) * l.dilation;
-  const index_t hi = std::max(lo, std::min(WO, last < 0 ? 0 : last / l.stride + 1));
+  const index_t lo = std::min(WO, ceil_div(l.pad_left, l.stride_w));
+  const index_t last = l.W_I - 1 + l.pad_left - (l.W_F - 1) * l.dilation_w;
+  const index_t hi = std::max(lo, std::min(WO, last < 0 ? 0 : last / l.stride_w + 1));
   double* yrow = y + (n * l.H_O() + ho) * WO * l.C_O + gi * l.C_O_group() + oc * kDirectLanes;
   double out[kDirectPixels * kDirectLanes];
   for (index_t wo = 0; wo < WO;) {

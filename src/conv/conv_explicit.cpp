@@ -25,10 +25,10 @@ void lower_groups(const ConvLayer& l, const std::vector<double>& x, index_t g0, 
     for (index_t gi = g0; gi < g1; ++gi)
       for (index_t c = 0; c < Cg; ++c)
         for (index_t fh = 0; fh < l.H_F; ++fh) {
-          const index_t h = ho * l.stride - l.pad + fh * l.dilation;
+          const index_t h = ho * l.stride_h - l.pad_top + fh * l.dilation_h;
           if (h < 0 || h >= l.H_I) continue;
           for (index_t fw = 0; fw < l.W_F; ++fw) {
-            const index_t wi = wo * l.stride - l.pad + fw * l.dilation;
+            const index_t wi = wo * l.stride_w - l.pad_left + fw * l.dilation_w;
             if (wi < 0 || wi >= l.W_I) continue;
             row[gi * Kgp + (c * l.H_F + fh) * l.W_F + fw] =
                 x[static_cast<size_t>(((n * l.H_I + h) * l.W_I + wi) * l.C_I + gi * Cg + c)];

@@ -64,7 +64,7 @@ void pack_right_tiles(const ConvLayer& l, const std::vector<double>& w, const Im
   }
 }
 
-// The address generator's state of one row block: per row, (n, h_o s - p, w_o s - p).
+// The address generator's state of one row block: per row, (n, h_o s_h - p_top, w_o s_w - p_left).
 struct RowBlock {
   index_t m0 = 0, rows = 0;
   std::vector<index_t> n, h, w;
@@ -77,8 +77,8 @@ void start_row_block(const ConvLayer& l, index_t S, index_t m0, RowBlock& b) {
   for (index_t i = 0; i < b.rows; ++i) {
     const index_t m = m0 + i, wo = m % WO, ho = m / WO % HO, n = m / (WO * HO);
     b.n[static_cast<size_t>(i)] = n;
-    b.h[static_cast<size_t>(i)] = ho * l.stride - l.pad;
-    b.w[static_cast<size_t>(i)] = wo * l.stride - l.pad;
+    b.h[static_cast<size_t>(i)] = ho * l.stride_h - l.pad_top;
+    b.w[static_cast<size_t>(i)] = wo * l.stride_w - l.pad_left;
   }
 }
 
@@ -142,10 +142,10 @@ void stage_left_tiles(const ConvLayer& l, const std::vector<double>& x, const Im
     const index_t n = b.n[static_cast<size_t>(i)];
     for (index_t q = 0; q < links; ++q) {
       const ImplicitCall& c = p.calls[static_cast<size_t>(k0 + q)];
-      const index_t h = b.h[static_cast<size_t>(i)] + c.fh * l.dilation;
+      const index_t h = b.h[static_cast<size_t>(i)] + c.fh * l.dilation_h;
       double* to = arow + q * S;
       for (index_t j = 0; j < c.taps; ++j, to += c.cw) {
-        const index_t wi = b.w[static_cast<size_t>(i)] + (c.fw0 + j) * l.dilation;
+        const index_t wi = b.w[static_cast<size_t>(i)] + (c.fw0 + j) * l.dilation_w;
         if (h < 0 || h >= l.H_I || wi < 0 || wi >= l.W_I) {
           std::fill(to, to + c.cw, 0.0);
           continue;

@@ -1,6 +1,7 @@
 #include "conv/conv_layer.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <charconv>
 #include <fstream>
@@ -50,6 +51,10 @@ std::vector<std::string> split(const std::string& s, char sep) {
   return out;
 }
 
+bool any_empty(const std::vector<std::string>& f) {
+  return std::any_of(f.begin(), f.end(), [](const std::string& x) { return x.empty(); });
+}
+
 // An integer field; `where` prefixes the message, `what` names the field.
 index_t parse_field(const std::string& text, const std::string& where, const std::string& what,
                     index_t minimum) {
@@ -64,6 +69,48 @@ index_t parse_field(const std::string& text, const std::string& where, const std
                        ", got " + text);
   if (v > kMaxSize) throw config_error(where + ": " + what + ": too large, got " + text);
   return v;
+}
+
+// One spatial field in its forms: "V" (both axes) or "HxW" (minimum: 0 or 1; `forms`
+// names them in the message, e.g. "S or SHxSW").
+std::array<index_t, 2> parse_axes(const std::string& text, const std::string& where,
+                                  const std::string& what, index_t minimum, const char* forms) {
+  const auto parts = split(text, 'x');
+  if (parts.size() > 2 || any_empty(parts))
+    throw config_error(where + ": " + what + ": '" + printable(text) + "' is not of the form " +
+                       forms);
+  const index_t h = parse_field(parts[0], where, what, minimum);
+  return {h, parts.size() == 2 ? parse_field(parts[1], where, what, minimum) : h};
+}
+
+void set_stride(ConvLayer& l, const std::string& text, const std::string& where,
+                const std::string& what) {
+  const auto a = parse_axes(text, where, what, 1, "S or SHxSW");
+  l.stride_h = a[0], l.stride_w = a[1];
+}
+
+void set_dilation(ConvLayer& l, const std::string& text, const std::string& where,
+                  const std::string& what) {
+  const auto a = parse_axes(text, where, what, 1, "D or DHxDW");
+  l.dilation_h = a[0], l.dilation_w = a[1];
+}
+
+// P, PHxPW (symmetric per axis) or T:L:B:R (ONNX's pads order).
+void set_pad(ConvLayer& l, const std::string& text, const std::string& where,
+             const std::string& what) {
+  const char* forms = "P, PHxPW or T:L:B:R";
+  if (text.find(':') == std::string::npos) {
+    const auto a = parse_axes(text, where, what, 0, forms);
+    l.pad_top = l.pad_bottom = a[0], l.pad_left = l.pad_right = a[1];
+    return;
+  }
+  const auto parts = split(text, ':');
+  if (parts.size() != 4 || any_empty(parts))
+    throw config_error(where + ": " + what + ": '" + printable(text) + "' is not of the form " +
+                       forms);
+  index_t v[4];
+  for (size_t i = 0; i < 4; ++i) v[i] = parse_field(parts[i], where, what, 0);
+  l.pad_top = v[0], l.pad_left = v[1], l.pad_bottom = v[2], l.pad_right = v[3];
 }
 
 // The columns of a network file, in order; the last two are optional. SCALE-Sim's
@@ -125,13 +172,16 @@ NetworkHeader parse_header(const std::vector<std::string>& f, const std::string&
 
 // A row of a convolution format (ours, or SCALE-Sim's with pad 0: its IFMAP is padded).
 ConvLayer conv_row(const std::vector<std::string>& f, size_t columns, const std::string& where) {
-  index_t v[kMaxColumns] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1};
-  for (size_t i = 1; i < columns; ++i)
-    v[i] = parse_field(f[i], where, std::string("column '") + kColumns[i] + "'", i == 8 ? 0 : 1);
+  const auto column = [](size_t i) { return std::string("column '") + kColumns[i] + "'"; };
+  index_t v[7] = {};
+  for (size_t i = 1; i < 7; ++i) v[i] = parse_field(f[i], where, column(i), 1);
   ConvLayer l;
   l.name = f[0];
   l.H_I = v[1], l.W_I = v[2], l.H_F = v[3], l.W_F = v[4], l.C_I = v[5], l.C_O = v[6];
-  l.stride = v[7], l.pad = v[8], l.dilation = v[9], l.groups = v[10];
+  set_stride(l, f[7], where, column(7));
+  if (columns > 8) set_pad(l, f[8], where, column(8));
+  if (columns > 9) set_dilation(l, f[9], where, column(9));
+  if (columns > 10) l.groups = parse_field(f[10], where, column(10), 1);
   return l;
 }
 
@@ -209,11 +259,39 @@ u64 ConvLayer::memory_bytes(index_t side) const {
   return checked_mul(elems, u64{8}, what);
 }
 
+namespace {
+// "2" or "2x1": a per-axis pair as the spec writes it.
+std::string axes_string(index_t h, index_t w) {
+  return h == w ? std::to_string(h) : std::to_string(h) + "x" + std::to_string(w);
+}
+std::string pads_string(const ConvLayer& l) {
+  if (l.pad_top == l.pad_bottom && l.pad_left == l.pad_right)
+    return axes_string(l.pad_top, l.pad_left);
+  return std::to_string(l.pad_top) + ":" + std::to_string(l.pad_left) + ":" +
+         std::to_string(l.pad_bottom) + ":" + std::to_string(l.pad_right);
+}
+std::optional<index_t> same(index_t a, index_t b) {
+  return a == b ? std::optional<index_t>(a) : std::nullopt;
+}
+}  // namespace
+
+std::optional<index_t> ConvLayer::uniform_stride() const {
+  return same(stride_h, stride_w);
+}
+std::optional<index_t> ConvLayer::uniform_dilation() const {
+  return same(dilation_h, dilation_w);
+}
+std::optional<index_t> ConvLayer::uniform_pad() const {
+  return pad_top == pad_left && pad_top == pad_bottom && pad_top == pad_right
+             ? std::optional<index_t>(pad_top)
+             : std::nullopt;
+}
+
 std::string ConvLayer::shape_string() const {
   std::ostringstream os;
   os << N << "x" << C_I << "x" << H_I << "x" << W_I << " -> " << C_O << " " << H_F << "x" << W_F
-     << " s" << stride << " p" << pad;
-  if (dilation != 1) os << " d" << dilation;
+     << " s" << axes_string(stride_h, stride_w) << " p" << pads_string(*this);
+  if (dilation_h != 1 || dilation_w != 1) os << " d" << axes_string(dilation_h, dilation_w);
   if (groups != 1) os << " g" << groups;
   return os.str();
 }
@@ -222,11 +300,22 @@ void validate_layer(const ConvLayer& l, const std::string& where) {
   const struct {
     const char* what;
     index_t v, minimum;
-  } fields[] = {
-      {"batch N", l.N, 1},         {"channels C_I", l.C_I, 1}, {"IFMAP height", l.H_I, 1},
-      {"IFMAP width", l.W_I, 1},   {"filters C_O", l.C_O, 1},  {"filter height", l.H_F, 1},
-      {"filter width", l.W_F, 1},  {"stride", l.stride, 1},    {"padding", l.pad, 0},
-      {"dilation", l.dilation, 1}, {"groups", l.groups, 1}};
+  } fields[] = {{"batch N", l.N, 1},
+                {"channels C_I", l.C_I, 1},
+                {"IFMAP height", l.H_I, 1},
+                {"IFMAP width", l.W_I, 1},
+                {"filters C_O", l.C_O, 1},
+                {"filter height", l.H_F, 1},
+                {"filter width", l.W_F, 1},
+                {"stride height", l.stride_h, 1},
+                {"stride width", l.stride_w, 1},
+                {"padding top", l.pad_top, 0},
+                {"padding left", l.pad_left, 0},
+                {"padding bottom", l.pad_bottom, 0},
+                {"padding right", l.pad_right, 0},
+                {"dilation height", l.dilation_h, 1},
+                {"dilation width", l.dilation_w, 1},
+                {"groups", l.groups, 1}};
   for (const auto& f : fields) {
     if (f.v < f.minimum)
       throw config_error(where + ": " + f.what + " must be " +
@@ -239,13 +328,14 @@ void validate_layer(const ConvLayer& l, const std::string& where) {
     throw config_error(where + ": groups " + std::to_string(l.groups) +
                        " must divide both the channels (" + std::to_string(l.C_I) +
                        ") and the filters (" + std::to_string(l.C_O) + ")");
-  const index_t eh = l.dilation * (l.H_F - 1) + 1, ew = l.dilation * (l.W_F - 1) + 1;
-  const index_t ph = l.H_I + 2 * l.pad, pw = l.W_I + 2 * l.pad;
+  const index_t eh = l.dilation_h * (l.H_F - 1) + 1, ew = l.dilation_w * (l.W_F - 1) + 1;
+  const index_t ph = l.H_I + l.pad_top + l.pad_bottom, pw = l.W_I + l.pad_left + l.pad_right;
   if (eh > ph || ew > pw)
     throw config_error(where + ": filter " + std::to_string(l.H_F) + "x" + std::to_string(l.W_F) +
-                       (l.dilation != 1 ? " (dilation " + std::to_string(l.dilation) + ", extent " +
-                                              std::to_string(eh) + "x" + std::to_string(ew) + ")"
-                                        : std::string()) +
+                       (l.dilation_h != 1 || l.dilation_w != 1
+                            ? " (dilation " + axes_string(l.dilation_h, l.dilation_w) +
+                                  ", extent " + std::to_string(eh) + "x" + std::to_string(ew) + ")"
+                            : std::string()) +
                        " is larger than the padded input " + std::to_string(ph) + "x" +
                        std::to_string(pw));
   // Every count of the layer (and of its lowered matrix) must fit in 64 bits comfortably.
@@ -261,15 +351,18 @@ ConvLayer parse_layer_spec(const std::string& spec, const std::string& where) {
   if (f.size() < 9 || f.size() > 11)
     throw config_error(where +
                        ": expected N,CI,HI,WI,CO,HF,WF,stride,pad[,dil[,groups]] (9 to 11 "
-                       "integers), got " +
+                       "fields), got " +
                        std::to_string(f.size()) + " fields in '" + printable(spec) + "'");
-  const char* names[] = {"N", "CI", "HI", "WI", "CO", "HF", "WF", "stride", "pad", "dil", "groups"};
-  index_t v[11] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1};
-  for (size_t i = 0; i < f.size(); ++i) v[i] = parse_field(f[i], where, names[i], i == 8 ? 0 : 1);
+  const char* names[] = {"N", "CI", "HI", "WI", "CO", "HF", "WF"};
+  index_t v[7] = {};
+  for (size_t i = 0; i < 7; ++i) v[i] = parse_field(f[i], where, names[i], 1);
   ConvLayer l;
   l.name = "layer";
   l.N = v[0], l.C_I = v[1], l.H_I = v[2], l.W_I = v[3], l.C_O = v[4], l.H_F = v[5], l.W_F = v[6];
-  l.stride = v[7], l.pad = v[8], l.dilation = v[9], l.groups = v[10];
+  set_stride(l, f[7], where, "stride");
+  set_pad(l, f[8], where, "pad");
+  if (f.size() > 9) set_dilation(l, f[9], where, "dil");
+  if (f.size() > 10) l.groups = parse_field(f[10], where, "groups", 1);
   validate_layer(l, where + " " + spec);
   return l;
 }

@@ -32,14 +32,30 @@ struct ConvLayer {
   index_t H_I = 1, W_I = 1;
   index_t C_O = 1;  // output channels (filters)
   index_t H_F = 1, W_F = 1;
-  index_t stride = 1;    // the same along both axes
-  index_t pad = 0;       // zeros added on every side
-  index_t dilation = 1;  // filter taps dil apart
-  index_t groups = 1;    // C_I and C_O are multiples of it
+  // Per axis, as ONNX's Conv expresses them: strides and dilations (h, w), and zeros added
+  // before and after each axis (ONNX's pads order is top, left, bottom, right).
+  index_t stride_h = 1, stride_w = 1;
+  index_t pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0;
+  index_t dilation_h = 1, dilation_w = 1;  // filter taps dil apart
+  index_t groups = 1;                      // C_I and C_O are multiples of it
 
-  // Output size: H_O = floor((H_I + 2 pad - dil (H_F - 1) - 1) / stride) + 1 (and W_O alike).
-  index_t H_O() const { return (H_I + 2 * pad - dilation * (H_F - 1) - 1) / stride + 1; }
-  index_t W_O() const { return (W_I + 2 * pad - dilation * (W_F - 1) - 1) / stride + 1; }
+  // The same value along both axes (and, for pad, on every side).
+  void set_stride(index_t s) { stride_h = stride_w = s; }
+  void set_pad(index_t p) { pad_top = pad_left = pad_bottom = pad_right = p; }
+  void set_dilation(index_t d) { dilation_h = dilation_w = d; }
+  // The one value when uniform, else nullopt (the report's stride, pad and dilation keys).
+  std::optional<index_t> uniform_stride() const;
+  std::optional<index_t> uniform_pad() const;
+  std::optional<index_t> uniform_dilation() const;
+
+  // Output size per axis: H_O = floor((H_I + pad_top + pad_bottom - dil_h (H_F - 1) - 1) /
+  // stride_h) + 1, W_O alike.
+  index_t H_O() const {
+    return (H_I + pad_top + pad_bottom - dilation_h * (H_F - 1) - 1) / stride_h + 1;
+  }
+  index_t W_O() const {
+    return (W_I + pad_left + pad_right - dilation_w * (W_F - 1) - 1) / stride_w + 1;
+  }
   index_t C_I_group() const { return C_I / groups; }
   index_t C_O_group() const { return C_O / groups; }
   // Rows of the lowered GEMM (one per output pixel) and its depth per group (Fig. 1).
@@ -59,7 +75,8 @@ struct ConvLayer {
   // (and their NHWC copy), the direct reference and a method's output, the lowered and
   // filter matrices padded to the unit and the padded output block (conv_explicit.cpp).
   std::uint64_t memory_bytes(index_t side) const;
-  // "1x3x227x227 -> 96 11x11 s4 p0" (d and g only when not 1).
+  // "1x3x227x227 -> 96 11x11 s4 p0" (d and g only when not 1); a per-axis value in the
+  // spec's forms: "s2x1", "p1x2" (symmetric per axis), "p1:0:2:1" (top:left:bottom:right).
   std::string shape_string() const;
   // "gemm" for a SCALE-Sim GEMM row, else "conv".
   const char* kind() const { return gemm ? "gemm" : "conv"; }
@@ -69,8 +86,9 @@ struct ConvLayer {
 // padding, groups not dividing the channels, filter larger than the padded input).
 void validate_layer(const ConvLayer& layer, const std::string& where);
 
-// "N,CI,HI,WI,CO,HF,WF,stride,pad[,dil[,groups]]"; throws config_error "<where>: <problem>"
-// (triada-conv passes its option, --layer).
+// "N,CI,HI,WI,CO,HF,WF,stride,pad[,dil[,groups]]": stride S or SHxSW, dilation D or DHxDW,
+// pad P, PHxPW (symmetric per axis) or T:L:B:R (ONNX's order: top, left, bottom, right).
+// Throws config_error "<where>: <problem>" (triada-conv passes its option, --layer).
 ConvLayer parse_layer_spec(const std::string& spec, const std::string& where = "layer");
 
 // A network file in one of three formats, told apart by its header row (the first line
@@ -78,7 +96,8 @@ ConvLayer parse_layer_spec(const std::string& spec, const std::string& where = "
 // anywhere). Header names are compared trimmed and case-insensitively.
 //  ours            "Layer name,IFMAP Height,IFMAP Width,Filter Height,Filter Width,Channels,
 //                  Num Filter,Strides,Padding[,Dilation[,Groups]]": every row has the header's
-//                  column count; IFMAP Height/Width are the unpadded input.
+//                  column count; IFMAP Height/Width are the unpadded input; Strides,
+//                  Padding and Dilation take --layer's per-axis forms (parse_layer_spec).
 //  SCALE-Sim conv  the same first eight columns, without Padding (its topologies/conv_nets):
 //                  the IFMAP is already padded, so pad 0, dilation 1, groups 1; columns past
 //                  the eighth are ignored.

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <iomanip>
 #include <limits>
+#include <optional>
 #include <ostream>
 #include <sstream>
 #include <utility>
@@ -305,13 +306,24 @@ nlohmann::json conv_layer_json(const ConvLayer& l, const LayerOutcome& o, const 
                              {"C_O", l.C_O},
                              {"H_F", l.H_F},
                              {"W_F", l.W_F},
-                             {"stride", l.stride},
-                             {"pad", l.pad},
-                             {"dilation", l.dilation},
+                             {"stride_h", l.stride_h},
+                             {"stride_w", l.stride_w},
+                             {"pad_top", l.pad_top},
+                             {"pad_left", l.pad_left},
+                             {"pad_bottom", l.pad_bottom},
+                             {"pad_right", l.pad_right},
+                             {"dilation_h", l.dilation_h},
+                             {"dilation_w", l.dilation_w},
                              {"groups", l.groups},
                              {"H_O", l.H_O()},
                              {"W_O", l.W_O()}})
     L[k] = v;
+  // The one value of a uniform layer (null when it differs per axis or side).
+  for (const auto& [k, v] :
+       {std::pair<const char*, std::optional<index_t>>{"stride", l.uniform_stride()},
+        {"pad", l.uniform_pad()},
+        {"dilation", l.uniform_dilation()}})
+    L[k] = v ? nlohmann::json(*v) : nlohmann::json();
   L["macs"] = l.macs();
   L["ifmap_bytes"] = l.ifmap_bytes();
   L["lowered_bytes"] = l.lowered_bytes();

@@ -149,6 +149,63 @@ assert L['explicit']['max_rel_error'] == 0"; then pass; else
 expect_error 1 "shape 2x3x6x7, the layer needs 1x3x6x7" --layer 1,3,6,7,4,3,3,1,1 --input in.h5
 expect_error 1 "no such file" --layer 1,3,6,7,4,3,3,1,1 --weights missing.h5
 
+echo "-- per-axis stride, dilation, asymmetric pads, groups: --layer and the network file"
+# Each layer as --layer and as a row of a network file: verified by both methods, H_O, W_O
+# and MACs equal to the closed forms computed here, the per-axis keys as given, the uniform
+# keys null where the values differ.
+cat >axes.csv <<'EOF'
+Layer name,IFMAP Height,IFMAP Width,Filter Height,Filter Width,Channels,Num Filter,Strides,Padding,Dilation,Groups
+a,11,9,3,2,6,9,2x1,1:0:2:1,1x2,3
+b,10,13,3,3,4,6,1x3,0x2,2x1,2
+c,7,12,2,4,5,5,3x2,3:0:0:4,1,1
+d,8,8,3,3,4,4,2,1,1,1
+EOF
+axes_ok=1
+i=0
+for spec in 2,6,11,9,9,3,2,2x1,1:0:2:1,1x2,3 2,4,10,13,6,3,3,1x3,0x2,2x1,2 \
+  2,5,7,12,5,2,4,3x2,3:0:0:4,1,1 2,4,8,8,4,3,3,2,1,1,1; do
+  "$APP" --layer "$spec" --mxu 4 --verify --report "axes$i.json" >/dev/null 2>err.txt ||
+    { axes_ok=0; echo "  --layer $spec: $(cat err.txt)"; }
+  i=$((i + 1))
+done
+"$APP" --network axes.csv --batch 2 --mxu 4 --verify --report axes-net.json >/dev/null 2>err.txt ||
+  { axes_ok=0; echo "  --network axes.csv: $(cat err.txt)"; }
+if [ $axes_ok = 1 ] && "$PYTHON" - <<'EOF'; then pass; else fail "per-axis layers"; fi
+import json
+# (N, C_I, H_I, W_I, C_O, H_F, W_F, (s_h, s_w), (top, left, bottom, right), (d_h, d_w), g)
+layers = [(2, 6, 11, 9, 9, 3, 2, (2, 1), (1, 0, 2, 1), (1, 2), 3),
+          (2, 4, 10, 13, 6, 3, 3, (1, 3), (0, 2, 0, 2), (2, 1), 2),
+          (2, 5, 7, 12, 5, 2, 4, (3, 2), (3, 0, 0, 4), (1, 1), 1),
+          (2, 4, 8, 8, 4, 3, 3, (2, 2), (1, 1, 1, 1), (1, 1), 1)]
+net = json.load(open('axes-net.json'))['layers']
+for i, (n, ci, hi, wi, co, hf, wf, s, p, d, g) in enumerate(layers):
+    ho = (hi + p[0] + p[2] - d[0] * (hf - 1) - 1) // s[0] + 1
+    wo = (wi + p[1] + p[3] - d[1] * (wf - 1) - 1) // s[1] + 1
+    L = json.load(open(f'axes{i}.json'))['layers'][0]
+    assert (L['H_O'], L['W_O']) == (ho, wo), (i, L['H_O'], L['W_O'], ho, wo)
+    assert L['macs'] == n * ho * wo * co * hf * wf * ci // g, i
+    assert L['verified'] is True, i
+    for m in ('explicit', 'implicit'):
+        assert L[m]['useful_macs'] == L['macs'] and L[m]['verified'] is True, (i, m)
+    got = [L[k] for k in ('stride_h', 'stride_w', 'pad_top', 'pad_left', 'pad_bottom',
+                          'pad_right', 'dilation_h', 'dilation_w', 'groups')]
+    assert got == [*s, *p, *d, g], (i, got)
+    for key, v in (('stride', s), ('pad', p), ('dilation', d)):
+        assert L[key] == (v[0] if len(set(v)) == 1 else None), (i, key, L[key])
+    same = {k: v for k, v in L.items() if k not in ('index', 'name', 'explicit', 'implicit',
+                                                    'direct_seconds')}
+    assert same == {k: net[i][k] for k in same}, i
+assert net[0]['shape'] == '2x6x11x9 -> 9 3x2 s2x1 p1:0:2:1 d1x2 g3', net[0]['shape']
+assert net[1]['shape'] == '2x4x10x13 -> 6 3x3 s1x3 p0x2 d2x1 g2', net[1]['shape']
+assert net[3]['shape'] == '2x4x8x8 -> 4 3x3 s2 p1', net[3]['shape']
+EOF
+expect_error 2 "--layer: pad: '1:0:2' is not of the form P, PHxPW or T:L:B:R" \
+  --layer 1,3,8,8,4,3,3,1,1:0:2
+expect_error 2 "--layer: stride: '2x1x1' is not of the form S or SHxSW" \
+  --layer 1,3,8,8,4,3,3,2x1x1,1
+printf 'Layer name,IFMAP Height,IFMAP Width,Filter Height,Filter Width,Channels,Num Filter,Strides,Padding,Dilation\nc,8,8,3,3,4,4,1,1,x2\n' >bad5.csv
+expect_error 2 "bad5.csv:2: column 'Dilation': 'x2' is not of the form D or DHxDW" --network bad5.csv
+
 echo "-- malformed network files: one error line naming file:line, exit 2"
 cat >bad.csv <<'EOF'
 # a comment

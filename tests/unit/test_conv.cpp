@@ -25,9 +25,32 @@ ConvLayer make(index_t N, index_t CI, index_t HI, index_t WI, index_t CO, index_
   ConvLayer l;
   l.name = std::string(1, 't');  // not = "t": GCC 12 warns falsely (-Wstringop-overflow)
   l.N = N, l.C_I = CI, l.H_I = HI, l.W_I = WI, l.C_O = CO, l.H_F = HF, l.W_F = WF;
-  l.stride = stride, l.pad = pad, l.dilation = dil, l.groups = groups;
+  l.set_stride(stride), l.set_pad(pad), l.set_dilation(dil), l.groups = groups;
   validate_layer(l, "test");
   return l;
+}
+
+// A layer with per-axis strides {h, w}, pads {top, left, bottom, right} and dilations {h, w}.
+struct Axes {
+  index_t sh, sw, pt, pl, pb, pr, dh, dw;
+};
+ConvLayer make_axes(index_t N, index_t CI, index_t HI, index_t WI, index_t CO, index_t HF,
+                    index_t WF, Axes a, index_t groups = 1) {
+  ConvLayer l = make(N, CI, HI, WI, CO, HF, WF, 1, 0, 1, groups);
+  l.stride_h = a.sh, l.stride_w = a.sw, l.dilation_h = a.dh, l.dilation_w = a.dw;
+  l.pad_top = a.pt, l.pad_left = a.pl, l.pad_bottom = a.pb, l.pad_right = a.pr;
+  validate_layer(l, "test");
+  return l;
+}
+
+// Layers whose strides, dilations and pads differ per axis and side (and groups): each
+// axis's own value must reach every address (a swap of h and w, or of begin and end, shows).
+std::vector<ConvLayer> per_axis_layers() {
+  return {make_axes(1, 5, 11, 9, 7, 3, 2, {2, 1, 1, 0, 2, 1, 1, 2}),
+          make_axes(2, 6, 10, 13, 9, 3, 3, {1, 3, 0, 2, 1, 0, 2, 1}, 3),
+          make_axes(1, 4, 7, 12, 6, 2, 4, {3, 2, 3, 0, 0, 4, 1, 1}),     // pads past the filter
+          make_axes(1, 3, 9, 20, 5, 1, 3, {1, 1, 0, 3, 0, 1, 1, 3}, 1),  // wide: interior tiles
+          make_axes(1, 8, 6, 6, 8, 3, 3, {2, 2, 1, 1, 0, 0, 1, 1}, 2)};  // SAME_LOWER-like
 }
 
 struct Operands {
@@ -60,8 +83,8 @@ void for_each_tap(const ConvLayer& l, F f) {
           for (index_t c = 0; c < Cg; ++c)
             for (index_t fh = 0; fh < l.H_F; ++fh)
               for (index_t fw = 0; fw < l.W_F; ++fw) {
-                const index_t h = ho * l.stride - l.pad + fh * l.dilation;
-                const index_t wi = wo * l.stride - l.pad + fw * l.dilation;
+                const index_t h = ho * l.stride_h - l.pad_top + fh * l.dilation_h;
+                const index_t wi = wo * l.stride_w - l.pad_left + fw * l.dilation_w;
                 if (h < 0 || h >= l.H_I || wi < 0 || wi >= l.W_I) continue;
                 f(out,
                   static_cast<size_t>(((n * l.H_I + h) * l.W_I + wi) * l.C_I + o / COg * Cg + c),
@@ -134,6 +157,40 @@ TEST_CASE("output sizes follow floor((H + 2p - d(F - 1) - 1) / s) + 1", "[conv]"
   CHECK(make(1, 8, 14, 15, 8, 1, 1, 2, 0).W_O() == 8);        // 1x1 stride 2, odd width
   CHECK(make(1, 8, 13, 13, 8, 5, 3, 4, 1).H_O() == 3);
   CHECK(make(1, 8, 13, 13, 8, 5, 3, 4, 1).W_O() == 4);
+}
+
+TEST_CASE("per-axis output sizes: floor((H + p_begin + p_end - d(F - 1) - 1) / s) + 1", "[conv]") {
+  // 11 + 1 + 2 - 1 (3 - 1) - 1 = 11, / 2 -> 5, + 1; 9 + 0 + 1 - 2 (2 - 1) - 1 = 7, / 1 + 1.
+  const ConvLayer a = make_axes(1, 5, 11, 9, 7, 3, 2, {2, 1, 1, 0, 2, 1, 1, 2});
+  CHECK((a.H_O() == 6 && a.W_O() == 8));
+  // 7 + 3 + 0 - 1 - 1 = 8, / 3 -> 2, + 1; 12 + 0 + 4 - 3 - 1 = 12, / 2 + 1.
+  const ConvLayer b = make_axes(1, 4, 7, 12, 6, 2, 4, {3, 2, 3, 0, 0, 4, 1, 1});
+  CHECK((b.H_O() == 3 && b.W_O() == 7));
+  CHECK(b.macs() == 1ull * 3 * 7 * 6 * 2 * 4 * 4);
+  CHECK(b.lowered_bytes() == 1ull * 3 * 7 * 2 * 4 * 4 * 8);
+}
+
+TEST_CASE(
+    "per-axis strides, dilations, asymmetric pads and groups: both methods equal the "
+    "direct convolution, the blocked direct one bitwise the plain loops",
+    "[conv]") {
+  for (const ConvLayer& l : per_axis_layers())
+    for (const index_t S : {4, 8}) {
+      CAPTURE(l.shape_string(), S);
+      const Operands op = operands(l, 13);
+      const Direct ref = oracle(l, op.x, op.w);
+      TensorUnit ue(S * S, 2), ui(S * S, 2);
+      const ConvResult e = explicit_conv(l, op.x, op.w, ue);
+      const ConvResult i = implicit_conv(l, op.x, op.w, ui);
+      CHECK(worst_vs_bound(l, e.output, ref, kU64, 0) <= 1);
+      CHECK(worst_vs_bound(l, i.output, ref, kU64, 0) <= 1);
+      CHECK(e.stats.useful_macs == l.macs());
+      CHECK(i.stats.useful_macs == l.macs());
+      const std::vector<double> blocked = direct_conv(l, op.x, op.w),
+                                plain = plain_direct(l, op.x, op.w);
+      REQUIRE(blocked.size() == plain.size());
+      CHECK(std::memcmp(blocked.data(), plain.data(), plain.size() * sizeof(double)) == 0);
+    }
 }
 
 TEST_CASE("explicit and implicit im2col equal the direct convolution in fp64", "[conv]") {
@@ -357,7 +414,7 @@ TEST_CASE("network files accept comments, blank lines, a trailing comma and opti
   CHECK(layers[0].name == "conv1");
   CHECK(layers[0].H_O() == 55);
   CHECK(layers[1].C_I == 96);
-  CHECK(layers[1].pad == 2);
+  CHECK(layers[1].uniform_pad() == 2);
   CHECK(layers[1].N == 1);
 }
 
@@ -384,8 +441,8 @@ TEST_CASE("SCALE-Sim convolution topologies read with the IFMAP as padded: pad 0
   const ConvLayer& a = layers[0];
   CHECK(a.name == "Conv1");
   CHECK((a.N == 1 && a.H_I == 224 && a.W_I == 224 && a.H_F == 7 && a.W_F == 7));
-  CHECK((a.C_I == 3 && a.C_O == 64 && a.stride == 2));
-  CHECK((a.pad == 0 && a.dilation == 1 && a.groups == 1));
+  CHECK((a.C_I == 3 && a.C_O == 64 && a.uniform_stride() == 2));
+  CHECK((a.uniform_pad() == 0 && a.uniform_dilation() == 1 && a.groups == 1));
   CHECK(a.H_O() == 109);  // (224 - 7) / 2 + 1: the IFMAP is already padded
   CHECK(std::string(a.kind()) == "conv");
   CHECK(!a.gemm);
@@ -410,7 +467,8 @@ TEST_CASE("SCALE-Sim GEMM rows run as 1x1 convolutions of an M x 1 IFMap of K ch
   CHECK((g.gemm->M == 196 && g.gemm->N == 192 && g.gemm->K == 384));
   CHECK(std::string(g.kind()) == "gemm");
   CHECK((g.N == 1 && g.H_I == 196 && g.W_I == 1 && g.C_I == 384 && g.C_O == 192));
-  CHECK((g.H_F == 1 && g.W_F == 1 && g.stride == 1 && g.pad == 0 && g.groups == 1));
+  CHECK((g.H_F == 1 && g.W_F == 1 && g.uniform_stride() == 1 && g.uniform_pad() == 0 &&
+         g.groups == 1));
   CHECK(g.M() == 196);        // the lowered matrix's rows: M
   CHECK(g.K_group() == 384);  // its depth: K
   CHECK(g.macs() == 196ull * 192 * 384);
@@ -450,12 +508,83 @@ TEST_CASE("layer specs of the --layer option are parsed and checked", "[conv][cs
   const ConvLayer l = parse_layer_spec("2,3,32,30,16,3,3,2,1,2");
   CHECK(l.N == 2);
   CHECK(l.W_I == 30);
-  CHECK(l.dilation == 2);
+  CHECK(l.uniform_dilation() == 2);
   CHECK(l.groups == 1);
   CHECK_THROWS_AS(parse_layer_spec("1,3,32,32,16,3,3,1"), config_error);
   CHECK_THROWS_AS(parse_layer_spec("1,3,32,32,16,3,3,1,a"), config_error);
   CHECK_THROWS_AS(parse_layer_spec("1,3,32,32,0,3,3,1,1"), config_error);
   CHECK_THROWS_AS(parse_layer_spec("1,3,2,2,4,5,5,1,0"), config_error);
+}
+
+std::string spec_error(const std::string& spec) {
+  try {
+    parse_layer_spec(spec, "--layer");
+  } catch (const config_error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST_CASE("layer specs take per-axis stride, dilation and pad forms", "[conv][csv]") {
+  const ConvLayer a = parse_layer_spec("1,3,16,17,4,3,3,2x1,1x2,1x3");
+  CHECK((a.stride_h == 2 && a.stride_w == 1 && a.dilation_h == 1 && a.dilation_w == 3));
+  CHECK((a.pad_top == 1 && a.pad_bottom == 1 && a.pad_left == 2 && a.pad_right == 2));
+  CHECK(a.shape_string() == "1x3x16x17 -> 4 3x3 s2x1 p1x2 d1x3");
+  CHECK((!a.uniform_stride() && !a.uniform_pad() && !a.uniform_dilation()));
+  const ConvLayer b = parse_layer_spec("1,6,16,17,4,3,2,3,1:0:2:3,2,2");
+  CHECK((b.pad_top == 1 && b.pad_left == 0 && b.pad_bottom == 2 && b.pad_right == 3));
+  CHECK((b.stride_h == 3 && b.stride_w == 3 && b.dilation_h == 2 && b.dilation_w == 2));
+  CHECK(b.groups == 2);
+  CHECK(b.shape_string() == "1x6x16x17 -> 4 3x2 s3 p1:0:2:3 d2 g2");
+  // Uniform values in any form are the old layer, written the old way.
+  const ConvLayer c = parse_layer_spec("1,3,16,16,4,3,3,2x2,1:1:1:1,1x1");
+  CHECK(c.shape_string() == parse_layer_spec("1,3,16,16,4,3,3,2,1").shape_string());
+  CHECK(c.shape_string() == "1x3x16x16 -> 4 3x3 s2 p1");
+  CHECK((c.uniform_stride() == 2 && c.uniform_pad() == 1 && c.uniform_dilation() == 1));
+  CHECK(parse_layer_spec("1,3,16,16,4,3,3,1,0x1").shape_string() == "1x3x16x16 -> 4 3x3 s1 p0x1");
+}
+
+TEST_CASE("malformed per-axis fields give one line naming the field and the forms", "[conv][csv]") {
+  const struct {
+    const char* spec;
+    const char* message;
+  } cases[] = {
+      {"1,3,16,16,4,3,3,2x,1", "--layer: stride: '2x' is not of the form S or SHxSW"},
+      {"1,3,16,16,4,3,3,2x1x1,1", "--layer: stride: '2x1x1' is not of the form S or SHxSW"},
+      {"1,3,16,16,4,3,3,0x1,1", "--layer: stride: must be positive, got 0"},
+      {"1,3,16,16,4,3,3,1,1:2:3", "--layer: pad: '1:2:3' is not of the form P, PHxPW or T:L:B:R"},
+      {"1,3,16,16,4,3,3,1,1:2::3", "--layer: pad: '1:2::3' is not of the form P, PHxPW or"},
+      {"1,3,16,16,4,3,3,1,1:-2:0:3", "--layer: pad: must be non-negative, got -2"},
+      {"1,3,16,16,4,3,3,1,1x2:0:0:0", "--layer: pad: '1x2' is not an integer"},
+      {"1,3,16,16,4,3,3,1,ax1", "--layer: pad: 'a' is not an integer"},
+      {"1,3,16,16,4,3,3,1,1,2x", "--layer: dil: '2x' is not of the form D or DHxDW"},
+      {"1,3,16,16,4,3,3,1,1,1x0", "--layer: dil: must be positive, got 0"},
+      {"1,3,4,16,4,3,3,1,0:0:0:0,2x1",
+       "filter 3x3 (dilation 2x1, extent 5x3) is larger than the padded input 4x16"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.spec);
+    const std::string e = spec_error(c.spec);
+    CHECK_THAT(e, Catch::Contains(c.message));
+    CHECK(e.find('\n') == std::string::npos);
+  }
+}
+
+TEST_CASE("network files take the per-axis forms in Strides, Padding and Dilation", "[conv][csv]") {
+  const auto layers = parse_text(std::string(kHeader).substr(0, std::strlen(kHeader) - 1) +
+                                 ",Dilation,Groups\n"
+                                 "a,16,17,3,3,6,4,2x1,1:0:2:3,1x2,2\nb,8,8,3,3,4,4,2,1,1,1\n");
+  REQUIRE(layers.size() == 2);
+  const ConvLayer& a = layers[0];
+  CHECK((a.stride_h == 2 && a.stride_w == 1 && a.dilation_h == 1 && a.dilation_w == 2));
+  CHECK((a.pad_top == 1 && a.pad_left == 0 && a.pad_bottom == 2 && a.pad_right == 3));
+  CHECK(a.groups == 2);
+  CHECK(a.shape_string() == parse_layer_spec("1,6,16,17,4,3,3,2x1,1:0:2:3,1x2,2").shape_string());
+  CHECK(layers[1].shape_string() == "1x4x8x8 -> 4 3x3 s2 p1");
+  CHECK_THAT(parse_error(std::string(kHeader) + "c1,8,8,3,3,4,4,1x,1\n"),
+             Catch::Contains("net.csv:2: column 'Strides': '1x' is not of the form S or SHxSW"));
+  CHECK_THAT(parse_error(std::string(kHeader) + "c1,8,8,3,3,4,4,1,1:1\n"),
+             Catch::Contains("net.csv:2: column 'Padding': '1:1' is not of the form"));
 }
 
 TEST_CASE("the shipped network files parse with their layer counts", "[conv][csv]") {

@@ -21,7 +21,7 @@ ConvLayer make(index_t N, index_t CI, index_t HI, index_t WI, index_t CO, index_
                index_t stride, index_t pad, index_t dil = 1, index_t groups = 1) {
   ConvLayer l;
   l.N = N, l.C_I = CI, l.H_I = HI, l.W_I = WI, l.C_O = CO, l.H_F = HF, l.W_F = WF;
-  l.stride = stride, l.pad = pad, l.dilation = dil, l.groups = groups;
+  l.set_stride(stride), l.set_pad(pad), l.set_dilation(dil), l.groups = groups;
   validate_layer(l, "test");
   return l;
 }
@@ -44,8 +44,8 @@ std::vector<double> legacy_explicit(const ConvLayer& l, const std::vector<double
           for (index_t c = 0; c < Cg; ++c)
             for (index_t fh = 0; fh < l.H_F; ++fh)
               for (index_t fw = 0; fw < l.W_F; ++fw) {
-                const index_t h = ho * l.stride - l.pad + fh * l.dilation;
-                const index_t wi = wo * l.stride - l.pad + fw * l.dilation;
+                const index_t h = ho * l.stride_h - l.pad_top + fh * l.dilation_h;
+                const index_t wi = wo * l.stride_w - l.pad_left + fw * l.dilation_w;
                 if (h < 0 || h >= l.H_I || wi < 0 || wi >= l.W_I) continue;
                 L[static_cast<size_t>(((n * HO + ho) * WO + wo) * ldL + gi * Kgp +
                                       (c * l.H_F + fh) * l.W_F + fw)] =
@@ -95,9 +95,9 @@ std::vector<double> legacy_implicit(const ConvLayer& l, const std::vector<double
               std::fill(B.begin(), B.end(), 0.0);
               for (index_t i = 0; i < rows; ++i) {
                 const index_t m = m0 + i, wo = m % WO, ho = m / WO % HO, n = m / (WO * HO);
-                const index_t h = ho * l.stride - l.pad + fh * l.dilation;
+                const index_t h = ho * l.stride_h - l.pad_top + fh * l.dilation_h;
                 for (index_t j = 0; j < taps; ++j) {
-                  const index_t wi = wo * l.stride - l.pad + (fw0 + j) * l.dilation;
+                  const index_t wi = wo * l.stride_w - l.pad_left + (fw0 + j) * l.dilation_w;
                   if (h < 0 || h >= l.H_I || wi < 0 || wi >= l.W_I) continue;
                   for (index_t c = 0; c < cw; ++c)
                     A[static_cast<size_t>(i * S + j * cw + c)] = x[static_cast<size_t>(
@@ -126,13 +126,23 @@ bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
          });
 }
 
+// Strides, dilations and pads per axis and side, with groups.
+ConvLayer per_axis() {
+  ConvLayer l = make(1, 6, 9, 11, 10, 3, 2, 1, 0, 1, 2);
+  l.stride_h = 2, l.stride_w = 1, l.dilation_h = 1, l.dilation_w = 3;
+  l.pad_top = 2, l.pad_left = 0, l.pad_bottom = 1, l.pad_right = 3;
+  validate_layer(l, "test");
+  return l;
+}
+
 std::vector<ConvLayer> shapes() {
-  return {make(1, 3, 9, 9, 6, 3, 3, 1, 1),           // C_I < S: packed taps, C_O < S
-          make(2, 5, 7, 6, 20, 3, 2, 2, 1),          // batch, stride, uneven C_O tiles
-          make(1, 8, 9, 9, 8, 3, 3, 1, 2, 2, 2),     // dilation, groups
-          make(1, 12, 5, 5, 16, 1, 1, 1, 0, 1, 2),   // 1x1, groups, whole tiles
-          make(1, 9, 3, 3, 10, 3, 3, 1, 1, 1, 1),    // M < S
-          make(1, 20, 6, 6, 24, 3, 3, 1, 1, 1, 4)};  // chunks of C_I, groups 4
+  return {make(1, 3, 9, 9, 6, 3, 3, 1, 1),          // C_I < S: packed taps, C_O < S
+          make(2, 5, 7, 6, 20, 3, 2, 2, 1),         // batch, stride, uneven C_O tiles
+          make(1, 8, 9, 9, 8, 3, 3, 1, 2, 2, 2),    // dilation, groups
+          make(1, 12, 5, 5, 16, 1, 1, 1, 0, 1, 2),  // 1x1, groups, whole tiles
+          make(1, 9, 3, 3, 10, 3, 3, 1, 1, 1, 1),   // M < S
+          make(1, 20, 6, 6, 24, 3, 3, 1, 1, 1, 4),  // chunks of C_I, groups 4
+          per_axis()};
 }
 
 }  // namespace

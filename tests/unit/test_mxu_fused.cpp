@@ -272,8 +272,8 @@ TEST_CASE("fused: explicit and implicit convolution agree with the reference exe
         ConvLayer l;
         l.name = "t";
         l.N = sh.N, l.C_I = sh.CI, l.H_I = sh.HI, l.W_I = sh.WI, l.C_O = sh.CO;
-        l.H_F = sh.HF, l.W_F = sh.WF, l.stride = sh.stride, l.pad = sh.pad;
-        l.dilation = sh.dil, l.groups = sh.groups;
+        l.H_F = sh.HF, l.W_F = sh.WF, l.groups = sh.groups;
+        l.set_stride(sh.stride), l.set_pad(sh.pad), l.set_dilation(sh.dil);
         validate_layer(l, "test");
         std::vector<double> x = random_tensor(l.ifmap_elements(), 9, 0);
         std::vector<double> w = random_tensor(l.weight_elements(), 9, 1);
