@@ -260,3 +260,41 @@ def test_bad_workloads_and_missing_files(tmp_path):
         assert code == want_code and message in err and len(err.splitlines()) == 1, err
     code, err = explore(tmp_path / "absent.toml")
     assert code == 1 and "cannot read the spec" in err, err
+
+
+def test_real_runs_on_data_under_mpirun_and_a_changed_input_reruns(tmp_path):
+    """An input file makes real runs (ESOP's counters depend on the data); its contents,
+    not its name, are in the key: rewritten, its points run again."""
+    import h5py
+    import numpy as np
+
+    def write_input(zeros):
+        x = np.arange(1.0, 65.0).reshape(4, 4, 4)
+        x.flat[:zeros] = 0
+        with h5py.File(tmp_path / "x.h5", "w") as f:
+            f["x"] = x
+
+    write_input(16)
+    spec = write_spec(tmp_path / "spec.toml", text="""
+[sweep]
+metrics = ["counters.macs", "mesh.world_size"]
+[[workload]]
+kind = "transform"
+transform = "dct"
+input = "x.h5"
+[axes]
+esop = ["on", "off"]
+ranks = [2]
+""")
+    out = tmp_path / "out"
+    code, err = explore(spec, "--out", out, "--no-plot")
+    assert code == 0, err
+    on, off = table(out)
+    assert {on["run"], on["mesh.world_size"], on["status"], off["status"]} == {"real", "2", "ok"}
+    assert int(off["counters.macs"]) == 3 * 4**4 > int(on["counters.macs"])
+    assert (out / "runs" / on["key"][:16] / "y.h5").is_file()
+    write_input(32)
+    code, err = explore(spec, "--out", out, "--no-plot")
+    assert code == 0 and started(out) == 4, err
+    again_on, again_off = table(out)
+    assert again_on["key"] != on["key"] and again_off["counters.macs"] == off["counters.macs"]

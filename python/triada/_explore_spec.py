@@ -206,7 +206,7 @@ class Resolver:
         """The long options NAME's --help names (the mesh keys among them)."""
         if name not in self.helps:
             text = run_text([self.program(name), "--help"])
-            self.helps[name] = set(re.findall(r"(?<![\w-])--([a-z0-9][a-z0-9_.-]*[a-z0-9])", text))
+            self.helps[name] = set(re.findall(r"(?<![\w-])--([a-z0-9](?:[a-z0-9_.-]*[a-z0-9])?)", text))
         return self.helps[name]
 
     def version(self, name: str) -> str:
@@ -247,6 +247,8 @@ def fixed_options(w: dict[str, Any]) -> dict[str, Any]:
         own["model-only" if key == "shape" else key] = w[key]
     if kind == "gemt":
         own["transform"] = "gemt"
+    if kind in ("transform", "gemt") and "input" in w:
+        own["output"] = f"{SESSION}/y.h5"  # a real run's result, kept in its session
     own["report"] = f"{SESSION}/report.json"
     return own
 
