@@ -9,13 +9,13 @@ import statistics
 from typing import Any
 
 from ._explore_spec import Spec
-from ._explore_table import FRONTS, cell, plotted
+from ._explore_table import FRONTS, cell, plotted, plotted_all
 
 
 def pyplot() -> Any:
-    import matplotlib
+    import matplotlib  # type: ignore[import]
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # type: ignore[import]
     return plt
 
 
@@ -52,11 +52,11 @@ def front_panel(ax: Any, spec: Spec, rows: list[dict[str, Any]], xy: tuple[str, 
                 color: str | None, colors: dict[str, str]) -> None:
     x, y = xy
     for value, c in colors.items() or {None: "C0"}.items():
-        pts = [plotted(spec, r, x, y) for r in rows if not color or cell(r.get(color)) == value]
+        pts = plotted_all(spec, [r for r in rows if not color or cell(r.get(color)) == value], x, y)
         if pts:
             ax.scatter(*zip(*pts), s=14, color=c, alpha=0.6,
                        label=f"{color}={value}" if color else None)
-    front = sorted(plotted(spec, r, x, y) for r in rows if r[f"pareto_{x}_{y}"] == 1)
+    front = sorted(plotted_all(spec, [r for r in rows if r[f"pareto_{x}_{y}"] == 1], x, y))
     if front:
         ax.step(*zip(*front), where="post", color="k", lw=1)
         ax.scatter(*zip(*front), s=30, facecolors="none", edgecolors="k", label="front")

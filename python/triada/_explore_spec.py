@@ -27,7 +27,7 @@ KIND_KEYS = {"transform": {"transform", "shape", "input"}, "gemt": {"shape", "in
 DEFAULT_METRICS = ["physical.seconds", "physical.energy_j.total", "physical.area_mm2.total",
                    "counters.macs"]
 DEFAULT_LAUNCHER = ["mpirun", "--oversubscribe", "-np", "{ranks}"]
-SECTION_KEYS = {
+SECTION_KEYS: dict[str, dict[str, type]] = {
     "sweep": {"name": str, "out": str, "jobs": int, "mode": str, "metrics": list, "bin": str,
               "launcher": list},
     "plot": {"color": str, "time": str, "energy": str, "area": str},
@@ -104,7 +104,7 @@ def check_section(table: Any, section: str) -> None:
                             f"{', '.join(SECTION_KEYS[section])})")
         if not isinstance(value, want) or isinstance(value, bool):
             raise SpecError(f"[{section}] {key}: expected {want.__name__}, got {value!r}")
-        if want is list and not (value and all(isinstance(v, str) for v in value)):
+        if isinstance(value, list) and not (value and all(isinstance(v, str) for v in value)):
             raise SpecError(f"[{section}] {key}: expected a non-empty list of strings")
 
 
@@ -253,9 +253,8 @@ def fixed_options(w: dict[str, Any]) -> dict[str, Any]:
     return own
 
 
-def option_name(axis: str, kind: str) -> str | None:
-    if axis == "ranks":
-        return None
+def option_name(axis: str, kind: str) -> str:
+    """The option an axis sets ("ranks" sets none: it is the launcher's)."""
     if axis == "shape" and kind in ("transform", "gemt"):
         return "model-only"
     return SPECIAL_AXES.get(axis, axis)

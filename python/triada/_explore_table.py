@@ -86,11 +86,22 @@ def pareto_front(values: list[tuple[float, float]]) -> list[int]:
 
 
 def plotted(spec: Spec, row: dict[str, Any], x: str, y: str) -> tuple[float, float] | None:
-    v = (row.get(spec.plot[x]), row.get(spec.plot[y]))
-    if row["status"] != "ok" or not all(isinstance(a, (int, float)) and math.isfinite(a)
-                                        for a in v):
+    """The row's (x, y) metrics ([plot] time, energy or area), None unless both are finite."""
+    vx: Any = row.get(spec.plot[x])
+    vy: Any = row.get(spec.plot[y])
+    if row["status"] != "ok" or not (finite(vx) and finite(vy)):
         return None
-    return float(v[0]), float(v[1])
+    return float(vx), float(vy)
+
+
+def finite(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def plotted_all(spec: Spec, rows: list[dict[str, Any]], x: str,
+                y: str) -> list[tuple[float, float]]:
+    found = (plotted(spec, r, x, y) for r in rows)
+    return [v for v in found if v is not None]
 
 
 def mark_fronts(spec: Spec, table: list[dict[str, Any]]) -> None:
@@ -101,7 +112,7 @@ def mark_fronts(spec: Spec, table: list[dict[str, Any]]) -> None:
         for workload in dict.fromkeys(r["workload"] for r in table):
             members = [r for r in table if r["workload"] == workload
                        and plotted(spec, r, x, y) is not None]
-            front = set(pareto_front([plotted(spec, r, x, y) for r in members]))
+            front = set(pareto_front(plotted_all(spec, members, x, y)))
             for i, r in enumerate(members):
                 r[f"pareto_{name}"] = int(i in front)
 
@@ -114,8 +125,8 @@ def write_table(out: pathlib.Path, cols: list[str], table: list[dict[str, Any]])
         writer.writerow([cell(row.get(c)) for c in cols])
     write_atomically(out / "results.csv", text.getvalue())
     try:
-        import pyarrow
-        import pyarrow.parquet
+        import pyarrow  # type: ignore[import]
+        import pyarrow.parquet  # type: ignore[import]
     except ImportError:
         return
     data = {c: [cell(r.get(c)) for r in table] for c in cols}

@@ -74,7 +74,8 @@ def run(args: argparse.Namespace) -> int:
     bin_dir = args.bin or spec.bin or default_bin()
     if bin_dir is None:
         raise SpecError("no triada-transform found: name the programs' folder with --bin", 1)
-    points = expand(Resolver(spec, bin_dir.resolve()))
+    args.bin = bin_dir.resolve()
+    points = expand(Resolver(spec, args.bin))
     cache = Cache(spec.out)
     if args.list:
         for p in points:
@@ -155,7 +156,7 @@ def write_sbatch(spec: Spec, points: list[Point], cache: Cache, args: argparse.N
     write_atomically(spec.out / "tasks.json", json.dumps({"keys": pending}, indent=1) + "\n")
     package_root = pathlib.Path(__file__).resolve().parent.parent
     task = [sys.executable, "-m", "triada.explore", str(args.spec.resolve()),
-            "--out", str(spec.out), "--bin", str((args.bin or spec.bin or default_bin()).resolve()),
+            "--out", str(spec.out), "--bin", str(args.bin),
             "--task", "$SLURM_ARRAY_TASK_ID"]
     lines = ["#!/bin/bash", f"#SBATCH --job-name={spec.name}",
              f"#SBATCH --array=0-{len(pending) - 1}",
