@@ -175,7 +175,8 @@ def check_workloads(workloads: Any) -> list[dict[str, Any]]:
         if unknown:
             raise SpecError(f"{where}: unknown key {sorted(unknown)[0]!r} for kind {kind} "
                             f"(known: {', '.join(sorted(KIND_KEYS[kind]))}, options, axes)")
-        for key, value in {**w.get("options", {}), **{k: w[k] for k in KIND_KEYS[kind] & set(w)}}.items():
+        own = {k: w[k] for k in KIND_KEYS[kind] & set(w)}
+        for key, value in {**w.get("options", {}), **own}.items():
             check_value(value, f"{where} {key}")
         check_axes(w.get("axes", {}), f"{where} axes:")
     return workloads
@@ -206,7 +207,8 @@ class Resolver:
         """The long options NAME's --help names (the mesh keys among them)."""
         if name not in self.helps:
             text = run_text([self.program(name), "--help"])
-            self.helps[name] = set(re.findall(r"(?<![\w-])--([a-z0-9](?:[a-z0-9_.-]*[a-z0-9])?)", text))
+            found = re.findall(r"(?<![\w-])--([a-z0-9](?:[a-z0-9_.-]*[a-z0-9])?)", text)
+            self.helps[name] = set(found)
         return self.helps[name]
 
     def version(self, name: str) -> str:

@@ -147,6 +147,6 @@ def summary(spec: Spec, table: list[dict[str, Any]], axes: list[str]) -> str:
                      f"time-energy front of {len(front)}:")
         for r in front:
             setting = ", ".join(f"{k}={cell(r[k])}" for k in axes if r.get(k) is not None)
-            shown = "  ".join(f"{m}={r[m]:.4g}" for m in (t, e, a) if isinstance(r.get(m), (int, float)))
+            shown = "  ".join(f"{m}={r[m]:.4g}" for m in (t, e, a) if finite(r.get(m)))
             lines.append(f"  {shown}  [{setting}]")
     return "\n".join(lines) + "\n"

@@ -105,7 +105,8 @@ class locked:
             fcntl.flock(self.file, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as e:
             self.file.close()
-            raise SpecError(f"{self.path.parent}: another triada-explore is running there", 1) from e
+            raise SpecError(f"{self.path.parent}: another triada-explore is running there",
+                            1) from e
 
     def __exit__(self, *exc: Any) -> None:
         self.file.close()
