@@ -151,3 +151,10 @@ def test_a_new_pip_build_configures_only_the_module(tmp_path):
         assert unwanted not in targets, unwanted
     if shutil.which("ccache"):
         assert cache["CMAKE_CXX_COMPILER_LAUNCHER"] == "ccache"
+
+
+def test_the_console_script_triada_explore_is_installed(installed):
+    python, tree = installed
+    out = run([python.parent / "triada-explore", "--help"], cwd=tree,
+              env=env_without_the_build())
+    assert out.startswith("usage: triada-explore") and "--slurm" in out, out

@@ -1,0 +1,300 @@
+"""triada-explore (python -m triada.explore): a small model-only sweep run twice computes
+nothing the second time and writes the same table; a changed spec runs only its new points;
+a sweep killed halfway resumes to the table of an uninterrupted one; the SLURM array's
+tasks, run here one by one, give the same table; the Pareto columns equal a brute-force
+dominance check; a failing point is a row with its error line; a bad spec is one line and
+exit 2."""
+
+import csv
+import json
+import os
+import random
+import re
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import BIN, clean_env, run_program
+
+SPEC = """
+[sweep]
+name = "tiny"
+jobs = {jobs}
+metrics = ["physical.seconds", "physical.energy_j.total", "physical.area_mm2.total",
+           "counters.macs"]
+
+[[workload]]
+name = "dct8"
+kind = "transform"
+transform = "dct"
+shape = [8, 8, 8]
+
+[[workload]]
+name = "gemt"
+kind = "gemt"
+shape = [8, 8, 4]
+options = {{ "memory.kind" = "hbm3" }}
+axes = {{ cell_mode = ["fp64", "fp32"] }}
+
+[axes]
+"chip.area_mm2" = {areas}
+"technology.node_nm" = [7, 45]
+
+[plot]
+color = "technology.node_nm"
+"""
+
+
+def write_spec(path, jobs=2, areas="[100, 400]", text=None):
+    path.write_text(text if text is not None else SPEC.format(jobs=jobs, areas=areas))
+    return path
+
+
+def explore_command(spec, *args):
+    return [sys.executable, "-m", "triada.explore", str(spec), "--bin", str(BIN), *map(str, args)]
+
+
+def explore(spec, *args):
+    p = subprocess.run(explore_command(spec, *args), capture_output=True, text=True,
+                       env=clean_env(), timeout=300)
+    return p.returncode, p.stderr
+
+
+def table(out, drop=("wall_s",)):
+    with open(out / "results.csv", newline="") as f:
+        return [{k: v for k, v in row.items() if k not in drop} for row in csv.DictReader(f)]
+
+
+def started(out):
+    return sum(" start " in line for line in (out / "explore.log").read_text().splitlines())
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory):
+    """An uninterrupted run of SPEC: (spec, out)."""
+    tmp = tmp_path_factory.mktemp("reference")
+    spec = write_spec(tmp / "spec.toml")
+    code, err = explore(spec, "--out", tmp / "out")
+    assert code == 0, err
+    return spec, tmp / "out"
+
+
+def test_a_rerun_computes_nothing_and_writes_the_same_bytes(reference):
+    spec, out = reference
+    rows = table(out)
+    assert len(rows) == 12 and {r["status"] for r in rows} == {"ok"}
+    assert {r["cell_mode"] for r in rows if r["workload"] == "dct8"} == {""}
+    assert {r["workload"] for r in rows} == {"dct8", "gemt"}
+    assert {r["run"] for r in rows} == {"model"}
+    before, runs = (out / "results.csv").read_bytes(), len(os.listdir(out / "runs"))
+    assert started(out) == 12 and runs == 12
+    code, err = explore(spec, "--out", out)
+    assert code == 0, err
+    assert (out / "results.csv").read_bytes() == before
+    assert started(out) == 12 and len(os.listdir(out / "runs")) == runs
+
+
+def test_a_row_equals_the_program_run_by_hand(reference, tmp_path):
+    _, out = reference
+    row = next(r for r in table(out) if r["workload"] == "gemt" and r["cell_mode"] == "fp32"
+               and r["chip.area_mm2"] == "400" and r["technology.node_nm"] == "7")
+    code, _, err = run_program("triada-transform", "--model-only", "8,8,4", "-t", "gemt",
+                               "--memory.kind", "hbm3", "--chip.area_mm2", "400",
+                               "--technology.node_nm", "7", "--cell-mode", "fp32",
+                               "--report", tmp_path / "r.json")
+    assert code == 0, err
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert float(row["physical.seconds"]) == report["physical"]["seconds"]
+    assert float(row["physical.energy_j.total"]) == report["physical"]["energy_j"]["total"]
+    assert int(row["counters.macs"]) == report["counters"]["macs"] == 8 * 8 * 4 * (8 + 8 + 4)
+    assert row["commit"] == report["provenance"]["commit"]
+
+
+def test_plots_and_summary_are_written(reference):
+    _, out = reference
+    for name in ("pareto_time_energy", "pareto_time_area", "sensitivity_chip.area_mm2",
+                 "sensitivity_technology.node_nm", "sensitivity_cell_mode"):
+        assert (out / f"{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", name
+    summary = (out / "summary.txt").read_text()
+    fronts = sum(r["pareto_time_energy"] == "1" for r in table(out))
+    assert summary.count("[chip.area_mm2=") == fronts, summary
+
+
+def test_a_changed_spec_runs_only_its_new_points(reference, tmp_path):
+    spec, out = reference
+    copy = tmp_path / "out"
+    subprocess.run(["cp", "-r", str(out), str(copy)], check=True)
+    code, err = explore(write_spec(tmp_path / "spec.toml", areas="[100, 400, 800]"),
+                        "--out", copy)
+    assert code == 0, err
+    assert started(copy) == 12 + 6
+    # The old points' rows, but for their index and the fronts the new points may change.
+    derived = ("wall_s", "point", "pareto_time_energy", "pareto_time_area")
+    old = {r["key"]: r for r in table(out, derived)}
+    new = table(copy, derived)
+    assert len(new) == 18
+    assert [r for r in new if r["key"] in old] == [old[r["key"]] for r in new if r["key"] in old]
+
+
+def test_pareto_front_against_brute_force(reference):
+    from triada._explore_table import pareto_front
+
+    def dominated(p, others):
+        return any(q[0] <= p[0] and q[1] <= p[1] and q != p for q in others)
+
+    rng = random.Random(5)
+    for n in (1, 2, 7, 40, 200):
+        pts = [(rng.randint(0, 6), rng.randint(0, 6)) for _ in range(n)]
+        assert pareto_front(pts) == [i for i, p in enumerate(pts) if not dominated(p, pts)]
+    _, out = reference
+    rows = table(out)
+    for x, y, column in (("physical.seconds", "physical.energy_j.total", "pareto_time_energy"),
+                         ("physical.seconds", "physical.area_mm2.total", "pareto_time_area")):
+        for workload in ("dct8", "gemt"):
+            mine = [r for r in rows if r["workload"] == workload]
+            pts = [(float(r[x]), float(r[y])) for r in mine]
+            want = ["0" if dominated(p, pts) else "1" for p in pts]
+            assert [r[column] for r in mine] == want, (workload, column)
+            assert "1" in want
+
+
+def test_a_killed_sweep_resumes_to_the_same_table(reference, tmp_path):
+    _, ref_out = reference
+    spec, out = write_spec(tmp_path / "spec.toml", jobs=1), tmp_path / "out"
+    p = subprocess.Popen(explore_command(spec, "--out", out), env=clean_env(),
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and cached(out) < 5:
+        time.sleep(0.05)
+    p.send_signal(signal.SIGKILL)
+    p.wait()
+    assert 5 <= cached(out) < 12
+    assert not (out / "results.csv").exists()
+    code, err = explore(spec, "--out", out)
+    assert code == 0, err
+    assert table(out) == table(ref_out)
+    assert not list((out / "cache").glob(".*tmp"))
+
+
+def cached(out):
+    return len(list((out / "cache").glob("*.json"))) if (out / "cache").is_dir() else 0
+
+
+def test_the_slurm_array_tasks_run_here_give_the_same_table(reference, tmp_path):
+    _, ref_out = reference
+    spec, out = write_spec(tmp_path / "spec.toml"), tmp_path / "out"
+    code, err = explore(spec, "--out", out, "--slurm")
+    assert code == 0, err
+    sbatch = (out / "sweep.sbatch").read_text()
+    last = int(re.search(r"^#SBATCH --array=0-(\d+)$", sbatch, re.M).group(1))
+    assert last == 11 and cached(out) == 0
+    for i in range(last + 1):
+        env = dict(clean_env(), SLURM_ARRAY_TASK_ID=str(i))
+        del env["PYTHONPATH"]  # the script sets it
+        p = subprocess.run(["bash", str(out / "sweep.sbatch")], env=env, capture_output=True,
+                           text=True, timeout=120)
+        assert p.returncode == 0, p.stderr
+    code, err = explore(spec, "--out", out, "--collect")
+    assert code == 0, err
+    assert table(out) == table(ref_out)
+    code, err = explore(spec, "--out", out, "--slurm")
+    assert code == 0 and "every point is cached" in err, err
+
+
+def test_a_failing_point_is_a_row_with_its_error_and_is_retried(tmp_path):
+    spec = write_spec(tmp_path / "spec.toml", text="""
+[[workload]]
+kind = "transform"
+transform = "dct"
+shape = [4, 4, 4]
+[axes]
+"chip.area_mm2" = [-4, 100]
+""")
+    out = tmp_path / "out"
+    code, err = explore(spec, "--out", out, "--no-plot")
+    assert code == 0 and "1 not ok" in err, err
+    bad, good = table(out)
+    assert bad["status"] == "failed" and good["status"] == "ok"
+    assert re.fullmatch(r"triada-transform: error: --chip\.area_mm2: .*'-4'", bad["error"]), bad
+    assert bad["version"] and bad["commit"] == good["commit"]
+    assert bad["physical.seconds"] == "" and float(good["physical.seconds"]) > 0
+    code, err = explore(spec, "--out", out, "--no-plot")
+    assert code == 0 and started(out) == 3  # the failed point again, the good one not
+    assert table(out) == [bad, good]
+
+
+BAD_SPECS = [
+    ("[sweeep]\nname = 'x'\n", "unknown section [sweeep]"),
+    ("[sweep]\nnmae = 'x'\n", "[sweep] nmae: unknown key"),
+    ("[sweep]\njobs = '2'\n", "[sweep] jobs: expected int, got '2'"),
+    ("[axes]\ncell_mode = []\n", "[axes] cell_mode: expected a non-empty list"),
+    ("[axes]\n'chip.bogus' = [1]\n", "[axes] chip.bogus: no workload's program has an option"),
+    ("[axes]\nranks = [0]\n", "[axes] ranks: expected positive integers"),
+    ("[sweep]\nmode = 'cloud'\n", "[sweep] mode: expected 'local' or 'slurm'"),
+    ("[sweep\n", "not a valid TOML file"),
+]
+
+
+@pytest.mark.parametrize("extra,message", BAD_SPECS)
+def test_a_bad_spec_is_one_line_and_exit_2(tmp_path, extra, message):
+    workload = "[[workload]]\nkind = 'transform'\ntransform = 'dct'\nshape = [4, 4, 4]\n"
+    spec = write_spec(tmp_path / "spec.toml", text=workload + extra)
+    code, err = explore(spec, "--out", tmp_path / "out")
+    assert code == 2, err
+    assert len(err.splitlines()) == 1 and err.startswith(f"triada-explore: error: {spec}: "), err
+    assert message in err, err
+    assert not (tmp_path / "out").exists()
+
+
+def test_bad_workloads_and_missing_files(tmp_path):
+    cases = [("[[workload]]\nkind = 'fft'\n", 2, "kind: expected one of"),
+             ("[[workload]]\nkind = 'tcu'\nalgo = 'matmul'\nsize = 4\n", 2, "unknown key 'size'"),
+             ("[[workload]]\nkind = 'transform'\ntransform = 'dct'\ninput = 'nothere.h5'\n", 1,
+              "nothere.h5: cannot read this input file")]
+    for text, want_code, message in cases:
+        spec = write_spec(tmp_path / "spec.toml", text=text)
+        code, err = explore(spec, "--out", tmp_path / "out")
+        assert code == want_code and message in err and len(err.splitlines()) == 1, err
+    code, err = explore(tmp_path / "absent.toml")
+    assert code == 1 and "cannot read the spec" in err, err
+
+
+def test_real_runs_on_data_under_mpirun_and_a_changed_input_reruns(tmp_path):
+    """An input file makes real runs (ESOP's counters depend on the data); its contents,
+    not its name, are in the key: rewritten, its points run again."""
+    import h5py
+    import numpy as np
+
+    def write_input(zeros):
+        x = np.arange(1.0, 65.0).reshape(4, 4, 4)
+        x.flat[:zeros] = 0
+        with h5py.File(tmp_path / "x.h5", "w") as f:
+            f["x"] = x
+
+    write_input(16)
+    spec = write_spec(tmp_path / "spec.toml", text="""
+[sweep]
+metrics = ["counters.macs", "mesh.world_size"]
+[[workload]]
+kind = "transform"
+transform = "dct"
+input = "x.h5"
+[axes]
+esop = ["on", "off"]
+ranks = [2]
+""")
+    out = tmp_path / "out"
+    code, err = explore(spec, "--out", out, "--no-plot")
+    assert code == 0, err
+    on, off = table(out)
+    assert {on["run"], on["mesh.world_size"], on["status"], off["status"]} == {"real", "2", "ok"}
+    assert int(off["counters.macs"]) == 3 * 4**4 > int(on["counters.macs"])
+    assert (out / "runs" / on["key"][:16] / "y.h5").is_file()
+    write_input(32)
+    code, err = explore(spec, "--out", out, "--no-plot")
+    assert code == 0 and started(out) == 4, err
+    again_on, again_off = table(out)
+    assert again_on["key"] != on["key"] and again_off["counters.macs"] == off["counters.macs"]

@@ -1,0 +1,362 @@
+"""triada-explore's sweep spec (doc/explore.md): the TOML file read and checked, its
+workloads and axes expanded into points, each a resolved command with its cache key."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import itertools
+import json
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import tomllib
+from typing import Any
+
+# The special axes and the program options they set; every other axis key is an option.
+SPECIAL_AXES = {"cell_mode": "cell-mode", "esop": "esop", "executor": "executor"}
+# Options whose value names an input file (FILE[:/DATASET]): its contents go into the key.
+FILE_OPTIONS = {"input", "coeffs", "initial", "mesh", "network", "weights"}
+PROGRAMS = {"transform": "triada-transform", "gemt": "triada-transform",
+            "tcu": "triada-tcu", "conv": "triada-conv"}
+# Each kind's own keys besides name, kind, options and axes.
+KIND_KEYS = {"transform": {"transform", "shape", "input"}, "gemt": {"shape", "input", "coeffs"},
+             "tcu": {"algo"}, "conv": {"network", "layer"}}
+DEFAULT_METRICS = ["physical.seconds", "physical.energy_j.total", "physical.area_mm2.total",
+                   "counters.macs"]
+DEFAULT_LAUNCHER = ["mpirun", "--oversubscribe", "-np", "{ranks}"]
+SECTION_KEYS: dict[str, dict[str, type]] = {
+    "sweep": {"name": str, "out": str, "jobs": int, "mode": str, "metrics": list, "bin": str,
+              "launcher": list},
+    "plot": {"color": str, "time": str, "energy": str, "area": str},
+    "slurm": {"options": list},
+}
+SESSION = "{session}"
+
+
+class SpecError(Exception):
+    """A bad spec: one line, exit code 2 (1: a file the spec names cannot be read)."""
+
+    def __init__(self, message: str, code: int = 2) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+@dataclasses.dataclass
+class Point:
+    """One run of a program: its workload, axis values, command (with {session}) and key."""
+    index: int
+    workload: str
+    kind: str
+    program: str
+    axes: dict[str, Any]
+    argv: list[str]
+    ranks: int | None
+    run: str  # "model" (closed forms, --model-only) or "real" (computes on data)
+    version: str = ""  # the program's --version: "NAME VERSION\ncommit COMMIT"
+    key: str = ""
+
+
+@dataclasses.dataclass
+class Spec:
+    path: pathlib.Path
+    name: str
+    out: pathlib.Path
+    jobs: int
+    mode: str
+    metrics: list[str]
+    bin: pathlib.Path | None
+    launcher: list[str]
+    plot: dict[str, str]
+    slurm_options: list[str]
+    workloads: list[dict[str, Any]]
+    axes: dict[str, list[Any]]
+    excludes: list[dict[str, Any]]
+
+
+def load(path: pathlib.Path) -> Spec:
+    """The spec at PATH, checked: unknown sections or keys, wrong types and empty axes
+    raise SpecError."""
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as e:
+        raise SpecError(f"cannot read the spec: {e.strerror}", 1) from e
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        raise SpecError(f"not a valid TOML file: {e}") from e
+    unknown = set(raw) - {"sweep", "workload", "axes", "exclude", "plot", "slurm"}
+    if unknown:
+        raise SpecError(f"unknown section [{sorted(unknown)[0]}] (sections: sweep, workload, "
+                        "axes, exclude, plot, slurm)")
+    for section in SECTION_KEYS:
+        check_section(raw.get(section, {}), section)
+    return build_spec(path, raw)
+
+
+def check_section(table: Any, section: str) -> None:
+    if not isinstance(table, dict):
+        raise SpecError(f"[{section}] must be a table")
+    for key, value in table.items():
+        want = SECTION_KEYS[section].get(key)
+        if want is None:
+            raise SpecError(f"[{section}] {key}: unknown key (known: "
+                            f"{', '.join(SECTION_KEYS[section])})")
+        if not isinstance(value, want) or isinstance(value, bool):
+            raise SpecError(f"[{section}] {key}: expected {want.__name__}, got {value!r}")
+        if isinstance(value, list) and not (value and all(isinstance(v, str) for v in value)):
+            raise SpecError(f"[{section}] {key}: expected a non-empty list of strings")
+
+
+def build_spec(path: pathlib.Path, raw: dict[str, Any]) -> Spec:
+    sweep, here = raw.get("sweep", {}), path.resolve().parent
+    name = sweep.get("name", path.stem)
+    jobs = sweep.get("jobs", os.cpu_count() or 1)
+    if jobs < 1:
+        raise SpecError(f"[sweep] jobs: expected a positive integer, got {jobs}")
+    mode = sweep.get("mode", "local")
+    if mode not in ("local", "slurm"):
+        raise SpecError(f"[sweep] mode: expected 'local' or 'slurm', got {mode!r}")
+    launcher = sweep.get("launcher", DEFAULT_LAUNCHER)
+    if "{ranks}" not in launcher:
+        raise SpecError("[sweep] launcher: no '{ranks}' argument (the rank count goes there)")
+    metrics = list(sweep.get("metrics", DEFAULT_METRICS))
+    plot = {"time": "physical.seconds", "energy": "physical.energy_j.total",
+            "area": "physical.area_mm2.total", **raw.get("plot", {})}
+    metrics += [plot[m] for m in ("time", "energy", "area") if plot[m] not in metrics]
+    return Spec(path, name, here / sweep.get("out", name), jobs, mode, metrics,
+                here / sweep["bin"] if "bin" in sweep else None, launcher, plot,
+                raw.get("slurm", {}).get("options", []), check_workloads(raw.get("workload")),
+                check_axes(raw.get("axes", {}), "[axes]"), check_excludes(raw.get("exclude", [])))
+
+
+def check_axes(table: Any, where: str) -> dict[str, list[Any]]:
+    if not isinstance(table, dict):
+        raise SpecError(f"{where} must be a table of lists")
+    for key, values in table.items():
+        if not isinstance(values, list) or not values:
+            raise SpecError(f"{where} {key}: expected a non-empty list of values, got {values!r}")
+        for v in values:
+            check_value(v, f"{where} {key}")
+        if len({json.dumps(v) for v in values}) != len(values):
+            raise SpecError(f"{where} {key}: a value is listed twice")
+        if key == "ranks" and not all(type(v) is int and v >= 1 for v in values):
+            raise SpecError(f"{where} ranks: expected positive integers, got {values!r}")
+    return table
+
+
+def check_value(value: Any, where: str) -> None:
+    """An option value: a string, number, bool or a list of numbers (N1,N2,N3)."""
+    if isinstance(value, list) and value and all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) for v in value):
+        return
+    if not isinstance(value, (str, int, float, bool)):
+        raise SpecError(f"{where}: expected a string, number, bool or list of numbers, "
+                        f"got {value!r}")
+
+
+def check_workloads(workloads: Any) -> list[dict[str, Any]]:
+    if not isinstance(workloads, list) or not workloads:
+        raise SpecError("no [[workload]]: name at least one")
+    names = set()
+    for i, w in enumerate(workloads):
+        if not isinstance(w, dict):
+            raise SpecError(f"[[workload]] {i + 1}: must be a table")
+        kind = w.get("kind")
+        if kind not in PROGRAMS:
+            raise SpecError(f"[[workload]] {i + 1}: kind: expected one of "
+                            f"{', '.join(PROGRAMS)}, got {kind!r}")
+        w.setdefault("name", f"{kind}{i + 1}")
+        where = f"[[workload]] {w['name']}"
+        if w["name"] in names:
+            raise SpecError(f"{where}: name used twice")
+        names.add(w["name"])
+        unknown = set(w) - KIND_KEYS[kind] - {"name", "kind", "options", "axes"}
+        if unknown:
+            raise SpecError(f"{where}: unknown key {sorted(unknown)[0]!r} for kind {kind} "
+                            f"(known: {', '.join(sorted(KIND_KEYS[kind]))}, options, axes)")
+        own = {k: w[k] for k in KIND_KEYS[kind] & set(w)}
+        for key, value in {**w.get("options", {}), **own}.items():
+            check_value(value, f"{where} {key}")
+        check_axes(w.get("axes", {}), f"{where} axes:")
+    return workloads
+
+
+def check_excludes(excludes: Any) -> list[dict[str, Any]]:
+    if not isinstance(excludes, list) or not all(isinstance(e, dict) and e for e in excludes):
+        raise SpecError("[[exclude]] must be non-empty tables of axis = value (or [values])")
+    return excludes
+
+
+class Resolver:
+    """Turns a spec's workloads into points: commands, input files' hashes, keys."""
+
+    def __init__(self, spec: Spec, bin_dir: pathlib.Path) -> None:
+        self.spec, self.bin = spec, bin_dir
+        self.versions: dict[str, str] = {}
+        self.helps: dict[str, set[str]] = {}
+        self.hashes: dict[pathlib.Path, str] = {}
+
+    def program(self, name: str) -> str:
+        path = self.bin / name
+        if not os.access(path, os.X_OK):
+            raise SpecError(f"{name}: no such program in {self.bin} (use --bin or [sweep] bin)", 1)
+        return str(path)
+
+    def options_of(self, name: str) -> set[str]:
+        """The long options NAME's --help names (the mesh keys among them)."""
+        if name not in self.helps:
+            text = run_text([self.program(name), "--help"])
+            found = re.findall(r"(?<![\w-])--([a-z0-9](?:[a-z0-9_.-]*[a-z0-9])?)", text)
+            self.helps[name] = set(found)
+        return self.helps[name]
+
+    def version(self, name: str) -> str:
+        """NAME --version's version and commit lines: part of every key."""
+        if name not in self.versions:
+            lines = run_text([self.program(name), "--version"]).splitlines()
+            self.versions[name] = "\n".join(lines[:2])
+        return self.versions[name]
+
+    def file_hash(self, value: str) -> str:
+        path, _, dataset = value.partition(":/")
+        full = (self.spec.path.resolve().parent / path).resolve()
+        if full not in self.hashes:
+            try:
+                self.hashes[full] = hashlib.sha256(full.read_bytes()).hexdigest()
+            except OSError as e:
+                raise SpecError(f"{value}: cannot read this input file: {e.strerror}", 1) from e
+        return f"sha256:{self.hashes[full]}" + (f":/{dataset}" if dataset else "")
+
+    def resolved(self, option: str, value: Any) -> tuple[Any, Any]:
+        """(value on the command line, value in the key) of one option."""
+        if option not in FILE_OPTIONS or value in ("", False):
+            return value, value
+        path, sep, dataset = str(value).partition(":/")
+        full = str((self.spec.path.resolve().parent / path).resolve()) + sep + dataset
+        return full, self.file_hash(str(value))
+
+
+def run_text(argv: list[str]) -> str:
+    p = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    return p.stdout
+
+
+def fixed_options(w: dict[str, Any]) -> dict[str, Any]:
+    """A workload's own keys as the program's options (shape: --model-only N1,N2,N3)."""
+    kind, own = w["kind"], dict(w.get("options", {}))
+    for key in KIND_KEYS[kind] & set(w):
+        own["model-only" if key == "shape" else key] = w[key]
+    if kind == "gemt":
+        own["transform"] = "gemt"
+    if kind in ("transform", "gemt") and "input" in w:
+        own["output"] = f"{SESSION}/y.h5"  # a real run's result, kept in its session
+    own["report"] = f"{SESSION}/report.json"
+    return own
+
+
+def option_name(axis: str, kind: str) -> str:
+    """The option an axis sets ("ranks" sets none: it is the launcher's)."""
+    if axis == "shape" and kind in ("transform", "gemt"):
+        return "model-only"
+    return SPECIAL_AXES.get(axis, axis)
+
+
+def workload_axes(resolver: Resolver, w: dict[str, Any]) -> dict[str, list[Any]]:
+    """The global axes the workload's program takes, then its own (which win)."""
+    accepted = resolver.options_of(PROGRAMS[w["kind"]])
+    axes = {k: v for k, v in resolver.spec.axes.items()
+            if k == "ranks" or option_name(k, w["kind"]) in accepted}
+    for k in w.get("axes", {}):
+        if k != "ranks" and option_name(k, w["kind"]) not in accepted:
+            raise SpecError(f"[[workload]] {w['name']} axes: {k}: {PROGRAMS[w['kind']]} has "
+                            f"no option --{option_name(k, w['kind'])}")
+    return {**axes, **w.get("axes", {})}
+
+
+def check_global_axes(resolver: Resolver) -> None:
+    for axis in resolver.spec.axes:
+        if axis != "ranks" and not any(
+                option_name(axis, w["kind"]) in resolver.options_of(PROGRAMS[w["kind"]])
+                for w in resolver.spec.workloads):
+            raise SpecError(f"[axes] {axis}: no workload's program has an option "
+                            f"--{option_name(axis, 'transform')}")
+
+
+def excluded(spec: Spec, workload: str, values: dict[str, Any]) -> bool:
+    def matches(rule: dict[str, Any]) -> bool:
+        for k, want in rule.items():
+            have = workload if k == "workload" else values.get(k, None)
+            wanted = want if isinstance(want, list) and k != "shape" else [want]
+            if have is None or have not in wanted:
+                return False
+        return True
+    return any(matches(rule) for rule in spec.excludes)
+
+
+def expand(resolver: Resolver) -> list[Point]:
+    """Every point of the spec, in order: workloads as listed, then the cartesian product of
+    their axes (the last axis varying fastest), less the excluded ones."""
+    check_global_axes(resolver)
+    points: list[Point] = []
+    for w in resolver.spec.workloads:
+        axes = workload_axes(resolver, w)
+        fixed = fixed_options(w)
+        clash = set(fixed) & {option_name(a, w["kind"]) for a in axes}
+        if clash:
+            raise SpecError(f"[[workload]] {w['name']}: --{sorted(clash)[0]} is both fixed "
+                            "and an axis")
+        for combo in itertools.product(*axes.values()):
+            values = dict(zip(axes, combo))
+            if not excluded(resolver.spec, w["name"], values):
+                points.append(make_point(resolver, w, fixed, values, len(points)))
+    return points
+
+
+def make_point(resolver: Resolver, w: dict[str, Any], fixed: dict[str, Any],
+               values: dict[str, Any], index: int) -> Point:
+    options = dict(fixed)
+    for axis, value in values.items():
+        if axis != "ranks":
+            options[option_name(axis, w["kind"])] = value
+    program = PROGRAMS[w["kind"]]
+    argv, key_args = [resolver.program(program)], []
+    for name in sorted(options):
+        shown, keyed = resolver.resolved(name, options[name])
+        argv += format_option(name, shown)
+        key_args += format_option(name, keyed)
+    ranks = values.get("ranks")
+    run = "model" if "model-only" in options else "real"
+    point = Point(index, w["name"], w["kind"], program, values, argv, ranks, run,
+                  resolver.version(program))
+    material = {"program": program, "version": point.version, "args": key_args,
+                "ranks": ranks, "launcher": resolver.spec.launcher if ranks else None}
+    point.key = hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
+    return point
+
+
+def format_option(name: str, value: Any) -> list[str]:
+    """--NAME VALUE; a bool is a flag (true: given, false: left out), "" leaves it out."""
+    if value is True:
+        return [f"--{name}"]
+    if value is False or value == "":
+        return []
+    return [f"--{name}", format_value(value)]
+
+
+def format_value(value: Any) -> str:
+    if isinstance(value, list):
+        return ",".join(format_value(v) for v in value)
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return str(value)
+
+
+def default_bin() -> pathlib.Path | None:
+    """The build folder the package lives in, an install prefix's bin/, or PATH."""
+    package = pathlib.Path(__file__).resolve().parent
+    for candidate in (package.parent.parent, package.parent.parent.parent.parent / "bin"):
+        if (candidate / "triada-transform").is_file():
+            return candidate
+    found = shutil.which("triada-transform")
+    return pathlib.Path(found).parent if found else None
