@@ -253,7 +253,11 @@ def test_bad_workloads_and_missing_files(tmp_path):
     cases = [("[[workload]]\nkind = 'fft'\n", 2, "kind: expected one of"),
              ("[[workload]]\nkind = 'tcu'\nalgo = 'matmul'\nsize = 4\n", 2, "unknown key 'size'"),
              ("[[workload]]\nkind = 'transform'\ntransform = 'dct'\ninput = 'nothere.h5'\n", 1,
-              "nothere.h5: cannot read this input file")]
+              "nothere.h5: cannot read this input file"),
+             ("[[workload]]\nkind = 'conv'\nlayer = '1,1,4,4,1,1,1,1,0'\nonnx = 'm.onnx'\n", 2,
+              "layer and onnx: name one network source"),
+             ("[[workload]]\nkind = 'conv'\nonnx = 'spec.toml'\n", 2,
+              "onnx: ")]
     for text, want_code, message in cases:
         spec = write_spec(tmp_path / "spec.toml", text=text)
         code, err = explore(spec, "--out", tmp_path / "out")
@@ -298,3 +302,61 @@ ranks = [2]
     assert code == 0 and started(out) == 4, err
     again_on, again_off = table(out)
     assert again_on["key"] != on["key"] and again_off["counters.macs"] == off["counters.macs"]
+
+
+def tiny_cnn(path):
+    """Conv (per-axis strides and dilations, asymmetric pads, 2 groups), a 1x1 Conv,
+    Flatten and a Gemm, on a symbolic batch; returns the layers' attributes."""
+    import numpy as np
+    onnx = pytest.importorskip("onnx", reason="needs python3-onnx")
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(3)
+    weights = {"w1": rng.standard_normal((6, 2, 3, 3)), "w2": rng.standard_normal((4, 6, 1, 1)),
+               "b": rng.standard_normal((112, 5))}
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["h1"], strides=[2, 1], dilations=[1, 2],
+                              pads=[1, 0, 0, 2], group=2),
+             helper.make_node("Conv", ["h1", "w2"], ["h2"]),
+             helper.make_node("Flatten", ["h2"], ["f"]),
+             helper.make_node("Gemm", ["f", "b"], ["y"])]
+    f = TensorProto.FLOAT
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("x", f, ["N", 4, 9, 9])],
+        [helper.make_tensor_value_info("y", f, None)],
+        [numpy_helper.from_array(v.astype(np.float32), n) for n, v in weights.items()])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
+
+
+def onnx_macs(n):
+    """The closed form: N H_O W_O C_O H_F W_F C_I / g per convolution, M K N for the Gemm."""
+    ho, wo = (9 + 1 + 0 - 1 * (3 - 1) - 1) // 2 + 1, (9 + 0 + 2 - 2 * (3 - 1) - 1) // 1 + 1
+    return n * ho * wo * 6 * 3 * 3 * 4 // 2 + n * ho * wo * 4 * 6 + n * (4 * ho * wo) * 5
+
+
+def test_an_onnx_workload_runs_its_layers_and_reruns_nothing(tmp_path):
+    tiny_cnn(tmp_path / "cnn.onnx")
+    spec = write_spec(tmp_path / "spec.toml", text="""
+[sweep]
+metrics = ["total.macs", "total.layers"]
+[[workload]]
+kind = "conv"
+onnx = "cnn.onnx"
+batch = 3
+[axes]
+method = ["explicit", "implicit"]
+""")
+    out = tmp_path / "out"
+    code, err = explore(spec, "--out", out, "--no-plot")
+    assert code == 0, err
+    rows = table(out)
+    assert [r["status"] for r in rows] == ["ok", "ok"], rows
+    assert [int(r["total.macs"]) for r in rows] == [onnx_macs(3)] * 2
+    assert {r["total.layers"] for r in rows} == {"3"}
+    assert (out / "runs" / rows[0]["key"][:16] / "network.csv").is_file()
+    before = (out / "results.csv").read_bytes()
+    code, err = explore(spec, "--out", out, "--no-plot")
+    assert code == 0 and started(out) == 2, err
+    assert (out / "results.csv").read_bytes() == before
+    tiny_cnn(tmp_path / "cnn.onnx")  # the same bytes: still cached
+    code, err = explore(spec, "--out", out, "--no-plot")
+    assert code == 0 and started(out) == 2, err

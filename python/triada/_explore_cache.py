@@ -83,12 +83,28 @@ class Runner:
         session.mkdir(parents=True)
         self.cache.log(f"start {point.key[:16]} {point.workload} {json.dumps(point.axes)}")
         start = time.monotonic()
-        code = self.execute(self.command(point, session), session)
+        code = self.prepare(point, session)
+        if code == 0:
+            code = self.execute(self.command(point, session), session)
         entry = self.entry(point, session, code, time.monotonic() - start)
         if not self.stopping:
             self.cache.store(entry)
             self.cache.log(f"{entry['status']} {point.key[:16]}")
         return entry
+
+    @staticmethod
+    def prepare(point: Point, session: pathlib.Path) -> int:
+        """Writes the point's ONNX layers as SESSION/network.csv (a failure: its row's error)."""
+        if point.network is None:
+            return 0
+        from .onnx_net import to_network
+        try:
+            to_network(point.network, session / "network.csv")
+        except OSError as e:
+            (session / "stderr.txt").write_text(f"{session / 'network.csv'}: cannot write the "
+                                                f"ONNX model's network: {e.strerror}\n")
+            return 1
+        return 0
 
     def execute(self, argv: list[str], session: pathlib.Path) -> int:
         with open(session / "stdout.txt", "wb") as out, open(session / "stderr.txt", "wb") as err:

@@ -23,7 +23,9 @@ PROGRAMS = {"transform": "triada-transform", "gemt": "triada-transform",
             "tcu": "triada-tcu", "conv": "triada-conv"}
 # Each kind's own keys besides name, kind, options and axes.
 KIND_KEYS = {"transform": {"transform", "shape", "input"}, "gemt": {"shape", "input", "coeffs"},
-             "tcu": {"algo"}, "conv": {"network", "layer"}}
+             "tcu": {"algo"}, "conv": {"network", "layer", "onnx", "batch"}}
+# A conv workload's network sources: one at most.
+CONV_SOURCES = ("network", "layer", "onnx")
 DEFAULT_METRICS = ["physical.seconds", "physical.energy_j.total", "physical.area_mm2.total",
                    "counters.macs"]
 DEFAULT_LAUNCHER = ["mpirun", "--oversubscribe", "-np", "{ranks}"]
@@ -57,6 +59,8 @@ class Point:
     run: str  # "model" (closed forms, --model-only) or "real" (computes on data)
     version: str = ""  # the program's --version: "NAME VERSION\ncommit COMMIT"
     key: str = ""
+    # An ONNX model's layers, written as SESSION/network.csv before the program runs.
+    network: list[Any] | None = None
 
 
 @dataclasses.dataclass
@@ -175,6 +179,9 @@ def check_workloads(workloads: Any) -> list[dict[str, Any]]:
         if unknown:
             raise SpecError(f"{where}: unknown key {sorted(unknown)[0]!r} for kind {kind} "
                             f"(known: {', '.join(sorted(KIND_KEYS[kind]))}, options, axes)")
+        sources = [k for k in CONV_SOURCES if k in w] if kind == "conv" else []
+        if len(sources) > 1:
+            raise SpecError(f"{where}: {sources[0]} and {sources[1]}: name one network source")
         own = {k: w[k] for k in KIND_KEYS[kind] & set(w)}
         for key, value in {**w.get("options", {}), **own}.items():
             check_value(value, f"{where} {key}")
@@ -196,6 +203,7 @@ class Resolver:
         self.versions: dict[str, str] = {}
         self.helps: dict[str, set[str]] = {}
         self.hashes: dict[pathlib.Path, str] = {}
+        self.models: dict[tuple[str, Any], tuple[list[Any], int]] = {}
 
     def program(self, name: str) -> str:
         path = self.bin / name
@@ -228,9 +236,23 @@ class Resolver:
                 raise SpecError(f"{value}: cannot read this input file: {e.strerror}", 1) from e
         return f"sha256:{self.hashes[full]}" + (f":/{dataset}" if dataset else "")
 
+    def onnx_model(self, value: str, batch: Any, where: str) -> tuple[list[Any], int]:
+        """An ONNX model's layers (its graph inputs' first dim set to BATCH unless None)
+        and the --batch their network file runs with."""
+        if (value, batch) not in self.models:
+            from . import onnx_net
+            from .errors import Error
+            path = self.spec.path.resolve().parent / value
+            try:
+                layers = onnx_net.onnx_layers(path, batch)
+                self.models[value, batch] = layers, onnx_net.network_batch(layers)
+            except (Error, ImportError) as e:
+                raise SpecError(f"{where} onnx: {e}") from e
+        return self.models[value, batch]
+
     def resolved(self, option: str, value: Any) -> tuple[Any, Any]:
         """(value on the command line, value in the key) of one option."""
-        if option not in FILE_OPTIONS or value in ("", False):
+        if option not in FILE_OPTIONS or value in ("", False) or str(value).startswith(SESSION):
             return value, value
         path, sep, dataset = str(value).partition(":/")
         full = str((self.spec.path.resolve().parent / path).resolve()) + sep + dataset
@@ -251,6 +273,9 @@ def fixed_options(w: dict[str, Any]) -> dict[str, Any]:
         own["transform"] = "gemt"
     if kind in ("transform", "gemt") and "input" in w:
         own["output"] = f"{SESSION}/y.h5"  # a real run's result, kept in its session
+    if "onnx" in own:  # converted into the session (make_point)
+        own["network"] = f"{SESSION}/network.csv"
+        del own["onnx"]
     own["report"] = f"{SESSION}/report.json"
     return own
 
@@ -321,6 +346,11 @@ def make_point(resolver: Resolver, w: dict[str, Any], fixed: dict[str, Any],
             options[option_name(axis, w["kind"])] = value
     program = PROGRAMS[w["kind"]]
     argv, key_args = [resolver.program(program)], []
+    network = None
+    if "onnx" in w:  # the model's contents and the batch asked for make its network
+        where = f"[[workload]] {w['name']}"
+        key_args += ["--onnx", resolver.file_hash(w["onnx"]), f"--batch={options.get('batch')}"]
+        network, options["batch"] = resolver.onnx_model(w["onnx"], options.get("batch"), where)
     for name in sorted(options):
         shown, keyed = resolver.resolved(name, options[name])
         argv += format_option(name, shown)
@@ -328,7 +358,7 @@ def make_point(resolver: Resolver, w: dict[str, Any], fixed: dict[str, Any],
     ranks = values.get("ranks")
     run = "model" if "model-only" in options else "real"
     point = Point(index, w["name"], w["kind"], program, values, argv, ranks, run,
-                  resolver.version(program))
+                  resolver.version(program), network=network)
     material = {"program": program, "version": point.version, "args": key_args,
                 "ranks": ranks, "launcher": resolver.spec.launcher if ranks else None}
     point.key = hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()

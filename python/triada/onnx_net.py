@@ -31,7 +31,7 @@ from . import _args
 from .conv import conv
 from .errors import ConfigError, Error, InputError
 
-__all__ = ["OnnxLayer", "onnx_layers", "conv_onnx", "to_network"]
+__all__ = ["OnnxLayer", "onnx_layers", "conv_onnx", "to_network", "network_batch"]
 
 
 def _onnx():
@@ -243,14 +243,19 @@ def _network_name(name):
     return name.replace(",", "_").replace("\n", " ").lstrip("#").strip() or "layer"
 
 
-def to_network(layers: list[OnnxLayer], path: str | os.PathLike) -> int:
-    """Writes the layers as our network file; returns the batch to run it with
-    (``triada-conv --network path --batch B``): Gemm and MatMul rows hold M / B rows."""
+def network_batch(layers: list[OnnxLayer]) -> int:
+    """The --batch the layers' network file runs with (their convolutions' N, else 1)."""
     batches = {L.layer[0] for L in layers if L.gemm is None} or {1}
     if len(batches) != 1:
         raise ConfigError(f"layers of different batch sizes {sorted(batches)}: one network "
                           "file runs with one --batch")
-    b = batches.pop()
+    return batches.pop()
+
+
+def to_network(layers: list[OnnxLayer], path: str | os.PathLike) -> int:
+    """Writes the layers as our network file; returns the batch to run it with
+    (``triada-conv --network path --batch B``): Gemm and MatMul rows hold M / B rows."""
+    b = network_batch(layers)
     rows = []
     for L in layers:
         n, ci, hi, wi, co, hf, wf, s, p, d, g = L.layer
