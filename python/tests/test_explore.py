@@ -304,14 +304,14 @@ ranks = [2]
     assert again_on["key"] != on["key"] and again_off["counters.macs"] == off["counters.macs"]
 
 
-def tiny_cnn(path):
+def tiny_cnn(path, seed=3):
     """Conv (per-axis strides and dilations, asymmetric pads, 2 groups), a 1x1 Conv,
     Flatten and a Gemm, on a symbolic batch; returns the layers' attributes."""
     import numpy as np
     onnx = pytest.importorskip("onnx", reason="needs python3-onnx")
     from onnx import TensorProto, helper, numpy_helper
 
-    rng = np.random.default_rng(3)
+    rng = np.random.default_rng(seed)
     weights = {"w1": rng.standard_normal((6, 2, 3, 3)), "w2": rng.standard_normal((4, 6, 1, 1)),
                "b": rng.standard_normal((112, 5))}
     nodes = [helper.make_node("Conv", ["x", "w1"], ["h1"], strides=[2, 1], dilations=[1, 2],
@@ -334,6 +334,8 @@ def onnx_macs(n):
 
 
 def test_an_onnx_workload_runs_its_layers_and_reruns_nothing(tmp_path):
+    """The row's MACs are the closed form summed over the model's layers; the model's
+    contents, not its name, are in the key."""
     tiny_cnn(tmp_path / "cnn.onnx")
     spec = write_spec(tmp_path / "spec.toml", text="""
 [sweep]
@@ -360,3 +362,6 @@ method = ["explicit", "implicit"]
     tiny_cnn(tmp_path / "cnn.onnx")  # the same bytes: still cached
     code, err = explore(spec, "--out", out, "--no-plot")
     assert code == 0 and started(out) == 2, err
+    tiny_cnn(tmp_path / "cnn.onnx", seed=4)  # other weights: its points run again
+    code, err = explore(spec, "--out", out, "--no-plot")
+    assert code == 0 and started(out) == 4, err
