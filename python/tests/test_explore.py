@@ -257,7 +257,8 @@ def test_bad_workloads_and_missing_files(tmp_path):
              ("[[workload]]\nkind = 'conv'\nlayer = '1,1,4,4,1,1,1,1,0'\nonnx = 'm.onnx'\n", 2,
               "layer and onnx: name one network source"),
              ("[[workload]]\nkind = 'conv'\nonnx = 'spec.toml'\n", 2,
-              "onnx: ")]
+              "onnx: "),
+             ("[[workload]]\nkind = 'conv'\nonnx = 3\n", 2, "onnx: expected the model's file")]
     for text, want_code, message in cases:
         spec = write_spec(tmp_path / "spec.toml", text=text)
         code, err = explore(spec, "--out", tmp_path / "out")

@@ -182,6 +182,8 @@ def check_workloads(workloads: Any) -> list[dict[str, Any]]:
         sources = [k for k in CONV_SOURCES if k in w] if kind == "conv" else []
         if len(sources) > 1:
             raise SpecError(f"{where}: {sources[0]} and {sources[1]}: name one network source")
+        if not isinstance(w.get("onnx", ""), str):
+            raise SpecError(f"{where} onnx: expected the model's file name, got {w['onnx']!r}")
         own = {k: w[k] for k in KIND_KEYS[kind] & set(w)}
         for key, value in {**w.get("options", {}), **own}.items():
             check_value(value, f"{where} {key}")
