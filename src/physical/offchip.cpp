@@ -4,7 +4,7 @@
 #include <array>
 #include <utility>
 
-#include "core/error.hpp"
+#include "physical/named_choices.hpp"
 
 namespace triada {
 
@@ -17,23 +17,6 @@ constexpr std::array<std::pair<const char*, MemoryKind>, 4> kKinds{{{"none", Mem
 constexpr std::array<std::pair<const char*, Overlap>, 2> kOverlaps{
     {{"none", Overlap::none}, {"double_buffer", Overlap::double_buffer}}};
 
-template <class E, size_t N>
-E parse_named(const std::string& s, const std::array<std::pair<const char*, E>, N>& choices,
-              const char* what) {
-  std::string names;
-  for (const auto& [name, value] : choices) {
-    if (s == name) return value;
-    names += (names.empty() ? "" : " | ") + std::string(name);
-  }
-  throw config_error(std::string("expected ") + what + " " + names + ", got '" + s + "'");
-}
-template <class E, size_t N>
-std::string name_in(E e, const std::array<std::pair<const char*, E>, N>& choices) {
-  for (const auto& [name, value] : choices)
-    if (value == e) return name;
-  return "?";
-}
-
 double elements(const ext3& s) {
   return double(s[0]) * double(s[1]) * double(s[2]);
 }
@@ -41,16 +24,16 @@ double elements(const ext3& s) {
 }  // namespace
 
 std::string to_string(MemoryKind k) {
-  return name_in(k, kKinds);
+  return name_of(k, kKinds);
 }
 std::string to_string(Overlap o) {
-  return name_in(o, kOverlaps);
+  return name_of(o, kOverlaps);
 }
 MemoryKind parse_memory_kind(const std::string& s) {
-  return parse_named(s, kKinds, "a memory kind");
+  return parse_choice(s, kKinds, "a memory kind");
 }
 Overlap parse_overlap(const std::string& s) {
-  return parse_named(s, kOverlaps, "an overlap");
+  return parse_choice(s, kOverlaps, "an overlap");
 }
 
 // Per chip; sources and the stacks or channels assumed: meshcfg/default.ini [memory].

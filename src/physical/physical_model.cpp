@@ -5,6 +5,7 @@
 
 #include "core/error.hpp"
 #include "physical/chip.hpp"
+#include "physical/named_choices.hpp"
 
 namespace triada {
 
@@ -25,23 +26,6 @@ constexpr std::array<ModePhysical, kCellModes> kTable{{
     {CellMode::x4tf32, "mac_ps_4xtf32", "600", "mac_um2_4xtf32", "5824"},
     {CellMode::x3bf16, "mac_ps_3xbf16", "600", "mac_um2_3xbf16", "5054"},
 }};
-
-template <class E, size_t N>
-E parse_choice(const std::string& s, const std::array<std::pair<const char*, E>, N>& choices,
-               const char* what) {
-  std::string names;
-  for (const auto& [name, value] : choices) {
-    if (s == name) return value;
-    names += (names.empty() ? "" : " | ") + std::string(name);
-  }
-  throw config_error(std::string("expected ") + what + " " + names + ", got '" + s + "'");
-}
-template <class E, size_t N>
-std::string name_of(E e, const std::array<std::pair<const char*, E>, N>& choices) {
-  for (const auto& [name, value] : choices)
-    if (value == e) return name;
-  return "?";
-}
 
 constexpr std::array<std::pair<const char*, BusModel>, 5> kBusModels{
     {{"ideal", BusModel::ideal},

@@ -13,6 +13,7 @@
 #include "physical/physical_model.hpp"
 #include "report/physical_json.hpp"
 #include "support/catch.hpp"
+#include "support/key_errors.hpp"
 
 using namespace triada;
 
@@ -283,11 +284,7 @@ TEST_CASE("without [chip] keys the physical section is the bare mesh's", "[chip]
 }
 
 TEST_CASE("bad [chip] keys give one clear line", "[chip][options]") {
-  const auto fails = [](const std::string& key, const std::string& value, const std::string& part) {
-    CAPTURE(key, value);
-    CHECK_THROWS_AS(mesh_config("", {{key, value}}), config_error);
-    CHECK_THROWS_WITH(mesh_config("", {{key, value}}), Catch::Contains(part));
-  };
+  const auto fails = test::refuses_key;
   fails("chip.area_mm2", "-5", "--chip.area_mm2");
   fails("chip.area_mm2", "nan", "--chip.area_mm2");
   fails("chip.area_mm2", "0", "--chip.area_mm2");

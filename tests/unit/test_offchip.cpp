@@ -12,6 +12,7 @@
 #include "physical/physical_model.hpp"
 #include "report/physical_json.hpp"
 #include "support/catch.hpp"
+#include "support/key_errors.hpp"
 
 using namespace triada;
 
@@ -278,11 +279,7 @@ TEST_CASE("the power cap holds end to end", "[offchip]") {
 }
 
 TEST_CASE("bad [memory] keys give one clear line", "[offchip][options]") {
-  const auto fails = [](const std::string& key, const std::string& value, const std::string& part) {
-    CAPTURE(key, value);
-    CHECK_THROWS_AS(mesh_config("", {{key, value}}), config_error);
-    CHECK_THROWS_WITH(mesh_config("", {{key, value}}), Catch::Contains(part));
-  };
+  const auto fails = test::refuses_key;
   fails("memory.kind", "hbm9", "--memory.kind");
   fails("memory.kind", "hbm9", "hbm3 | hbm2e | ddr5");
   fails("memory.gbps", "-1", "--memory.gbps");
