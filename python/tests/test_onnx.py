@@ -225,3 +225,41 @@ def test_without_onnx_the_package_imports_and_the_error_names_the_package(monkey
     with pytest.raises(ImportError, match="python3-onnx"):
         onnx_net.onnx_layers("any.onnx")
     assert BIN.is_dir()
+
+
+MPI_JOB = """
+import sys, numpy as np, onnx
+from mpi4py import MPI
+import triada
+from triada import onnx_net
+out = sys.argv[1]
+comm = MPI.COMM_WORLD
+results, report = onnx_net.conv_onnx(onnx.load(out + "/cnn.onnx"), batch=2, mxu=8, comm=comm,
+                                     report=f"{out}/np{comm.size}.json",
+                                     csv=f"{out}/np{comm.size}.csv")
+assert all((r["outputs"] is None) == (comm.rank != 0) for r in results)
+assert report["total"]["failed_layers"] == 0, report["total"]
+if comm.rank == 0:
+    np.savez(f"{out}/np{comm.size}.npz",
+             *[r["outputs"][m] for r in results for m in sorted(r["outputs"])])
+"""
+
+
+@pytest.mark.parametrize("ranks", [2, 3])
+def test_under_mpirun_every_rank_runs_and_rank_0_writes_what_one_process_does(tmp, ranks):
+    """conv_onnx under mpirun: the files are written once, on rank 0 (the others have no
+    CSV of their own to read), with the outputs and MACs of a run in this process."""
+    from conftest import mpirun
+    model, *_ = small_cnn(np.random.default_rng(7), "batch")
+    onnx.save(model, tmp / "cnn.onnx")
+    results, report = onnx_net.conv_onnx(model, batch=2, mxu=8, csv=tmp / "np1.csv")
+    code, text = mpirun(ranks, sys.executable, "-c", MPI_JOB, tmp)
+    assert code == 0, text
+    mine = [r["outputs"][m] for r in results for m in sorted(r["outputs"])]
+    theirs = np.load(tmp / f"np{ranks}.npz")
+    assert len(theirs.files) == len(mine)
+    for i, y in enumerate(mine):
+        assert np.array_equal(theirs[f"arr_{i}"], y)
+    assert load_json(tmp / f"np{ranks}.json")["total"] == report["total"]
+    assert (tmp / f"np{ranks}.csv").read_text().count("\n") == \
+        (tmp / "np1.csv").read_text().count("\n")

@@ -319,12 +319,13 @@ def conv_onnx(model_or_path: Any, *, method: str = "both", mxu: int = 16,
     (latency, cell_mode, executor, mesh, ...). Returns per layer {"name", "op", "layer",
     "outputs" ({method: NCHW array}, rank 0), "report" (its layer object)}, and the report
     {"model", "layers", "total"}; writes the report (JSON) and the per-layer CSV
-    (triada-conv's columns) where given."""
+    (triada-conv's columns) where given, on rank 0 under ``comm``."""
     _args.flag("use_weights", use_weights)
     for name, value in (("report", report), ("csv", csv)):
         if value is not None and os.path.exists(value) and not force:
             raise ConfigError(f"{name} {value}: exists (force=True replaces it)")
     layers = onnx_layers(model_or_path, batch)
+    root = comm is None or comm.Get_rank() == 0  # conv writes its CSV on rank 0 only
     results, objects, csvs = [], [], []
     with tempfile.TemporaryDirectory(prefix="triada-onnx-") as tmp:
         for i, rec in enumerate(layers):
@@ -339,17 +340,18 @@ def conv_onnx(model_or_path: Any, *, method: str = "both", mxu: int = 16,
             objects.append(L)
             results.append({"name": rec.name, "op": rec.op, "layer": rec.layer,
                             "outputs": None if outputs is None else outputs[0], "report": L})
-            with open(part, encoding="utf-8") as f:
-                csvs.append(f.read())
+            if root:
+                with open(part, encoding="utf-8") as f:
+                    csvs.append(f.read())
     total = {"layers": len(objects), "macs": sum(L["macs"] for L in objects),
              "verified_layers": sum(L["verified"] is True for L in objects),
              "failed_layers": sum(L["verified"] is False for L in objects)}
     summary = {"schema": "triada-conv-onnx/1", "model": _model_name(model_or_path),
                "config": rep["config"], "layers": objects, "total": total}
-    if report is not None:
+    if report is not None and root:
         with open(report, "w", encoding="utf-8") as f:
             json.dump(summary, f, indent=1)
-    if csv is not None:
+    if csv is not None and root:
         with open(csv, "w", encoding="utf-8", newline="") as f:
             f.write(_merged_csv(csvs, layers))
     return results, summary
