@@ -4,6 +4,7 @@
 // along axis 1.
 #include <cstdint>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -17,11 +18,13 @@
 #include "counters/progress.hpp"
 #include "geometry/brick.hpp"
 #include "io/generate.hpp"
+#include "io/output_files.hpp"
 #include "io/tensor_io.hpp"
 #include "jobs/provenance.hpp"
 #include "jobs/provenance_attributes.hpp"
 #include "mesh/mpi.hpp"
 #include "mesh/node_memory.hpp"
+#include "report/provenance.hpp"
 
 namespace triada {
 namespace {
@@ -69,6 +72,41 @@ void set_gen_attributes(TensorWriter& w, const GenConfig& c, const Provenance& p
   set_provenance_attributes(w, prov);
 }
 
+// --report (schema triada-gen-report/1): the settings, what was written and by what, so
+// that a sweep can read an input's zero fraction without opening it.
+nlohmann::json gen_report(const GenConfig& c, index_t nonzeros, const Provenance& prov) {
+  const index_t total = c.spec.shape[0] * c.spec.shape[1] * c.spec.shape[2];
+  return {{"schema", "triada-gen-report/1"},
+          {"app", "triada-gen"},
+          {"output", c.output.str()},
+          {"shape", std::vector<index_t>(c.spec.shape.begin(), c.spec.shape.end())},
+          {"type", to_string(c.type)},
+          {"dist", c.dist_name},
+          {"seed", c.spec.seed},
+          {"sparsity", c.spec.sparsity},
+          {"zero_lines", c.spec.zero_lines},
+          {"zero_planes", c.spec.zero_planes},
+          {"plane_axis", c.spec.plane_axis},
+          {"sparsity_pattern", sparsity_pattern_string(c.spec)},
+          {"pattern_axis", c.spec.pattern_axis},
+          {"elements", total},
+          {"nonzeros", nonzeros},
+          {"zero_fraction", static_cast<double>(total - nonzeros) / static_cast<double>(total)},
+          {"provenance", to_json(prov)}};
+}
+
+// Rank 0's --report target, probed before any work: not the output file, not an existing
+// file without --force (io/output_files.hpp).
+TextOutput probe_report(const GenConfig& c, MPI_Comm comm) {
+  TextOutput report;
+  mpi::collectively(comm, [&] {
+    if (mpi::rank(comm) != 0 || c.report.empty()) return;
+    check_distinct({{c.output.file, "--output", true, true}, {c.report, "--report", true}});
+    report = TextOutput(c.report, c.force);
+  });
+  return report;
+}
+
 int run(int argc, char** argv) {
   const MPI_Comm comm = MPI_COMM_WORLD;
   const int rank = mpi::rank(comm);
@@ -92,12 +130,18 @@ int run(int argc, char** argv) {
   });
   require_node_memory(comm, need, what);
 
+  TextOutput report = probe_report(c, comm);
   const Provenance prov = run_provenance(comm, "triada-gen", c.command_line);
   TensorWriter w(comm, c.output, c.spec.shape, c.type, c.force);
   const index_t nonzeros = is_complex(c.type) ? generate_and_write<cplx>(c, comm, w)
                                               : generate_and_write<double>(c, comm, w);
   set_gen_attributes(w, c, prov);
+  // Staged (written and synced) before the tensor is renamed into place, published after.
+  mpi::collectively(comm, [&] {
+    if (report.active()) report.stage(gen_report(c, nonzeros, prov).dump(2) + "\n");
+  });
   w.commit();
+  mpi::collectively(comm, [&] { report.publish(); });
 
   if (rank == 0) {
     const index_t total = c.spec.shape[0] * c.spec.shape[1] * c.spec.shape[2];

@@ -72,7 +72,7 @@ double parse_fraction(const std::string& option, const std::string& s) {
 std::optional<GenConfig> parse_gen_options(int argc, char** argv, std::ostream& help) {
   std::string output, shape, type = "float64", dist = "uniform", sparsity = "0", lines = "0",
                              planes = "0", axis = "1", seed = "1", progress = "auto",
-                             pattern = "none", pattern_axis;
+                             pattern = "none", pattern_axis, report;
   po::options_description desc("Options");
   // clang-format off
   desc.add_options()
@@ -109,7 +109,10 @@ std::optional<GenConfig> parse_gen_options(int argc, char** argv, std::ostream& 
     ("seed", po::value(&seed)->value_name("S")->default_value(seed),
      "random seed, an integer in [0, 2^63); the same seed gives the same file for any "
      "number of MPI ranks")
-    ("force", "overwrite an existing output file")
+    ("report", po::value(&report)->value_name("FILE"),
+     "write a JSON record of the tensor written (schema triada-gen-report/1: its settings, "
+     "elements and nonzeros, provenance)")
+    ("force", "overwrite an existing output or report file")
     ("progress", po::value(&progress)->value_name("WHEN")->default_value(progress),
      "auto: a live line on a terminal, else a plain line every 10 s or 10% | always: plain "
      "lines, also on a terminal | never");
@@ -127,7 +130,7 @@ std::optional<GenConfig> parse_gen_options(int argc, char** argv, std::ostream& 
   }
 
   GenConfig cfg;
-  refuse_empty_paths(vm, {"output"}, spelled);
+  refuse_empty_paths(vm, {"output", "report"}, spelled);
   if (output.empty()) throw config_error("--output: required (FILE[:/DSET])");
   cfg.output = named(spelled("output"), [&] { return parse_dataset_ref(output); });
   if (cfg.output.dataset.empty()) cfg.output.dataset = "/x";
@@ -158,6 +161,7 @@ std::optional<GenConfig> parse_gen_options(int argc, char** argv, std::ostream& 
   if (!parse_int(seed, cfg.spec.seed) ||
       cfg.spec.seed > static_cast<std::uint64_t>(std::numeric_limits<index_t>::max()))
     throw config_error("--seed: expected an integer in [0, 2^63), got '" + printable(seed) + "'");
+  cfg.report = report;
   cfg.force = vm.count("force") > 0;
   cfg.progress = parse_progress_mode(progress);
   cfg.command_line = shell_words(argc, argv);

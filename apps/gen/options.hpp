@@ -15,7 +15,8 @@ struct GenConfig {
   DatasetRef output;
   ElementType type = ElementType::float64;
   std::string dist_name = "uniform";
-  GenSpec spec;  // shape, distribution, sparsity, zero lines / planes, seed
+  GenSpec spec;        // shape, distribution, sparsity, zero lines / planes, seed
+  std::string report;  // --report: a JSON record of what was written (empty: none)
   bool force = false;
   ProgressMode progress = ProgressMode::automatic;  // --progress (counters/progress.hpp)
   std::string command_line;  // the words of the run, shell-quoted (report/provenance.hpp)

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # End-to-end checks of triada-gen: types, exact index values, sparsity statistics, exact
 # zero-line counts, N:M structured sparsity (and a transform of it), rank-count
-# independence, and the error paths (one line, non-zero exit, no file; an existing output
-# kept without --force). Run by ctest (label cli).
+# independence, --report against numpy's count, and the error paths (one line, non-zero
+# exit, no file; an existing output or report kept without --force). Run by ctest (label cli).
 set -euo pipefail
 
 : "${TRIADA_BIN:?set TRIADA_BIN to the build directory}"
@@ -232,6 +232,48 @@ done
 strict --output bad.h5 --shape 2,2,2 --sparsity-pattern 2:4 --pattern-axis 4 \
   "--pattern-axis: expected 1, 2 or 3, got '4'"
 strict --output bad.h5 --shape 2,2,2 --pattern-axis 2 "--pattern-axis: only used with"
+strict --output bad.h5 --shape 2,2,2 --report "" "--report"
+
+echo "-- --report: settings, elements and nonzeros as numpy counts them, at np 1 and 2"
+for np_ in 1 2; do
+  "$MPIEXEC" -n $np_ --oversubscribe "$GEN" --output rep$np_.h5 --shape 9,7,5 --sparsity 0.4 \
+    --zero-planes 0.3 --plane-axis 2 --seed 11 --report rep$np_.json >/dev/null
+  py "
+import json, h5py, numpy as np
+x = h5py.File('rep$np_.h5', 'r')['/x'][()]
+r = json.load(open('rep$np_.json'))
+assert r['schema'] == 'triada-gen-report/1' and r['app'] == 'triada-gen', r
+assert r['shape'] == [9, 7, 5] and r['seed'] == 11 and r['plane_axis'] == 2, r
+assert r['sparsity'] == 0.4 and r['zero_planes'] == 0.3 and r['dist'] == 'uniform', r
+assert r['elements'] == x.size and r['nonzeros'] == np.count_nonzero(x), (r, np.count_nonzero(x))
+assert r['zero_fraction'] == (x.size - np.count_nonzero(x)) / x.size, r
+assert r['output'] == 'rep$np_.h5:/x' and r['provenance']['ranks'] == $np_, r
+" || fail "--report at np $np_"
+done
+py "
+import json
+a, b = (json.load(open(f'rep{k}.json')) for k in (1, 2))
+for r in (a, b):
+    del r['output'], r['provenance']
+assert a == b, (a, b)
+" || fail "the report depends on the rank count"
+echo "-- --report: an existing report is kept without --force; the output as report is refused"
+before=$(md5sum <rep1.json)
+if "$GEN" --output rep3.h5 --shape 2,2,2 --report rep1.json >/dev/null 2>err.txt; then
+  fail "--report overwrote without --force"
+fi
+grep -qxF "triada-gen: error: rep1.json: exists (use --force to overwrite)" err.txt || fail "$(cat err.txt)"
+[[ $(md5sum <rep1.json) == "$before" && ! -e rep3.h5 ]] || fail "a refused --report touched a file"
+if "$GEN" --output rep3.h5 --shape 2,2,2 --report rep3.h5 >/dev/null 2>err.txt; then
+  fail "--report as --output accepted"
+fi
+grep -qF "rep3.h5: --report is the same file as --output" err.txt || fail "$(cat err.txt)"
+[[ ! -e rep3.h5 ]] || fail "rep3.h5 written"
+"$GEN" --output rep1.h5 --shape 2,2,2 --report rep1.json --force >/dev/null
+py "
+import json
+assert json.load(open('rep1.json'))['elements'] == 8
+" || fail "--force did not replace the report"
 
 echo "-- no temporary files left behind"
 leftovers=$(find . -name '.*tmp*' -o -name '.triada-probe*')
@@ -240,7 +282,7 @@ leftovers=$(find . -name '.*tmp*' -o -name '.triada-probe*')
 echo "-- --help documents every option"
 help=$("$GEN" --help)
 for opt in --output --shape --type --dist --sparsity --zero-lines --zero-planes --plane-axis \
-  --sparsity-pattern --pattern-axis --seed --force; do
+  --sparsity-pattern --pattern-axis --seed --report --force; do
   grep -q -- "$opt" <<<"$help" || fail "--help lacks $opt"
 done
 
