@@ -61,6 +61,28 @@ def write_atomically(path: pathlib.Path, text: str) -> None:
         tmp.unlink(missing_ok=True)
 
 
+class Slots:
+    """The sweep's `jobs` processor slots: a point takes one per rank (at most all), an
+    `alone` point all of them, so that nothing else runs beside it."""
+
+    def __init__(self, total: int) -> None:
+        self.total, self.free = total, total
+        self.cond = threading.Condition()
+
+    def need(self, point: Point) -> int:
+        return self.total if point.alone else min(point.ranks or 1, self.total)
+
+    def acquire(self, count: int) -> None:
+        with self.cond:
+            self.cond.wait_for(lambda: self.free >= count)
+            self.free -= count
+
+    def release(self, count: int) -> None:
+        with self.cond:
+            self.free += count
+            self.cond.notify_all()
+
+
 class Runner:
     """Runs points as subprocesses; interrupt() ends the ones under way."""
 
@@ -69,45 +91,64 @@ class Runner:
         self.running: set[subprocess.Popen[bytes]] = set()
         self.lock = threading.Lock()
         self.stopping = False
+        self.slots = Slots(spec.jobs)
 
-    def command(self, point: Point, session: pathlib.Path) -> list[str]:
-        argv = [a.replace(SESSION, str(session)) for a in point.argv]
+    def command(self, point: Point, session: pathlib.Path,
+                argv: list[str] | None = None) -> list[str]:
+        """ARGV (default: the point's program) in SESSION, under the launcher for ranks."""
+        argv = [a.replace(SESSION, str(session)) for a in argv or point.argv]
         if point.ranks is None:
             return argv
         return [a.replace("{ranks}", str(point.ranks)) for a in self.spec.launcher] + argv
 
     def run(self, point: Point) -> dict[str, Any]:
-        """Runs POINT in a fresh session folder and caches its result."""
+        """Runs POINT in a fresh session folder, once it has its slots, and caches its
+        result."""
+        need = self.slots.need(point)
+        self.slots.acquire(need)
+        try:
+            if self.stopping:  # nobody waits for it any more
+                return {"workload": point.workload, "axes": point.axes, "status": "pending"}
+            return self.run_now(point)
+        finally:
+            self.slots.release(need)
+
+    def run_now(self, point: Point) -> dict[str, Any]:
         session = self.cache.out / "runs" / point.key[:16]
         shutil.rmtree(session, ignore_errors=True)  # a killed earlier try's leftovers
         session.mkdir(parents=True)
         self.cache.log(f"start {point.key[:16]} {point.workload} {json.dumps(point.axes)}")
         start = time.monotonic()
-        code = self.prepare(point, session)
-        if code == 0:
+        code, stderr = self.prepare(point, session)
+        if code == 0 and not self.stopping:
             code = self.execute(self.command(point, session), session)
-        entry = self.entry(point, session, code, time.monotonic() - start)
+        entry = self.entry(point, session, code, stderr, time.monotonic() - start)
         if not self.stopping:
             self.cache.store(entry)
             self.cache.log(f"{entry['status']} {point.key[:16]}")
         return entry
 
-    @staticmethod
-    def prepare(point: Point, session: pathlib.Path) -> int:
-        """Writes the point's ONNX layers as SESSION/network.csv (a failure: its row's error)."""
+    def prepare(self, point: Point, session: pathlib.Path) -> tuple[int, str]:
+        """Writes the point's ONNX layers as SESSION/network.csv, or generates its input with
+        triada-gen: (exit code, the stderr file whose last error line a failure shows)."""
+        if point.generate is not None:
+            argv = self.command(point, session, point.generate)
+            return self.execute(argv, session, "generate."), "generate.stderr.txt"
         if point.network is None:
-            return 0
+            return 0, "stderr.txt"
         from .onnx_net import to_network
         try:
             to_network(point.network, session / "network.csv")
         except OSError as e:
             (session / "stderr.txt").write_text(f"{session / 'network.csv'}: cannot write the "
                                                 f"ONNX model's network: {e.strerror}\n")
-            return 1
-        return 0
+            return 1, "stderr.txt"
+        return 0, "stderr.txt"
 
-    def execute(self, argv: list[str], session: pathlib.Path) -> int:
-        with open(session / "stdout.txt", "wb") as out, open(session / "stderr.txt", "wb") as err:
+    def execute(self, argv: list[str], session: pathlib.Path, prefix: str = "") -> int:
+        """Runs ARGV in SESSION, its output in SESSION/PREFIXstdout.txt and PREFIXstderr.txt."""
+        with open(session / f"{prefix}stdout.txt", "wb") as out, \
+                open(session / f"{prefix}stderr.txt", "wb") as err:
             try:
                 p = subprocess.Popen(argv, cwd=session, stdout=out, stderr=err, env=run_env())
             except OSError as e:
@@ -115,29 +156,33 @@ class Runner:
                 return 127
             with self.lock:
                 self.running.add(p)
+                if self.stopping:  # started as the sweep was being interrupted
+                    p.send_signal(signal.SIGTERM)
             try:
                 return p.wait()
             finally:
                 with self.lock:
                     self.running.discard(p)
 
-    def entry(self, point: Point, session: pathlib.Path, code: int,
+    def entry(self, point: Point, session: pathlib.Path, code: int, stderr: str,
               wall: float) -> dict[str, Any]:
-        report, error = None, ""
+        report, error, generated = None, "", None
         if code == 0:
             try:
                 report = json.loads((session / "report.json").read_text(encoding="utf-8"))
+                if point.generate is not None:
+                    generated = json.loads((session / "generate.json").read_text("utf-8"))
             except (OSError, ValueError) as e:
-                error = f"exit code 0 but no readable report.json ({e})"
+                report, error = None, f"exit code 0 but no readable report ({e})"
         else:
-            error = error_line(session / "stderr.txt", code)
+            error = error_line(session / stderr, code)
         # The program by its name, the session by its folder under OUT: the same row wherever
         # the programs and OUT are.
         shown = [a.replace(str(self.cache.out) + "/", "") for a in self.command(point, session)]
         shown[shown.index(point.argv[0])] = point.program
         return {"key": point.key, "workload": point.workload, "axes": point.axes,
                 "status": "ok" if report is not None else "failed", "error": error,
-                "exit_code": code, "report": report, "command": shown,
+                "exit_code": code, "report": report, "generate": generated, "command": shown,
                 "wall_s": round(wall, 3), "host": socket.gethostname(),
                 "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
 

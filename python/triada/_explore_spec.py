@@ -17,13 +17,23 @@ from typing import Any
 
 # The special axes and the program options they set; every other axis key is an option.
 SPECIAL_AXES = {"cell_mode": "cell-mode", "esop": "esop", "executor": "executor"}
+# Axes that set no option of the program: the rank count (the launcher's) and the
+# repetition (a point run once per value, for timings; counters must not change).
+NO_OPTION_AXES = {"ranks", "rep"}
+# Axes "generate.KEY" set triada-gen's --KEY for a workload whose input it generates.
+GENERATE = "generate."
 # Options whose value names an input file (FILE[:/DATASET]): its contents go into the key.
 FILE_OPTIONS = {"input", "coeffs", "initial", "mesh", "network", "weights"}
 PROGRAMS = {"transform": "triada-transform", "gemt": "triada-transform",
-            "tcu": "triada-tcu", "conv": "triada-conv"}
-# Each kind's own keys besides name, kind, options and axes.
-KIND_KEYS = {"transform": {"transform", "shape", "input"}, "gemt": {"shape", "input", "coeffs"},
-             "tcu": {"algo"}, "conv": {"network", "layer", "onnx", "batch"}}
+            "tcu": "triada-tcu", "conv": "triada-conv", "bench": "triada-bench"}
+# Each kind's own keys besides name, kind, options, axes and alone.
+KIND_KEYS = {"transform": {"transform", "shape", "input", "generate"},
+             "gemt": {"shape", "input", "coeffs", "generate"},
+             "tcu": {"algo"}, "conv": {"network", "layer", "onnx", "batch"}, "bench": set()}
+# A transform's input: one of these at most.
+INPUT_SOURCES = ("shape", "input", "generate")
+# The option that names a program's JSON report.
+REPORT_OPTION = {"triada-bench": "json"}
 # A conv workload's network sources: one at most.
 CONV_SOURCES = ("network", "layer", "onnx")
 DEFAULT_METRICS = ["physical.seconds", "physical.energy_j.total", "physical.area_mm2.total",
@@ -32,7 +42,7 @@ DEFAULT_LAUNCHER = ["mpirun", "--oversubscribe", "-np", "{ranks}"]
 SECTION_KEYS: dict[str, dict[str, type]] = {
     "sweep": {"name": str, "out": str, "jobs": int, "mode": str, "metrics": list, "bin": str,
               "launcher": list},
-    "plot": {"color": str, "time": str, "energy": str, "area": str},
+    "plot": {"color": str, "time": str, "energy": str, "area": str, "scripts": list},
     "slurm": {"options": list},
 }
 SESSION = "{session}"
@@ -61,6 +71,10 @@ class Point:
     key: str = ""
     # An ONNX model's layers, written as SESSION/network.csv before the program runs.
     network: list[Any] | None = None
+    # The triada-gen command writing SESSION/input.h5 and its report SESSION/generate.json
+    # before the program runs; None: no generated input.
+    generate: list[str] | None = None
+    alone: bool = False  # runs with no other point running (timings)
 
 
 @dataclasses.dataclass
@@ -74,6 +88,7 @@ class Spec:
     bin: pathlib.Path | None
     launcher: list[str]
     plot: dict[str, str]
+    plot_scripts: list[pathlib.Path]  # run as `python3 SCRIPT OUT` after the table
     slurm_options: list[str]
     workloads: list[dict[str, Any]]
     axes: dict[str, list[Any]]
@@ -127,9 +142,13 @@ def build_spec(path: pathlib.Path, raw: dict[str, Any]) -> Spec:
     metrics = list(sweep.get("metrics", DEFAULT_METRICS))
     plot = {"time": "physical.seconds", "energy": "physical.energy_j.total",
             "area": "physical.area_mm2.total", **raw.get("plot", {})}
+    scripts = [here / s for s in plot.pop("scripts", [])]
+    for script in scripts:
+        if not script.is_file():
+            raise SpecError(f"[plot] scripts: {script}: no such file", 1)
     metrics += [plot[m] for m in ("time", "energy", "area") if plot[m] not in metrics]
     return Spec(path, name, here / sweep.get("out", name), jobs, mode, metrics,
-                here / sweep["bin"] if "bin" in sweep else None, launcher, plot,
+                here / sweep["bin"] if "bin" in sweep else None, launcher, plot, scripts,
                 raw.get("slurm", {}).get("options", []), check_workloads(raw.get("workload")),
                 check_axes(raw.get("axes", {}), "[axes]"), check_excludes(raw.get("exclude", [])))
 
@@ -144,8 +163,8 @@ def check_axes(table: Any, where: str) -> dict[str, list[Any]]:
             check_value(v, f"{where} {key}")
         if len({json.dumps(v) for v in values}) != len(values):
             raise SpecError(f"{where} {key}: a value is listed twice")
-        if key == "ranks" and not all(type(v) is int and v >= 1 for v in values):
-            raise SpecError(f"{where} ranks: expected positive integers, got {values!r}")
+        if key in NO_OPTION_AXES and not all(type(v) is int and v >= 1 for v in values):
+            raise SpecError(f"{where} {key}: expected positive integers, got {values!r}")
     return table
 
 
@@ -175,20 +194,42 @@ def check_workloads(workloads: Any) -> list[dict[str, Any]]:
         if w["name"] in names:
             raise SpecError(f"{where}: name used twice")
         names.add(w["name"])
-        unknown = set(w) - KIND_KEYS[kind] - {"name", "kind", "options", "axes"}
+        unknown = set(w) - KIND_KEYS[kind] - {"name", "kind", "options", "axes", "alone"}
         if unknown:
+            known = ", ".join(sorted(KIND_KEYS[kind]) + ["options", "axes", "alone"])
             raise SpecError(f"{where}: unknown key {sorted(unknown)[0]!r} for kind {kind} "
-                            f"(known: {', '.join(sorted(KIND_KEYS[kind]))}, options, axes)")
-        sources = [k for k in CONV_SOURCES if k in w] if kind == "conv" else []
+                            f"(known: {known})")
+        if not isinstance(w.get("alone", False), bool):
+            raise SpecError(f"{where} alone: expected true or false, got {w['alone']!r}")
+        sources = [k for k in (CONV_SOURCES if kind == "conv" else INPUT_SOURCES) if k in w]
         if len(sources) > 1:
-            raise SpecError(f"{where}: {sources[0]} and {sources[1]}: name one network source")
+            what = "network source" if kind == "conv" else "input (shape, input or generate)"
+            raise SpecError(f"{where}: {sources[0]} and {sources[1]}: name one {what}")
+        check_generate(w, where)
         if not isinstance(w.get("onnx", ""), str):
             raise SpecError(f"{where} onnx: expected the model's file name, got {w['onnx']!r}")
-        own = {k: w[k] for k in KIND_KEYS[kind] & set(w)}
+        own = {k: w[k] for k in KIND_KEYS[kind] & set(w) - {"generate"}}
         for key, value in {**w.get("options", {}), **own}.items():
             check_value(value, f"{where} {key}")
         check_axes(w.get("axes", {}), f"{where} axes:")
     return workloads
+
+
+def check_generate(w: dict[str, Any], where: str) -> None:
+    """A generated input: a table of triada-gen options, or "generate.KEY" axes alone."""
+    gen = w.get("generate")
+    if gen is None:
+        if any(a.startswith(GENERATE) for a in w.get("axes", {})):
+            raise SpecError(f"{where} axes: a generate.KEY axis needs a generate table "
+                            "(the input's triada-gen options)")
+        return
+    if not isinstance(gen, dict):
+        raise SpecError(f"{where} generate: expected a table of triada-gen options, got {gen!r}")
+    for key, value in gen.items():
+        if key in ("output", "report", "force"):
+            raise SpecError(f"{where} generate: {key}: set by triada-explore (the input is "
+                            "SESSION/input.h5)")
+        check_value(value, f"{where} generate.{key}")
 
 
 def check_excludes(excludes: Any) -> list[dict[str, Any]]:
@@ -273,40 +314,51 @@ def fixed_options(w: dict[str, Any]) -> dict[str, Any]:
         own["model-only" if key == "shape" else key] = w[key]
     if kind == "gemt":
         own["transform"] = "gemt"
-    if kind in ("transform", "gemt") and "input" in w:
+    if "generate" in own:  # written by triada-gen into the session (make_point)
+        own["input"] = f"{SESSION}/input.h5"
+        del own["generate"]
+    if kind in ("transform", "gemt") and "input" in own:
         own["output"] = f"{SESSION}/y.h5"  # a real run's result, kept in its session
     if "onnx" in own:  # converted into the session (make_point)
         own["network"] = f"{SESSION}/network.csv"
         del own["onnx"]
-    own["report"] = f"{SESSION}/report.json"
+    own[REPORT_OPTION.get(PROGRAMS[kind], "report")] = f"{SESSION}/report.json"
     return own
 
 
 def option_name(axis: str, kind: str) -> str:
-    """The option an axis sets ("ranks" sets none: it is the launcher's)."""
+    """The option an axis sets (of triada-gen for generate.KEY)."""
     if axis == "shape" and kind in ("transform", "gemt"):
         return "model-only"
-    return SPECIAL_AXES.get(axis, axis)
+    return SPECIAL_AXES.get(axis, axis.removeprefix(GENERATE))
+
+
+def takes_axis(resolver: Resolver, w: dict[str, Any], axis: str) -> bool:
+    """Whether the axis sets something of this workload's runs."""
+    if axis in NO_OPTION_AXES:
+        return True
+    if axis.startswith(GENERATE):
+        return "generate" in w and option_name(axis, w["kind"]) in resolver.options_of(
+            "triada-gen")
+    return option_name(axis, w["kind"]) in resolver.options_of(PROGRAMS[w["kind"]])
 
 
 def workload_axes(resolver: Resolver, w: dict[str, Any]) -> dict[str, list[Any]]:
     """The global axes the workload's program takes, then its own (which win)."""
-    accepted = resolver.options_of(PROGRAMS[w["kind"]])
-    axes = {k: v for k, v in resolver.spec.axes.items()
-            if k == "ranks" or option_name(k, w["kind"]) in accepted}
+    axes = {k: v for k, v in resolver.spec.axes.items() if takes_axis(resolver, w, k)}
     for k in w.get("axes", {}):
-        if k != "ranks" and option_name(k, w["kind"]) not in accepted:
-            raise SpecError(f"[[workload]] {w['name']} axes: {k}: {PROGRAMS[w['kind']]} has "
+        if not takes_axis(resolver, w, k):
+            program = "triada-gen" if k.startswith(GENERATE) else PROGRAMS[w["kind"]]
+            raise SpecError(f"[[workload]] {w['name']} axes: {k}: {program} has "
                             f"no option --{option_name(k, w['kind'])}")
     return {**axes, **w.get("axes", {})}
 
 
 def check_global_axes(resolver: Resolver) -> None:
     for axis in resolver.spec.axes:
-        if axis != "ranks" and not any(
-                option_name(axis, w["kind"]) in resolver.options_of(PROGRAMS[w["kind"]])
-                for w in resolver.spec.workloads):
-            raise SpecError(f"[axes] {axis}: no workload's program has an option "
+        if not any(takes_axis(resolver, w, axis) for w in resolver.spec.workloads):
+            program = "triada-gen" if axis.startswith(GENERATE) else "workload's program"
+            raise SpecError(f"[axes] {axis}: no {program} has an option "
                             f"--{option_name(axis, 'transform')}")
 
 
@@ -329,10 +381,13 @@ def expand(resolver: Resolver) -> list[Point]:
     for w in resolver.spec.workloads:
         axes = workload_axes(resolver, w)
         fixed = fixed_options(w)
-        clash = set(fixed) & {option_name(a, w["kind"]) for a in axes}
+        clash = set(fixed) & {option_name(a, w["kind"]) for a in axes
+                              if not a.startswith(GENERATE)}
+        clash |= {f"generate.{k}" for k in w.get("generate", {})} & set(axes)
         if clash:
-            raise SpecError(f"[[workload]] {w['name']}: --{sorted(clash)[0]} is both fixed "
-                            "and an axis")
+            name = sorted(clash)[0]
+            raise SpecError(f"[[workload]] {w['name']}: {name if '.' in name else '--' + name}"
+                            " is both fixed and an axis")
         for combo in itertools.product(*axes.values()):
             values = dict(zip(axes, combo))
             if not excluded(resolver.spec, w["name"], values):
@@ -344,7 +399,7 @@ def make_point(resolver: Resolver, w: dict[str, Any], fixed: dict[str, Any],
                values: dict[str, Any], index: int) -> Point:
     options = dict(fixed)
     for axis, value in values.items():
-        if axis != "ranks":
+        if axis not in NO_OPTION_AXES and not axis.startswith(GENERATE):
             options[option_name(axis, w["kind"])] = value
     program = PROGRAMS[w["kind"]]
     argv, key_args = [resolver.program(program)], []
@@ -360,11 +415,26 @@ def make_point(resolver: Resolver, w: dict[str, Any], fixed: dict[str, Any],
     ranks = values.get("ranks")
     run = "model" if "model-only" in options else "real"
     point = Point(index, w["name"], w["kind"], program, values, argv, ranks, run,
-                  resolver.version(program), network=network)
+                  resolver.version(program), network=network, alone=w.get("alone", False))
     material = {"program": program, "version": point.version, "args": key_args,
                 "ranks": ranks, "launcher": resolver.spec.launcher if ranks else None}
+    if "generate" in w:
+        args = generate_args(w, values)
+        point.generate = [resolver.program("triada-gen"), *args]
+        material["generate"] = [resolver.version("triada-gen"), args]
+    if "rep" in values:  # only where swept, so that other points keep their keys
+        material["rep"] = values["rep"]
     point.key = hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
     return point
+
+
+def generate_args(w: dict[str, Any], values: dict[str, Any]) -> list[str]:
+    """triada-gen's options for the point's input: the workload's generate table and its
+    generate.KEY axis values, sorted by name, then the session's input and report."""
+    options = {**w["generate"], **{a.removeprefix(GENERATE): v for a, v in values.items()
+                                   if a.startswith(GENERATE)}}
+    args = [a for name in sorted(options) for a in format_option(name, options[name])]
+    return args + ["--output", f"{SESSION}/input.h5", "--report", f"{SESSION}/generate.json"]
 
 
 def format_option(name: str, value: Any) -> list[str]:

@@ -13,15 +13,20 @@ from typing import Any
 from ._explore_cache import Cache, write_atomically
 from ._explore_spec import Point, Spec, format_value
 
-PROVENANCE = ["status", "error", "version", "commit", "key", "wall_s", "host", "command"]
+PROVENANCE = ["status", "error", "version", "commit", "key", "session", "wall_s", "host",
+              "command"]
 FRONTS = {"time_energy": ("time", "energy"), "time_area": ("time", "area")}
 
 
 def metric(report: Any, dotted: str) -> Any:
+    """The report's value at a dotted key; a number picks a list's element (rows.0.seconds)."""
     for part in dotted.split("."):
-        if not isinstance(report, dict) or part not in report:
+        if isinstance(report, list) and part.isdigit() and int(part) < len(report):
+            report = report[int(part)]
+        elif isinstance(report, dict) and part in report:
+            report = report[part]
+        else:
             return None
-        report = report[part]
     return report
 
 
@@ -39,17 +44,38 @@ def rows(spec: Spec, points: list[Point], cache: Cache) -> list[dict[str, Any]]:
     table = []
     for p in points:
         entry = cache.entry(p.key) or {"status": "pending", "error": "not run yet"}
-        report = entry.get("report") or {}
+        # The program's report, and triada-gen's as generate.* for a generated input.
+        report = {**(entry.get("report") or {}), "generate": entry.get("generate")}
         version, commit = version_commit(p.version)
         row = {"point": p.index, "workload": p.workload, "kind": p.kind, "run": p.run,
                **{a: p.axes.get(a) for a in axis_names(points)},
                **{m: metric(report, m) for m in spec.metrics},
                "status": entry["status"], "error": entry.get("error", ""),
                "version": version, "commit": commit, "key": p.key,
+               "session": session_of(p.key) if "command" in entry else None,
                "wall_s": entry.get("wall_s"), "host": entry.get("host"),
                "command": " ".join(entry.get("command", []))}
         table.append(row)
     mark_fronts(spec, table)
+    return table
+
+
+def session_of(key: str) -> str:
+    """A point's session folder, relative to OUT (its report, logs and files)."""
+    return f"runs/{key[:16]}"
+
+
+def results(out: pathlib.Path | str) -> list[dict[str, Any]]:
+    """OUT/results.csv's rows (strings, as written), each with `report` (the program's
+    report, from the cache; None unless the point ran) and `generate` (triada-gen's report
+    of a generated input, or None)."""
+    out = pathlib.Path(out)
+    with open(out / "results.csv", newline="", encoding="utf-8") as f:
+        table = list(csv.DictReader(f))
+    cache = Cache(out)
+    for row in table:
+        entry = (cache.entry(row["key"]) or {}) if row["status"] == "ok" else {}
+        row["report"], row["generate"] = entry.get("report"), entry.get("generate")
     return table
 
 

@@ -22,14 +22,15 @@ import json
 import os
 import pathlib
 import shlex
+import subprocess
 import sys
 from typing import Any
 
 from ._explore_cache import Cache, Runner, write_atomically
 from ._explore_spec import Point, Resolver, Spec, SpecError, default_bin, expand, load
-from ._explore_table import axis_names, columns, rows, summary, write_table
+from ._explore_table import axis_names, columns, results, rows, summary, write_table
 
-__all__ = ["main"]
+__all__ = ["main", "results"]
 PROG = "triada-explore"
 
 
@@ -46,7 +47,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     what.add_argument("--collect", action="store_true",
                       help="write the table and plots from the cache, run nothing")
     what.add_argument("--list", action="store_true", help="print the points and exit")
-    p.add_argument("--no-plot", action="store_true", help="write no PNG files")
+    p.add_argument("--no-plot", action="store_true",
+                   help="write no PNG files and run no [plot] scripts")
     return p.parse_args(argv)
 
 
@@ -145,6 +147,21 @@ def finish(spec: Spec, points: list[Point], cache: Cache, plot: bool) -> int:
     failed = sum(r["status"] != "ok" for r in table)
     tail = f"; {failed} not ok (status in the table)" if failed else ""
     print(f"{PROG}: {len(table)} points in {spec.out / 'results.csv'}{tail}", file=sys.stderr)
+    return run_plot_scripts(spec) if plot else 0
+
+
+def run_plot_scripts(spec: Spec) -> int:
+    """[plot] scripts, each as `python3 SCRIPT OUT` with this package importable: 0, or 1
+    with one line for the first that fails."""
+    package_root = str(pathlib.Path(__file__).resolve().parent.parent)
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
+    for script in spec.plot_scripts:
+        code = subprocess.run([sys.executable, str(script), str(spec.out)], env=env).returncode
+        if code != 0:
+            print(f"{PROG}: error: {spec.path}: [plot] scripts: {script} failed "
+                  f"(exit code {code})", file=sys.stderr)
+            return 1
     return 0
 
 
