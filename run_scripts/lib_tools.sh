@@ -1,4 +1,4 @@
-# Shared by scaling.sh, sweep.sh and physical_sweep.sh (sourced, not run). Expects `prog`
+# Shared by scaling.sh and chip_compare.sh (sourced, not run). Expects `prog`
 # (the script's name) and, for find_tools, `here` and `bin`.
 
 # One "PROG: error: ..." line on stderr, exit code 2.

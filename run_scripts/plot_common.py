@@ -1,5 +1,6 @@
 """Shared by the plot_*.py scripts (imported from this folder): matplotlib without a
-display, and the command line and JSON loading of the scripts that plot one results file."""
+display, and the command line and loading of the scripts that plot one results file or
+one triada-explore sweep."""
 import argparse
 import json
 import os
@@ -38,3 +39,26 @@ def load_results(prog, description, json_help, schema):
     out = a.out or dirn
     os.makedirs(out, exist_ok=True)
     return doc, dirn, out
+
+
+def load_sweep(prog, description):
+    """Parses `OUT [-o DIR]` for a script that plots a triada-explore sweep (doc/explore.md)
+    and reads its table with the reports (triada.explore.results; triada-explore runs
+    the script with the package importable, by hand set PYTHONPATH=build/python).
+    Returns (rows, OUT, the output directory, created if need be)."""
+    ap = argparse.ArgumentParser(description=description,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("sweep", help="a triada-explore output folder (results.csv, cache/)")
+    ap.add_argument("-o", "--out", default=None, help="output directory (default: the sweep's)")
+    a = ap.parse_args()
+    try:
+        from triada.explore import results
+    except ImportError as e:
+        sys.exit(f"{prog}: error: the triada package is needed (PYTHONPATH=build/python): {e}")
+    try:
+        rows = results(a.sweep)
+    except (OSError, ValueError, KeyError) as e:
+        sys.exit(f"{prog}: error: {a.sweep}: not a triada-explore output folder ({e})")
+    out = a.out or a.sweep
+    os.makedirs(out, exist_ok=True)
+    return rows, os.path.abspath(a.sweep), out

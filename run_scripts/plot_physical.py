@@ -1,8 +1,12 @@
 #!/usr/bin/env python3
-"""Plot DIR/physical_sweep.json (written by run_scripts/physical_sweep.sh) to PNG and print
-where the one-step assumption stops holding.
+"""Plot the physical-model sweep of the 3D DCT (triada-explore examples/explore/physical.toml,
+which runs this script on its output folder) to PNG and print where the one-step
+assumption stops holding.
 
-Writes, into the output directory:
+It reads every ok triada-transform --model-only DCT point of the sweep (cubic N x N x N
+and N x N/2 x 2N shapes; bus model, node, layout and bus energy model from each report)
+and every triada-bench row (fftw-dct, openblas) of one cubic size. Writes, into the
+output directory:
   physical_period.png  clock period vs N per bus model, one panel per node, with the MAC
                        latency as reference; filled markers where the X + Y bus delay exceeds
                        the MAC latency, a star and N* where that first happens
@@ -12,15 +16,15 @@ Writes, into the output directory:
   physical_energy.png  energy per transform vs N and its split (MAC, X bus, Y bus, cells,
                        leakage), repeated bus, per node; default per-event and wire bus energy
   physical_area.png    total area and footprint vs N, stacked and planar, per node
-  crossover.txt        the crossover table (also printed): per shape family, bus model and
-                       node, the first swept N where X + Y bus delay > MAC latency, and N*
-  summary.txt          the repeated-bus numbers per N and node beside the measured times
+  physical_crossover.txt  the crossover table (also printed): per shape family, bus model
+                       and node, the first swept N where X + Y bus delay > MAC latency, and N*
+  physical_summary.txt the repeated-bus numbers per N and node beside the measured times
 """
 import math
 import os
 import sys
 
-from plot_common import load_results, pyplot
+from plot_common import load_sweep, pyplot
 
 plt = pyplot("plot_physical.py")
 
@@ -40,6 +44,61 @@ RETICLE_MM2 = 26 * 33  # the lithography reticle field, 26 mm x 33 mm
 
 def a100_bound_s(n):
     return 48.0 * n ** 3 / A100_BYTES_PER_S
+
+
+def family_of(shape):
+    n1, n2, n3 = shape
+    if n1 == n2 == n3:
+        return "cubic"
+    return "noncubic" if n1 % 2 == 0 and n2 == n1 // 2 and n3 == 2 * n1 else None
+
+
+def model_record(row):
+    """The plots' figures of one --model-only DCT report (None: not a point of the families)."""
+    j = row["report"]
+    ph = j["physical"]
+    family = family_of(j["problem"]["in_shape"])
+    if family is None or j["problem"]["transform"] not in ("dct", "dct,dct,dct"):
+        return None
+    pa = ph["parameters"]
+    bus = lambda s: s["critical_path_ps"]["x_bus"] + s["critical_path_ps"]["y_bus"]
+    worst = max(ph["per_stage"], key=bus)  # the stage whose lines are slowest
+    e = ph["energy_j"]
+    return {"kind": "model", "family": family, "n": j["problem"]["in_shape"][0],
+            "bus_model": pa["timing"]["bus_model"], "node_nm": ph["technology"]["node_nm"],
+            "layout": pa["area"]["layout"], "energy_model": pa["energy"]["bus_model"],
+            "vdd": ph["technology"]["vdd"], "factors_from_45nm": ph["technology"]["factors_from_45nm"],
+            "period_ps": ph["period_ps"], "bus_ps": bus(worst),
+            "mac_ps": worst["critical_path_ps"]["mac"],
+            "bus_exceeds_mac": bus(worst) > worst["critical_path_ps"]["mac"],
+            "seconds": ph["seconds"],
+            "energy_j": {"total": e["total"], "dynamic": e["dynamic"], "static": e["static"],
+                         **e["breakdown"]},
+            "power_w": ph["power_w"], "area_mm2": ph["area_mm2"]}
+
+
+def doc_of(rows):
+    """The records (model and measured) and settings the plots draw, from the sweep."""
+    records, machine = [], None
+    for row in rows:
+        if row["status"] != "ok":
+            continue
+        j = row["report"]
+        if row["kind"] == "transform" and "physical" in j and row["run"] == "model":
+            r = model_record(row)
+            records += [r] if r else []
+        elif row["kind"] == "bench":
+            machine = machine or j.get("machine")
+            records += [{"kind": "measured", "variant": b["variant"], "family": "cubic",
+                         "n": b["shape"][0], "seconds": b["seconds"]} for b in j["rows"]
+                        if b["variant"] in ("fftw-dct", "openblas") and len(set(b["shape"])) == 1]
+    order = {b: i for i, (b, _, _) in enumerate(BUSES)}
+    records.sort(key=lambda r: (r["kind"], r["family"], r.get("layout", ""), r.get("energy_model", ""),
+                                order.get(r.get("bus_model"), 9), -r.get("node_nm", 0),
+                                r.get("variant", ""), r["n"]))
+    sizes = lambda f: sorted({r["n"] for r in records if r["kind"] == "model" and r["family"] == f})
+    return {"settings": {"cubic_sizes": sizes("cubic"), "noncubic_sizes": sizes("noncubic")},
+            "machine": machine, "records": records}
 
 
 def model(doc, family="cubic", bus="repeated", node=45, layout="stacked", energy="per_event"):
@@ -314,18 +373,21 @@ def summary_table(doc):
 
 
 def main():
-    doc, _, out = load_results("plot_physical.py", __doc__,
-                               "physical_sweep.json written by run_scripts/physical_sweep.sh",
-                               "triada-physical-sweep/1")
-    if not any(r["kind"] == "model" for r in doc["records"]):
-        sys.exit("plot_physical.py: error: no model records")
+    rows, sweep, out = load_sweep("plot_physical.py", __doc__)
+    try:
+        doc = doc_of(rows)
+    except (KeyError, TypeError, ValueError) as e:
+        sys.exit(f"plot_physical.py: error: {sweep}: a report lacks {e}")
+    if not doc["settings"]["cubic_sizes"]:
+        sys.exit(f"plot_physical.py: error: {sweep}: no ok model-only DCT point of a cubic shape")
     written = []
     for name, fn in (("physical_period.png", plot_period), ("physical_time.png", plot_time),
                      ("physical_energy.png", plot_energy), ("physical_area.png", plot_area)):
         p = os.path.join(out, name)
         fn(doc, p)
         written.append(p)
-    for name, fn in (("crossover.txt", crossover_table), ("summary.txt", summary_table)):
+    for name, fn in (("physical_crossover.txt", crossover_table),
+                     ("physical_summary.txt", summary_table)):
         text = fn(doc)
         print(text)
         p = os.path.join(out, name)

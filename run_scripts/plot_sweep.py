@@ -1,7 +1,12 @@
 #!/usr/bin/env python3
-"""Plot DIR/sweep.json (written by run_scripts/sweep.sh) and its representative trace to PNG.
+"""Plot the input-sparsity sweep (triada-explore examples/explore/sparsity.toml, which runs
+this script on its output folder) to PNG.
 
-Writes, into the output directory:
+The sweep's transform workloads generate their inputs (triada-gen): "random" over
+generate.sparsity, "lines" over generate.zero-lines, "planes" over generate.zero-planes,
+each with ESOP on and off and repeated (the rep axis; the best simulation time is kept,
+and the counters must agree between repetitions), and "representative", one input run
+with --trace. Writes, into the output directory:
   sweep_macs.png    MACs (ESOP on, ESOP off, dense closed form) and simulation time vs the
                     input's zero fraction, per kind of sparsity (random, zero lines, zero planes)
   sweep_bus.png     x-bus sends, y-bus sends, y-bus receives and waits vs zero fraction
@@ -13,7 +18,7 @@ import csv
 import os
 import sys
 
-from plot_common import load_results, pyplot
+from plot_common import load_sweep, pyplot
 
 plt = pyplot("plot_sweep.py")
 
@@ -33,9 +38,65 @@ def xaxis(ax):
     ax.grid(True, alpha=0.3)
 
 
+def records_of(rows):
+    """One record per (kind, input, ESOP) of the ok rows: the plots' figures, from the
+    reports; the simulation time the best of the repetitions."""
+    groups = {}
+    for r in rows:
+        if r["status"] == "ok" and r["workload"] in dict((k[0], 0) for k in KINDS):
+            g = r["generate"]
+            key = (r["workload"], g["sparsity"], g["zero_lines"], g["zero_planes"], r["esop"])
+            groups.setdefault(key, []).append(r)
+    order = {k[0]: i for i, k in enumerate(KINDS)}
+    records = [record_of(reps) for _, reps in sorted(groups.items(), key=lambda kv: (
+        order[kv[0][0]], kv[0][1:4], kv[0][4] != "on"))]
+    if not records:
+        raise ValueError("no ok point of a random, lines or planes workload")
+    return records
+
+
+def record_of(reps):
+    j, g = reps[0]["report"], reps[0]["generate"]
+    for other in reps[1:]:  # the counters are exact: every repetition must agree
+        if other["report"]["counters"] != j["counters"]:
+            raise ValueError(f"point {other['point']}: counters differ from point "
+                             f"{reps[0]['point']}, its repetition")
+    c = j["counters"]
+    kind = reps[0]["workload"]
+    fraction = {"random": g["sparsity"], "lines": g["zero_lines"], "planes": g["zero_planes"]}
+    return {"kind": kind, "fraction": fraction[kind], "esop": reps[0]["esop"] == "on",
+            "shape": j["problem"]["in_shape"], "input_zero_fraction": g["zero_fraction"],
+            "steps": j["steps"]["total"], "steps_dense": j["steps"]["dense"],
+            "macs": c["macs"], "macs_dense": c["macs_dense"],
+            **{k: c[k]["total"] for k in ("x_bus_sends", "y_bus_sends", "y_bus_receives", "waits")},
+            "energy_pj": j["energy_pj"]["run"], "energy_pj_dense": j["energy_pj"]["dense"],
+            "simulation_seconds": min(r["report"]["simulation_seconds"] for r in reps),
+            "reps": len(reps)}
+
+
+def doc_of(rows, sweep):
+    """The records and the settings the titles name (from the first record's report)."""
+    records = records_of(rows)
+    j = next(r["report"] for r in rows if r["status"] == "ok" and r["workload"] == records[0]["kind"])
+    settings = {"transform": j["problem"]["transform"], "shape": j["problem"]["in_shape"],
+                "stage_order": j["problem"]["stage_order"],
+                "ranks": j["provenance"]["ranks"], "reps": max(r["reps"] for r in records)}
+    traces = {r["esop"]: os.path.join(sweep, r["session"], "trace.csv") for r in rows
+              if r["workload"] == "representative" and r["status"] == "ok"}
+    if "on" not in traces:
+        raise ValueError("no ok point of the representative workload with ESOP on")
+    g = next(r["generate"] for r in rows if r["workload"] == "representative" and r["esop"] == "on"
+             and r["status"] == "ok")
+    kind, fraction = next(((k, g[f]) for k, f in (("lines", "zero_lines"), ("planes", "zero_planes"),
+                                                   ("random", "sparsity")) if g[f] > 0), ("random", 0))
+    representative = {"kind": kind, "fraction": fraction, "trace_esop_on": traces["on"],
+                      "trace_esop_off": traces.get("off", "")}
+    return {"settings": settings, "records": records, "representative": representative}
+
+
 def title_of(doc):
     s = doc["settings"]
-    return (f"triada-transform {s['transform']} of a {'x'.join(map(str, s['shape']))} float64 tensor, "
+    return (f"triada-transform {s['transform']} of a {'x'.join(map(str, s['shape']))} tensor, "
             f"stage order {s['stage_order']}, {s['ranks']} rank(s)")
 
 
@@ -147,10 +208,10 @@ def read_trace(path):
     return [{k: float(v) if k == "time_ps" else int(v) for k, v in r.items()} for r in rows]
 
 
-def plot_activity(doc, dirn, path):
+def plot_activity(doc, path):
     rep = doc["representative"]
-    on = read_trace(os.path.join(dirn, rep["trace_esop_on"]))
-    off_path = os.path.join(dirn, rep["trace_esop_off"])
+    on = read_trace(rep["trace_esop_on"])
+    off_path = rep["trace_esop_off"]
     off = read_trace(off_path) if os.path.exists(off_path) else None
     rec = next((r for r in doc["records"] if r["kind"] == rep["kind"] and r["fraction"] == rep["fraction"]
                 and r["esop"]), None)
@@ -184,9 +245,11 @@ def plot_activity(doc, dirn, path):
 
 
 def main():
-    doc, dirn, out = load_results("plot_sweep.py", __doc__,
-                                  "sweep.json written by run_scripts/sweep.sh (traces beside it)",
-                                  "triada-sweep/1")
+    rows, sweep, out = load_sweep("plot_sweep.py", __doc__)
+    try:
+        doc = doc_of(rows, sweep)
+    except (ValueError, KeyError, TypeError) as e:
+        sys.exit(f"plot_sweep.py: error: {sweep}: {e}")
     written = []
     for name, fn in (("sweep_macs.png", plot_macs), ("sweep_bus.png", plot_bus),
                      ("sweep_energy.png", plot_energy)):
@@ -195,7 +258,7 @@ def main():
         written.append(p)
     p = os.path.join(out, "activity.png")
     try:
-        plot_activity(doc, dirn, p)
+        plot_activity(doc, p)
     except (OSError, ValueError, KeyError) as e:
         sys.exit(f"plot_sweep.py: error: representative trace: {e}")
     written.append(p)

@@ -64,7 +64,14 @@ def front_panel(ax: Any, spec: Spec, rows: list[dict[str, Any]], xy: tuple[str, 
     ax.set_yscale("log")
     ax.set_xlabel(spec.plot[x])
     ax.set_ylabel(spec.plot[y])
-    ax.legend(fontsize=7)
+    if not rows:  # e.g. a triada-bench workload: no modelled time or energy
+        ax.text(0.5, 0.5, "no point with both metrics", ha="center", transform=ax.transAxes)
+    legend(ax)
+
+
+def legend(ax: Any) -> None:
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=7)
 
 
 def plot_sensitivity(spec: Spec, table: list[dict[str, Any]], axes: list[str],
@@ -84,7 +91,7 @@ def plot_sensitivity(spec: Spec, table: list[dict[str, Any]], axes: list[str],
             ax.set_xlabel(axis)
             ax.set_ylabel(spec.plot[which])
             ax.set_yscale("log")
-            ax.legend(fontsize=7)
+            legend(ax)
         fig.tight_layout()
         fig.savefig(out / f"sensitivity_{axis.replace('/', '_')}.png", dpi=110)
         plt.close(fig)

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# run_scripts/scaling.sh and run_scripts/sweep.sh work end to end in a tiny configuration
-# (12^3 and 6^3 per brick rank, 1 and 2 brick ranks in both layouts, 1 repetition), and
-# run_scripts/physical_sweep.sh --quick (N 8, 16): exit 0, the JSON files parse and hold the
+# run_scripts/scaling.sh works end to end in a tiny configuration (12^3 and 6^3 per brick
+# rank, 1 and 2 brick ranks in both layouts, 1 repetition), and the shipped sweep specs
+# examples/explore/sparsity.toml (12^3, the DFT) and physical.toml (N 8, 16) run through
+# triada-explore with their plot scripts: exit 0, the JSON files and tables hold the
 # expected records (scaling: the weak grids are MPI_Dims_create's, the efficiencies and the
-# time split agree with the raw numbers and the reports), every promised PNG exists and is
-# non-empty, the physical model's period is the sum its bus model says (recomputed from the
-# reports), a failed scaling run is one line naming its log and leaves no temporaries, and
-# bad options fail with a message (one line, for physical_sweep.sh).
+# time split agree with the raw numbers and the reports; sparsity: every point's MACs
+# against its generated input read with h5py; physical: the period is the sum its bus model
+# says, recomputed from the reports), every promised PNG exists and is non-empty, a failed
+# scaling run is one line naming its log and leaves no temporaries, and bad options fail
+# with a message.
 # run_scripts/conv_speedup.py --quick runs one pair of two-layer triada-conv runs (1 and 2
 # ranks, the same counters). No timing is asserted. Run by ctest (label cli).
 set -uo pipefail
@@ -170,78 +172,127 @@ check "the failed run's log kept, nothing else" bash -c "
   [[ -s '$dir/bad/logs/strong_colocated_r1_rep1.log' && -z \$(ls -A '$dir/bad/reports') ]] &&
   ! ls -A '$dir/bad' | grep -q -e '^\\.scaling-tmp' -e '\\.h5'"
 
-echo "-- sweep.sh: 12^3, 13 inputs x ESOP on/off"
-check "sweep.sh --help" bash -c "bash '$SRC/run_scripts/sweep.sh' --help | grep -q -- --trace-case"
-check "sweep.sh exits 0" logged "$dir/sweep.log" bash "$SRC/run_scripts/sweep.sh" --size 12 \
-  --reps 1 --out "$dir/sw" --bin "$TRIADA_BIN"
-check "sweep.json records" "$PYTHON" - "$dir/sw/sweep.json" <<'EOF'
-import json, sys
-d = json.load(open(sys.argv[1]))
-assert d["schema"] == "triada-sweep/1", d.get("schema")
-recs = d["records"]
-cases = {("random", f) for f in (0, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99)} | \
-        {(k, f) for k in ("lines", "planes") for f in (0.25, 0.5, 0.9)}
-got = {(r["kind"], r["fraction"], r["esop"]) for r in recs}
-assert len(recs) == 26 and got == {(k, f, e) for k, f in cases for e in (True, False)}, sorted(got)
-for r in recs:
-    for k in ("macs", "macs_dense", "x_bus_sends", "y_bus_sends", "y_bus_receives", "waits",
-              "energy_pj", "energy_pj_dense", "input_zero_fraction", "per_stage"):
-        assert k in r, (k, r)
-    assert r["shape"] == [12, 12, 12]
-    if r["esop"]:
-        assert r["macs"] <= r["macs_dense"] and r["energy_pj"] <= r["energy_pj_dense"] * (1 + 1e-12), r
-    else:
-        assert r["macs"] == r["macs_dense"] and r["waits"] == 0, r
-by = {(r["kind"], r["fraction"], r["esop"]): r for r in recs}
-assert by[("random", 0.99, True)]["macs"] < by[("random", 0.5, True)]["macs"] < by[("random", 0.0, True)]["macs"] + 1
-assert abs(by[("lines", 0.9, True)]["input_zero_fraction"] - 0.9) < 0.02
+# shrunk SPEC OUT PYTHON-SUBSTITUTIONS: the shipped spec examples/explore/SPEC.toml with
+# its plot scripts named from $SRC and the (regex, replacement) pairs applied, as OUT.
+shrunk() {
+  "$PYTHON" - "$SRC" "$1" "$2" "$3" <<'EOF'
+import ast, re, sys
+src, name, out, subs = sys.argv[1:5]
+text = open(f"{src}/examples/explore/{name}.toml").read()
+text = text.replace('"../../run_scripts/', f'"{src}/run_scripts/')
+for pattern, repl in ast.literal_eval(subs):
+    text, n = re.subn(pattern, repl, text, flags=re.S | re.M)
+    assert n, f"{pattern!r} not in {name}.toml"
+open(out, "w").write(text)
 EOF
-check "traces of the representative run" bash -c "
-  head -1 '$dir/sw/trace_lines_0.9_esop_on.csv' | grep -q '^step,stage,axis,pivot,x_bus_sends,y_bus_sends,y_bus_receives,waits,macs,cycles,time_ps$' &&
-  [[ \$(wc -l <'$dir/sw/trace_lines_0.9_esop_off.csv') -eq 37 ]]"
+}
+explore() {  # explore SPEC ARGS...: python3 -m triada.explore with the built package
+  PYTHONPATH="$TRIADA_BIN/python" "$PYTHON" -m triada.explore "$@" --bin "$TRIADA_BIN"
+}
+
+echo "-- examples/explore/sparsity.toml at 12^3, 2 repetitions, the DFT: 13 inputs x ESOP on/off"
+# The DFT's coefficients are never zero, so ESOP's first stage (axis 3) does exactly
+# nnz(x) N3 MACs: an oracle from the generated input itself (the shipped spec runs the DCT).
+check "the shrunk sparsity spec" shrunk sparsity "$dir/sparsity.toml" \
+  "[(r'shape = \[48, 48, 48\]', 'shape = [12, 12, 12]'), (r'^rep = \[1, 2, 3\]', 'rep = [1, 2]'),
+    (r'transform = \"dct\"', 'transform = \"dft\"')]"
+check "triada-explore sparsity.toml exits 0" logged "$dir/sweep.log" explore "$dir/sparsity.toml" \
+  --out "$dir/sw"
+check "every point against its input (h5py) and the closed forms" "$PYTHON" - "$dir/sw" <<'EOF'
+import csv, json, os, sys
+import h5py, numpy as np
+out = sys.argv[1]
+rows = list(csv.DictReader(open(os.path.join(out, "results.csv"))))
+assert len(rows) == 13 * 2 * 2 + 2 and {r["status"] for r in rows} == {"ok"}, len(rows)
+fractions = {"random": {"0", "0.25", "0.5", "0.75", "0.9", "0.95", "0.99"},
+             "lines": {"0.25", "0.5", "0.9"}, "planes": {"0.25", "0.5", "0.9"}}
+axis = {"random": "generate.sparsity", "lines": "generate.zero-lines", "planes": "generate.zero-planes"}
+for kind, want in fractions.items():
+    got = {(r[axis[kind]], r["esop"], r["rep"]) for r in rows if r["workload"] == kind}
+    assert got == {(f, e, k) for f in want for e in ("on", "off") for k in ("1", "2")}, (kind, got)
+n = 12
+by = {}
+for r in rows:
+    session = os.path.join(out, r["session"])
+    report = json.load(open(os.path.join(session, "report.json")))
+    x = h5py.File(os.path.join(session, "input.h5"), "r")["/x"][()]
+    nnz = int(np.count_nonzero(x))
+    assert int(r["generate.nonzeros"]) == nnz and float(r["generate.zero_fraction"]) == (x.size - nnz) / x.size, r
+    c = report["counters"]
+    assert int(r["counters.macs"]) == c["macs"] and int(r["counters.macs_dense"]) == 3 * n ** 4, r
+    if r["esop"] == "off":
+        assert c["macs"] == 3 * n ** 4 and c["waits"]["total"] == 0, r
+    else:
+        assert c["per_stage"][0]["axis"] == 3 and c["per_stage"][0]["macs"] == nnz * n, (r, nnz)
+        assert c["macs"] <= 3 * n ** 4, r
+    if r["workload"] == "lines":  # exactly round(F N1 N2) zero lines
+        assert x.size - nnz == round(float(r["generate.zero-lines"]) * n * n) * n, r
+    key = (r["workload"], r[axis.get(r["workload"], "esop")], r["esop"])
+    by.setdefault(key, []).append(c)
+assert all(len(v) == 2 and v[0] == v[1] for k, v in by.items() if k[0] != "representative"), \
+    "a repetition's counters differ"
+EOF
+check "the representative run's traces: one row per step" "$PYTHON" - "$dir/sw" <<'EOF'
+import csv, os, sys
+out = sys.argv[1]
+rows = [r for r in csv.DictReader(open(os.path.join(out, "results.csv"))) if r["workload"] == "representative"]
+assert sorted(r["esop"] for r in rows) == ["off", "on"], rows
+for r in rows:
+    lines = open(os.path.join(out, r["session"], "trace.csv")).read().splitlines()
+    assert lines[0] == "step,stage,axis,pivot,x_bus_sends,y_bus_sends,y_bus_receives,waits,macs,cycles,time_ps", lines[0]
+    if r["esop"] == "off":
+        assert len(lines) == 1 + 3 * 12, len(lines)
+EOF
 check "sweep PNGs" pngs_ok "$dir/sw" sweep_macs.png sweep_bus.png sweep_energy.png activity.png
 
-echo "-- physical_sweep.sh --quick: N 8, 16 and 8x4x16 x 5 bus models x 45/7 nm, measured up to 16"
+echo "-- examples/explore/physical.toml: N 8, 16 and 8x4x16 x 5 bus models x 45/7 nm, measured at 8, 16"
 # Without triada-bench (TRIADA_BUILD_BENCH off) the sweep measures nothing.
-measure=()
+subs="(r'^shape = \[\[.*?\]\]\$', 'shape = [[8, 8, 8], [16, 16, 16], [8, 4, 16]]'),
+      (r'sizes = \[[0-9, ]*\]', 'sizes = [8, 16]'), (r'reps = 3', 'reps = 1')"
 n_measured=4
-if [[ ! -x $TRIADA_BIN/triada-bench ]]; then measure=(--measure-max 0); n_measured=0; fi
-check "physical_sweep.sh --help" bash -c "bash '$SRC/run_scripts/physical_sweep.sh' --help | grep -q -- --measure-max"
-check "physical_sweep.sh --quick exits 0" logged "$dir/physical.log" bash "$SRC/run_scripts/physical_sweep.sh" \
-  --quick "${measure[@]}" --out "$dir/ph" --bin "$TRIADA_BIN"
-check "physical_sweep.json records" "$PYTHON" - "$dir/ph/physical_sweep.json" "$n_measured" <<'EOF'
-import json, sys
-d = json.load(open(sys.argv[1]))
-assert d["schema"] == "triada-physical-sweep/1", d.get("schema")
-model = [r for r in d["records"] if r["kind"] == "model"]
-meas = [r for r in d["records"] if r["kind"] == "measured"]
+if [[ ! -x $TRIADA_BIN/triada-bench ]]; then
+  subs+=", (r'^\[\[workload\]\]\nname = \"measured\".*?\n\n', '')"
+  n_measured=0
+fi
+check "the shrunk physical spec" shrunk physical "$dir/physical.toml" "[$subs]"
+check "triada-explore physical.toml exits 0" logged "$dir/physical.log" explore "$dir/physical.toml" \
+  --out "$dir/ph"
+check "the table: every shape x node x bus model, layout and energy model; the measurements" \
+  "$PYTHON" - "$dir/ph" "$n_measured" <<'EOF'
+import csv, json, os, sys
+out = sys.argv[1]
+rows = list(csv.DictReader(open(os.path.join(out, "results.csv"))))
+assert {r["status"] for r in rows} == {"ok"}, [r["error"] for r in rows if r["error"]]
+model = [r for r in rows if r["kind"] == "transform"]
+meas = [r for r in rows if r["kind"] == "bench"]
 # 3 shapes x 2 nodes x (5 bus models + planar layout + wire energy)
 assert len(model) == 42 and len(meas) == int(sys.argv[2]), (len(model), len(meas))
-shapes = {(r["family"], r["n"]): r["shape"] for r in model}
-assert shapes == {("cubic", 8): [8, 8, 8], ("cubic", 16): [16, 16, 16], ("noncubic", 8): [8, 4, 16]}, shapes
-got = {(r["family"], r["n"], r["bus_model"], r["node_nm"], r["layout"], r["energy_model"]) for r in model}
-want = {(f, n, b, nm, "stacked", "per_event") for f, n in shapes for nm in (45, 7)
+got = set()
+for r in model:
+    j = json.load(open(os.path.join(out, r["session"], "report.json")))
+    p = j["physical"]["parameters"]
+    got.add((tuple(j["problem"]["in_shape"]), p["timing"]["bus_model"],
+             j["physical"]["technology"]["node_nm"], p["area"]["layout"], p["energy"]["bus_model"]))
+    assert r["run"] == "model" and float(r["physical.seconds"]) == j["physical"]["seconds"] > 0, r
+shapes = [(8, 8, 8), (16, 16, 16), (8, 4, 16)]
+want = {(s, b, nm, "stacked", "per_event") for s in shapes for nm in (45, 7)
         for b in ("ideal", "repeated", "rc", "tree", "pipelined")}
-want |= {(f, n, "repeated", nm, lay, en) for f, n in shapes for nm in (45, 7)
+want |= {(s, "repeated", nm, lay, en) for s in shapes for nm in (45, 7)
          for lay, en in (("planar", "per_event"), ("stacked", "wire"))}
 assert got == want, sorted(got ^ want)
-for r in model:
-    for k in ("period_ps", "critical_path_ps", "critical_stage", "bus_ps", "mac_ps", "bus_exceeds_mac",
-              "seconds", "energy_j", "power_w", "area_mm2", "cell_pitch_um", "per_stage", "report"):
-        assert k in r, (k, r)
-    for k in ("total", "static", "mac", "x_bus", "y_bus", "cells"):
-        assert r["energy_j"][k] >= 0, (k, r)
-    assert r["seconds"] > 0 and r["area_mm2"]["total"] > 0 and len(r["per_stage"]) == 3, r
-    assert r["bus_exceeds_mac"] == (r["bus_ps"] > r["mac_ps"]), r
 for r in meas:
-    assert r["variant"] in ("fftw-dct", "openblas") and r["n"] in (8, 16) and r["seconds"] > 0, r
-    assert r["gmacs_per_s"] > 0 and "gflops" not in r, r
+    j = json.load(open(os.path.join(out, r["session"], "report.json")))
+    [b] = j["rows"]
+    assert b["variant"] == r["variants"] in ("fftw-dct", "openblas") and b["shape"] == [int(r["sizes"])] * 3, r
+    assert float(r["rows.0.seconds"]) == b["seconds"] > 0 and b["threads"] == 1, r
 EOF
 check "period = bus + MAC + overhead, recomputed from the reports" "$PYTHON" - "$dir/ph" <<'EOF'
 import glob, json, os, sys
 checked = {"ideal": 0, "repeated": 0}
-for path in glob.glob(os.path.join(sys.argv[1], "reports", "*.json")):
-    p = json.load(open(path))["physical"]
+for path in glob.glob(os.path.join(sys.argv[1], "runs", "*", "report.json")):
+    p = json.load(open(path)).get("physical")
+    if p is None:  # triada-bench's
+        continue
     t = p["parameters"]["timing"]
     cp = p["critical_path_ps"]
     if t["bus_model"] == "ideal":  # the paper's one step per cycle: the MAC and the latch only
@@ -260,8 +311,16 @@ EOF
 check "physical PNGs" pngs_ok "$dir/ph" physical_period.png physical_time.png physical_energy.png \
   physical_area.png
 check "crossover table written and printed" bash -c "
-  grep -q '^N x N x N  *repeated  *45nm' '$dir/ph/crossover.txt' &&
-  grep -q '^N x N/2 x 2N  *rc  *7nm' '$dir/physical.log'"
+  grep -q '^N x N x N  *repeated  *45nm' '$dir/ph/physical_crossover.txt' &&
+  grep -q '^N x N/2 x 2N  *rc  *7nm' '$dir/physical.log' && [[ -s '$dir/ph/physical_summary.txt' ]]"
+check "a rerun computes nothing" bash -c "
+  before=\$(grep -c ' start ' '$dir/ph/explore.log') &&
+  PYTHONPATH='$TRIADA_BIN/python' '$PYTHON' -m triada.explore '$dir/physical.toml' --out '$dir/ph' \
+    --bin '$TRIADA_BIN' >/dev/null 2>&1 && [[ \$(grep -c ' start ' '$dir/ph/explore.log') -eq \$before ]]"
+check "plot_physical.py: not a sweep" fails_one_line "plot_physical.py: error: $dir/sc: not a triada-explore output folder" \
+  env PYTHONPATH="$TRIADA_BIN/python" "$PYTHON" "$SRC/run_scripts/plot_physical.py" "$dir/sc"
+check "plot_sweep.py: no sparsity workloads" fails_one_line "plot_sweep.py: error: $dir/ph: no ok point of a random" \
+  env PYTHONPATH="$TRIADA_BIN/python" "$PYTHON" "$SRC/run_scripts/plot_sweep.py" "$dir/ph" -o "$dir/x"
 
 echo "-- tcu_tables.py --quick: every table's rows, both products; each doc names the command at its table"
 check "tcu_tables.py --table all --quick" logged "$dir/tcu_tables.log" \
@@ -335,22 +394,8 @@ check "bad --weak-grid" fails_one_line "--weak-grid must be grid or line" \
 check "the dedicated layout beyond the cores wants --oversubscribe" fails_one_line \
   "needs $(( $(nproc) + 3 )) processes (dedicated layout: $(nproc) brick ranks + 3 actuator ranks).*--oversubscribe" \
   bash "$SRC/run_scripts/scaling.sh" --max-ranks "$(nproc)" --bin "$TRIADA_BIN" --out "$dir/x"
-check "bad --size" fails_with "--size must be a positive integer" bash "$SRC/run_scripts/sweep.sh" --size 0
 check "missing binaries" fails_with "triada-transform not found" \
   bash "$SRC/run_scripts/scaling.sh" --bin "$dir/nowhere" --out "$dir/x"
-check "bad --trace-case" fails_with "is not one of" bash "$SRC/run_scripts/sweep.sh" --trace-case lines:0.3 \
-  --bin "$TRIADA_BIN" --out "$dir/x"
-check "physical: unknown option" fails_one_line "unknown option '--bogus'" \
-  bash "$SRC/run_scripts/physical_sweep.sh" --bogus
-check "physical: odd N x N/2 x 2N size" fails_one_line "nc-sizes must be even" \
-  bash "$SRC/run_scripts/physical_sweep.sh" --nc-sizes 8,9 --bin "$TRIADA_BIN" --out "$dir/x"
-check "physical: bad node" fails_one_line "22 nm is not one of" \
-  bash "$SRC/run_scripts/physical_sweep.sh" --nodes 45,22 --bin "$TRIADA_BIN" --out "$dir/x"
-check "physical: bad size list" fails_one_line "comma-separated list of positive integers" \
-  bash "$SRC/run_scripts/physical_sweep.sh" --sizes 8,x
-mkdir -p "$dir/nobench" && ln -sf "$TRIADA_BIN/triada-transform" "$dir/nobench/"
-check "physical: missing triada-bench" fails_one_line "triada-bench not found" \
-  bash "$SRC/run_scripts/physical_sweep.sh" --quick --bin "$dir/nobench" --out "$dir/x"
 echo "-- conv_speedup.py --quick: a pair of triada-conv runs on 1 and 2 ranks, the same counters"
 check "conv_speedup.py --quick" logged "$dir/conv_speedup.log" \
   "$PYTHON" "$SRC/run_scripts/conv_speedup.py" --quick --bin "$TRIADA_BIN" --json "$dir/speedup.json"
@@ -368,6 +413,6 @@ check "conv_speedup.py: one rank is no comparison" fails_with "--ranks must be >
 check "conv_speedup.py: a missing network" fails_with "no such file" \
   "$PYTHON" "$SRC/run_scripts/conv_speedup.py" --network "$dir/none.csv" --bin "$TRIADA_BIN"
 check "plot of a bad file" fails_with "plot_scaling.py: error" "$PYTHON" "$SRC/run_scripts/plot_scaling.py" \
-  "$dir/sw/sweep.json"
+  "$dir/sw/results.csv"
 
 summary
