@@ -2,8 +2,9 @@
 nothing the second time and writes the same table; a changed spec runs only its new points;
 a sweep killed halfway resumes to the table of an uninterrupted one; the SLURM array's
 tasks, run here one by one, give the same table; the Pareto columns equal a brute-force
-dominance check; a failing point is a row with its error line; a bad spec is one line and
-exit 2."""
+dominance check; a failing point is a row with its error line; generated inputs against
+h5py and the DFT's closed form, repetitions, excludes and --list; the processor slots;
+a triada-bench workload; [plot] scripts; a bad spec is one line and exit 2."""
 
 import csv
 import json
@@ -366,3 +367,172 @@ method = ["explicit", "implicit"]
     tiny_cnn(tmp_path / "cnn.onnx", seed=4)  # other weights: its points run again
     code, err = explore(spec, "--out", out, "--no-plot")
     assert code == 0 and started(out) == 4, err
+
+
+def test_generated_inputs_repetitions_excludes_and_list(tmp_path):
+    """A generate table makes each point's input with triada-gen: its report's nonzeros
+    are the input's (h5py), and the DFT's first stage (coefficients never zero) does
+    nnz(x) N3 MACs; repetitions are points of their own with the same counters; an
+    [[exclude]] drops its points; --list names every point and whether it is cached."""
+    import h5py
+    import numpy as np
+    spec = write_spec(tmp_path / "spec.toml", text="""
+[sweep]
+jobs = 2
+metrics = ["counters.macs", "generate.nonzeros", "generate.zero_fraction"]
+[[workload]]
+name = "lines"
+kind = "transform"
+transform = "dft"
+generate = { shape = [6, 5, 4], seed = 9 }
+axes = { "generate.zero-lines" = [0.3, 0.6] }
+[axes]
+rep = [1, 2]
+esop = ["on"]
+[[exclude]]
+"generate.zero-lines" = 0.6
+rep = [2]
+""")
+    out = tmp_path / "out"
+    code, err = explore(spec, "--out", out, "--list")
+    assert code == 0 and not out.exists(), err
+    code, err = explore(spec, "--out", out, "--no-plot")
+    assert code == 0, err
+    rows = table(out)
+    assert [(r["rep"], r["generate.zero-lines"]) for r in rows] == [
+        ("1", "0.3"), ("1", "0.6"), ("2", "0.3")], rows
+    for r in rows:
+        x = h5py.File(out / r["session"] / "input.h5", "r")["/x"][()]
+        nnz = int(np.count_nonzero(x))
+        assert int(r["generate.nonzeros"]) == nnz and x.shape == (6, 5, 4)
+        assert x.size - nnz == round(float(r["generate.zero-lines"]) * 30) * 4
+        report = json.loads((out / r["session"] / "report.json").read_text())
+        assert report["counters"]["per_stage"][0]["macs"] == nnz * 4
+    assert rows[0]["counters.macs"] == rows[2]["counters.macs"] and rows[0]["key"] != rows[2]["key"]
+    p = subprocess.run(explore_command(spec, "--out", out, "--list"), capture_output=True,
+                       text=True, env=clean_env(), timeout=120)
+    lines = p.stdout.splitlines()
+    assert len(lines) == 3 and all(" real cached " in ln for ln in lines), lines
+    assert [ln.split()[-1] for ln in lines] == [r["key"][:16] for r in rows]
+    changed = spec.read_text().replace("seed = 9", "seed = 10")
+    write_spec(spec, text=changed)
+    p = subprocess.run(explore_command(spec, "--out", out, "--list"), capture_output=True,
+                       text=True, env=clean_env(), timeout=120)
+    assert all(" pending " in ln for ln in p.stdout.splitlines()), p.stdout
+
+
+def test_slots_bound_the_processes_and_an_alone_point_runs_alone():
+    """Points take a slot per rank (at most all of them), an alone point all slots: the
+    slots in use never pass the total, and nothing runs beside an alone point."""
+    import threading
+    from types import SimpleNamespace
+    from triada._explore_cache import Slots
+
+    slots = Slots(3)
+    assert slots.need(SimpleNamespace(alone=False, ranks=None)) == 1
+    assert slots.need(SimpleNamespace(alone=False, ranks=2)) == 2
+    assert slots.need(SimpleNamespace(alone=False, ranks=8)) == 3
+    assert slots.need(SimpleNamespace(alone=True, ranks=None)) == 3
+    lock, running, seen = threading.Lock(), [], []
+
+    def work(need, name):
+        slots.acquire(need)
+        with lock:
+            running.append((name, need))
+            seen.append((list(running), sum(n for _, n in running)))
+        time.sleep(0.02)
+        with lock:
+            running.remove((name, need))
+        slots.release(need)
+
+    jobs = [(1, "a"), (2, "b"), (3, "alone1"), (1, "c"), (1, "d"), (3, "alone2"), (2, "e")] * 3
+    threads = [threading.Thread(target=work, args=(n, f"{name}{i}"))
+               for i, (n, name) in enumerate(jobs)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(seen) == len(jobs) and max(used for _, used in seen) <= 3
+    assert all(len(now) == 1 for now, _ in seen if any("alone" in n for n, _ in now))
+    assert slots.free == 3
+
+
+@pytest.mark.skipif(not (BIN / "triada-bench").is_file(), reason="no triada-bench")
+def test_a_bench_workload_measures_alone(tmp_path):
+    spec = write_spec(tmp_path / "spec.toml", text="""
+[sweep]
+metrics = ["rows.0.seconds", "rows.0.variant", "rows.0.macs_dense"]
+[[workload]]
+name = "measured"
+kind = "bench"
+alone = true
+options = { sparsity = "dense", reps = 1 }
+axes = { variants = ["fftw-dct", "openblas"], sizes = [6] }
+""")
+    out = tmp_path / "out"
+    code, err = explore(spec, "--out", out, "--no-plot")
+    assert code == 0, err
+    rows = table(out)
+    assert [r["rows.0.variant"] for r in rows] == ["fftw-dct", "openblas"], rows
+    for r in rows:
+        report = json.loads((out / r["session"] / "report.json").read_text())
+        [row] = report["rows"]
+        assert float(r["rows.0.seconds"]) == row["seconds"] > 0 and row["shape"] == [6, 6, 6]
+        assert int(r["rows.0.macs_dense"]) == 3 * 6**4 and r["run"] == "real"
+        assert "--json" in r["command"] and r["physical.seconds"] == ""
+
+
+def test_plot_scripts_read_the_table_and_their_failure_is_one_line(tmp_path):
+    script = tmp_path / "count.py"
+    script.write_text("import sys\nfrom triada.explore import results\n"
+                      "rows = results(sys.argv[1])\n"
+                      "open(sys.argv[1] + '/count.txt', 'w').write("
+                      "str(sum(r['report']['counters']['macs'] for r in rows)))\n")
+    (tmp_path / "fail.py").write_text("import sys\nsys.exit(3)\n")
+    text = """
+[[workload]]
+kind = "transform"
+transform = "dct"
+shape = [4, 4, 4]
+[axes]
+"technology.node_nm" = [7, 45]
+[plot]
+scripts = [{scripts}]
+"""
+    spec = write_spec(tmp_path / "spec.toml", text=text.format(scripts='"count.py"'))
+    out = tmp_path / "out"
+    code, err = explore(spec, "--out", out)
+    assert code == 0, err
+    assert (out / "count.txt").read_text() == str(2 * 3 * 4**4)
+    write_spec(spec, text=text.format(scripts='"count.py", "fail.py"'))
+    code, err = explore(spec, "--out", out)
+    assert code == 1 and len(err.splitlines()) == 2, err  # the table's line, then the error
+    assert err.splitlines()[1] == (f"triada-explore: error: {spec}: [plot] scripts: "
+                                   f"{tmp_path / 'fail.py'} failed (exit code 3)"), err
+    write_spec(spec, text=text.format(scripts='"absent.py"'))
+    code, err = explore(spec, "--out", out)
+    assert code == 1 and "[plot] scripts: " in err and "absent.py: no such file" in err, err
+
+
+GENERATE_SPECS = [
+    ("generate = { shape = [4, 4, 4] }\nshape = [4, 4, 4]\n",
+     "shape and generate: name one input"),
+    ("axes = { 'generate.sparsity' = [0.5] }\n", "a generate.KEY axis needs a generate table"),
+    ("generate = { shape = [4, 4, 4], output = 'x.h5' }\n", "generate: output: set by"),
+    ("generate = 3\n", "generate: expected a table"),
+    ("generate = { shape = [4, 4, 4] }\naxes = { 'generate.bogus' = [1] }\n",
+     "generate.bogus: triada-gen has no option --bogus"),
+    ("generate = { shape = [4, 4, 4], seed = 2 }\naxes = { 'generate.seed' = [1] }\n",
+     "generate.seed is both fixed and an axis"),
+    ("shape = [4, 4, 4]\nalone = 1\n", "alone: expected true or false"),
+    ("shape = [4, 4, 4]\naxes = { rep = [0] }\n", "rep: expected positive integers"),
+]
+
+
+@pytest.mark.parametrize("extra,message", GENERATE_SPECS)
+def test_bad_generated_inputs_and_keys_are_one_line_and_exit_2(tmp_path, extra, message):
+    text = "[[workload]]\nname = 'w'\nkind = 'transform'\ntransform = 'dct'\n" + extra
+    spec = write_spec(tmp_path / "spec.toml", text=text)
+    code, err = explore(spec, "--out", tmp_path / "out")
+    assert code == 2 and len(err.splitlines()) == 1 and message in err, err
+    assert not (tmp_path / "out").exists()

@@ -1,5 +1,5 @@
 // triada-transform --model-only: the report of dense mode on an input of a given shape, with no
-// data read, computed or written (doc/physical.md §7): the sweep of run_scripts/physical_sweep.sh
+// data read, computed or written (doc/physical.md §7): the sweep of examples/explore/physical.toml
 // reaches meshes far larger than a run could hold.
 #include <chrono>
 #include <memory>
