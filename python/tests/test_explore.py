@@ -524,6 +524,8 @@ GENERATE_SPECS = [
      "generate.bogus: triada-gen has no option --bogus"),
     ("generate = { shape = [4, 4, 4], seed = 2 }\naxes = { 'generate.seed' = [1] }\n",
      "generate.seed is both fixed and an axis"),
+    ("shape = [4, 4, 4]\noptions = { 'chip.area_mm2' = 100 }\naxes = { 'chip.area_mm2' = [200] }\n",
+     "--chip.area_mm2 is both fixed and an axis"),
     ("shape = [4, 4, 4]\nalone = 1\n", "alone: expected true or false"),
     ("shape = [4, 4, 4]\naxes = { rep = [0] }\n", "rep: expected positive integers"),
 ]

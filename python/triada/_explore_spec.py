@@ -381,13 +381,11 @@ def expand(resolver: Resolver) -> list[Point]:
     for w in resolver.spec.workloads:
         axes = workload_axes(resolver, w)
         fixed = fixed_options(w)
-        clash = set(fixed) & {option_name(a, w["kind"]) for a in axes
-                              if not a.startswith(GENERATE)}
-        clash |= {f"generate.{k}" for k in w.get("generate", {})} & set(axes)
+        clash = sorted(f"--{o}" for o in set(fixed) & {
+            option_name(a, w["kind"]) for a in axes if not a.startswith(GENERATE)})
+        clash += sorted({f"{GENERATE}{k}" for k in w.get("generate", {})} & set(axes))
         if clash:
-            name = sorted(clash)[0]
-            raise SpecError(f"[[workload]] {w['name']}: {name if '.' in name else '--' + name}"
-                            " is both fixed and an axis")
+            raise SpecError(f"[[workload]] {w['name']}: {clash[0]} is both fixed and an axis")
         for combo in itertools.product(*axes.values()):
             values = dict(zip(axes, combo))
             if not excluded(resolver.spec, w["name"], values):
