@@ -538,3 +538,14 @@ def test_bad_generated_inputs_and_keys_are_one_line_and_exit_2(tmp_path, extra, 
     code, err = explore(spec, "--out", tmp_path / "out")
     assert code == 2 and len(err.splitlines()) == 1 and message in err, err
     assert not (tmp_path / "out").exists()
+
+
+def test_the_parquet_table_equals_the_csv(reference):
+    """Written only where pyarrow is installed (Debian 12 does not package it)."""
+    pq = pytest.importorskip("pyarrow.parquet", reason="needs pyarrow")
+    _, out = reference
+    data = pq.read_table(out / "results.parquet").to_pydict()
+    with open(out / "results.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert list(data) == list(rows[0])
+    assert [dict(zip(data, values)) for values in zip(*data.values())] == rows
