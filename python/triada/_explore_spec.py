@@ -27,9 +27,10 @@ FILE_OPTIONS = {"input", "coeffs", "initial", "mesh", "network", "weights"}
 PROGRAMS = {"transform": "triada-transform", "gemt": "triada-transform",
             "tcu": "triada-tcu", "conv": "triada-conv", "bench": "triada-bench"}
 # Each kind's own keys besides name, kind, options, axes and alone.
-KIND_KEYS = {"transform": {"transform", "shape", "input", "generate"},
-             "gemt": {"shape", "input", "coeffs", "generate"},
-             "tcu": {"algo"}, "conv": {"network", "layer", "onnx", "batch"}, "bench": set()}
+KIND_KEYS: dict[str, set[str]] = {
+    "transform": {"transform", "shape", "input", "generate"},
+    "gemt": {"shape", "input", "coeffs", "generate"},
+    "tcu": {"algo"}, "conv": {"network", "layer", "onnx", "batch"}, "bench": set()}
 # A transform's input: one of these at most.
 INPUT_SOURCES = ("shape", "input", "generate")
 # The option that names a program's JSON report.
