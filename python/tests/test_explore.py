@@ -235,6 +235,8 @@ BAD_SPECS = [
     ("[axes]\n'chip.bogus' = [1]\n", "[axes] chip.bogus: no workload's program has an option"),
     ("[axes]\nranks = [0]\n", "[axes] ranks: expected positive integers"),
     ("[sweep]\nmode = 'cloud'\n", "[sweep] mode: expected 'local' or 'slurm'"),
+    ("[sweep]\nkeep_hdf5 = 'no'\n", "[sweep] keep_hdf5: expected bool, got 'no'"),
+    ("[sweep]\njobs = true\n", "[sweep] jobs: expected int, got True"),
     ("[sweep\n", "not a valid TOML file"),
 ]
 
@@ -414,11 +416,23 @@ rep = [2]
     lines = p.stdout.splitlines()
     assert len(lines) == 3 and all(" real cached " in ln for ln in lines), lines
     assert [ln.split()[-1] for ln in lines] == [r["key"][:16] for r in rows]
+    assert sorted(f.name for f in (out / rows[0]["session"]).glob("*.h5")) == ["input.h5", "y.h5"]
     changed = spec.read_text().replace("seed = 9", "seed = 10")
     write_spec(spec, text=changed)
     p = subprocess.run(explore_command(spec, "--out", out, "--list"), capture_output=True,
                        text=True, env=clean_env(), timeout=120)
     assert all(" pending " in ln for ln in p.stdout.splitlines()), p.stdout
+    # keep_hdf5 = false: the same table, the sessions without their tensors.
+    write_spec(spec, text=spec.read_text().replace("seed = 10", "seed = 9").replace(
+        "jobs = 2", "jobs = 2\nkeep_hdf5 = false"))
+    lean = tmp_path / "lean"
+    code, err = explore(spec, "--out", lean, "--no-plot")
+    assert code == 0, err
+    assert table(lean) == table(out)  # keep_hdf5 is not part of a point's key
+    for r in table(lean):
+        files = {f.name for f in (lean / r["session"]).iterdir()}
+        assert {"report.json", "generate.json", "stdout.txt"} <= files and not any(
+            f.endswith(".h5") for f in files), files
 
 
 def test_slots_bound_the_processes_and_an_alone_point_runs_alone():

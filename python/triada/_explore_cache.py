@@ -126,6 +126,9 @@ class Runner:
         if not self.stopping:
             self.cache.store(entry)
             self.cache.log(f"{entry['status']} {point.key[:16]}")
+        if not self.spec.keep_hdf5:  # the tensors: the report, logs and traces stay
+            for tensor in session.glob("*.h5"):
+                tensor.unlink(missing_ok=True)
         return entry
 
     def prepare(self, point: Point, session: pathlib.Path) -> tuple[int, str]:

@@ -42,7 +42,7 @@ DEFAULT_METRICS = ["physical.seconds", "physical.energy_j.total", "physical.area
 DEFAULT_LAUNCHER = ["mpirun", "--oversubscribe", "-np", "{ranks}"]
 SECTION_KEYS: dict[str, dict[str, type]] = {
     "sweep": {"name": str, "out": str, "jobs": int, "mode": str, "metrics": list, "bin": str,
-              "launcher": list},
+              "launcher": list, "keep_hdf5": bool},
     "plot": {"color": str, "time": str, "energy": str, "area": str, "scripts": list},
     "slurm": {"options": list},
 }
@@ -94,6 +94,7 @@ class Spec:
     workloads: list[dict[str, Any]]
     axes: dict[str, list[Any]]
     excludes: list[dict[str, Any]]
+    keep_hdf5: bool = True  # false: a point's HDF5 files (input, output) go when it ends
 
 
 def load(path: pathlib.Path) -> Spec:
@@ -122,7 +123,7 @@ def check_section(table: Any, section: str) -> None:
         if want is None:
             raise SpecError(f"[{section}] {key}: unknown key (known: "
                             f"{', '.join(SECTION_KEYS[section])})")
-        if not isinstance(value, want) or isinstance(value, bool):
+        if not isinstance(value, want) or (want is not bool and isinstance(value, bool)):
             raise SpecError(f"[{section}] {key}: expected {want.__name__}, got {value!r}")
         if isinstance(value, list) and not (value and all(isinstance(v, str) for v in value)):
             raise SpecError(f"[{section}] {key}: expected a non-empty list of strings")
@@ -151,7 +152,8 @@ def build_spec(path: pathlib.Path, raw: dict[str, Any]) -> Spec:
     return Spec(path, name, here / sweep.get("out", name), jobs, mode, metrics,
                 here / sweep["bin"] if "bin" in sweep else None, launcher, plot, scripts,
                 raw.get("slurm", {}).get("options", []), check_workloads(raw.get("workload")),
-                check_axes(raw.get("axes", {}), "[axes]"), check_excludes(raw.get("exclude", [])))
+                check_axes(raw.get("axes", {}), "[axes]"), check_excludes(raw.get("exclude", [])),
+                sweep.get("keep_hdf5", True))
 
 
 def check_axes(table: Any, where: str) -> dict[str, list[Any]]:

@@ -41,7 +41,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("spec", type=pathlib.Path, help="the sweep spec (TOML, doc/explore.md)")
     p.add_argument("--out", type=pathlib.Path, help="output folder (default: the spec's out)")
     p.add_argument("--bin", type=pathlib.Path, help="folder of the programs")
-    p.add_argument("--jobs", type=int, help="points run at a time (default: the spec's, nproc)")
+    p.add_argument("--jobs", type=int,
+                   help="processor slots (default: the spec's, nproc); a point takes one per "
+                        "rank, an alone point all")
     what = p.add_mutually_exclusive_group()
     what.add_argument("--slurm", action="store_true",
                       help="write OUT/sweep.sbatch (an array, a task per pending point) and exit")
