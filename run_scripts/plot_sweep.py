@@ -43,7 +43,7 @@ def records_of(rows):
     reports; the simulation time the best of the repetitions."""
     groups = {}
     for r in rows:
-        if r["status"] == "ok" and r["workload"] in dict((k[0], 0) for k in KINDS):
+        if r["status"] == "ok" and r["workload"] in {k[0] for k in KINDS}:
             g = r["generate"]
             key = (r["workload"], g["sparsity"], g["zero_lines"], g["zero_planes"], r["esop"])
             groups.setdefault(key, []).append(r)
