@@ -18,15 +18,20 @@ def pyplot(prog):
     return plt
 
 
+def parse(description, name, what, default_out):
+    """The command line `NAME [-o DIR]` of a plot script."""
+    ap = argparse.ArgumentParser(description=description,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument(name, help=what)
+    ap.add_argument("-o", "--out", default=None, help=f"output directory (default: {default_out})")
+    return ap.parse_args()
+
+
 def load_results(prog, description, json_help, schema):
     """Parses `JSON [-o DIR]`, reads the file and checks it is `schema` (a name, or a tuple
     of the names accepted) with records.
     Returns (doc, the JSON's directory, the output directory, created if need be)."""
-    ap = argparse.ArgumentParser(description=description,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("json", help=json_help)
-    ap.add_argument("-o", "--out", default=None, help="output directory (default: the JSON's directory)")
-    a = ap.parse_args()
+    a = parse(description, "json", json_help, "the JSON's directory")
     try:
         with open(a.json) as f:
             doc = json.load(f)
@@ -46,11 +51,8 @@ def load_sweep(prog, description):
     and reads its table with the reports (triada.explore.results; triada-explore runs
     the script with the package importable, by hand set PYTHONPATH=build/python).
     Returns (rows, OUT, the output directory, created if need be)."""
-    ap = argparse.ArgumentParser(description=description,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("sweep", help="a triada-explore output folder (results.csv, cache/)")
-    ap.add_argument("-o", "--out", default=None, help="output directory (default: the sweep's)")
-    a = ap.parse_args()
+    a = parse(description, "sweep", "a triada-explore output folder (results.csv, cache/)",
+              "the sweep's")
     try:
         from triada.explore import results
     except ImportError as e:

@@ -11,8 +11,9 @@ import pytest
 
 from conftest import triada
 
-HOMES = {"transform": "transform", "gemt": "transform", "tcu": "tcu", "conv": "conv", "conv_onnx": "onnx_net", "onnx_layers": "onnx_net",
-         "OnnxLayer": "onnx_net", "to_network": "onnx_net",
+HOMES = {"transform": "transform", "gemt": "transform", "tcu": "tcu", "conv": "conv",
+         "conv_onnx": "onnx_net", "onnx_layers": "onnx_net", "OnnxLayer": "onnx_net",
+         "to_network": "onnx_net",
          "layout": "layouts", "BrickArray": "layouts", "CELL_MODES": "configs",
          "Error": "errors", "ConfigError": "errors", "InputError": "errors",
          "MPIError": "errors", "HDF5Error": "errors"}

@@ -17,6 +17,7 @@ import time
 from typing import Any
 
 from ._explore_spec import SESSION, Point, Spec
+from ._files import write_atomically
 
 
 class Cache:
@@ -48,17 +49,6 @@ class Cache:
         stamp = datetime.datetime.now().isoformat(timespec="seconds")
         with self.log_lock, open(self.out / "explore.log", "a", encoding="utf-8") as f:
             f.write(f"{stamp} {line}\n")
-
-
-def write_atomically(path: pathlib.Path, text: str) -> None:
-    """PATH holds TEXT or what it held before, never a part (temp file, then rename)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
 
 
 class Slots:

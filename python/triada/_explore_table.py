@@ -10,7 +10,8 @@ import math
 import pathlib
 from typing import Any
 
-from ._explore_cache import Cache, write_atomically
+from ._explore_cache import Cache
+from ._files import write_atomically
 from ._explore_spec import Point, Spec, format_value
 
 PROVENANCE = ["status", "error", "version", "commit", "key", "session", "wall_s", "host",

@@ -28,7 +28,8 @@ import subprocess
 import sys
 from typing import Any
 
-from ._explore_cache import Cache, Runner, write_atomically
+from ._explore_cache import Cache, Runner
+from ._files import write_atomically
 from ._explore_spec import Point, Resolver, Spec, SpecError, default_bin, expand, load
 from ._explore_table import axis_names, columns, results, rows, summary, write_table
 

@@ -29,6 +29,7 @@ import numpy as np
 
 from . import _args
 from .conv import conv
+from ._files import write_atomically
 from .errors import ConfigError, Error, InputError
 
 __all__ = ["OnnxLayer", "onnx_layers", "conv_onnx", "to_network", "network_batch"]
@@ -161,7 +162,7 @@ def _conv_layer(graph, node):
     return OnnxLayer(node.name, "Conv", layer, weights, len(node.input) > 2 and bool(node.input[2]))
 
 
-def _gemm_layer(graph, node, m, k, n, weights, bias):
+def _gemm_layer(node, m, k, n, weights, bias):
     layer = (1, k, m, 1, n, 1, 1, (1, 1), (0, 0, 0, 0), (1, 1), 1)
     w = None if weights is None else np.ascontiguousarray(weights.T.reshape(n, k, 1, 1),
                                                           dtype=np.float64)
@@ -179,7 +180,7 @@ def _gemm(graph, node):
     b = graph.constants.get(node.input[1])
     if b is not None:
         b = (b.T if a.get("transB", 0) else b) * float(a.get("alpha", 1.0))
-    return _gemm_layer(graph, node, m, k, n, b, len(node.input) > 2 and bool(node.input[2]))
+    return _gemm_layer(node, m, k, n, b, len(node.input) > 2 and bool(node.input[2]))
 
 
 def _matmul(graph, node):
@@ -187,7 +188,7 @@ def _matmul(graph, node):
     if len(sa) < 2 or len(sb) != 2:
         raise ConfigError(f"node {_label(node)}: MatMul of {_dims(sa)} by {_dims(sb)}; A of "
                           "2 or more dims by a 2-D B expected")
-    return _gemm_layer(graph, node, int(np.prod(sa[:-1])), sa[-1], sb[1],
+    return _gemm_layer(node, int(np.prod(sa[:-1])), sa[-1], sb[1],
                        graph.constants.get(node.input[1]), False)
 
 
@@ -265,14 +266,15 @@ def to_network(layers: list[OnnxLayer], path: str | os.PathLike) -> int:
             hi //= b
         rows.append([_network_name(L.name), hi, wi, hf, wf, ci, co, "x".join(map(str, s)),
                      ":".join(map(str, p)), "x".join(map(str, d)), g])
-    with open(path, "w", newline="", encoding="utf-8") as f:
-        f.write(f"# from an ONNX model: triada-conv --network {os.path.basename(path)} "
-                f"--batch {b}\n")
-        w = csv.writer(f, lineterminator="\n")
-        w.writerow(["Layer name", "IFMAP Height", "IFMAP Width", "Filter Height",
-                    "Filter Width", "Channels", "Num Filter", "Strides", "Padding",
-                    "Dilation", "Groups"])
-        w.writerows(rows)
+    f = io.StringIO()
+    f.write(f"# from an ONNX model: triada-conv --network {os.path.basename(path)} "
+            f"--batch {b}\n")
+    w = csv.writer(f, lineterminator="\n")
+    w.writerow(["Layer name", "IFMAP Height", "IFMAP Width", "Filter Height",
+                "Filter Width", "Channels", "Num Filter", "Strides", "Padding",
+                "Dilation", "Groups"])
+    w.writerows(rows)
+    write_atomically(path, f.getvalue())
     return b
 
 
@@ -349,11 +351,9 @@ def conv_onnx(model_or_path: Any, *, method: str = "both", mxu: int = 16,
     summary = {"schema": "triada-conv-onnx/1", "model": _model_name(model_or_path),
                "config": rep["config"], "layers": objects, "total": total}
     if report is not None and root:
-        with open(report, "w", encoding="utf-8") as f:
-            json.dump(summary, f, indent=1)
+        write_atomically(report, json.dumps(summary, indent=1))
     if csv is not None and root:
-        with open(csv, "w", encoding="utf-8", newline="") as f:
-            f.write(_merged_csv(csvs, layers))
+        write_atomically(csv, _merged_csv(csvs, layers))
     return results, summary
 
 

@@ -83,21 +83,21 @@ std::array<index_t, 2> parse_axes(const std::string& text, const std::string& wh
   return {h, parts.size() == 2 ? parse_field(parts[1], where, what, minimum) : h};
 }
 
-void set_stride(ConvLayer& l, const std::string& text, const std::string& where,
-                const std::string& what) {
+void read_stride(ConvLayer& l, const std::string& text, const std::string& where,
+                 const std::string& what) {
   const auto a = parse_axes(text, where, what, 1, "S or SHxSW");
   l.stride_h = a[0], l.stride_w = a[1];
 }
 
-void set_dilation(ConvLayer& l, const std::string& text, const std::string& where,
-                  const std::string& what) {
+void read_dilation(ConvLayer& l, const std::string& text, const std::string& where,
+                   const std::string& what) {
   const auto a = parse_axes(text, where, what, 1, "D or DHxDW");
   l.dilation_h = a[0], l.dilation_w = a[1];
 }
 
 // P, PHxPW (symmetric per axis) or T:L:B:R (ONNX's pads order).
-void set_pad(ConvLayer& l, const std::string& text, const std::string& where,
-             const std::string& what) {
+void read_pad(ConvLayer& l, const std::string& text, const std::string& where,
+              const std::string& what) {
   const char* forms = "P, PHxPW or T:L:B:R";
   if (text.find(':') == std::string::npos) {
     const auto a = parse_axes(text, where, what, 0, forms);
@@ -178,9 +178,9 @@ ConvLayer conv_row(const std::vector<std::string>& f, size_t columns, const std:
   ConvLayer l;
   l.name = f[0];
   l.H_I = v[1], l.W_I = v[2], l.H_F = v[3], l.W_F = v[4], l.C_I = v[5], l.C_O = v[6];
-  set_stride(l, f[7], where, column(7));
-  if (columns > 8) set_pad(l, f[8], where, column(8));
-  if (columns > 9) set_dilation(l, f[9], where, column(9));
+  read_stride(l, f[7], where, column(7));
+  if (columns > 8) read_pad(l, f[8], where, column(8));
+  if (columns > 9) read_dilation(l, f[9], where, column(9));
   if (columns > 10) l.groups = parse_field(f[10], where, column(10), 1);
   return l;
 }
@@ -359,9 +359,9 @@ ConvLayer parse_layer_spec(const std::string& spec, const std::string& where) {
   ConvLayer l;
   l.name = "layer";
   l.N = v[0], l.C_I = v[1], l.H_I = v[2], l.W_I = v[3], l.C_O = v[4], l.H_F = v[5], l.W_F = v[6];
-  set_stride(l, f[7], where, "stride");
-  set_pad(l, f[8], where, "pad");
-  if (f.size() > 9) set_dilation(l, f[9], where, "dil");
+  read_stride(l, f[7], where, "stride");
+  read_pad(l, f[8], where, "pad");
+  if (f.size() > 9) read_dilation(l, f[9], where, "dil");
   if (f.size() > 10) l.groups = parse_field(f[10], where, "groups", 1);
   validate_layer(l, where + " " + spec);
   return l;
