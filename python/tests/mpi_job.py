@@ -56,10 +56,15 @@ results["gemt_distributed"] = assemble(yp, (4, 7, 6), np.complex128)
 # The planar MXU: a layer's work units and a sweep's points over the ranks.
 outputs, reports["conv"] = triada.conv((2, 3, 9, 9, 5, 3, 3, 1, 1), mxu=4, verify=True,
                                        comm=comm)
+# Per-axis strides and dilations, asymmetric pads, groups: ONNX's Conv attributes.
+axes_out, reports["conv_axes"] = triada.conv(
+    (2, 4, 9, 10, 4, 3, 2, (2, 1), (1, 0, 2, 1), (1, 2), 2), mxu=4, verify=True, comm=comm)
 _, reports["tcu"] = triada.tcu("matmul", m=16, latency=2, sweep=True, sizes=(8, 12), comm=comm)
 if rank == 0:
     results["conv_explicit"] = outputs[0]["explicit"]
     results["conv_implicit"] = outputs[0]["implicit"]
+    results["conv_axes_explicit"] = axes_out[0]["explicit"]
+    results["conv_axes_implicit"] = axes_out[0]["implicit"]
     out = pathlib.Path(sys.argv[1])
     np.savez(out / f"np{size}.npz", **results)
     (out / f"np{size}.json").write_text(json.dumps(reports))

@@ -42,7 +42,9 @@ def test_every_rank_count_gives_the_same_bits_and_counters(runs):
             assert np.array_equal(bits(res[name]), bits(ref[name])), (n, name)
         for name in ("dct", "dct_distributed", "gemt", "gemt_distributed"):
             assert counted(reports[name]) == counted(ref_reports[name]), (n, name)
-        assert comparable(reports["conv"])["layers"] == comparable(ref_reports["conv"])["layers"]
+        for name in ("conv", "conv_axes"):
+            assert comparable(reports[name])["layers"] == comparable(ref_reports[name])["layers"]
+        assert reports["conv_axes"]["layers"][0]["verified"] is True
         assert [r["macs"] for r in reports["tcu"]["sweep"]] == \
             [r["macs"] for r in ref_reports["tcu"]["sweep"]]
 

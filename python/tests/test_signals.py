@@ -1,12 +1,15 @@
 """Signals and the module (each case in a fresh interpreter): the user's handlers stay in
 place across calls that write files and across tcu, Ctrl-C during a long call raises
-KeyboardInterrupt promptly and publishes nothing, on one rank or under mpirun, and the
-module keeps working afterwards."""
+KeyboardInterrupt promptly and publishes nothing, on one rank or under mpirun (also in the
+middle of an ONNX model's layers: no report or CSV), and the module keeps working
+afterwards."""
 
 import json
 import os
 import subprocess
 import sys
+
+import pytest
 
 from conftest import clean_env, mpirun
 
@@ -148,3 +151,49 @@ def test_under_mpirun_an_interrupt_of_one_rank_stops_every_rank(tmp):
         r = json.loads(text.strip().splitlines()[-1])
         assert r == {"outcomes": ["KeyboardInterrupt"] * 2, "next": [5, 4, 3]}, cell_mode
     assert os.listdir(tmp) == []
+
+
+def test_sigint_during_conv_onnx_raises_and_writes_neither_report_nor_csv(tmp):
+    """An ONNX model's layers run as conv calls one after another: Ctrl-C in the middle
+    raises KeyboardInterrupt, leaves no report, CSV or temporary, and the next call runs."""
+    pytest.importorskip("onnx", reason="needs python3-onnx")
+    code, out, err = run_python("""
+import json, os, signal, sys, threading, time
+import numpy as np, triada
+from onnx import TensorProto, helper, numpy_helper
+out = sys.argv[1]
+rng = np.random.default_rng(2)
+nodes, weights, name = [], [], "x"
+for i in range(6):  # 3x3 convolutions of 96 channels, strides (1, 2) every other layer
+    w = numpy_helper.from_array(rng.standard_normal((96, 96, 3, 3)).astype(np.float32), f"w{i}")
+    weights.append(w)
+    nodes.append(helper.make_node("Conv", [name, f"w{i}"], [f"h{i}"], pads=[1, 1, 1, 1],
+                                  strides=[1, 1 + i % 2]))
+    name = f"h{i}"
+graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                          [1, 96, 64, 128])], [helper.make_tensor_value_info(name,
+                          TensorProto.FLOAT, None)], weights)
+model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+def run(tag):
+    return triada.conv_onnx(model, mxu=8, report=os.path.join(out, tag + ".json"),
+                            csv=os.path.join(out, tag + ".csv"))
+t0 = time.monotonic()
+run("full")
+full = time.monotonic() - t0
+threading.Timer(full / 3, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+t0 = time.monotonic()
+try:
+    run("r")
+    outcome = "returned"
+except KeyboardInterrupt:
+    outcome = "KeyboardInterrupt"
+elapsed = time.monotonic() - t0
+_, again = triada.conv_onnx(model, mxu=8)
+print(json.dumps({"outcome": outcome, "full": full, "elapsed": elapsed,
+                  "layers": again["total"]["verified_layers"]}))
+""", tmp, tmpdir=tmp)
+    assert code == 0, err
+    r = json.loads(out)
+    assert r["outcome"] == "KeyboardInterrupt" and r["elapsed"] < r["full"], r
+    assert r["layers"] == 6, r
+    assert sorted(os.listdir(tmp)) == ["full.csv", "full.json"]  # nothing else, no temporary

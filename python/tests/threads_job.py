@@ -21,7 +21,23 @@ CALLS = {
     "layout": lambda: triada.layout(x.shape, (3, 5, 2)),
     "tcu": lambda: triada.tcu("matmul", m=16, latency=1, A=a, B=b),
     "conv": lambda: triada.conv((1, 2, 6, 6, 3, 3, 3, 1, 1), mxu=4, verify=True),
+    "conv_axes": lambda: triada.conv((1, 4, 7, 8, 2, 2, 3, (2, 1), (1, 0, 0, 2), (1, 2), 2),
+                                     mxu=4, verify=True),
 }
+try:  # an ONNX model's layers, each a conv call of its own (python3-onnx)
+    from onnx import TensorProto, helper, numpy_helper
+
+    w1 = numpy_helper.from_array(rng.standard_normal((4, 2, 3, 3)).astype(np.float32), "w1")
+    wg = numpy_helper.from_array(rng.standard_normal((60, 3)).astype(np.float32), "wg")
+    graph = helper.make_graph(
+        [helper.make_node("Conv", ["x", "w1"], ["h"], strides=[1, 2], pads=[1, 0, 0, 1]),
+         helper.make_node("Flatten", ["h"], ["f"]), helper.make_node("Gemm", ["f", "wg"], ["y"])],
+        "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 6, 6])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], [w1, wg])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    CALLS["conv_onnx"] = lambda: triada.conv_onnx(model, mxu=4)
+except ImportError:
+    pass
 
 
 def digest(value):
