@@ -144,6 +144,16 @@ def test_gemm_and_matmul_run_as_1x1_convolutions(trans_b):
     assert [L["kind"] for L in report["layers"]] == ["gemm", "gemm"]
 
 
+@pytest.mark.parametrize("op,b_shape", [("Gemm", (6, 5)), ("MatMul", (6, 5))])
+def test_a_product_whose_inner_dims_differ_is_refused_naming_its_node(op, b_shape):
+    b = np.ones(b_shape)
+    model = model_of([helper.make_node(op, ["a", "b"], ["y"], name="bad")], [("a", [3, 7])],
+                     {"b": b}, ("y",))
+    with pytest.raises(triada.ConfigError,
+                       match=rf"node 'bad' \({op}\): {op} of 3x7 by 6x5: the inner dims 7 and 6"):
+        onnx_net.onnx_layers(model)
+
+
 def small_cnn(rng, batch_dim):
     w1 = rng.integers(-2, 3, (4, 3, 3, 3)).astype(np.float64)
     w2 = rng.integers(-2, 3, (6, 2, 3, 2)).astype(np.float64)

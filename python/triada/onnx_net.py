@@ -177,6 +177,7 @@ def _gemm(graph, node):
                           "operands expected")
     m, k = sa[::-1] if a.get("transA", 0) else sa
     kb, n = sb[::-1] if a.get("transB", 0) else sb
+    _check_inner(node, sa, sb, k, kb)
     b = graph.constants.get(node.input[1])
     if b is not None:
         b = (b.T if a.get("transB", 0) else b) * float(a.get("alpha", 1.0))
@@ -188,8 +189,16 @@ def _matmul(graph, node):
     if len(sa) < 2 or len(sb) != 2:
         raise ConfigError(f"node {_label(node)}: MatMul of {_dims(sa)} by {_dims(sb)}; A of "
                           "2 or more dims by a 2-D B expected")
+    _check_inner(node, sa, sb, sa[-1], sb[0])
     return _gemm_layer(node, int(np.prod(sa[:-1])), sa[-1], sb[1],
                        graph.constants.get(node.input[1]), False)
+
+
+def _check_inner(node, sa, sb, k, kb):
+    """A product's inner dims agree (shape inference does not check a Gemm's)."""
+    if k != kb:
+        raise ConfigError(f"node {_label(node)}: {node.op_type} of {_dims(sa)} by {_dims(sb)}: "
+                          f"the inner dims {k} and {kb} differ")
 
 
 _READERS = {"Conv": _conv_layer, "Gemm": _gemm, "MatMul": _matmul}
