@@ -201,6 +201,14 @@ def test_small_cnn_layer_by_layer_and_the_network_file_round_trip(tmp):
                         "--batch", "2", "--to-network", str(tmp / "net.csv")],
                        capture_output=True, text=True, env=clean_env(), timeout=120)
     assert p.returncode == 0, p.stderr
+    before = (tmp / "net.csv").read_bytes()
+    p = subprocess.run(p.args, capture_output=True, text=True, env=clean_env(), timeout=120)
+    assert p.returncode == 2 and p.stderr.splitlines() == [
+        f"triada.onnx_net: error: {tmp / 'net.csv'}: exists (force=True replaces it)"], p.stderr
+    assert (tmp / "net.csv").read_bytes() == before
+    p = subprocess.run(p.args + ["--force"], capture_output=True, text=True, env=clean_env(),
+                       timeout=120)
+    assert p.returncode == 0 and (tmp / "net.csv").read_bytes() == before, p.stderr
     code, _, err = run_program("triada-conv", "--network", tmp / "net.csv", "--batch", 2,
                                "--mxu", 8, "--verify-budget", 0, "--report", tmp / "n.json")
     assert code == 0, err

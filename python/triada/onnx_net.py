@@ -262,9 +262,13 @@ def network_batch(layers: list[OnnxLayer]) -> int:
     return batches.pop()
 
 
-def to_network(layers: list[OnnxLayer], path: str | os.PathLike) -> int:
-    """Writes the layers as our network file; returns the batch to run it with
-    (``triada-conv --network path --batch B``): Gemm and MatMul rows hold M / B rows."""
+def to_network(layers: list[OnnxLayer], path: str | os.PathLike, force: bool = False) -> int:
+    """Writes the layers as our network file (an existing file only with force); returns
+    the batch to run it with (``triada-conv --network path --batch B``): Gemm and MatMul
+    rows hold M / B rows."""
+    _args.flag("force", force)
+    if os.path.exists(path) and not force:
+        raise ConfigError(f"{os.fspath(path)}: exists (force=True replaces it)")
     b = network_batch(layers)
     rows = []
     for L in layers:
@@ -398,14 +402,15 @@ def main(argv: list[str] | None = None) -> int:
                    help="random weights instead of the model's")
     p.add_argument("--csv", help="the per-layer CSV (triada-conv's columns)")
     p.add_argument("--report", help="the JSON report")
-    p.add_argument("--force", action="store_true", help="replace --csv and --report")
+    p.add_argument("--force", action="store_true",
+                   help="replace --csv, --report and --to-network")
     p.add_argument("--to-network", metavar="NET.csv",
                    help="only write the layers as a network file for triada-conv --network")
     a = p.parse_args(argv)
     prog = "triada.onnx_net"
     try:
         if a.to_network:
-            b = to_network(onnx_layers(a.model, a.batch), a.to_network)
+            b = to_network(onnx_layers(a.model, a.batch), a.to_network, force=a.force)
             print(f"{prog}: wrote {a.to_network}: triada-conv --network {a.to_network} "
                   f"--batch {b}")
             return 0
