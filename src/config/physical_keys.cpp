@@ -52,6 +52,9 @@ constexpr KeySpec kKeys[] = {
      "each actuator's coefficient memory (KiB); auto = each holds its C_s whole"},
     {"chip.overhead_fraction", "0.2",
      "share of the die for I/O, clocking, power delivery and the off-chip interface"},
+    {"chip.max_die_mm", "26,33", "X,Y: the largest outline of one die (mm); a reticle"},
+    {"chip.spare_fraction", "0.0909",
+     "spare cells per used cell, for yield (priced in area; 12/132, the H100's SMs)"},
     {"chip.register_words", "32", "a cell's V and W words in flip-flops, at most; SRAM beyond"},
     {"chip.sram_um2_per_bit", "0.692", "one SRAM bit with its share of the macro (um^2, 45 nm)"},
     {"chip.sram_fj_per_bit", "156.25", "one SRAM bit read or written (fJ, 45 nm)"},
@@ -144,6 +147,20 @@ AreaParams area_from(const po::variables_map& vm, const KeySource& src) {
   return a;
 }
 
+// chip.max_die_mm = X,Y: two lengths in mm.
+std::array<double, 2> die_outline(const po::variables_map& vm, const KeySource& src) {
+  const std::string& s = key_text(vm, "chip.max_die_mm");
+  const size_t comma = s.find(',');
+  std::array<double, 2> v{};
+  const bool ok = comma != std::string::npos && parse_double(s.substr(0, comma), v[0]) &&
+                  parse_double(s.substr(comma + 1), v[1]) && v[0] >= 0.1 && v[0] <= 1e4 &&
+                  v[1] >= 0.1 && v[1] <= 1e4;
+  if (!ok)
+    throw config_error(src("chip.max_die_mm") + ": expected X,Y, two lengths in [0.1, 1e4] (mm), got '" +
+                       printable(s) + "'");
+  return v;
+}
+
 ChipParams chip_from(const po::variables_map& vm, const KeySource& src) {
   ChipParams c;
   c.area_mm2 = number_or_auto(vm, src, "chip.area_mm2", Quantity{"mm^2"});
@@ -154,6 +171,9 @@ ChipParams chip_from(const po::variables_map& vm, const KeySource& src) {
   c.actuator_kib = number_or_auto(vm, src, "chip.actuator_kib", Quantity{"KiB"});
   c.overhead_fraction =
       key_quantity(vm, src, "chip.overhead_fraction", Quantity{"(of the die)", 1e-6, 0.9, true});
+  c.max_die_mm = die_outline(vm, src);
+  c.spare_fraction =
+      key_quantity(vm, src, "chip.spare_fraction", Quantity{"(of the cells)", 1e-6, 10, true});
   c.register_words = key_integer(vm, src, "chip.register_words", 0, 1000000000, "1e9");
   c.sram_um2_per_bit = number(vm, src, "chip.sram_um2_per_bit", "um^2", true);
   c.sram_fj_per_bit = number(vm, src, "chip.sram_fj_per_bit", "fJ");

@@ -36,6 +36,16 @@ std::string mm2(double a) {
   return buf;
 }
 
+std::string outline(const std::array<double, 2>& o) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.4g x %.4g mm", o[0], o[1]);
+  return buf;
+}
+
+std::string max_die(const PhysicalParams& p) {
+  return "chip.max_die_mm = " + outline(p.chip.max_die_mm) + " (a reticle)";
+}
+
 std::string watts(double w) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.4g W", w);
@@ -48,6 +58,10 @@ std::string watts(double w) {
   const ChipFit full = chip_fit(chip_plan(q, virtual_of(q)), p, q.mode, q.complex_data);
   const ChipFit one = chip_fit(chip_plan(q, {1, 1, 1}), p, q.mode, q.complex_data);
   const std::string what = "chip: no mesh of " + to_string(virtual_of(q)) + " or fewer cells";
+  if (!outline_fits(one.outline_mm, p.chip))
+    throw config_error(what + " fits one die of " + max_die(p) + ": even one cell's die is " +
+                       outline(one.outline_mm) +
+                       " (more dies, linked in a package, are not modelled)");
   if (p.chip.area_mm2 && one.area_mm2 > *p.chip.area_mm2)
     throw config_error(what + " fits chip.area_mm2 = " + mm2(*p.chip.area_mm2) +
                        ": the storage alone (cells' V and W, actuator memories) needs " +
@@ -118,6 +132,9 @@ std::optional<ext3> chip_mesh(const ChipProblem& q, const PhysicalParams& p,
   if (p.chip.area_mm2 && f.area_mm2 > *p.chip.area_mm2)
     throw config_error(name + " needs " + mm2(f.area_mm2) +
                        ", over chip.area_mm2 = " + mm2(*p.chip.area_mm2));
+  if (!outline_fits(f.outline_mm, p.chip))
+    throw config_error(name + " needs a die of " + outline(f.outline_mm) + ", beyond " +
+                       max_die(p) + ": it would take more than one die, which is not modelled");
   if (p.chip.power_w && f.leakage_w >= *p.chip.power_w)
     throw config_error(name + " leaks " + watts(f.leakage_w) +
                        ", not under chip.power_w = " + watts(*p.chip.power_w) + " at any clock");
@@ -143,7 +160,7 @@ std::string chip_bound(const Plan& plan, const PhysicalParams& p, CellMode mode,
     if (chip_fit(larger, p, mode, complex_data).fits)
       return "time: a larger mesh fits but is not modelled faster";
   }
-  const std::string what = p.chip.power_w ? "area or power" : "area";
+  const std::string what = p.chip.power_w ? "area, outline or power" : "area or outline";
   return what + (capped ? " and chip.max_tiers" : "") + ": no larger mesh fits";
 }
 

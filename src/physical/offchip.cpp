@@ -94,10 +94,13 @@ std::vector<PassTraffic> pass_traffic(const Plan& plan, int passes, int word_bit
     const StagePlan& first = plan.stages[static_cast<size_t>(group.front())];
     const StagePlan& last = plan.stages[static_cast<size_t>(group.back())];
     const double tiles = double(pass_tiles(plan, group));
+    t.tiles = pass_tiles(plan, group);
     for (int i : group) {
       const StagePlan& sp = plan.stages[static_cast<size_t>(i)];
       const double c = double(sp.n()) * double(sp.k()) * word;
-      t.coefficient_bytes += actuator_bytes && c > *actuator_bytes ? c * tiles : c;
+      const bool held = !actuator_bytes || c <= *actuator_bytes;
+      t.coefficient_bytes += held ? c : c * tiles;
+      if (held) t.held_coefficient_bytes += c;
     }
     t.bytes_read = elements(first.in_shape) * word + t.coefficient_bytes;
     t.bytes_written = elements(last.out_shape) * word;

@@ -58,6 +58,8 @@ std::uint64_t pass_tiles(const Plan& plan, const std::vector<int>& stages);
 struct PassTraffic {
   std::vector<int> stages;
   double bytes_read = 0, bytes_written = 0, coefficient_bytes = 0;  // read includes coefficients
+  double held_coefficient_bytes = 0;  // loaded once into the actuators, before the first tile
+  std::uint64_t tiles = 1;            // pass_tiles: the tiles it runs one after another
 };
 std::vector<PassTraffic> pass_traffic(const Plan& plan, int passes, int word_bits, bool initial,
                                       std::optional<double> actuator_bytes = std::nullopt);

@@ -305,9 +305,23 @@ std::uint64_t actuator_words(const StagePlan& sp, const ChipParams& c, int bits)
 
 // What the die adds to the mesh, from the plan alone (no counters): the sizer's test.
 struct Die {
-  double storage_mm2 = 0, actuator_mm2 = 0, overhead_mm2 = 0, total_mm2 = 0;
+  double storage_mm2 = 0, actuator_mm2 = 0, spares_mm2 = 0, overhead_mm2 = 0, total_mm2 = 0;
   double sram_leakage_w = 0, leakage_w = 0;  // leakage_w: the cells' too
+  std::array<double, 2> outline_mm{};        // one die's short and long edge
 };
+
+// One die's outline (doc/physical.md §4.1): its tier of the cell array, the spare cells as
+// extra length along its long edge, and its share of the rest (actuator memories, overhead)
+// as a band along that edge.
+std::array<double, 2> outline_of(const Plan& plan, const PhysicalParams& p, double pitch_um,
+                                 double rest_mm2) {
+  const bool stacked = p.area.layout == Layout::stacked;
+  const double a = double(plan.mesh[0]) * pitch_um * 1e-3;
+  const double b = double(plan.mesh[1]) * (stacked ? 1.0 : double(plan.mesh[2])) * pitch_um * 1e-3;
+  const double dies = stacked ? double(plan.mesh[2]) : 1.0;
+  const double longer = std::max(a, b) * (1 + p.chip.spare_fraction);
+  return {std::min(a, b) + rest_mm2 / dies / longer, longer};
+}
 
 Die die_of(const Plan& plan, const PhysicalParams& p, const NodeScaling& s, const CellGeometry& g,
            int bits, std::uint64_t block) {
@@ -321,13 +335,22 @@ Die die_of(const Plan& plan, const PhysicalParams& p, const NodeScaling& s, cons
     actuator_bits += double(actuator_words(sp, c, bits)) * bits;
   d.actuator_mm2 = actuator_bits * c.sram_um2_per_bit * s.area * 1e-6;
   d.sram_leakage_w += actuator_bits * c.sram_leakage_pw_per_bit * 1e-12 * s.power;
-  const double rest =
-      g.logic_um2 * cells * 1e-6 + g.bus_um2() * cells * 1e-6 + d.storage_mm2 + d.actuator_mm2;
-  const double f = c.overhead_fraction;
-  d.overhead_mm2 = c.area_mm2 ? f * *c.area_mm2 : rest * f / (1 - f);
+  const double array = g.logic_um2 * cells * 1e-6 + g.bus_um2() * cells * 1e-6 + d.storage_mm2;
+  d.spares_mm2 = array * c.spare_fraction;
+  const double rest = array + d.spares_mm2 + d.actuator_mm2;
+  // The overhead is a share of what is built, not of the budget: a mesh costs the same
+  // whatever budget it was sized under.
+  d.overhead_mm2 = rest * c.overhead_fraction / (1 - c.overhead_fraction);
   d.total_mm2 = rest + d.overhead_mm2;
+  d.outline_mm = outline_of(plan, p, g.pitch_um, d.actuator_mm2 + d.overhead_mm2);
   d.leakage_w = d.sram_leakage_w + p.energy.leakage_uw_per_cell * 1e-6 * s.power * cells;
   return d;
+}
+
+// The die fits its budgets: area, outline and (leakage below) power.
+bool die_fits(const Die& d, const ChipParams& c) {
+  return (!c.area_mm2 || d.total_mm2 <= *c.area_mm2) && outline_fits(d.outline_mm, c) &&
+         (!c.power_w || d.leakage_w < *c.power_w);
 }
 
 std::vector<ActuatorMemory> actuator_memories(const Env& e, const PhysicalResult& r) {
@@ -362,13 +385,11 @@ void stretch_clock(PhysicalResult& r, double k, double leakage_w) {
   r.energy.static_ = leakage_w * r.seconds;
 }
 
-// End to end with the compute's seconds stretched by k: per pass their sum (overlap none)
-// or the longer of the two (double_buffer).
+// End to end with the compute's seconds stretched by k: the passes one after another (a
+// pass reads what the one before wrote, so its fill and drain are exposed).
 double end_to_end(const OffChipResult& m, Overlap o, double k = 1) {
   double t = 0;
-  for (const OffChipPass& ps : m.per_pass)
-    t += o == Overlap::double_buffer ? std::max(k * ps.compute_seconds, ps.memory_seconds)
-                                     : k * ps.compute_seconds + ps.memory_seconds;
+  for (const OffChipPass& ps : m.per_pass) t += pass_seconds(ps, o, k);
   return t;
 }
 
@@ -385,8 +406,14 @@ OffChipResult offchip_traffic(const Env& e, int passes, std::uint64_t block, boo
     m.bytes_read += t.bytes_read;
     m.bytes_written += t.bytes_written;
     m.coefficient_bytes += t.coefficient_bytes;
-    m.per_pass.push_back({t, 0, (t.bytes_read + t.bytes_written) / bw});
-    m.memory_seconds += m.per_pass.back().memory_seconds;
+    OffChipPass ps;
+    ps.traffic = t;
+    ps.memory_seconds = (t.bytes_read + t.bytes_written) / bw;
+    ps.coefficient_seconds = t.held_coefficient_bytes / bw;
+    ps.load_seconds = (t.bytes_read - t.held_coefficient_bytes) / bw;
+    ps.store_seconds = t.bytes_written / bw;
+    m.per_pass.push_back(ps);
+    m.memory_seconds += ps.memory_seconds;
   }
   const double bytes = m.bytes_read + m.bytes_written;
   r.energy.off_chip = bytes * 8 * e.p.memory.energy_pj_per_bit() * 1e-12;
@@ -402,6 +429,10 @@ void finish_offchip(const Env& e, PhysicalResult& r) {
   for (OffChipPass& ps : m.per_pass) {
     ps.compute_seconds = 0;
     for (int i : ps.traffic.stages) ps.compute_seconds += r.stages[static_cast<size_t>(i)].seconds;
+    const size_t first = static_cast<size_t>(ps.traffic.stages.front());
+    ps.first_stage_seconds = r.stages[first].seconds;
+    ps.first_stage_steps = std::max<std::uint64_t>(1, e.rc.stages[first].steps);
+    ps.seconds = pass_seconds(ps, e.p.memory.overlap);
   }
   const double t = end_to_end(m, e.p.memory.overlap);
   if (t != r.seconds && r.seconds > 0) r.energy.static_ *= t / r.seconds;
@@ -475,6 +506,8 @@ ChipResult price_chip(const Env& e, const CellGeometry& g, std::uint64_t block, 
   r.area.storage = d.storage_mm2;
   r.area.actuator_memories = d.actuator_mm2;
   r.area.overhead = d.overhead_mm2;
+  r.area.spares = d.spares_mm2;
+  c.outline_mm = d.outline_mm;
   const double macs = double(e.rc.total(Counter::macs));
   r.energy.storage = macs * c.storage.fj_per_mac * 1e-15;
   const double fj = e.p.chip.sram_fj_per_bit * e.s.energy * e.bits;
@@ -504,13 +537,25 @@ Tiling tiling_of(const Plan& plan, const PhysicalParams& p, const NodeScaling& s
     t.block = held_block(plan, t.passes, p.memory.overlap);
     t.g = cell_geometry(plan, p, s, mode, bits, t.block);
     t.die = die_of(plan, p, s, t.g, bits, t.block);
-    const bool fits = (!p.chip.area_mm2 || t.die.total_mm2 <= *p.chip.area_mm2) &&
-                      (!p.chip.power_w || t.die.leakage_w < *p.chip.power_w);
-    if (fits || t.passes == most) return t;
+    if (die_fits(t.die, p.chip) || t.passes == most) return t;
   }
 }
 
 }  // namespace
+
+// doc/physical.md §4.5. Within a tile the first stage takes its planes in step order: step
+// j waits for plane j, so with n steps it ends at max(l/n + c1, l + c1/n). A tile's store
+// follows its last step. Double-buffered, tile i + 1 loads and tile i - 1 stores while tile
+// i computes; the first load and the last store are exposed.
+double pass_seconds(const OffChipPass& ps, Overlap o, double k) {
+  const double t = double(std::max<std::uint64_t>(1, ps.traffic.tiles));
+  const double l = ps.load_seconds / t, s = ps.store_seconds / t;
+  const double c = k * ps.compute_seconds / t, c1 = k * ps.first_stage_seconds / t;
+  if (o == Overlap::none) return ps.coefficient_seconds + t * (l + c + s);
+  const double n = double(ps.first_stage_steps);
+  const double exposed_load = std::max(l / n, l + c1 / n - c1);  // the first tile's
+  return ps.coefficient_seconds + exposed_load + c + (t - 1) * std::max(c, l + s) + s;
+}
 
 int word_bits_of(CellMode mode, bool complex_data) {
   return (mode == CellMode::fp64 ? 64 : 32) * (complex_data ? 2 : 1);
@@ -525,10 +570,16 @@ ChipFit chip_fit(const Plan& plan, const PhysicalParams& p, CellMode mode, bool 
   f.area_mm2 = d.total_mm2;
   f.storage_mm2 = d.storage_mm2 + d.actuator_mm2;
   f.leakage_w = d.leakage_w;
+  f.outline_mm = d.outline_mm;
   f.passes = t.passes;
-  f.fits = (!p.chip.area_mm2 || d.total_mm2 <= *p.chip.area_mm2) &&
-           (!p.chip.power_w || d.leakage_w < *p.chip.power_w);
+  f.fits = die_fits(d, p.chip);
   return f;
+}
+
+bool outline_fits(const std::array<double, 2>& outline, const ChipParams& c) {
+  const double lo = std::min(c.max_die_mm[0], c.max_die_mm[1]);
+  const double hi = std::max(c.max_die_mm[0], c.max_die_mm[1]);
+  return outline[0] <= lo && outline[1] <= hi;
 }
 
 PhysicalResult physical_model(const Plan& plan, const RunCounters& rc, const PhysicalParams& p,

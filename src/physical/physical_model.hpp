@@ -102,7 +102,9 @@ struct ChipParams {
   std::optional<ext3> mesh;            // fixes the mesh (priced against the budget)
   index_t max_tiers = 2;               // stacked layout: P3 at most (one die each)
   std::optional<double> actuator_kib;  // each actuator's memory; none: it holds its C_s
-  double overhead_fraction = 0.2;      // of the die: I/O, clocking, power, off-chip interface
+  double overhead_fraction = 0.2;      // of what is built: I/O, clocking, power, PHYs
+  std::array<double, 2> max_die_mm{26, 33};  // the outline a die may have: a reticle
+  double spare_fraction = 0.0909;            // spare cells per used one (12/132), for yield
   std::uint64_t register_words = 32;   // a cell's V and W words held in flip-flops, at most
   double sram_um2_per_bit = 0.692;     // an SRAM bit with its share of the macro
   double sram_fj_per_bit = 156.25;     // one bit read or written
@@ -155,9 +157,10 @@ struct PhysicalEnergy {                             // joules
 
 struct PhysicalArea {  // mm^2
   double cells = 0, buses = 0;
-  // Chip only: cells is then the MAC and operand latches, storage their V and W words.
-  double storage = 0, actuator_memories = 0, overhead = 0;
-  double total() const { return cells + buses + storage + actuator_memories + overhead; }
+  // Chip only: cells is then the MAC and operand latches, storage their V and W words;
+  // spares the spare cells' logic, storage and buses.
+  double storage = 0, actuator_memories = 0, overhead = 0, spares = 0;
+  double total() const { return cells + buses + storage + actuator_memories + overhead + spares; }
   double footprint = 0;  // die area: one tier (stacked) or the whole mesh (planar)
 };
 
@@ -193,13 +196,25 @@ struct ChipResult {
   double stretch = 1;      // period x stretch fits power_w
   bool power_fits = true;  // false: leakage alone exceeds power_w
   std::string bound;       // what chose the mesh (set by the sizer's caller)
+  std::array<double, 2> outline_mm{};  // one die's short and long edge
 };
 
 // The off-chip traffic of a run (doc/physical.md §4.4), with [memory] kind set.
+// A pass's time splits as doc/physical.md §4.5 says what overlaps: its held coefficients
+// load first, then each tile loads (its first stage consuming the planes as they arrive),
+// computes and stores (no W is final before the last step).
 struct OffChipPass {
   PassTraffic traffic;
   double compute_seconds = 0, memory_seconds = 0;
+  double coefficient_seconds = 0;  // held coefficients, before the first tile
+  double load_seconds = 0;         // the tensor it reads (and coefficients streamed per tile)
+  double store_seconds = 0;        // what its last stage writes
+  double first_stage_seconds = 0;  // compute of its first stage (all tiles)
+  std::uint64_t first_stage_steps = 1;
+  double seconds = 0;  // end to end: compute and the memory time it does not hide
 };
+// One pass end to end with its compute stretched by k (doc/physical.md §4.5).
+double pass_seconds(const OffChipPass& ps, Overlap o, double k = 1);
 struct OffChipResult {
   int passes = 1;                // over the tensor: 1 when it fits on chip
   std::uint64_t held_block = 1;  // virtual cells a cell holds (its tile)
@@ -250,9 +265,12 @@ int word_bits_of(CellMode mode, bool complex_data);
 // most passes where none does.
 struct ChipFit {
   double area_mm2 = 0, storage_mm2 = 0, leakage_w = 0;
+  std::array<double, 2> outline_mm{};  // one die's short and long edge
   int passes = 1;
   bool fits = true;
 };
+// Whether an outline (short, long edge) fits within max_die_mm, either way round.
+bool outline_fits(const std::array<double, 2>& outline, const ChipParams& c);
 ChipFit chip_fit(const Plan& plan, const PhysicalParams& p, CellMode mode, bool complex_data);
 
 // Delay (ps) of a line of n cells and length mm under model m, before technology scaling

@@ -63,7 +63,8 @@ enum class CellMode {
 // rate) and a 2p-bit complex MAC sixteen (Corollary 3: 16c). A software scheme of k narrow
 // products takes k passes (k per product of its complex MAC's four). fp32 is the paper's
 // FP32-MXU, a separate larger unit: a MAC is one pass of its own unit (four for complex, as
-// any p-bit MXU). fp64 is the TriADA paper's cell: one MAC, real or complex, per step.
+// any p-bit MXU). fp64 is the TriADA paper's cell: one fp64 FMA unit, so a complex MAC is
+// its four real FMAs (doc/design.md §4), four sub-steps, as every other single unit.
 struct CellModeInfo {
   CellMode mode;
   const char* name;  // as written in [cell] mode and --cell-mode
@@ -76,7 +77,8 @@ struct CellModeInfo {
   const char* energy_help;
 };
 inline constexpr std::array kCellModeTable = std::to_array<CellModeInfo>({
-    {CellMode::fp64, "fp64", 1, 1, false, false, "mac_pj", "18.4", "energy of one fp64 MAC (pJ)"},
+    {CellMode::fp64, "fp64", 1, 4, false, false, "mac_pj", "18.4",
+     "energy of one fp64 MAC (pJ; a complex MAC takes 4)"},
     {CellMode::fp32, "fp32", 1, 4, false, false, "mac_pj_fp32", "15.94",
      "energy of one step of the FP32-MXU (pJ; a complex MAC takes 4)"},
     {CellMode::tf32, "tf32", 1, 4, false, false, "mac_pj_tf32", "2.2",

@@ -122,8 +122,12 @@ json chip_json(const PhysicalResult& r, const PhysicalParams& p, const Plan& pla
             {"buses", a.buses},
             {"actuator_memories", a.actuator_memories},
             {"overhead", a.overhead},
+            {"spares", a.spares},
             {"total", a.total()}}},
+          {"outline_mm", c.outline_mm},
+          {"max_die_mm", p.chip.max_die_mm},
           {"overhead_fraction", p.chip.overhead_fraction},
+          {"spare_fraction", p.chip.spare_fraction},
           {"max_tiers", p.chip.max_tiers},
           {"actuator_kib", or_none(p.chip.actuator_kib)},
           {"cell_storage", storage_json(c.storage)},
@@ -151,11 +155,11 @@ std::string chip_summary(const PhysicalResult& r) {
   const std::string clock = c.stretch > 1 ? stretch : "not capped by power";
   char chip[400];
   std::snprintf(chip, sizeof chip,
-                "  chip %.4g mm^2 (cells %.4g, storage %.4g %s, buses %.4g, actuator memories "
-                "%.4g, overhead %.4g), %s; clock %s\n",
-                r.area.total(), r.area.cells, r.area.storage, c.storage.sram ? "SRAM" : "registers",
-                r.area.buses, r.area.actuator_memories, r.area.overhead, c.bound.c_str(),
-                clock.c_str());
+                "  chip %.4g mm^2, %.3g x %.3g mm (cells %.4g, storage %.4g %s, buses %.4g, "
+                "spares %.4g, actuator memories %.4g, overhead %.4g), %s; clock %s\n",
+                r.area.total(), c.outline_mm[0], c.outline_mm[1], r.area.cells, r.area.storage,
+                c.storage.sram ? "SRAM" : "registers", r.area.buses, r.area.spares,
+                r.area.actuator_memories, r.area.overhead, c.bound.c_str(), clock.c_str());
   return chip;
 }
 
@@ -170,8 +174,11 @@ json memory_json(const OffChipResult& m, const PhysicalParams& p, const Physical
                       {"bytes_read", ps.traffic.bytes_read},
                       {"bytes_written", ps.traffic.bytes_written},
                       {"coefficient_bytes", ps.traffic.coefficient_bytes},
+                      {"tiles", ps.traffic.tiles},
                       {"compute_seconds", ps.compute_seconds},
-                      {"memory_seconds", ps.memory_seconds}});
+                      {"memory_seconds", ps.memory_seconds},
+                      {"seconds", ps.seconds},
+                      {"exposed_memory_seconds", ps.seconds - ps.compute_seconds}});
   }
   return {{"kind", to_string(p.memory.kind)},
           {"gbps", p.memory.bandwidth_gbps()},
@@ -251,6 +258,7 @@ json physical_json(const PhysicalResult& r, const PhysicalParams& p, const Plan&
   out["area_mm2"]["cell_storage"] = r.area.storage;
   out["area_mm2"]["actuator_memories"] = r.area.actuator_memories;
   out["area_mm2"]["overhead"] = r.area.overhead;
+  out["area_mm2"]["spares"] = r.area.spares;
   return out;
 }
 

@@ -35,9 +35,11 @@ PhysicalResult run_on(const ChipProblem& q, const ext3& mesh, const PhysicalPara
 
 // The die of doc/physical.md §4.1-4.3, stacked layout, written from the doc: the cell's logic
 // (MAC, two operand latches), its 2 b words of storage, its tracks and via, its pitch; the
-// actuators' N_s K_s words; the overhead share of the budget.
+// actuators' N_s K_s words; the spare cells; the overhead share of what is built; the
+// outline (one tier, spares along the long edge, the rest a band along it).
 struct OwnDie {
   double mm2 = 0, leakage_w = 0;
+  double short_mm = 0, long_mm = 0;
 };
 OwnDie own_die(const ChipProblem& q, const ext3& P, const PhysicalParams& p) {
   const NodeScaling s = scaling_from_45nm(p.technology.node_nm, nominal_vdd(p.technology.node_nm));
@@ -57,8 +59,14 @@ OwnDie own_die(const ChipProblem& q, const ext3& P, const PhysicalParams& p) {
   const double via = bits * p.area.via_um2_per_bit;
   const double pitch = (t + std::sqrt(t * t + 4 * (logic + store + via))) / 2;
   OwnDie d;
-  d.mm2 = cells * (logic + store + t * pitch + via) * 1e-6 +
-          act_bits * c.sram_um2_per_bit * s.area * 1e-6 + c.overhead_fraction * *c.area_mm2;
+  const double array = cells * (logic + store + t * pitch + via) * 1e-6;
+  const double actuators = act_bits * c.sram_um2_per_bit * s.area * 1e-6;
+  const double built = array * (1 + c.spare_fraction) + actuators;
+  const double overhead = built * c.overhead_fraction / (1 - c.overhead_fraction);
+  d.mm2 = built + overhead;
+  const double x = double(P[0]) * pitch * 1e-3, y = double(P[1]) * pitch * 1e-3;
+  d.long_mm = std::max(x, y) * (1 + c.spare_fraction);
+  d.short_mm = std::min(x, y) + (actuators + overhead) / double(P[2]) / d.long_mm;
   const double sram_bits = act_bits + (sram ? cells * 2 * b * bits : 0);
   d.leakage_w = (sram_bits * c.sram_leakage_pw_per_bit * 1e-12 +
                  cells * p.energy.leakage_uw_per_cell * 1e-6) *
@@ -80,6 +88,7 @@ std::optional<ext3> brute_force(const ChipProblem& q, const PhysicalParams& p) {
         if (p.area.layout == Layout::stacked && c > p.chip.max_tiers) continue;
         const OwnDie d = own_die(q, m, p);
         if (d.mm2 > *p.chip.area_mm2 * (1 - 1e-12)) continue;
+        if (d.short_mm > 26 || d.long_mm > 33) continue;
         if (p.chip.power_w && d.leakage_w >= *p.chip.power_w) continue;
         const double t = run_on(q, m, p).seconds, cells = double(a * b * c);
         if (!best || t < best_s || (t == best_s && cells < best_cells)) {
@@ -106,9 +115,9 @@ TEST_CASE("the chip sizer finds the brute-force search's mesh", "[chip]") {
   for (const auto& [n, k] :
        std::vector<std::pair<ext3, ext3>>{{{6, 5, 4}, {6, 5, 4}}, {{4, 7, 3}, {5, 2, 6}}}) {
     const ChipProblem q = problem(n, k);
-    const double full = own_die(q, {6, 7, 6}, budget(1e9)).mm2 - 0.2 * 1e9;
+    const double full = own_die(q, {6, 7, 6}, budget(1e9)).mm2;
     for (double share : {0.02, 0.05, 0.1, 0.3, 0.6, 1.0, 2.0}) {
-      const PhysicalParams p = budget(full * share / 0.8);
+      const PhysicalParams p = budget(full * share);
       CAPTURE(n, k, share);
       const std::optional<ext3> want = brute_force(q, p);
       if (!want) {
@@ -149,7 +158,7 @@ TEST_CASE("a stacked die has at most chip.max_tiers tiers; a planar one is one d
 
 TEST_CASE("the chip's area and power never exceed the budgets", "[chip]") {
   const ChipProblem q = problem({12, 10, 8}, {12, 10, 8});
-  const double full = run_on(q, {12, 10, 8}, budget(1e9)).area.total() - 0.2 * 1e9;
+  const double full = run_on(q, {12, 10, 8}, budget(1e9)).area.total();
   for (double share : {0.05, 0.2, 0.5, 1.5})
     for (double watts : {1e-3, 0.05, 1.0, 100.0}) {
       const PhysicalParams p = budget(full * share, watts);
@@ -227,8 +236,11 @@ TEST_CASE("the actuators' memories hold N_s x K_s words and stream heads words a
   CHECK(r.energy.actuator_memories ==
         Approx(double(dense_run_counters(chip_plan(q, *p.chip.mesh)).total(Counter::x_bus_sends)) *
                64 * p.chip.sram_fj_per_bit * 1e-15));
-  // priced: the overhead is its share of the whole
+  // the overhead is its share of what is built, whatever the budget; the spares theirs of
+  // the cell array
   CHECK(r.area.overhead == Approx(0.2 * r.area.total()));
+  CHECK(r.area.spares ==
+        Approx(p.chip.spare_fraction * (r.area.cells + r.area.storage + r.area.buses)));
   CHECK(r.chip->bound == "given (chip.mesh)");
 }
 

@@ -233,6 +233,22 @@ TEST_CASE("the ideal model reproduces today's steps, cycles and energies", "[phy
   }
 }
 
+TEST_CASE("a complex fp64 MAC costs four real FMAs in time and in energy", "[physical]") {
+  // Four real FMAs (doc/design.md §4) on the one FMA unit of an fp64 cell: the same mesh
+  // and counters on complex data take four times the MAC's sub-step and its energy.
+  const MeshConfig cfg = parse_mesh_file("");
+  for (const std::optional<ext3>& mesh : {std::optional<ext3>{}, std::optional<ext3>{{3, 4, 2}}}) {
+    const Plan plan = plan_of({5, 7, 6}, {4, 7, 3}, mesh);
+    const PhysicalParams p;
+    const EnergyModel real = cfg.energy_for(false), cplx = cfg.energy_for(true);
+    CHECK(cplx.mac_pj() == 4 * real.mac_pj());
+    const PhysicalResult a = physical_model(plan, dense_run(plan, 1), p, real, CellMode::fp64, false);
+    const PhysicalResult b = physical_model(plan, dense_run(plan, 4), p, cplx, CellMode::fp64, true);
+    CHECK(b.energy.mac == Approx(4 * a.energy.mac).epsilon(1e-12));
+    for (size_t s = 0; s < 3; ++s) CHECK(b.stages[s].path.mac == Approx(4 * a.stages[s].path.mac));
+  }
+}
+
 TEST_CASE("wire energy is proportional to the line length", "[physical]") {
   const Plan plan = plan_of({5, 7, 6}, {5, 7, 6});
   const RunCounters rc = dense_run(plan);

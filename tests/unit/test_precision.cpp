@@ -243,9 +243,9 @@ TEST_CASE("cell modes parse, print and count their sub-steps", "[precision]") {
     CHECK(to_string(parse_cell_mode(w)) == w);
   CHECK_THROWS_AS(parse_cell_mode("fp8"), config_error);
   // Sub-steps relative to the fp16 unit, as the M3XU paper counts (doc/precision.md):
-  // fp64 is the TriADA cell, one MAC per step, real or complex.
+  // fp64 is the TriADA cell, one fp64 FMA unit: a complex MAC is its four real FMAs.
   CHECK(substeps(CellMode::fp64) == 1);
-  CHECK(substeps(CellMode::fp64, true) == 1);
+  CHECK(substeps(CellMode::fp64, true) == 4);
   // A p-bit complex MAC is four real products (Observation 3: p-bit CGEMM takes 4c), on
   // the fp16-class units and on the FP32-MXU (fp32, one step of its own unit).
   for (const CellMode m : {CellMode::fp32, CellMode::tf32, CellMode::bf16, CellMode::fp16}) {
