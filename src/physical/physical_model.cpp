@@ -626,6 +626,8 @@ PhysicalResult physical_model(const Plan& plan, const RunCounters& rc, const Phy
     r.chip->bound = chip_bound(plan, p, mode, complex_data);
   }
   if (r.chip || r.memory) r.edp_js = r.energy.total() * r.seconds;
+  const double fmas = double(r.stages[r.critical_stage].busiest) * e.substeps / substeps(mode);
+  r.peak_flops = r.period_ps > 0 ? 2 * cells * fmas / (r.period_ps * 1e-12) : 0;
   return r;
 }
 

@@ -237,6 +237,9 @@ struct PhysicalResult {
   std::vector<double> step_ps;  // duration of one step of each record of rc.steps
   double seconds = 0;
   double throughput_gmacs = 0;
+  // Real FLOP/s of the mesh at its clock: 2 per real FMA (a complex MAC is 4 of them), every
+  // cell as busy as the critical stage's busiest one.
+  double peak_flops = 0;
   PhysicalEnergy energy;
   double power_w = 0;
   double edp_js = 0;

@@ -234,6 +234,7 @@ json physical_json(const PhysicalResult& r, const PhysicalParams& p, const Plan&
               {"per_stage", stages},
               {"seconds", r.seconds},
               {"throughput_gmacs", r.throughput_gmacs},
+              {"peak_flops", r.peak_flops},
               {"energy_j",
                {{"dynamic", e.dynamic()},
                 {"static", e.static_},

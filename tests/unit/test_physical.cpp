@@ -246,6 +246,11 @@ TEST_CASE("a complex fp64 MAC costs four real FMAs in time and in energy", "[phy
     const PhysicalResult b = physical_model(plan, dense_run(plan, 4), p, cplx, CellMode::fp64, true);
     CHECK(b.energy.mac == Approx(4 * a.energy.mac).epsilon(1e-12));
     for (size_t s = 0; s < 3; ++s) CHECK(b.stages[s].path.mac == Approx(4 * a.stages[s].path.mac));
+    // the peak counts real FMAs: the complex cell does four a MAC, each period
+    const double cells = double(plan.mesh[0] * plan.mesh[1] * plan.mesh[2]);
+    for (const PhysicalResult* r : {&a, &b})
+      CHECK(r->peak_flops == Approx(2 * cells * double(r->stages[r->critical_stage].busiest) *
+                                    (r == &b ? 4 : 1) / (r->period_ps * 1e-12)));
   }
 }
 
