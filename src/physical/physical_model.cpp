@@ -320,7 +320,8 @@ std::array<double, 2> outline_of(const Plan& plan, const PhysicalParams& p, doub
   const double b = double(plan.mesh[1]) * (stacked ? 1.0 : double(plan.mesh[2])) * pitch_um * 1e-3;
   const double dies = stacked ? double(plan.mesh[2]) : 1.0;
   const double longer = std::max(a, b) * (1 + p.chip.spare_fraction);
-  return {std::min(a, b) + rest_mm2 / dies / longer, longer};
+  const double shorter = std::min(a, b) + rest_mm2 / dies / longer;
+  return {std::min(shorter, longer), std::max(shorter, longer)};
 }
 
 Die die_of(const Plan& plan, const PhysicalParams& p, const NodeScaling& s, const CellGeometry& g,

@@ -88,7 +88,7 @@ std::optional<ext3> brute_force(const ChipProblem& q, const PhysicalParams& p) {
         if (p.area.layout == Layout::stacked && c > p.chip.max_tiers) continue;
         const OwnDie d = own_die(q, m, p);
         if (d.mm2 > *p.chip.area_mm2 * (1 - 1e-12)) continue;
-        if (d.short_mm > 26 || d.long_mm > 33) continue;
+        if (std::min(d.short_mm, d.long_mm) > 26 || std::max(d.short_mm, d.long_mm) > 33) continue;
         if (p.chip.power_w && d.leakage_w >= *p.chip.power_w) continue;
         const double t = run_on(q, m, p).seconds, cells = double(a * b * c);
         if (!best || t < best_s || (t == best_s && cells < best_cells)) {
@@ -318,4 +318,42 @@ TEST_CASE("bad [chip] keys give one clear line", "[chip][options]") {
   const MeshConfig ok = mesh_config("", {{"chip.area_mm2", "814"}, {"chip.mesh", "4,4,2"}});
   CHECK(*ok.physical.chip.area_mm2 == 814);
   CHECK(*ok.physical.chip.mesh == ext3{4, 4, 2});
+}
+
+TEST_CASE("a die fits the reticle outline; its area does not depend on the budget", "[chip]") {
+  const ChipProblem q = problem({12, 10, 8}, {12, 10, 8});
+  PhysicalParams p = budget(1e9);
+  p.area.layout = Layout::planar;
+  const PhysicalResult full = run_on(q, {12, 10, 8}, p);
+  REQUIRE(full.chip);
+  const auto [lo, hi] = full.chip->outline_mm;
+  CHECK(lo <= hi);
+  // The outline from the doc: the planar array P1 x P2 P3 cells at the pitch, the spares
+  // along its long edge, actuator memories and overhead a band along it.
+  const double a = 12 * full.cell_pitch_um * 1e-3, b = 10 * 8 * full.cell_pitch_um * 1e-3;
+  const double longer = std::max(a, b) * (1 + p.chip.spare_fraction);
+  const double band = (full.area.actuator_memories + full.area.overhead) / longer;
+  CHECK(hi == Approx(std::max(longer, std::min(a, b) + band)));
+  CHECK(lo == Approx(std::min(longer, std::min(a, b) + band)));
+  for (double shrink : {0.3, 0.6, 0.9}) {  // outlines smaller than the full mesh's
+    p.chip.max_die_mm = {lo * shrink, hi * shrink};
+    CAPTURE(shrink);
+    try {
+      const ext3 m = size_chip(q, p);
+      const PhysicalResult r = run_on(q, m, p);
+      CHECK(r.chip->outline_mm[0] <= lo * shrink);
+      CHECK(r.chip->outline_mm[1] <= hi * shrink);
+    } catch (const config_error& e) {
+      CHECK_THAT(e.what(), Catch::Contains("chip.max_die_mm"));
+    }
+    PhysicalParams given = p;
+    given.chip.area_mm2.reset();
+    given.chip.mesh = ext3{12, 10, 8};
+    CHECK_THROWS_WITH(chip_mesh(q, given, std::nullopt), Catch::Contains("chip.max_die_mm"));
+  }
+  // The same mesh under two budgets that both hold it: the same die, overhead included.
+  PhysicalParams small = budget(full.area.total() * 1.01), large = budget(full.area.total() * 4);
+  small.area.layout = large.area.layout = Layout::planar;
+  small.chip.mesh = large.chip.mesh = ext3{12, 10, 8};
+  CHECK(run_on(q, {12, 10, 8}, small).area.total() == run_on(q, {12, 10, 8}, large).area.total());
 }
