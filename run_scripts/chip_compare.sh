@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # A modelled TriADA chip against an H100: the physical model (doc/physical.md §4.1-4.4) on
-# the H100's die area, power and memory, beside the H100's measured times
-# (data/anchors/h100.json) and FFTW / OpenBLAS on this machine (triada-bench); writes a CSV,
-# the README's table and two plots (run_scripts/chip_compare.py). Run with --help.
+# the H100's die area, power and memory, beside the H100's fastest measured method per
+# transform (data/anchors/h100.json) with both sides' HBM floors, and FFTW / OpenBLAS on
+# this machine (triada-bench); writes a CSV, the README's table and two plots
+# (run_scripts/chip_compare.py). Run with --help.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -39,7 +40,8 @@ cell mode, budget and node it runs triada-transform on the shape alone (no data)
              result to the MAC's assumed speed
 
 all with --memory.kind hbm3 --memory.overlap double_buffer --area.layout planar (one die,
-as the H100). A configuration the model refuses keeps its refusal line in its row.
+as the H100, within a 26 x 33 mm reticle) --energy.bus_model wire (a line's energy grows with
+its length, up to the die's edge). A configuration the model refuses keeps its refusal line in its row.
 Unless --no-bench, triada-bench times FFTW (fftw-dft, fftw-dct) and a 3-mode product
 through OpenBLAS dgemm (one thread, fp64, best of 3) on the cubic sizes up to --bench-max.
 
@@ -59,6 +61,13 @@ Options:
   -h, --help       this help
 
 Environment: PYTHON (a python3 with numpy, matplotlib and h5py).
+
+The H100 side of a cubic row is the fastest measured method that computes the transform
+(DCT-II: cupyx dctn or three cuBLAS GEMMs with DCT matrices; DFT: cuFFT fftn; GEMT: the
+GEMMs), beside each side's HBM floor (bytes over 3.35 TB/s; the H100's a lower bound from
+its method's passes), which side is memory-bound, and the ratio at equal peak where the
+reports give physical.peak_flops; optimistic-pessimistic bands where they give
+physical.range.
 
 Outputs in DIR: chip_compare.csv (every row), chip_compare.md (the README's table: fp64,
 cubic N = 128, 512, 1024 as far as they ran, both budgets, every node, H100 beside),
@@ -153,7 +162,8 @@ add_row() {  # add_row NODE FAMILY N N1 N2 N3 TRANSFORM MODE BUDGET
   local tag="${node}_${family}_${n}_${t}_${mode}_${budget/+/_}"
   local args=("$TRANSFORM" --model-only "$n1,$n2,$n3" -t "$t" --cell.mode "$mode" --chip.area_mm2 814)
   [[ $budget == area+power ]] && args+=(--chip.power_w 700)
-  args+=(--technology.node_nm 7 --memory.kind hbm3 --memory.overlap double_buffer --area.layout planar)
+  args+=(--technology.node_nm 7 --memory.kind hbm3 --memory.overlap double_buffer --area.layout planar
+    --energy.bus_model wire)
   [[ $node == 4N ]] && args+=(--mesh "$here/meshcfg/node_4n_estimate.ini")
   [[ $node == slow ]] && args+=(--timing.mac_ps_fp64 9600 --timing.mac_ps_fp32 4800)
   args+=(--quiet --report "reports/$tag.json")

@@ -156,8 +156,9 @@ std::array<double, 2> die_outline(const po::variables_map& vm, const KeySource& 
                   parse_double(s.substr(comma + 1), v[1]) && v[0] >= 0.1 && v[0] <= 1e4 &&
                   v[1] >= 0.1 && v[1] <= 1e4;
   if (!ok)
-    throw config_error(src("chip.max_die_mm") + ": expected X,Y, two lengths in [0.1, 1e4] (mm), got '" +
-                       printable(s) + "'");
+    throw config_error(src("chip.max_die_mm") +
+                       ": expected X,Y, two lengths in [0.1, 1e4] (mm), got '" + printable(s) +
+                       "'");
   return v;
 }
 

@@ -105,9 +105,9 @@ struct ChipParams {
   double overhead_fraction = 0.2;      // of what is built: I/O, clocking, power, PHYs
   std::array<double, 2> max_die_mm{26, 33};  // the outline a die may have: a reticle
   double spare_fraction = 0.0909;            // spare cells per used one (12/132), for yield
-  std::uint64_t register_words = 32;   // a cell's V and W words held in flip-flops, at most
-  double sram_um2_per_bit = 0.692;     // an SRAM bit with its share of the macro
-  double sram_fj_per_bit = 156.25;     // one bit read or written
+  std::uint64_t register_words = 32;         // a cell's V and W words held in flip-flops, at most
+  double sram_um2_per_bit = 0.692;           // an SRAM bit with its share of the macro
+  double sram_fj_per_bit = 156.25;           // one bit read or written
   double sram_leakage_pw_per_bit = 1000;
   bool modelled() const { return area_mm2 || power_w || mesh; }
   bool operator==(const ChipParams&) const = default;
@@ -193,9 +193,9 @@ struct ChipResult {
   CellStorage storage;
   std::vector<ActuatorMemory> actuators;
   double power_uncapped_w = 0;
-  double stretch = 1;      // period x stretch fits power_w
-  bool power_fits = true;  // false: leakage alone exceeds power_w
-  std::string bound;       // what chose the mesh (set by the sizer's caller)
+  double stretch = 1;                  // period x stretch fits power_w
+  bool power_fits = true;              // false: leakage alone exceeds power_w
+  std::string bound;                   // what chose the mesh (set by the sizer's caller)
   std::array<double, 2> outline_mm{};  // one die's short and long edge
 };
 

@@ -387,7 +387,7 @@ TEST_CASE("a folded mesh gives the unfolded bits and counters, in more cycles", 
   const auto flat = run_global<cplx>(MPI_COMM_WORLD, x, shape, spec);
   // unfolded: one step a cycle of each of the complex fp64 MAC's four sub-steps (FMAs)
   CHECK(flat.rc.total_cycles() == 4 * flat.rc.total_steps());
-  spec.mesh = ext3{5, 6, 6};                               // folds 4 x 2 x 3
+  spec.mesh = ext3{5, 6, 6};  // folds 4 x 2 x 3
   const auto folded = run_checked<cplx>(x, shape, spec);
   CHECK(folded.plan.fold == ext3{4, 2, 3});
   CHECK(same_bits(folded.y, flat.y));

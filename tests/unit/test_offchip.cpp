@@ -163,9 +163,10 @@ TEST_CASE("the end-to-end time: the first stage streams its planes, the store is
       const double bw = gbps * 1e9;
       const double coef = (8.0 * 8 + 6 * 6 + 5 * 5) * 8, tensor = 8.0 * 6 * 5 * 8;
       const double c1 = r.stages[0].seconds;
-      const double want = own_one_pass(coef / bw, tensor / bw, c1, compute - c1, tensor / bw,
-                                       double(q.in_shape[static_cast<size_t>(q.stage_order[0] - 1)]),
-                                       o == Overlap::double_buffer);
+      const double want =
+          own_one_pass(coef / bw, tensor / bw, c1, compute - c1, tensor / bw,
+                       double(q.in_shape[static_cast<size_t>(q.stage_order[0] - 1)]),
+                       o == Overlap::double_buffer);
       CHECK(r.seconds == Approx(want).epsilon(1e-12));
       CHECK(r.seconds >= compute + tensor / bw);  // no W is final before the last step
       CHECK(r.seconds > std::max(compute, m.memory_seconds));

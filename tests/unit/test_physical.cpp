@@ -242,8 +242,10 @@ TEST_CASE("a complex fp64 MAC costs four real FMAs in time and in energy", "[phy
     const PhysicalParams p;
     const EnergyModel real = cfg.energy_for(false), cplx = cfg.energy_for(true);
     CHECK(cplx.mac_pj() == 4 * real.mac_pj());
-    const PhysicalResult a = physical_model(plan, dense_run(plan, 1), p, real, CellMode::fp64, false);
-    const PhysicalResult b = physical_model(plan, dense_run(plan, 4), p, cplx, CellMode::fp64, true);
+    const PhysicalResult a =
+        physical_model(plan, dense_run(plan, 1), p, real, CellMode::fp64, false);
+    const PhysicalResult b =
+        physical_model(plan, dense_run(plan, 4), p, cplx, CellMode::fp64, true);
     CHECK(b.energy.mac == Approx(4 * a.energy.mac).epsilon(1e-12));
     for (size_t s = 0; s < 3; ++s) CHECK(b.stages[s].path.mac == Approx(4 * a.stages[s].path.mac));
     // the peak counts real FMAs: the complex cell does four a MAC, each period
