@@ -62,6 +62,18 @@ assert p["memory"]["bytes_read"] == sum(q["bytes_read"] for q in p["memory"]["pe
 assert abs(p["seconds"] / (p["compute_seconds"] + p["memory_seconds"]) - 1) < 1e-12
 ' tiled.json
 
+# Beyond a reticle: a given mesh whose die is longer than chip.max_die_mm is refused in one
+# line naming the key; the sized one fits the outline the report gives.
+OUTLINE=(--model-only 24,20,16 -t dct --technology.node_nm 7 --area.layout planar)
+expect_error_np 1 2 "beyond chip.max_die_mm = 0.1 x 0.2 mm" "$APP" "${OUTLINE[@]}" \
+  --chip.mesh 24,20,16 --chip.max_die_mm 0.1,0.2
+ok "${OUTLINE[@]}" --chip.area_mm2 5 --chip.max_die_mm 0.3,0.5 --report outline.json
+pycheck "the sized die fits the outline it reports" '
+c = json.load(open(a[0]))["physical"]["chip"]
+assert c["max_die_mm"] == [0.3, 0.5] and c["outline_mm"][0] <= c["outline_mm"][1], c
+assert c["outline_mm"][0] <= 0.3 and c["outline_mm"][1] <= 0.5, c["outline_mm"]
+' outline.json
+
 # A power budget under the chip's power: the summary's chip line states the stretch, the
 # report's the same k.
 ok --model-only 24,20,16 "${CHIP[@]}" --chip.power_w 0.05 --report capped.json
