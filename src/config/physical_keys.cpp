@@ -56,6 +56,11 @@ constexpr KeySpec kKeys[] = {
     {"chip.spare_fraction", "0.0909",
      "spare cells per used cell, for yield (priced in area; 12/132, the H100's SMs)"},
     {"chip.register_words", "32", "a cell's V and W words in flip-flops, at most; SRAM beyond"},
+    {"chip.sram_port_factor", "2",
+     "area per bit of a cell's multi-ported storage over a single-port macro's"},
+    {"chip.leakage_mw_per_mm2", "31.5",
+     "static power of the die's logic, buses and overhead (mW/mm^2, 45 nm)"},
+    {"chip.clock_fraction", "0.25", "the clock network's share of the die's dynamic power"},
     {"chip.sram_um2_per_bit", "0.692", "one SRAM bit with its share of the macro (um^2, 45 nm)"},
     {"chip.sram_fj_per_bit", "156.25", "one SRAM bit read or written (fJ, 45 nm)"},
     {"chip.sram_leakage_pw_per_bit", "1000", "leakage of one SRAM bit (pW, 45 nm)"},
@@ -64,7 +69,10 @@ constexpr KeySpec kKeys[] = {
     {"memory.gbps", "auto", "off-chip bandwidth per chip (GB/s = 1e9 B/s); auto = the kind's"},
     {"memory.pj_per_bit", "auto", "off-chip energy per bit moved (pJ); auto = the kind's"},
     {"memory.overlap", "none",
-     "none: memory time adds to compute; double_buffer: each pass takes the longer"},
+     "none: memory time adds to compute; double_buffer: overlap as doc/physical.md §4.5"},
+    {"memory.efficiency", "0.887", "the share of the peak bandwidth streaming achieves"},
+    {"memory.host_pj_per_bit", "1.0",
+     "the chip's side of a bit moved: PHY, controller, on-die distribution (pJ)"},
 };
 
 // A model constant in `unit`: within [1e-6, 1e9] of it (doc/transform.md "Mesh configs"); 0 too
@@ -114,9 +122,13 @@ TimingParams timing_from(const po::variables_map& vm, const KeySource& src) {
   t.wire_ff_per_mm = number(vm, src, "timing.wire_ff_per_mm", "fF/mm");
   t.stage_ps = number(vm, src, "timing.stage_ps", "ps");
   t.overhead_ps = number(vm, src, "timing.overhead_ps", "ps");
-  for (const ModePhysical& m : kModePhysicalTable)
+  for (const ModePhysical& m : kModePhysicalTable) {
     t.mac_ps[static_cast<size_t>(m.mode)] =
         number(vm, src, std::string("timing.") + m.mac_ps_key, "ps", true);
+    if (m.latency_ps_key)  // 0: unpipelined
+      t.mac_latency_ps[static_cast<size_t>(m.mode)] =
+          number(vm, src, std::string("timing.") + m.latency_ps_key, "ps");
+  }
   if (key_text(vm, "timing.actuator_heads") != "auto")
     t.actuator_heads = key_integer(vm, src, "timing.actuator_heads", 1, 1000000000, "1e9");
   t.control_cycles = key_integer(vm, src, "timing.control_cycles", 0, 1000000000, "1e9");
@@ -176,6 +188,10 @@ ChipParams chip_from(const po::variables_map& vm, const KeySource& src) {
   c.spare_fraction =
       key_quantity(vm, src, "chip.spare_fraction", Quantity{"(of the cells)", 1e-6, 10, true});
   c.register_words = key_integer(vm, src, "chip.register_words", 0, 1000000000, "1e9");
+  c.sram_port_factor = key_quantity(vm, src, "chip.sram_port_factor", Quantity{"x", 1, 100});
+  c.leakage_mw_per_mm2 = number(vm, src, "chip.leakage_mw_per_mm2", "mW/mm^2");
+  c.clock_fraction =
+      key_quantity(vm, src, "chip.clock_fraction", Quantity{"(of the dynamic)", 1e-6, 0.9, true});
   c.sram_um2_per_bit = number(vm, src, "chip.sram_um2_per_bit", "um^2", true);
   c.sram_fj_per_bit = number(vm, src, "chip.sram_fj_per_bit", "fJ");
   c.sram_leakage_pw_per_bit = number(vm, src, "chip.sram_leakage_pw_per_bit", "pW");
@@ -190,6 +206,9 @@ MemoryParams memory_from(const po::variables_map& vm, const KeySource& src) {
       choice(src, "memory.overlap", [&] { return parse_overlap(key_text(vm, "memory.overlap")); });
   m.gbps = number_or_auto(vm, src, "memory.gbps", Quantity{"GB/s", 1e-6, 1e12});
   m.pj_per_bit = number_or_auto(vm, src, "memory.pj_per_bit", Quantity{"pJ", 1e-6, 1e6, true});
+  m.efficiency =
+      key_quantity(vm, src, "memory.efficiency", Quantity{"(of the peak)", 1e-3, 1, false});
+  m.host_pj_per_bit = number(vm, src, "memory.host_pj_per_bit", "pJ");
   return m;
 }
 
@@ -206,6 +225,9 @@ void add_physical_options(po::options_description& d) {
         "one sub-step of a " + mode + " MAC (ps, 45 nm)");
     add(std::string("area.") + m.mac_um2_key, m.mac_um2_default,
         "a " + mode + " MAC unit (um^2, 45 nm)");
+    if (m.latency_ps_key)
+      add(std::string("timing.") + m.latency_ps_key, m.latency_ps_default,
+          "latency of the pipelined " + mode + " MAC unit (ps, 45 nm); 0: unpipelined");
   }
 }
 

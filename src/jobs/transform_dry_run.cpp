@@ -15,6 +15,7 @@
 #include "jobs/world_plan.hpp"
 #include "mesh/mpi.hpp"
 #include "mesh/node_memory.hpp"
+#include "physical/band.hpp"
 #include "report/physical_json.hpp"
 #include "report/report.hpp"
 
@@ -132,8 +133,8 @@ void model_run(const TransformConfig& cfg, DryRun& d) {
   dense_mpi_traffic(d.plan, d.complex_run ? sizeof(cplx) : sizeof(double),
                     reference ? PivotMessages::counted : PivotMessages::planes, d.dense);
   d.energy = cfg.mesh.energy_for(d.complex_run);
-  d.physical = physical_model(d.plan, d.dense, cfg.mesh.physical, d.energy, cfg.mesh.cell_mode,
-                              d.complex_run, !d.names.initial.empty());
+  d.physical = with_range(d.plan, d.dense, cfg.mesh.physical, d.energy, cfg.mesh.cell_mode,
+                          d.complex_run, !d.names.initial.empty());
   d.verdict = judge_layout(d.plan);
   d.choices = good_layouts_for(cfg, d.plan);
 }

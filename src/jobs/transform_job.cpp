@@ -26,6 +26,7 @@
 #include "mesh/mpi.hpp"
 #include "mesh/node_memory.hpp"
 #include "mesh/topology.hpp"
+#include "physical/band.hpp"
 #include "physical/chip.hpp"
 #include "report/report.hpp"
 
@@ -325,8 +326,8 @@ nlohmann::json report_on_rank0(Job& job, const RunCounters& rc, const EngineOpti
   ReportContext ctx = report_context<T>(job, opt, err, mem_all);
   ctx.esop = cfg.mesh.mode == Mode::esop;
   ctx.energy = cfg.mesh.energy_for(is_complex_v<T>);
-  ctx.physical = physical_model(job.plan, rc, cfg.mesh.physical, ctx.energy, cfg.mesh.cell_mode,
-                                is_complex_v<T>, !job.names.initial.empty());
+  ctx.physical = with_range(job.plan, rc, cfg.mesh.physical, ctx.energy, cfg.mesh.cell_mode,
+                            is_complex_v<T>, !job.names.initial.empty());
   ctx.physical_params = cfg.mesh.physical;
   ctx.machine = cfg.mesh.machine;
   ctx.model = model_stages(job.plan, cfg.mesh.machine, sizeof(T), model_transport(cfg.transport),

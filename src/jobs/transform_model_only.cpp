@@ -9,6 +9,7 @@
 #include "jobs/provenance.hpp"
 #include "jobs/transform_run.hpp"
 #include "mesh/mpi.hpp"
+#include "physical/band.hpp"
 #include "report/report.hpp"
 
 namespace triada {
@@ -35,7 +36,7 @@ ReportContext model_context(const TransformConfig& cfg, const Plan& plan, const 
                    {"substeps", substeps(cfg.mesh.cell_mode, complex_run)},
                    {"mac_pj", ctx.energy.mac_pj()}};
   ctx.physical =
-      physical_model(plan, rc, cfg.mesh.physical, ctx.energy, cfg.mesh.cell_mode, complex_run);
+      with_range(plan, rc, cfg.mesh.physical, ctx.energy, cfg.mesh.cell_mode, complex_run);
   ctx.physical_params = cfg.mesh.physical;
   return ctx;
 }

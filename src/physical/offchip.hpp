@@ -29,13 +29,17 @@ MemoryKindFigures memory_kind_figures(MemoryKind k);
 
 struct MemoryParams {
   MemoryKind kind = MemoryKind::none;
-  std::optional<double> gbps, pj_per_bit;  // override the kind's
+  std::optional<double> gbps, pj_per_bit;  // override the kind's (peak; the device's side)
   Overlap overlap = Overlap::none;
+  double efficiency = 0.887;     // the share of the peak a streaming access achieves
+  double host_pj_per_bit = 1.0;  // the chip's side: PHY, controller, on-die distribution
   bool modelled() const { return kind != MemoryKind::none; }
   double bandwidth_gbps() const { return gbps.value_or(memory_kind_figures(kind).gbps); }
+  double achieved_gbps() const { return bandwidth_gbps() * efficiency; }
   double energy_pj_per_bit() const {
     return pj_per_bit.value_or(memory_kind_figures(kind).pj_per_bit);
   }
+  double total_pj_per_bit() const { return energy_pj_per_bit() + host_pj_per_bit; }
   bool operator==(const MemoryParams&) const = default;
 };
 

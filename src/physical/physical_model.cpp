@@ -11,10 +11,12 @@ namespace triada {
 
 namespace {
 
-// Sources of every default: meshcfg/default.ini and doc/physical.md §6. fp32 (the paper's
-// FP32-MXU) and the M3XU modes are the fp16 unit scaled by the M3XU paper's Table III.
+// Sources of every default: meshcfg/default.ini and doc/physical.md §6. fp64 is FPMax's
+// pipelined DP unit issuing at the H100's 1.98 GHz at 7 nm; fp32 (the paper's FP32-MXU) and
+// the M3XU modes are the fp16 unit scaled by the M3XU paper's Table III.
 constexpr std::array<ModePhysical, kCellModes> kTable{{
-    {CellMode::fp64, "mac_ps_fp64", "1200", "mac_um2_fp64", "39168"},
+    {CellMode::fp64, "mac_ps_fp64", "1949", "mac_um2_fp64", "53940", "mac_latency_ps_fp64",
+     "2007"},
     {CellMode::fp32, "mac_ps_fp32", "600", "mac_um2_fp32", "20675"},
     {CellMode::tf32, "mac_ps_tf32", "600", "mac_um2_tf32", "5824"},
     {CellMode::bf16, "mac_ps_bf16", "600", "mac_um2_bf16", "5054"},
@@ -80,6 +82,8 @@ Layout parse_layout(const std::string& s) {
 PhysicalParams::PhysicalParams() {
   for (const ModePhysical& m : kTable) {
     timing.mac_ps[static_cast<size_t>(m.mode)] = std::stod(m.mac_ps_default);
+    if (m.latency_ps_default)
+      timing.mac_latency_ps[static_cast<size_t>(m.mode)] = std::stod(m.latency_ps_default);
     area.mac_um2[static_cast<size_t>(m.mode)] = std::stod(m.mac_um2_default);
   }
 }
@@ -95,7 +99,7 @@ CellStorage cell_storage(std::uint64_t block, int word_bits, const ChipParams& c
     st.um2 = s.area * bits * a.bit_um2;
     return st;
   }
-  st.um2 = s.area * bits * c.sram_um2_per_bit;
+  st.um2 = s.area * bits * c.sram_um2_per_bit * c.sram_port_factor;
   st.fj_per_mac = 3.0 * word_bits * c.sram_fj_per_bit * s.energy;
   st.leakage_w = bits * c.sram_leakage_pw_per_bit * 1e-12 * s.power;
   return st;
@@ -181,6 +185,7 @@ TimingParams scaled_timing(const TimingParams& t, const NodeScaling& s) {
   x.wire_ohm_per_mm = t.wire_ohm_per_mm / s.area;
   x.overhead_ps = t.overhead_ps * s.delay;
   for (double& m : x.mac_ps) m *= s.delay;
+  for (double& m : x.mac_latency_ps) m *= s.delay;
   return x;  // driver_ps and stage_ps: scaled by line_delay_ps
 }
 
@@ -209,6 +214,16 @@ struct Env {
   bool complex_data;
 };
 
+// The MAC's share of a period (doc/physical.md §2.2): the busiest cell issues its `busiest`
+// MACs' sub-steps one a mac_ps; a pipelined unit also waits for each W's chain of dependent
+// FMAs in the step (one a real MAC's W; two per component of a complex one's).
+double mac_term(const Env& e, std::uint64_t busiest) {
+  const size_t m = static_cast<size_t>(e.mode);
+  const double issue = e.t.mac_ps[m] * e.substeps * double(busiest);
+  const int chain = e.complex_data ? e.substeps / 2 : e.substeps;
+  return std::max(issue, chain * e.t.mac_latency_ps[m]);
+}
+
 StagePhysical stage_path(const Env& e, int i) {
   const StagePlan& sp = e.plan.stages[i];
   const int a = sp.axis, b = bus_axis(sp.x_bus());
@@ -228,7 +243,7 @@ StagePhysical stage_path(const Env& e, int i) {
     st.path.y_bus = line_delay_ps(m, st.y_line_cells, st.y_line_mm, e.t, e.s.delay);
   }
   st.busiest = stage_busiest(e.rc, i);
-  st.path.mac = e.t.mac_ps[static_cast<size_t>(e.mode)] * e.substeps * double(st.busiest);
+  st.path.mac = mac_term(e, st.busiest);
   st.path.overhead = e.t.overhead_ps;
   st.control_cycles = i > 0 ? e.t.control_cycles : 0;
   return st;
@@ -306,7 +321,7 @@ std::uint64_t actuator_words(const StagePlan& sp, const ChipParams& c, int bits)
 // What the die adds to the mesh, from the plan alone (no counters): the sizer's test.
 struct Die {
   double storage_mm2 = 0, actuator_mm2 = 0, spares_mm2 = 0, overhead_mm2 = 0, total_mm2 = 0;
-  double sram_leakage_w = 0, leakage_w = 0;  // leakage_w: the cells' too
+  double sram_leakage_w = 0, logic_leakage_w = 0, leakage_w = 0;  // leakage_w: their sum
   std::array<double, 2> outline_mm{};        // one die's short and long edge
 };
 
@@ -344,7 +359,10 @@ Die die_of(const Plan& plan, const PhysicalParams& p, const NodeScaling& s, cons
   d.overhead_mm2 = rest * c.overhead_fraction / (1 - c.overhead_fraction);
   d.total_mm2 = rest + d.overhead_mm2;
   d.outline_mm = outline_of(plan, p, g.pitch_um, d.actuator_mm2 + d.overhead_mm2);
-  d.leakage_w = d.sram_leakage_w + p.energy.leakage_uw_per_cell * 1e-6 * s.power * cells;
+  // The die's logic leaks by area (the spares power-gated), its SRAM by bit.
+  const double logic_mm2 = (g.logic_um2 + g.bus_um2()) * cells * 1e-6 + d.overhead_mm2;
+  d.logic_leakage_w = c.leakage_mw_per_mm2 * 1e-3 * s.power / s.area * logic_mm2;
+  d.leakage_w = d.sram_leakage_w + d.logic_leakage_w;
   return d;
 }
 
@@ -400,7 +418,7 @@ OffChipResult offchip_traffic(const Env& e, int passes, std::uint64_t block, boo
   OffChipResult m;
   m.passes = passes;
   m.held_block = block;
-  const double bw = e.p.memory.bandwidth_gbps() * 1e9;
+  const double bw = e.p.memory.achieved_gbps() * 1e9;
   std::optional<double> capacity;  // bytes of an actuator's memory
   if (e.p.chip.modelled() && e.p.chip.actuator_kib) capacity = *e.p.chip.actuator_kib * 1024;
   for (const PassTraffic& t : pass_traffic(e.plan, passes, e.bits, initial, capacity)) {
@@ -417,7 +435,7 @@ OffChipResult offchip_traffic(const Env& e, int passes, std::uint64_t block, boo
     m.memory_seconds += ps.memory_seconds;
   }
   const double bytes = m.bytes_read + m.bytes_written;
-  r.energy.off_chip = bytes * 8 * e.p.memory.energy_pj_per_bit() * 1e-12;
+  r.energy.off_chip = bytes * 8 * e.p.memory.total_pj_per_bit() * 1e-12;
   m.flops_per_byte = 2 * double(e.rc.total(Counter::macs)) / bytes;
   return m;
 }
@@ -440,7 +458,7 @@ void finish_offchip(const Env& e, PhysicalResult& r) {
   r.seconds = t;
   const double macs = double(e.rc.total(Counter::macs));
   m.compute_flops = m.compute_seconds > 0 ? 2 * macs / m.compute_seconds : 0;
-  m.ridge_flops_per_byte = m.compute_flops / (e.p.memory.bandwidth_gbps() * 1e9);
+  m.ridge_flops_per_byte = m.compute_flops / (e.p.memory.achieved_gbps() * 1e9);
   m.memory_bound = m.memory_seconds > m.compute_seconds;
   r.throughput_gmacs = t > 0 ? macs / t * 1e-9 : 0;
   r.power_w = t > 0 ? r.energy.total() / t : 0;
@@ -513,7 +531,9 @@ ChipResult price_chip(const Env& e, const CellGeometry& g, std::uint64_t block, 
   r.energy.storage = macs * c.storage.fj_per_mac * 1e-15;
   const double fj = e.p.chip.sram_fj_per_bit * e.s.energy * e.bits;
   r.energy.actuator_memories = double(e.rc.total(Counter::x_bus_sends)) * fj * 1e-15;
-  r.energy.static_ += d.sram_leakage_w * r.seconds;
+  r.energy.static_ = d.leakage_w * r.seconds;  // the die's, in place of the bare cells'
+  const double f = e.p.chip.clock_fraction;     // of the on-die dynamic power, clock included
+  r.energy.clock = r.energy.on_die() * f / (1 - f);
   r.power_w = r.seconds > 0 ? r.energy.total() / r.seconds : 0;
   return c;
 }

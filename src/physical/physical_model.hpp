@@ -40,14 +40,17 @@ ClockMode parse_clock_mode(const std::string& s);
 WireEnergy parse_wire_energy(const std::string& s);
 Layout parse_layout(const std::string& s);
 
-// Per cell mode: the latency of one sub-step of its MAC unit and the MAC unit's area, at
-// 45 nm (key names and sources in kModePhysicalTable).
+// Per cell mode, at 45 nm (key names and sources in kModePhysicalTable): one sub-step of its
+// MAC unit (a pipelined unit's issue interval), the unit's area, and a pipelined unit's
+// latency (null key: unpipelined, the sub-step is its latency).
 struct ModePhysical {
   CellMode mode;
   const char* mac_ps_key;
   const char* mac_ps_default;
   const char* mac_um2_key;
   const char* mac_um2_default;
+  const char* latency_ps_key = nullptr;
+  const char* latency_ps_default = nullptr;
 };
 extern const std::array<ModePhysical, kCellModes> kModePhysicalTable;
 
@@ -69,6 +72,7 @@ struct TimingParams {
   double stage_ps = 50;                         // one level of a buffered fan-out tree
   double overhead_ps = 60;                      // latch and control per period
   std::array<double, kCellModes> mac_ps{};      // one sub-step of each mode's MAC
+  std::array<double, kCellModes> mac_latency_ps{};  // pipelined units' latency; 0: unpipelined
   std::optional<std::uint64_t> actuator_heads;  // none: a whole row per period
   std::uint64_t control_cycles = 1;             // per hand-over between actuators
   bool operator==(const TimingParams&) const = default;
@@ -106,6 +110,9 @@ struct ChipParams {
   std::array<double, 2> max_die_mm{26, 33};  // the outline a die may have: a reticle
   double spare_fraction = 0.0909;            // spare cells per used one (12/132), for yield
   std::uint64_t register_words = 32;         // a cell's V and W words held in flip-flops, at most
+  double sram_port_factor = 2;  // a cell's SRAM: 3 accesses a MAC want ports or banks
+  double leakage_mw_per_mm2 = 31.5;  // the die's logic, buses and overhead, at 45 nm
+  double clock_fraction = 0.25;  // the clock network's share of the dynamic power
   double sram_um2_per_bit = 0.692;           // an SRAM bit with its share of the macro
   double sram_fj_per_bit = 156.25;           // one bit read or written
   double sram_leakage_pw_per_bit = 1000;
@@ -147,11 +154,11 @@ struct StagePhysical {
 struct PhysicalEnergy {                             // joules
   double mac = 0, x_bus = 0, y_bus = 0, cells = 0;  // cells: receives and waits
   double storage = 0, actuator_memories = 0;        // SRAM accesses (chip only)
+  double clock = 0;                                 // the clock network (chip only)
   double off_chip = 0;                              // [memory] traffic
   double static_ = 0;
-  double dynamic() const {
-    return mac + x_bus + y_bus + cells + storage + actuator_memories + off_chip;
-  }
+  double on_die() const { return mac + x_bus + y_bus + cells + storage + actuator_memories; }
+  double dynamic() const { return on_die() + clock + off_chip; }
   double total() const { return dynamic() + static_; }
 };
 
@@ -227,6 +234,11 @@ struct OffChipResult {
   std::vector<OffChipPass> per_pass;
 };
 
+// [optimistic, nominal, pessimistic] seconds and joules of a run (physical/band.hpp).
+struct PhysicalRange {
+  std::array<double, 3> seconds{}, energy_j{};
+};
+
 struct PhysicalResult {
   NodeScaling node;
   CellMode mode = CellMode::fp64;
@@ -249,6 +261,7 @@ struct PhysicalResult {
   std::array<double, 3> hop_um{};       // distance between neighbouring cells per axis
   std::optional<ChipResult> chip;       // with [chip] keys
   std::optional<OffChipResult> memory;  // with [memory] kind set; seconds is then end to end
+  std::optional<PhysicalRange> range;   // with [chip] or [memory]: set by with_range
 };
 
 // The model applied to a finished run. `energy` holds the per-event energies ([energy]

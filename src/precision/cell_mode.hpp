@@ -77,7 +77,7 @@ struct CellModeInfo {
   const char* energy_help;
 };
 inline constexpr std::array kCellModeTable = std::to_array<CellModeInfo>({
-    {CellMode::fp64, "fp64", 1, 4, false, false, "mac_pj", "18.4",
+    {CellMode::fp64, "fp64", 1, 4, false, false, "mac_pj", "108.9",
      "energy of one fp64 MAC (pJ; a complex MAC takes 4)"},
     {CellMode::fp32, "fp32", 1, 4, false, false, "mac_pj_fp32", "15.94",
      "energy of one step of the FP32-MXU (pJ; a complex MAC takes 4)"},

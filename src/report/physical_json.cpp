@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "physical/band.hpp"
+
 namespace triada {
 
 using nlohmann::json;
@@ -43,6 +45,7 @@ json parameters_json(const PhysicalResult& r, const PhysicalParams& p) {
             {"stage_ps", t.stage_ps},
             {"overhead_ps", t.overhead_ps},
             {"mac_ps", t.mac_ps[m]},
+            {"mac_latency_ps", t.mac_latency_ps[m]},
             {"actuator_heads", heads},
             {"control_cycles", t.control_cycles}}},
           {"energy",
@@ -128,6 +131,8 @@ json chip_json(const PhysicalResult& r, const PhysicalParams& p, const Plan& pla
           {"max_die_mm", p.chip.max_die_mm},
           {"overhead_fraction", p.chip.overhead_fraction},
           {"spare_fraction", p.chip.spare_fraction},
+          {"leakage_mw_per_mm2", p.chip.leakage_mw_per_mm2},
+          {"clock_fraction", p.chip.clock_fraction},
           {"max_tiers", p.chip.max_tiers},
           {"actuator_kib", or_none(p.chip.actuator_kib)},
           {"cell_storage", storage_json(c.storage)},
@@ -143,7 +148,22 @@ json chip_json(const PhysicalResult& r, const PhysicalParams& p, const Plan& pla
             {"fj_per_bit", p.chip.sram_fj_per_bit},
             {"leakage_pw_per_bit", p.chip.sram_leakage_pw_per_bit},
             {"register_words", p.chip.register_words},
+            {"port_factor", p.chip.sram_port_factor},
             {"at", "45 nm, scaled to the node"}}}};
+}
+
+// The band (doc/physical.md §4.6): the run at its corners, and the constants that vary.
+json range_json(const PhysicalRange& r) {
+  json constants = json::array();
+  for (const BandConstant& b : band_constants())
+    constants.push_back({{"constant", b.name},
+                         {b.absolute ? "optimistic" : "optimistic_factor", b.optimistic},
+                         {b.absolute ? "pessimistic" : "pessimistic_factor", b.pessimistic},
+                         {"source", b.source}});
+  return {{"seconds", r.seconds},
+          {"energy_j", r.energy_j},
+          {"order", "optimistic, nominal, pessimistic"},
+          {"constants", constants}};
 }
 
 // The chip's line: its area split, what bound the mesh, the power cap.
@@ -182,7 +202,10 @@ json memory_json(const OffChipResult& m, const PhysicalParams& p, const Physical
   }
   return {{"kind", to_string(p.memory.kind)},
           {"gbps", p.memory.bandwidth_gbps()},
+          {"efficiency", p.memory.efficiency},
+          {"achieved_gbps", p.memory.achieved_gbps()},
           {"pj_per_bit", p.memory.energy_pj_per_bit()},
+          {"host_pj_per_bit", p.memory.host_pj_per_bit},
           {"overlap", to_string(p.memory.overlap)},
           {"passes", m.passes},
           {"held_block", m.held_block},
@@ -201,7 +224,7 @@ void add_memory(json& out, const PhysicalResult& r, const PhysicalParams& p, con
   out["roofline"] = {{"flops_per_byte", m.flops_per_byte},
                      {"ridge_flops_per_byte", m.ridge_flops_per_byte},
                      {"compute_flops", m.compute_flops},
-                     {"bytes_per_s", p.memory.bandwidth_gbps() * 1e9}};
+                     {"bytes_per_s", p.memory.achieved_gbps() * 1e9}};
   out["memory"] = memory_json(m, p, r, plan);
   out["energy_j"]["breakdown"]["off_chip"] = r.energy.off_chip;
 }
@@ -252,10 +275,12 @@ json physical_json(const PhysicalResult& r, const PhysicalParams& p, const Plan&
               {"hop_um", r.hop_um},
               {"parameters", parameters_json(r, p)}};
   if (r.memory) add_memory(out, r, p, plan);
+  if (r.range) out["range"] = range_json(*r.range);
   if (!r.chip) return out;
   out["chip"] = chip_json(r, p, plan);
   out["energy_j"]["breakdown"]["cell_storage"] = e.storage;
   out["energy_j"]["breakdown"]["actuator_memories"] = e.actuator_memories;
+  out["energy_j"]["breakdown"]["clock"] = e.clock;
   out["area_mm2"]["cell_storage"] = r.area.storage;
   out["area_mm2"]["actuator_memories"] = r.area.actuator_memories;
   out["area_mm2"]["overhead"] = r.area.overhead;

@@ -187,8 +187,10 @@ TEST_CASE("no mesh fits: one line saying what the storage needs", "[chip]") {
   const ChipProblem q = problem({64, 64, 64}, {64, 64, 64});
   PhysicalParams p = budget(0.5);
   p.chip.register_words = 32;
-  const double words = 2.0 * 64 * 64 * 64 + 3.0 * 64 * 64;  // cells' V and W, the actuators'
-  const double need = words * 64 * p.chip.sram_um2_per_bit * 0.059 * 1e-6;
+  // the cells' V and W in multi-ported SRAM, the actuators' C_s single-port
+  const double cell_bits = 2.0 * 64 * 64 * 64 * 64, actuator_bits = 3.0 * 64 * 64 * 64;
+  const double need = (cell_bits * p.chip.sram_port_factor + actuator_bits) *
+                      p.chip.sram_um2_per_bit * 0.059 * 1e-6;
   CHECK_THROWS_WITH(size_chip(q, p), Catch::Contains("fits chip.area_mm2 = 0.5 mm^2") &&
                                          Catch::Contains("storage alone") &&
                                          Catch::Contains(std::to_string(need).substr(0, 4)));
@@ -207,7 +209,7 @@ TEST_CASE("a cell's storage: flip-flops up to register_words, SRAM beyond", "[ch
   CHECK(regs.fj_per_mac == 0);
   const CellStorage sram = cell_storage(12, 32, c, a, s);  // 24 words of 32 bits
   CHECK(sram.sram);
-  CHECK(sram.um2 == Approx(768 * c.sram_um2_per_bit));
+  CHECK(sram.um2 == Approx(768 * c.sram_um2_per_bit * c.sram_port_factor));  // ports
   CHECK(sram.fj_per_mac == Approx(3 * 32 * c.sram_fj_per_bit));
   CHECK(sram.leakage_w == Approx(768 * c.sram_leakage_pw_per_bit * 1e-12));
   const NodeScaling n7 = scaling_from_45nm(7, 0.7);

@@ -611,7 +611,7 @@ TEST_CASE("the shipped network files parse with their layer counts", "[conv][csv
 }
 
 TEST_CASE("the MAC energy follows the cell mode's key of the mesh config", "[conv]") {
-  CHECK(conv_energy_model("", CellMode::fp64).mac_pj == 18.4);
+  CHECK(conv_energy_model("", CellMode::fp64).mac_pj == 108.9);  // FPMax's DP unit
   // fp32, the FP32-MXU: one step of 15.94 pJ (M3XU Table III, 7.97 x the fp16 unit's 2.0).
   CHECK(conv_energy_model("", CellMode::fp32).mac_pj == 15.94);
   // m3xu-fp32: four sub-steps of 1.67 pJ per real MAC (Corollary 2).

@@ -237,7 +237,7 @@ TEST_CASE("the built-in energies are the tables' defaults", "[counters][options]
     if (c.energy.default_pj) CHECK(m.energy[c.counter] == std::stod(c.energy.default_pj));
   for (const CellModeInfo& c : kCellModeTable)
     CHECK(m.mode_mac_pj[static_cast<size_t>(c.mode)] == std::stod(c.energy_default));
-  CHECK(m.energy.mac_pj() == 18.4);
+  CHECK(m.energy.mac_pj() == 108.9);
   CHECK(m.energy[Counter::x_bus_sends] == 6.4);
   CHECK(m.energy[Counter::y_bus_receives] == 0.5);
   CHECK(m.energy.static_pj_per_cell_step == 0.05);
@@ -318,7 +318,7 @@ TEST_CASE("the report and the trace are generated from the counter table", "[cou
   ctx.energy = parse_mesh_file("").energy;
   const json r = make_report(plan, rc, ctx);
   CHECK(r["energy_pj"]["model"].dump() ==
-        R"({"mac_pj":18.4,"static_pj_per_cell_step":0.05,"wait_pj":0.1,"x_bus_send_pj":6.4,)"
+        R"({"mac_pj":108.9,"static_pj_per_cell_step":0.05,"wait_pj":0.1,"x_bus_send_pj":6.4,)"
         R"("y_bus_receive_pj":0.5,"y_bus_send_pj":6.4})");
   const json& br = r["energy_pj"]["run_breakdown"];
   std::set<std::string> keys;

@@ -40,6 +40,8 @@ PhysicalParams hbm(double gbps, Overlap o = Overlap::none) {
   p.memory.gbps = gbps;
   p.memory.pj_per_bit = 2;
   p.memory.overlap = o;
+  p.memory.efficiency = 1;  // the peak and the device's energy alone (tested on their own)
+  p.memory.host_pj_per_bit = 0;
   return p;
 }
 
@@ -314,4 +316,20 @@ TEST_CASE("bad [memory] keys give one clear line", "[offchip][options]") {
   CHECK(ok.physical.memory.kind == MemoryKind::ddr5);
   CHECK(ok.physical.memory.bandwidth_gbps() == 100);
   CHECK(ok.physical.memory.energy_pj_per_bit() == memory_kind_figures(MemoryKind::ddr5).pj_per_bit);
+}
+
+TEST_CASE("the memory's achieved share of its peak and the host's energy per bit", "[offchip]") {
+  const ChipProblem q = problem({8, 6, 5}, {8, 6, 5});
+  PhysicalParams p = hbm(10, Overlap::none);
+  const PhysicalResult peak = run_on(q, {4, 3, 5}, p);
+  p.memory.efficiency = 0.5;
+  p.memory.host_pj_per_bit = 3;
+  const PhysicalResult r = run_on(q, {4, 3, 5}, p);
+  const double bytes = r.memory->bytes_read + r.memory->bytes_written;
+  CHECK(r.memory->memory_seconds == Approx(bytes / (10e9 * 0.5)));
+  CHECK(r.memory->memory_seconds == Approx(2 * peak.memory->memory_seconds));
+  CHECK(r.energy.off_chip == Approx(bytes * 8 * (2 + 3) * 1e-12));
+  const nlohmann::json j = physical_json(r, p, chip_plan(q, {4, 3, 5}));
+  CHECK(j["memory"]["achieved_gbps"] == 5.0);
+  CHECK(j["roofline"]["bytes_per_s"] == 5e9);
 }

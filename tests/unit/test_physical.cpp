@@ -57,7 +57,8 @@ PhysicalParams round_params(BusModel m) {
   p.timing.wire_ff_per_mm = 200;
   p.timing.stage_ps = 30;
   p.timing.overhead_ps = 7;
-  p.timing.mac_ps[0] = 500;  // fp64
+  p.timing.mac_ps[0] = 500;  // fp64, unpipelined: its sub-step is its latency
+  p.timing.mac_latency_ps.fill(0);
   p.timing.control_cycles = 0;
   p.area.cell_pitch_um = 100;
   p.area.tier_pitch_um = 10;
@@ -194,6 +195,29 @@ TEST_CASE("folding multiplies the MAC term by the busiest cell's MACs", "[physic
   }
 }
 
+TEST_CASE("a pipelined MAC issues a sub-step a cycle and waits for each W's chain",
+          "[physical]") {
+  // doc/physical.md §2.2: the MAC term is max(busiest x sub-steps x issue, chain x latency),
+  // the chain one FMA a real MAC's W, two per component of a complex MAC's.
+  const Plan plan = plan_of({8, 6, 5}, {8, 6, 5}, ext3{3, 6, 2});  // fold 3, 1, 3
+  for (const bool complex_data : {false, true})
+    for (const double latency : {0.0, 700.0, 5000.0}) {
+      CAPTURE(complex_data, latency);
+      const int sub = complex_data ? 4 : 1;
+      PhysicalParams p = round_params(BusModel::ideal);
+      p.timing.clock = ClockMode::per_stage;
+      p.timing.mac_latency_ps[0] = latency;
+      const PhysicalResult r = physical_model(plan, dense_run(plan, sub), p,
+                                              parse_mesh_file("").energy_for(complex_data),
+                                              CellMode::fp64, complex_data);
+      for (int s = 0; s < 3; ++s) {
+        const double issue = 500.0 * sub * double(r.stages[s].busiest);
+        const double chain = complex_data ? 2 : 1;
+        CHECK(r.stages[s].path.mac == Approx(std::max(issue, chain * latency)));
+      }
+    }
+}
+
 TEST_CASE("the ideal model reproduces today's steps, cycles and energies", "[physical]") {
   const EnergyModel em = parse_mesh_file("").energy;
   struct Case {
@@ -239,7 +263,8 @@ TEST_CASE("a complex fp64 MAC costs four real FMAs in time and in energy", "[phy
   const MeshConfig cfg = parse_mesh_file("");
   for (const std::optional<ext3>& mesh : {std::optional<ext3>{}, std::optional<ext3>{{3, 4, 2}}}) {
     const Plan plan = plan_of({5, 7, 6}, {4, 7, 3}, mesh);
-    const PhysicalParams p;
+    PhysicalParams p;
+    p.timing.mac_latency_ps.fill(0);  // the issues alone (the chain: the case above)
     const EnergyModel real = cfg.energy_for(false), cplx = cfg.energy_for(true);
     CHECK(cplx.mac_pj() == 4 * real.mac_pj());
     const PhysicalResult a =
@@ -286,7 +311,7 @@ TEST_CASE("the derived cell pitch solves the cell's area equation", "[physical]"
   const Plan plan = plan_of({4, 4, 4}, {4, 4, 4});
   PhysicalParams p;  // defaults, stacked
   const PhysicalResult r = model(plan, dense_run(plan), p);
-  const double logic = 39168 + (2 + 2) * 64 * 4.522, tracks = 2 * 64 * 0.28, via = 64 * 25.0;
+  const double logic = 53940 + (2 + 2) * 64 * 4.522, tracks = 2 * 64 * 0.28, via = 64 * 25.0;
   const double pitch = r.cell_pitch_um;
   CHECK(pitch * pitch == Approx(logic + tracks * pitch + via).epsilon(1e-12));
   CHECK(r.area.total() == Approx(64 * pitch * pitch * 1e-6).epsilon(1e-12));
