@@ -15,8 +15,7 @@ namespace {
 // pipelined DP unit issuing at the H100's 1.98 GHz at 7 nm; fp32 (the paper's FP32-MXU) and
 // the M3XU modes are the fp16 unit scaled by the M3XU paper's Table III.
 constexpr std::array<ModePhysical, kCellModes> kTable{{
-    {CellMode::fp64, "mac_ps_fp64", "1949", "mac_um2_fp64", "53940", "mac_latency_ps_fp64",
-     "2007"},
+    {CellMode::fp64, "mac_ps_fp64", "1949", "mac_um2_fp64", "53940", "mac_latency_ps_fp64", "2007"},
     {CellMode::fp32, "mac_ps_fp32", "600", "mac_um2_fp32", "20675"},
     {CellMode::tf32, "mac_ps_tf32", "600", "mac_um2_tf32", "5824"},
     {CellMode::bf16, "mac_ps_bf16", "600", "mac_um2_bf16", "5054"},
@@ -322,7 +321,7 @@ std::uint64_t actuator_words(const StagePlan& sp, const ChipParams& c, int bits)
 struct Die {
   double storage_mm2 = 0, actuator_mm2 = 0, spares_mm2 = 0, overhead_mm2 = 0, total_mm2 = 0;
   double sram_leakage_w = 0, logic_leakage_w = 0, leakage_w = 0;  // leakage_w: their sum
-  std::array<double, 2> outline_mm{};        // one die's short and long edge
+  std::array<double, 2> outline_mm{};                             // one die's short and long edge
 };
 
 // One die's outline (doc/physical.md §4.1): its tier of the cell array, the spare cells as
@@ -532,7 +531,7 @@ ChipResult price_chip(const Env& e, const CellGeometry& g, std::uint64_t block, 
   const double fj = e.p.chip.sram_fj_per_bit * e.s.energy * e.bits;
   r.energy.actuator_memories = double(e.rc.total(Counter::x_bus_sends)) * fj * 1e-15;
   r.energy.static_ = d.leakage_w * r.seconds;  // the die's, in place of the bare cells'
-  const double f = e.p.chip.clock_fraction;     // of the on-die dynamic power, clock included
+  const double f = e.p.chip.clock_fraction;    // of the on-die dynamic power, clock included
   r.energy.clock = r.energy.on_die() * f / (1 - f);
   r.power_w = r.seconds > 0 ? r.energy.total() / r.seconds : 0;
   return c;

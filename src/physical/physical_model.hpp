@@ -69,12 +69,12 @@ struct TimingParams {
   double wire_ps_per_mm = 80;    // optimally repeated wire
   double wire_ohm_per_mm = 730;  // unrepeated wire (rc)
   double wire_ff_per_mm = 200;
-  double stage_ps = 50;                         // one level of a buffered fan-out tree
-  double overhead_ps = 60;                      // latch and control per period
-  std::array<double, kCellModes> mac_ps{};      // one sub-step of each mode's MAC
+  double stage_ps = 50;                             // one level of a buffered fan-out tree
+  double overhead_ps = 60;                          // latch and control per period
+  std::array<double, kCellModes> mac_ps{};          // one sub-step of each mode's MAC
   std::array<double, kCellModes> mac_latency_ps{};  // pipelined units' latency; 0: unpipelined
-  std::optional<std::uint64_t> actuator_heads;  // none: a whole row per period
-  std::uint64_t control_cycles = 1;             // per hand-over between actuators
+  std::optional<std::uint64_t> actuator_heads;      // none: a whole row per period
+  std::uint64_t control_cycles = 1;                 // per hand-over between actuators
   bool operator==(const TimingParams&) const = default;
 };
 
@@ -110,9 +110,9 @@ struct ChipParams {
   std::array<double, 2> max_die_mm{26, 33};  // the outline a die may have: a reticle
   double spare_fraction = 0.0909;            // spare cells per used one (12/132), for yield
   std::uint64_t register_words = 32;         // a cell's V and W words held in flip-flops, at most
-  double sram_port_factor = 2;  // a cell's SRAM: 3 accesses a MAC want ports or banks
-  double leakage_mw_per_mm2 = 31.5;  // the die's logic, buses and overhead, at 45 nm
-  double clock_fraction = 0.25;  // the clock network's share of the dynamic power
+  double sram_port_factor = 2;               // a cell's SRAM: 3 accesses a MAC want ports or banks
+  double leakage_mw_per_mm2 = 31.5;          // the die's logic, buses and overhead, at 45 nm
+  double clock_fraction = 0.25;              // the clock network's share of the dynamic power
   double sram_um2_per_bit = 0.692;           // an SRAM bit with its share of the macro
   double sram_fj_per_bit = 156.25;           // one bit read or written
   double sram_leakage_pw_per_bit = 1000;

@@ -195,8 +195,7 @@ TEST_CASE("folding multiplies the MAC term by the busiest cell's MACs", "[physic
   }
 }
 
-TEST_CASE("a pipelined MAC issues a sub-step a cycle and waits for each W's chain",
-          "[physical]") {
+TEST_CASE("a pipelined MAC issues a sub-step a cycle and waits for each W's chain", "[physical]") {
   // doc/physical.md §2.2: the MAC term is max(busiest x sub-steps x issue, chain x latency),
   // the chain one FMA a real MAC's W, two per component of a complex MAC's.
   const Plan plan = plan_of({8, 6, 5}, {8, 6, 5}, ext3{3, 6, 2});  // fold 3, 1, 3
