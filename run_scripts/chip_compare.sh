@@ -17,6 +17,12 @@ modes=(fp64 fp32)
 budgets=(area area+power)
 nodes=(7nm 4N slow)
 
+# The fp32 cells: FPMax's measured SP FMA unit (217 GFLOPS/mm^2, 106 GFLOPS/W, 1.42 ns at
+# 28 nm; J. Pu et al., "FPMax", 2016), pipelined at the H100's 1.98 GHz at 7 nm, as the fp64
+# cells are FPMax's DP unit by default; derived in doc/physical.md §6.2 (the fp32 mode's
+# defaults stay the M3XU paper's FP32-MXU, for the study that reproduces that paper).
+FP32_FPMAX=(--timing.mac_latency_ps_fp32 2050 --area.mac_um2_fp32 18544 --energy.mac_pj_fp32 44.9)
+
 usage() {
   cat <<EOF
 Usage: $prog --out DIR [options]
@@ -34,10 +40,12 @@ cell mode, budget and node it runs triada-transform on the shape alone (no data)
   nodes      7nm: --technology.node_nm 7 (the scaling tables' smallest node);
              4N: also --mesh meshcfg/node_4n_estimate.ini (an estimate of TSMC 4N, the
              H100's node, from TSMC's N5-vs-N7 and N4-vs-N5 figures; sources in the file);
-             slow: 7 nm with every MAC 8 times slower (--timing.mac_ps_fp64 9600,
-             --timing.mac_ps_fp32 4800): about the H100's fp64 rate per mm^2 (the 7 nm
-             chip's fp64 peak is ~8x the H100's 67 TFLOP/s), the sensitivity of every
-             result to the MAC's assumed speed
+             slow: 7 nm with every MAC issuing 8 times slower (--timing.mac_ps_fp64 15592,
+             and the fp32 cells' too): the sensitivity of every result to the MAC's
+             speed, beyond the band's corners
+  cells      fp64: the defaults, FPMax's DP unit (doc/physical.md §6); fp32: FPMax's SP
+             unit (${FP32_FPMAX[*]},
+             --timing.mac_ps_fp32 1949; doc/physical.md §6.2)
 
 all with --memory.kind hbm3 --memory.overlap double_buffer --area.layout planar (one die,
 as the H100, within a 26 x 33 mm reticle) --energy.bus_model wire (a line's energy grows with
@@ -153,6 +161,7 @@ record() {
   echo "${line% }" >>commands.txt
 }
 
+
 # One line of runs.tsv and one command per row: tag, node, family, N, shape, transform,
 # mode, budget.
 cmds=()
@@ -165,7 +174,13 @@ add_row() {  # add_row NODE FAMILY N N1 N2 N3 TRANSFORM MODE BUDGET
   args+=(--technology.node_nm 7 --memory.kind hbm3 --memory.overlap double_buffer --area.layout planar
     --energy.bus_model wire)
   [[ $node == 4N ]] && args+=(--mesh "$here/meshcfg/node_4n_estimate.ini")
-  [[ $node == slow ]] && args+=(--timing.mac_ps_fp64 9600 --timing.mac_ps_fp32 4800)
+  local issue=1949  # FPMax's units at the H100's clock; the slow variant 8 times that
+  [[ $node == slow ]] && issue=$((8 * 1949))
+  if [[ $mode == fp32 ]]; then
+    args+=(--timing.mac_ps_fp32 "$issue" "${FP32_FPMAX[@]}")
+  elif [[ $node == slow ]]; then
+    args+=(--timing.mac_ps_fp64 "$issue")
+  fi
   args+=(--quiet --report "reports/$tag.json")
   record "${args[@]}"
   cmds+=("$(printf '%q ' "${args[@]}")>logs/$tag.log 2>&1")

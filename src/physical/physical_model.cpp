@@ -16,7 +16,7 @@ namespace {
 // the M3XU modes are the fp16 unit scaled by the M3XU paper's Table III.
 constexpr std::array<ModePhysical, kCellModes> kTable{{
     {CellMode::fp64, "mac_ps_fp64", "1949", "mac_um2_fp64", "53940", "mac_latency_ps_fp64", "2007"},
-    {CellMode::fp32, "mac_ps_fp32", "600", "mac_um2_fp32", "20675"},
+    {CellMode::fp32, "mac_ps_fp32", "600", "mac_um2_fp32", "20675", "mac_latency_ps_fp32", "0"},
     {CellMode::tf32, "mac_ps_tf32", "600", "mac_um2_tf32", "5824"},
     {CellMode::bf16, "mac_ps_bf16", "600", "mac_um2_bf16", "5054"},
     {CellMode::fp16, "mac_ps_fp16", "600", "mac_um2_fp16", "5824"},

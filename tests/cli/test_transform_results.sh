@@ -373,7 +373,7 @@ for extra in "" "--mesh.cells 3,4,2 --timing.clock per_stage --esop off" "--cell
   # shellcheck disable=SC2086
   if run 1 --input "mo_5,7,6.h5" --output ideal.h5 --transform dft --report ideal.json \
     --force --timing.bus_model ideal --timing.overhead_ps 0 --timing.control_cycles 0 \
-    --timing.mac_ps_fp64 1 --timing.mac_ps_m3xu_fp32 1 $extra; then
+    --timing.mac_ps_fp64 1 --timing.mac_latency_ps_fp64 0 --timing.mac_ps_m3xu_fp32 1 $extra; then
     check "ideal physical model = cycles ($extra)" "
 r = report('ideal.json')
 assert round(r['physical']['seconds'] * 1e12, 6) == r['cycles']['total'], (r['physical']['seconds'], r['cycles'])

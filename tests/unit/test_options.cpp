@@ -333,6 +333,7 @@ TEST_CASE("every physical key refuses a value outside its range, named in one li
                                          "timing.stage_ps",
                                          "timing.overhead_ps",
                                          "timing.mac_latency_ps_fp64",
+                                         "timing.mac_latency_ps_fp32",
                                          "timing.control_cycles",
                                          "energy.driver_fj_per_bit",
                                          "energy.wire_fj_per_bit_mm",
