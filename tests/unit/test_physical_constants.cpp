@@ -413,8 +413,7 @@ TEST_CASE("validation: a published FMA the model was not calibrated on", "[physi
   // the issue interval on a folded cell, the unit's area on an unfolded one (its registers,
   // V, W and two latches of 32 bits, taken off)
   const Run folded = run(plan_of({8, 8, 8}, ext3{1, 1, 1}), c, p);
-  const double issue_s =
-      folded.r.stages[0].path.mac / double(folded.r.stages[0].busiest) * 1e-12;
+  const double issue_s = folded.r.stages[0].path.mac / double(folded.r.stages[0].busiest) * 1e-12;
   const Plan flat = plan_of({3, 3, 3});
   const Run x = run(flat, c, p);
   const double registers_mm2 = 4.0 * 32 * p.area.bit_um2 * x.r.node.area * 1e-6;
