@@ -190,6 +190,27 @@ assert len(cmds) == len(rows), (len(cmds), len(rows))
 gemt = [c for c in cmds if " -t gemt " in c]
 assert len(gemt) == sum(r["transform"] == "gemt" for r in rows)
 assert all(" --model-only " in c and "--coeffs" not in c for c in cmds)
+# fp32 cells: the FPMax SP unit, derived from its title figures here (217 GFLOPS/mm^2, 106
+# GFLOPS/W, 1.42 ns at 28 nm; the 28 nm factors interpolated between the 32 and 20 nm ones
+# of the tables, as doc/physical.md §6.2): issue 1949 ps (8 times that when slow), latency
+# 2050 ps, area 18544 um^2, energy 44.9 pJ at 45 nm; fp64 cells keep the built-in DP unit.
+import math, re
+w = math.log(32 / 28) / math.log(32 / 20)
+mix = lambda x, y: x * (y / x) ** w
+a28, d28, e28 = mix(0.46, 0.21), mix(0.66856, 0.757384), mix(0.530814, 0.233151)
+issue = 1e3 / 1.98 / 0.2591248
+want = {"mac_latency_ps_fp32": round(1420 / d28), "area.mac_um2_fp32": round(2 / (217e9 * a28 * d28 * issue * 1e-12) * 1e6),
+        "energy.mac_pj_fp32": round(2 / 106e9 / e28 * 1e12, 1)}
+for c in cmds:
+    fp32 = " --cell.mode fp32 " in c
+    for key, v in want.items():
+        m = re.search(r"--(?:timing\.)?" + re.escape(key) + r" (\S+)", c)
+        assert (m is not None) == fp32, (key, c)
+        if m:
+            assert float(m.group(1)) == v, (key, m.group(1), v)
+    if fp32:
+        m = re.search(r"--timing\.mac_ps_fp32 (\d+)", c)
+        assert int(m.group(1)) == round(issue) * (8 if "_slow" in c or "slow_" in c else 1), c
 ' res/chip_compare.csv res/commands.txt
 
 # A refused configuration: its run left an error line and no report; the row keeps the line.
