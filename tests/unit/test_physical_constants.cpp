@@ -107,12 +107,12 @@ TEST_CASE("Horowitz 45 nm: the MAC units' energy and area are his operations'",
 
 namespace {
 
-// The scaling tables have no 28 nm row: its factors interpolated log-linearly in the node
-// between the 32 and 20 nm ones (doc/physical.md §6).
-NodeScaling at_28nm() {
+// The scaling tables have no 28 or 22 nm row: their factors interpolated log-linearly in the
+// node between the 32 and 20 nm ones (doc/physical.md §6).
+NodeScaling between_32_and_20(double node_nm) {
   const NodeScaling a = scaling_from_45nm(32, nominal_vdd(32));
   const NodeScaling b = scaling_from_45nm(20, nominal_vdd(20));
-  const double w = std::log(32.0 / 28) / std::log(32.0 / 20);
+  const double w = std::log(32.0 / node_nm) / std::log(32.0 / 20);
   const auto mix = [w](double x, double y) { return x * std::pow(y / x, w); };
   NodeScaling s;
   s.delay = mix(a.delay, b.delay);
@@ -139,7 +139,7 @@ TEST_CASE("FPMax 28 nm: the fp64 MAC is a measured pipelined DP FMA unit",
   // FPU, in 28nm UTBB FDSOI", title and abstract: DP 43.7 GFLOPS/W at 74.6 GFLOPS/mm^2,
   // latency 1.39 ns (two FLOPs an FMA). The issue clock: the H100's 1.98 GHz at 7 nm (its
   // 67 TFLOP/s fp64 on 132 SMs; NVIDIA H100 datasheet and whitepaper).
-  const NodeScaling n28 = at_28nm(), n7 = scaling_from_45nm(7, nominal_vdd(7));
+  const NodeScaling n28 = between_32_and_20(28), n7 = scaling_from_45nm(7, nominal_vdd(7));
   for (const Source& s : sources(CellMode::fp64)) {
     CAPTURE(s.name);
     const double issue_ps = mac_issue_ps(s);
@@ -391,7 +391,7 @@ TEST_CASE("validation: a published FMA the model was not calibrated on", "[physi
   // 32 nm, 0.045 mm^2 at 1.45 GHz, 52 GFLOPS/W at 1.05 V (abstract). Stated tolerance
   // (doc/physical.md §6.2): within 3x in FLOP/s per mm^2, within 2x in energy per FLOP at
   // the same VDD (Kaul's scaled by V^2 to the model's 0.9 V at 32 nm).
-  const NodeScaling n28 = at_28nm(), n7 = scaling_from_45nm(7, nominal_vdd(7));
+  const NodeScaling n28 = between_32_and_20(28), n7 = scaling_from_45nm(7, nominal_vdd(7));
   const double issue45 = 1e3 / 1.98 / n7.delay;
   const double um2_45 = 2 / (217e9 * n28.area * n28.delay * issue45 * 1e-12) * 1e6;
   const double pj_45 = 2 / 106e9 / n28.energy * 1e12;
@@ -431,4 +431,24 @@ TEST_CASE("validation: a published FMA the model was not calibrated on", "[physi
   CHECK(density_ratio == Approx(2.79).margin(half_unit(2)));
   CHECK(model_pj == Approx(23.8).margin(half_unit(1)));
   CHECK(energy_ratio == Approx(0.84).margin(half_unit(2)));
+}
+
+TEST_CASE("validation: a published FP64 FMA's energy, in 22 nm", "[physical][constants]") {
+  // S. Mach, F. Schuiki, F. Zaruba, L. Benini, "FPnew: an open-source multiformat
+  // floating-point unit architecture for energy-proportional transprecision computing", IEEE
+  // TVLSI 29(4), 2021, abstract: measured in GlobalFoundries 22FDX, up to 178 Gflop/sW on
+  // FP64 (its best point over 0.45-1.2 V). The model's fp64 FMA (FPMax's DP unit) at 22 nm,
+  // at the interpolated 22 nm energy factor and the tables' nominal VDD. Stated tolerance
+  // (doc/physical.md §6.2): within 3x.
+  const NodeScaling n22 = between_32_and_20(22);
+  for (const Source& s : sources(CellMode::fp64)) {
+    CAPTURE(s.name);
+    const double pj = mac_substep_pj(CellMode::fp64, s) * n22.energy;  // one FMA at 22 nm
+    const double gflops_per_w = 2 / (pj * 1e-12) * 1e-9;
+    const double ratio = 178 / gflops_per_w;  // the model's energy over FPnew's
+    CHECK(ratio < 3);
+    CHECK(ratio > 1.0 / 3);
+    CHECK(gflops_per_w == Approx(66.7).margin(half_unit(1)));  // as doc/physical.md §6.2
+    CHECK(ratio == Approx(2.67).margin(half_unit(2)));
+  }
 }
