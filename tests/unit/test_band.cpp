@@ -14,14 +14,10 @@ using namespace triada;
 
 namespace {
 
-Plan plan_on(ext3 n, ext3 mesh) {
-  PlanRequest r;
-  r.in_shape = n;
-  r.out_shape = n;
-  r.mesh = mesh;
-  r.world_size = 1;
-  r.balanced_dims = {1, 1, 1};
-  return make_plan(r);
+Plan plan_on(ext3 n, ext3 mesh) {  // one rank, the chip sizer's plan
+  ChipProblem q;
+  q.in_shape = q.out_shape = n;
+  return chip_plan(q, mesh);
 }
 
 PhysicalParams chip_params() {
