@@ -136,11 +136,14 @@ int run(int argc, char** argv) {
   const index_t nonzeros = is_complex(c.type) ? generate_and_write<cplx>(c, comm, w)
                                               : generate_and_write<double>(c, comm, w);
   set_gen_attributes(w, c, prov);
-  // Staged (written and synced) before the tensor is renamed into place, published after.
+  // Staged (written and synced) and, on a device, delivered before the tensor is renamed
+  // into place; a regular report published after (io/output_files.hpp).
+  w.finish();
   mpi::collectively(comm, [&] {
     if (report.active()) report.stage(gen_report(c, nonzeros, prov).dump(2) + "\n");
+    report.deliver();
   });
-  w.commit();
+  w.publish();
   mpi::collectively(comm, [&] { report.publish(); });
 
   if (rank == 0) {

@@ -352,10 +352,11 @@ TextOutput::TextOutput(TextOutput&& o) noexcept
       tmp_(std::move(o.tmp_)),
       text_(std::move(o.text_)),
       force_(o.force_),
-      staged_(o.staged_) {
+      staged_(o.staged_),
+      delivered_(o.delivered_) {
   o.target_ = {};
   o.tmp_.clear();
-  o.staged_ = false;
+  o.staged_ = o.delivered_ = false;
 }
 
 TextOutput& TextOutput::operator=(TextOutput&& o) noexcept {
@@ -366,9 +367,10 @@ TextOutput& TextOutput::operator=(TextOutput&& o) noexcept {
     text_ = std::move(o.text_);
     force_ = o.force_;
     staged_ = o.staged_;
+    delivered_ = o.delivered_;
     o.target_ = {};
     o.tmp_.clear();
-    o.staged_ = false;
+    o.staged_ = o.delivered_ = false;
   }
   return *this;
 }
@@ -405,9 +407,9 @@ void TextOutput::stage(const std::string& text) {
   staged_ = true;
 }
 
-void TextOutput::publish() {
-  if (!active()) return;
-  if (!staged_) throw internal_error("TextOutput::publish before stage");
+void TextOutput::deliver() {
+  if (!active() || delivered_) return;
+  if (!staged_) throw internal_error("TextOutput::deliver before stage");
   if (target_.kind == TargetKind::standard) {
     std::cout.flush();  // what the app printed before comes first
     std::fflush(stdout);
@@ -419,7 +421,15 @@ void TextOutput::publish() {
     const bool ok = write_all(fd, text_);
     const int err = errno;
     if ((::close(fd) != 0 || !ok)) throw input_error(io_failure(target_.path, ok ? errno : err));
-  } else {
+  }
+  delivered_ = true;
+}
+
+void TextOutput::publish() {
+  if (!active()) return;
+  if (!staged_) throw internal_error("TextOutput::publish before stage");
+  deliver();
+  if (target_.kind == TargetKind::absent || target_.kind == TargetKind::regular) {
     publish_file(tmp_, target_.resolved, force_);
     tmp_.clear();
   }

@@ -68,6 +68,11 @@ class TextOutput {
   bool active() const { return !target_.path.empty(); }
   const std::string& path() const { return target_.path; }
   void stage(const std::string& text);
+  // Writes a special or standard target now, the part of publishing that can fail on a
+  // device (a full disk behind it, /dev/full): a run delivers every such output before it
+  // renames any file into place, so a failed one leaves every existing file as it was. A
+  // no-op for a regular file; publish() delivers what was not delivered.
+  void deliver();
   void publish();
 
  private:
@@ -77,6 +82,7 @@ class TextOutput {
   std::string text_;  // for special targets, written at publish()
   bool force_ = false;
   bool staged_ = false;
+  bool delivered_ = false;
 };
 
 // Writes `text` to `path` at once (probe, stage, publish): for outputs with nothing to

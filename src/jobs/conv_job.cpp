@@ -599,8 +599,10 @@ ConvRun ConvJob::run(MPI_Comm comm, std::ostream& out) const {
   report["total"] = std::move(total);
   if (report_out.active())
     report_out.stage(report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
-  if (report_out.active()) report_out.publish();
-  if (csv_out.active()) csv_out.publish();
+  report_out.deliver();  // devices before any file is renamed into place
+  csv_out.deliver();
+  report_out.publish();
+  csv_out.publish();
   // Every rank's report is rank 0's (its wall times), as written (a NaN read back as null).
   const std::string text =
       root ? report.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) : "";

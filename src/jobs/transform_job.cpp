@@ -385,6 +385,12 @@ TransformResult run_typed(Job& job) {
       report = report_on_rank0<T>(job, rc, opt, err, mem_all, sim_seconds, summary);
   });
   cancel::last_stop(topo.world());  // a run being stopped publishes nothing
+  // Devices first: a report or trace that fails on one leaves every file as it was.
+  mpi::collectively(topo.world(), [&] {
+    for (TextOutput* t : {&job.texts.activity_xdmf, &job.texts.report, &job.texts.trace,
+                          &job.texts.batches})
+      t->deliver();
+  });
   mpi::collectively(topo.world(), [&] {
     job.tensors.publish();
     if (job.activity_file) job.activity_file->publish();
