@@ -387,8 +387,8 @@ TransformResult run_typed(Job& job) {
   cancel::last_stop(topo.world());  // a run being stopped publishes nothing
   // Devices first: a report or trace that fails on one leaves every file as it was.
   mpi::collectively(topo.world(), [&] {
-    for (TextOutput* t : {&job.texts.activity_xdmf, &job.texts.report, &job.texts.trace,
-                          &job.texts.batches})
+    for (TextOutput* t :
+         {&job.texts.activity_xdmf, &job.texts.report, &job.texts.trace, &job.texts.batches})
       t->deliver();
   });
   mpi::collectively(topo.world(), [&] {
