@@ -114,9 +114,16 @@ void check_array(const ArrayView& a, int rank, const std::string& name) {
         name + ": " +
         (a.shape.empty() ? std::string("scalar") : "rank " + std::to_string(a.shape.size())) +
         ", expected a rank-" + std::to_string(rank) + (rank == 3 ? " tensor" : " matrix"));
+  for (index_t n : a.shape)
+    if (n < 0)
+      throw input_error(name + ": extent " + std::to_string(n) + " (" + a.shape_string() + ")");
+  if (a.strides.size() != a.shape.size())
+    throw input_error(name + ": " + std::to_string(a.strides.size()) + " strides for a rank-" +
+                      std::to_string(a.shape.size()) + " array");
   if (!a.supported()) throw input_error(name + ": unsupported element type (" + a.type_name + ")");
   for (index_t n : a.shape)
     if (n == 0) throw input_error(name + ": empty extent " + a.shape_string());
+  if (a.data == nullptr) throw input_error(name + ": no data (a null pointer)");
 }
 
 void copy_box(const ArrayView& a, const Brick& box, const ext3& origin, std::vector<double>& out) {

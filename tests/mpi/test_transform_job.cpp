@@ -102,3 +102,21 @@ TEST_CASE("TransformJob refuses, on every rank, an initial array its config does
   REQUIRE(r.y.real.size() == want.size());
   for (size_t i = 0; i < want.size(); ++i) CHECK(std::abs(r.y.real[i] - (y0[i] + want[i])) < 1e-12);
 }
+
+TEST_CASE("TransformJob refuses, on every rank, an array view it cannot read", "[transform_job]") {
+  // A null pointer, a negative extent, strides that do not match the shape: one
+  // input_error naming the array and what is wrong, before any rank reads a byte.
+  const TransformJob job(dct_config(parse_mesh_file("")));
+  const std::vector<double> x(static_cast<size_t>(kN[0] * kN[1] * kN[2]), 1.0);
+  std::ostringstream out;
+  const auto refused = [&](const ArrayView& v, const std::string& what) {
+    ArrayInputs in;
+    in.x = v;
+    CHECK_THROWS_WITH(job.run(in, MPI_COMM_WORLD, out), Catch::Matchers::StartsWith("x: " + what));
+  };
+  refused(array_view(static_cast<const double*>(nullptr), {kN[0], kN[1], kN[2]}), "no data");
+  refused(array_view(x.data(), {kN[0], -4, kN[2]}), "extent -4");
+  ArrayView short_strides = array_view(x.data(), {kN[0], kN[1], kN[2]});
+  short_strides.strides.pop_back();
+  refused(short_strides, "2 strides for a rank-3 array");
+}
