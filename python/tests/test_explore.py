@@ -11,6 +11,7 @@ import json
 import os
 import random
 import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -203,6 +204,43 @@ def test_the_slurm_array_tasks_run_here_give_the_same_table(reference, tmp_path)
     assert table(out) == table(ref_out)
     code, err = explore(spec, "--out", out, "--slurm")
     assert code == 0 and "every point is cached" in err, err
+
+
+def sbatch_directives(script):
+    """{option: value} of the #SBATCH lines as sbatch reads them: shell words of one line."""
+    out = {}
+    for line in script.splitlines():
+        if line.startswith("#SBATCH "):
+            for word in shlex.split(line[len("#SBATCH "):]):
+                key, _, value = word.partition("=")
+                out[key] = value
+    return out
+
+
+def test_the_sbatch_script_quotes_what_the_spec_and_out_give_it(tmp_path):
+    # A name that would put a command into the script, an OUT with a space and a '%', an
+    # option with a newline: the script parses (bash -n), its #SBATCH words are the values
+    # (the '%' doubled for sbatch), nothing runs but the task, and a bad option is one line.
+    text = SPEC.format(jobs=1, areas="[100]").replace('name = "tiny"',
+                                                      'name = "x\\ntouch PWNED\\n#"', 1)
+    spec, out = write_spec(tmp_path / "spec.toml", text=text), tmp_path / "my out 100%"
+    code, err = explore(spec, "--out", out, "--slurm")
+    assert code == 0, err
+    script = (out / "sweep.sbatch").read_text()
+    assert subprocess.run(["bash", "-n", str(out / "sweep.sbatch")]).returncode == 0
+    d = sbatch_directives(script)
+    assert d["--job-name"] == "x_touch_PWNED__", d
+    assert d["--output"] == str(out).replace("%", "%%") + "/slurm/%A_%a.out", d
+    env = dict(clean_env(), SLURM_ARRAY_TASK_ID="0")
+    del env["PYTHONPATH"]
+    p = subprocess.run(["bash", str(out / "sweep.sbatch")], env=env, capture_output=True,
+                       text=True, timeout=120, cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert not list(tmp_path.rglob("PWNED")) and cached(out) == 1
+    bad = text + '\n[slurm]\noptions = ["--time=1\\ntouch PWNED"]\n'
+    code, err = explore(write_spec(tmp_path / "bad.toml", text=bad), "--out", tmp_path / "o2",
+                        "--slurm")
+    assert code == 2 and err.count("\n") == 1 and "[slurm] options" in err, err
 
 
 def test_a_failing_point_is_a_row_with_its_error_and_is_retried(tmp_path):

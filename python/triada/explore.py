@@ -23,6 +23,7 @@ import fcntl
 import json
 import os
 import pathlib
+import re
 import shlex
 import subprocess
 import sys
@@ -170,21 +171,40 @@ def run_plot_scripts(spec: Spec) -> int:
     return 0
 
 
+# What sbatch reads from a #SBATCH line: one line of words. The job name keeps letters,
+# digits and '._+-' (others become '_'); a path goes in double quotes, so it may hold none of
+# '"', '\\', '$' or '`', and its '%' are doubled (sbatch's patterns: %A, %a, %% for a '%').
+UNQUOTABLE = re.compile(r'["\\$`\x00-\x1f\x7f]')
+
+
+def sbatch_lines(spec: Spec, count: int) -> list[str]:
+    """The #SBATCH lines of the array, every value checked or quoted for sbatch."""
+    job_name = re.sub(r"[^A-Za-z0-9._+-]", "_", spec.name) or "sweep"  # a label only
+    if UNQUOTABLE.search(str(spec.out)):
+        raise SpecError(f"--out: {str(spec.out)!r} cannot go into a #SBATCH line "
+                        "(a quote, backslash, '$', '`' or a control character)")
+    for o in spec.slurm_options:
+        if UNQUOTABLE.search(o.replace('"', "")) or not o.startswith("-"):
+            raise SpecError(f"[slurm] options: {o!r} is not one sbatch option "
+                            "(starts with '-', one line, no '\\', '$' or '`')")
+    return ["#!/bin/bash", f"#SBATCH --job-name={job_name}", f"#SBATCH --array=0-{count - 1}",
+            '#SBATCH --output="' + str(spec.out).replace("%", "%%") + '/slurm/%A_%a.out"',
+            *(f"#SBATCH {o}" for o in spec.slurm_options)]
+
+
 def write_sbatch(spec: Spec, points: list[Point], cache: Cache, args: argparse.Namespace) -> int:
     """OUT/tasks.json (the pending points' keys, in array order) and OUT/sweep.sbatch."""
     pending = [p.key for p in points if not cache.done(p.key)]
     if not pending:
         print(f"{PROG}: every point is cached: run --collect", file=sys.stderr)
         return finish(spec, points, cache, not args.no_plot)
+    header = sbatch_lines(spec, len(pending))
     write_atomically(spec.out / "tasks.json", json.dumps({"keys": pending}, indent=1) + "\n")
     package_root = pathlib.Path(__file__).resolve().parent.parent
     task = [sys.executable, "-m", "triada.explore", str(args.spec.resolve()),
             "--out", str(spec.out), "--bin", str(args.bin),
             "--task", "$SLURM_ARRAY_TASK_ID"]
-    lines = ["#!/bin/bash", f"#SBATCH --job-name={spec.name}",
-             f"#SBATCH --array=0-{len(pending) - 1}",
-             f"#SBATCH --output={spec.out}/slurm/%A_%a.out",
-             *(f"#SBATCH {o}" for o in spec.slurm_options),
+    lines = [*header,
              "set -euo pipefail",
              f"export PYTHONPATH={shlex.quote(str(package_root))}${{PYTHONPATH:+:$PYTHONPATH}}",
              " ".join(shlex.quote(a) for a in task[:-1]) + ' "$SLURM_ARRAY_TASK_ID"']
