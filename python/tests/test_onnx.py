@@ -169,6 +169,22 @@ def small_cnn(rng, batch_dim):
     return model, w1, w2, fc
 
 
+def test_batch_changes_data_inputs_only_not_weights_given_as_inputs():
+    # Weights as graph inputs (not initializers): batch= sets the data's dim 0, never a
+    # weight's (it set every input's: a Conv's 4 filters became 2, a MatMul's 5 rows 2).
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+             helper.make_node("Flatten", ["c"], ["f"]),
+             helper.make_node("MatMul", ["f", "m"], ["y"], name="mm")]
+    model = model_of(nodes, [("x", ["N", 3, 5, 5]), ("w", [4, 3, 3, 3]), ("b", [4]),
+                             ("m", [4 * 5 * 5, 7])], {})
+    layers = onnx_net.onnx_layers(model, batch=2)
+    conv = next(L for L in layers if L.name == "conv")
+    mm = next(L for L in layers if L.name == "mm")
+    assert conv.layer[:7] == (2, 3, 5, 5, 4, 3, 3), conv.layer
+    assert layer_macs(conv) == 2 * 5 * 5 * 4 * 3 * 3 * 3 == 5400
+    assert mm.macs == 2 * (4 * 5 * 5) * 7, mm
+
+
 def test_small_cnn_layer_by_layer_and_the_network_file_round_trip(tmp):
     rng = np.random.default_rng(7)
     model, w1, w2, fc = small_cnn(rng, "batch")

@@ -204,6 +204,26 @@ def _check_inner(node, sa, sb, k, kb):
 _READERS = {"Conv": _conv_layer, "Gemm": _gemm, "MatMul": _matmul}
 
 
+# The operands of these ops after the first are parameters (weights, biases, statistics),
+# never data: a graph input in one of those places keeps its dim 0 under batch=.
+_PARAMETER_OPERANDS = {"Conv", "ConvTranspose", "Gemm", "BatchNormalization",
+                       "InstanceNormalization", "LayerNormalization", "PRelu"}
+
+
+def _parameter_names(graph) -> set[str]:
+    """Initializers, and graph inputs a node takes as a parameter: a weight, bias or
+    statistic slot, or a MatMul's B whose dims are all fixed (an activation's are not)."""
+    names = {t.name for t in graph.initializer}
+    fixed = {vi.name for vi in graph.input
+             if all(d.HasField("dim_value") for d in vi.type.tensor_type.shape.dim)}
+    for node in graph.node:
+        if node.op_type in _PARAMETER_OPERANDS:
+            names.update(node.input[1:])
+        elif node.op_type == "MatMul" and len(node.input) > 1 and node.input[1] in fixed:
+            names.add(node.input[1])
+    return names
+
+
 def _load(model_or_path, batch):
     onnx = _onnx()
     if isinstance(model_or_path, (str, os.PathLike)):
@@ -216,10 +236,10 @@ def _load(model_or_path, batch):
         model = onnx.ModelProto()
         model.CopyFrom(model_or_path)
     if batch is not None:
-        initializers = {t.name for t in model.graph.initializer}
+        parameters = _parameter_names(model.graph)
         for vi in model.graph.input:
             dims = vi.type.tensor_type.shape.dim
-            if vi.name not in initializers and len(dims) > 0:
+            if vi.name not in parameters and len(dims) > 0:
                 dims[0].dim_value = batch
     try:
         model = onnx.shape_inference.infer_shapes(model)
