@@ -4,6 +4,7 @@ output against a direct convolution written here, its MACs against the closed fo
 layer's output size against ONNX's shape inference, and the network file round trip."""
 
 import itertools
+import os
 import subprocess
 import sys
 
@@ -252,6 +253,42 @@ def test_the_command_line_runs_a_model_and_refuses_what_cannot_run(tmp):
     assert p.returncode == 2
     assert p.stderr.strip() == ("triada.onnx_net: error: node 'c3' (Conv): a 3-D convolution "
                                 "(input 1x2x3x3x3); only 2-D convolutions run")
+
+
+def onnx_cli(*args):
+    return subprocess.run([sys.executable, "-m", "triada.onnx_net", *map(str, args)],
+                          capture_output=True, text=True, env=clean_env(), timeout=60)
+
+
+@pytest.mark.parametrize("attrs, what", [
+    (dict(strides=[0, 1]), "strides = [0, 1]"), (dict(dilations=[1, -2]), "dilations = [1, -2]"),
+    (dict(pads=[0, -1, 0, 0]), "pads = [0, -1, 0, 0]"), (dict(group=0), "group = [0]"),
+])
+def test_a_bad_kernel_attribute_is_one_line_before_shape_inference(tmp, attrs, what):
+    # strides=[0, 1] killed the process with SIGFPE inside ONNX's shape inference; the same
+    # Conv inside an If's branch too. One line naming the node, exit 2.
+    conv = helper.make_node("Conv", ["x", "w"], ["y"], name="bad", kernel_shape=[3, 3], **attrs)
+    model = model_of([conv], [("x", [1, 2, 6, 6])], {"w": np.ones((2, 2, 3, 3))})
+    onnx.save(model, str(tmp / "bad.onnx"))
+    p = onnx_cli(tmp / "bad.onnx")
+    assert p.returncode == 2 and p.stderr.count("\n") == 1, p.stderr
+    assert f"node 'bad' (Conv): Conv {what}: each must be at least" in p.stderr, p.stderr
+    branch = helper.make_graph([conv], "then", [], [helper.make_tensor_value_info("y", F, None)])
+    cond = helper.make_node("If", ["c"], ["y"], name="if", then_branch=branch,
+                            else_branch=branch)
+    nested = model_of([cond], [("x", [1, 2, 6, 6])], {"w": np.ones((2, 2, 3, 3))})
+    nested.graph.input.append(helper.make_tensor_value_info("c", TensorProto.BOOL, []))
+    with pytest.raises(triada.ConfigError, match="node 'bad'"):
+        onnx_net.onnx_layers(nested)
+
+
+def test_a_fifo_or_a_missing_model_is_one_line_without_waiting(tmp):
+    os.mkfifo(tmp / "model.onnx")
+    p = onnx_cli(tmp / "model.onnx")  # onnx.load would wait for a writer forever
+    assert p.returncode == 1 and p.stderr.strip().endswith("not a regular file (an ONNX model "
+                                                           "is read from a file)"), p.stderr
+    p = onnx_cli(tmp / "none.onnx")
+    assert p.returncode == 1 and p.stderr.count("\n") == 1 and "No such file" in p.stderr
 
 
 def test_without_onnx_the_package_imports_and_the_error_names_the_package(monkeypatch):

@@ -20,6 +20,7 @@ import io
 import json
 import math
 import os
+import stat
 import sys
 import tempfile
 from dataclasses import dataclass, field
@@ -224,17 +225,55 @@ def _parameter_names(graph) -> set[str]:
     return names
 
 
+# Integer attributes a kernel's geometry takes, and the least value each may have: ONNX's
+# shape inference divides by strides (a 0 kills the process with SIGFPE), so they are
+# checked before it runs.
+_GEOMETRY = {"strides": 1, "dilations": 1, "kernel_shape": 1, "pads": 0, "group": 1,
+             "output_padding": 0}
+_KERNEL_OPS = {"Conv", "ConvTranspose", "MaxPool", "AveragePool", "LpPool", "ConvInteger",
+               "QLinearConv"}
+
+
+def _check_geometry(graph) -> None:
+    """Refuses, naming the node, a kernel attribute below its least value, in the graph
+    and in every subgraph (If, Loop, Scan bodies)."""
+    onnx = _onnx()
+    for node in graph.node:
+        for attr in node.attribute:
+            if attr.type == onnx.AttributeProto.GRAPH:
+                _check_geometry(attr.g)
+            elif attr.type == onnx.AttributeProto.GRAPHS:
+                for g in attr.graphs:
+                    _check_geometry(g)
+            elif node.op_type in _KERNEL_OPS and attr.name in _GEOMETRY:
+                values = list(attr.ints) if attr.type == onnx.AttributeProto.INTS else [attr.i]
+                if any(v < _GEOMETRY[attr.name] for v in values):
+                    raise ConfigError(f"node {_label(node)}: {node.op_type} {attr.name} = "
+                                      f"{values}: each must be at least {_GEOMETRY[attr.name]}")
+
+
+def _read_model(onnx, path: str):
+    """The model file at path; a FIFO or device (which would block or never end) refused."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as e:
+        raise InputError(f"{path}: cannot read the ONNX model ({e.strerror})") from None
+    if not stat.S_ISREG(mode):
+        raise InputError(f"{path}: not a regular file (an ONNX model is read from a file)")
+    try:
+        return onnx.load(path)
+    except Exception as e:  # noqa: BLE001 (onnx raises several kinds)
+        raise ConfigError(f"{path}: cannot read the ONNX model ({e})") from None
+
+
 def _load(model_or_path, batch):
     onnx = _onnx()
     if isinstance(model_or_path, (str, os.PathLike)):
-        path = os.fspath(model_or_path)
-        try:
-            model = onnx.load(path)
-        except Exception as e:  # noqa: BLE001 (onnx raises several kinds)
-            raise ConfigError(f"{path}: cannot read the ONNX model ({e})") from None
+        model = _read_model(onnx, os.fspath(model_or_path))
     else:
         model = onnx.ModelProto()
         model.CopyFrom(model_or_path)
+    _check_geometry(model.graph)
     if batch is not None:
         parameters = _parameter_names(model.graph)
         for vi in model.graph.input:
