@@ -282,6 +282,34 @@ def test_a_bad_kernel_attribute_is_one_line_before_shape_inference(tmp, attrs, w
         onnx_net.onnx_layers(nested)
 
 
+def test_gemm_transa_takes_the_models_a_and_silent_mismodels_are_refused():
+    # inputs= gives the model's A as the node sees it: K x M under transA (it was reshaped
+    # as M x K and the wrong product reported verified). A weight whose channels do not fit
+    # the input, and a Conv inside an If (its MACs were dropped), are refused by node.
+    rng = np.random.default_rng(11)
+    b = rng.standard_normal((4, 6))  # K x N
+    gemm = helper.make_node("Gemm", ["a", "b"], ["y"], name="fc", transA=1)
+    model = model_of([gemm], [("a", [4, 3])], {"b": b})  # A is K x M = 4 x 3
+    a = rng.standard_normal((4, 3))
+    results, _ = onnx_net.conv_onnx(model, mxu=4, inputs={"fc": a})
+    for method in ("explicit", "implicit"):
+        y = results[0]["outputs"][method][0, :, :, 0].T
+        assert np.abs(y - a.T @ b.astype(np.float32).astype(np.float64)).max() <= 1e-13
+    with pytest.raises(triada.ConfigError, match="'fc': 13 values, its A has 3 x 4"):
+        onnx_net.conv_onnx(model, mxu=4, inputs={"fc": np.ones(13)})
+    conv = helper.make_node("Conv", ["x", "w"], ["y"], name="c", kernel_shape=[3, 3])
+    wrong = model_of([conv], [("x", [1, 3, 6, 6])], {"w": np.ones((2, 4, 3, 3))})
+    with pytest.raises(triada.ConfigError, match="node 'c' .*weights 2x4x3x3 do not fit"):
+        onnx_net.onnx_layers(wrong)
+    branch = helper.make_graph([conv], "then", [], [helper.make_tensor_value_info("y", F, None)])
+    cond = helper.make_node("If", ["c"], ["y"], name="when", then_branch=branch,
+                            else_branch=branch)
+    nested = model_of([cond], [("x", [1, 3, 6, 6])], {"w": np.ones((2, 3, 3, 3))})
+    nested.graph.input.append(helper.make_tensor_value_info("c", TensorProto.BOOL, []))
+    with pytest.raises(triada.ConfigError, match="node 'when' .*_branch holds Conv nodes"):
+        onnx_net.onnx_layers(nested)
+
+
 def test_a_fifo_or_a_missing_model_is_one_line_without_waiting(tmp):
     os.mkfifo(tmp / "model.onnx")
     p = onnx_cli(tmp / "model.onnx")  # onnx.load would wait for a writer forever

@@ -62,6 +62,7 @@ class OnnxLayer:
     bias: bool = False
     gemm: tuple[int, int, int] | None = None
     output_shape: tuple[int, ...] = field(default_factory=tuple)
+    trans_a: bool = False  # a Gemm's transA: the model's A is K x M
 
     @property
     def macs(self) -> int:
@@ -157,6 +158,11 @@ def _conv_layer(graph, node):
     pads = (tuple(a.get("pads", (0, 0, 0, 0))) if mode == "NOTSET"
             else _auto_pads(node, mode, x[2:], kernel, strides, dilations))
     group = int(a.get("group", 1))
+    if x[1] % group or (len(wshape) > 1 and wshape[1] not in (None, x[1] // group)) or \
+            int(wshape[0]) % group:
+        raise ConfigError(f"node {_label(node)}: weights {_dims(wshape)} do not fit an input "
+                          f"of {x[1]} channels in {group} group(s) (C_O x C_I/group x H_F x "
+                          "W_F, both divisible by the groups)")
     layer = (x[0], x[1], x[2], x[3], int(wshape[0]), kernel[0], kernel[1], strides, pads,
              dilations, group)
     weights = None if w is None else np.asarray(w, dtype=np.float64)
@@ -182,7 +188,9 @@ def _gemm(graph, node):
     b = graph.constants.get(node.input[1])
     if b is not None:
         b = (b.T if a.get("transB", 0) else b) * float(a.get("alpha", 1.0))
-    return _gemm_layer(node, m, k, n, b, len(node.input) > 2 and bool(node.input[2]))
+    layer = _gemm_layer(node, m, k, n, b, len(node.input) > 2 and bool(node.input[2]))
+    layer.trans_a = bool(a.get("transA", 0))
+    return layer
 
 
 def _matmul(graph, node):
@@ -234,6 +242,31 @@ _KERNEL_OPS = {"Conv", "ConvTranspose", "MaxPool", "AveragePool", "LpPool", "Con
                "QLinearConv"}
 
 
+def _check_subgraphs(graph) -> None:
+    """Refuses a node whose subgraph (If, Loop, Scan) holds a Conv, Gemm or MatMul: those
+    run conditionally or repeatedly, which the layer list cannot count."""
+    onnx = _onnx()
+    for node in graph.node:
+        for attr in node.attribute:
+            inner = [attr.g] if attr.type == onnx.AttributeProto.GRAPH else \
+                list(attr.graphs) if attr.type == onnx.AttributeProto.GRAPHS else []
+            for g in inner:
+                ops = sorted({n.op_type for n in _all_nodes(g)} & set(_READERS))
+                if ops:
+                    raise ConfigError(f"node {_label(node)}: its {attr.name} holds "
+                                      f"{', '.join(ops)} nodes, which run conditionally or "
+                                      "in a loop: not modelled")
+
+
+def _all_nodes(graph):
+    """The nodes of a graph and of its subgraphs, depth first."""
+    for node in graph.node:
+        yield node
+        for attr in node.attribute:
+            for g in ([attr.g] if attr.HasField("g") else []) + list(attr.graphs):
+                yield from _all_nodes(g)
+
+
 def _check_geometry(graph) -> None:
     """Refuses, naming the node, a kernel attribute below its least value, in the graph
     and in every subgraph (If, Loop, Scan bodies)."""
@@ -274,6 +307,7 @@ def _load(model_or_path, batch):
         model = onnx.ModelProto()
         model.CopyFrom(model_or_path)
     _check_geometry(model.graph)
+    _check_subgraphs(model.graph)
     if batch is not None:
         parameters = _parameter_names(model.graph)
         for vi in model.graph.input:
@@ -357,9 +391,13 @@ def _layer_input(rec, inputs, i):
     if x is None:
         return None
     x = np.asarray(x, dtype=np.float64)
-    if rec.gemm is not None:  # M x K (or A's leading dims by K) as N x K x M x 1
+    if rec.gemm is not None:  # the model's A (M x K, K x M with transA) as N x K x M x 1
         m, _, k = rec.gemm
-        x = np.ascontiguousarray(x.reshape(m, k).T.reshape(1, k, m, 1))
+        if x.size != m * k:
+            raise ConfigError(f"inputs: layer {rec.name!r}: {x.size} values, its A has "
+                              f"{m} x {k}")
+        a = x.reshape(k, m).T if rec.trans_a else x.reshape(m, k)
+        x = np.ascontiguousarray(a.T.reshape(1, k, m, 1))
     return x
 
 
