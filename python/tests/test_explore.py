@@ -218,18 +218,20 @@ def sbatch_directives(script):
 
 
 def test_the_sbatch_script_quotes_what_the_spec_and_out_give_it(tmp_path):
-    # A name that would put a command into the script, an OUT with a space and a '%', an
+    # A name that would run a command in the script, an OUT with a space and a '%', an
     # option with a newline: the script parses (bash -n), its #SBATCH words are the values
     # (the '%' doubled for sbatch), nothing runs but the task, and a bad option is one line.
+    # (A name with a newline, which put a command on a line of its own, is refused with
+    # every other control character: BAD_SPECS.)
     text = SPEC.format(jobs=1, areas="[100]").replace('name = "tiny"',
-                                                      'name = "x\\ntouch PWNED\\n#"', 1)
+                                                      'name = "x $(touch PWNED) #"', 1)
     spec, out = write_spec(tmp_path / "spec.toml", text=text), tmp_path / "my out 100%"
     code, err = explore(spec, "--out", out, "--slurm")
     assert code == 0, err
     script = (out / "sweep.sbatch").read_text()
     assert subprocess.run(["bash", "-n", str(out / "sweep.sbatch")]).returncode == 0
     d = sbatch_directives(script)
-    assert d["--job-name"] == "x_touch_PWNED__", d
+    assert d["--job-name"] == "x___touch_PWNED___", d
     assert d["--output"] == str(out).replace("%", "%%") + "/slurm/%A_%a.out", d
     env = dict(clean_env(), SLURM_ARRAY_TASK_ID="0")
     del env["PYTHONPATH"]
@@ -266,6 +268,13 @@ shape = [4, 4, 4]
 
 
 BAD_SPECS = [
+    ("options = 5\n", "options: expected a table of option = value, got 5"),
+    ("axes = [1]\n", "axes: must be a table of lists"),
+    ("options = { norm = \"or\\u0000tho\" }\n", "holds a control character"),
+    ("[sweep]\nname = \"a\\nb\"\n", "[sweep] name: 'a\\nb' holds a control character"),
+    ("[axes]\n\"chip.area_mm2\" = [%s]\n\"timing.driver_ps\" = [%s]\n"
+     % (",".join(map(str, range(1, 1001))), ",".join(map(str, range(1, 1002)))),
+     "the axes make 1001000 points, over the limit of 1000000"),
     ("[sweeep]\nname = 'x'\n", "unknown section [sweeep]"),
     ("[sweep]\nnmae = 'x'\n", "[sweep] nmae: unknown key"),
     ("[sweep]\njobs = '2'\n", "[sweep] jobs: expected int, got '2'"),
@@ -306,6 +315,42 @@ def test_bad_workloads_and_missing_files(tmp_path):
         assert code == want_code and message in err and len(err.splitlines()) == 1, err
     code, err = explore(tmp_path / "absent.toml")
     assert code == 1 and "cannot read the spec" in err, err
+
+
+def test_outs_fifos_locks_and_repeated_points(tmp_path):
+    # --out a file or a path that cannot be made, a FIFO as the spec or as an input: one
+    # line, exit 1, no hang (each read a FIFO's writer that never comes). The lock file
+    # stays after a sweep (unlinked, two sweeps could each lock their own). Two spec points
+    # of one key run once (one session folder) and --slurm lists the key once.
+    workload = "[[workload]]\nkind = 'transform'\ntransform = 'dct'\nshape = [4, 4, 4]\n"
+    spec = write_spec(tmp_path / "spec.toml", text=workload)
+    (tmp_path / "afile").write_text("x")
+    for out, message in ((tmp_path / "afile", "is not a folder"),
+                         ("/proc/nope/out", "cannot create /proc/nope/out")):
+        code, err = explore(spec, "--out", out)
+        assert code == 1 and len(err.splitlines()) == 1 and message in err, err
+    os.mkfifo(tmp_path / "fifo.toml")
+    code, err = explore(tmp_path / "fifo.toml")
+    assert code == 1 and "not a regular file" in err and len(err.splitlines()) == 1, err
+    os.mkfifo(tmp_path / "x.h5")
+    fifo_input = write_spec(tmp_path / "in.toml", text=workload.replace(
+        "shape = [4, 4, 4]", "input = 'x.h5'"))
+    code, err = explore(fifo_input, "--out", tmp_path / "o1")
+    assert code == 1 and "x.h5: not a regular file" in err, err
+    twice = workload + "[[workload]]\nname = 'again'\nkind = 'transform'\n" \
+        "transform = 'dct'\nshape = [4, 4, 4]\n"
+    spec2, out = write_spec(tmp_path / "twice.toml", text=twice), tmp_path / "o2"
+    keys = [line.split()[-1] for line in
+            subprocess.run(explore_command(spec2, "--out", out, "--list"), capture_output=True,
+                           text=True, env=clean_env()).stdout.splitlines()]
+    assert len(keys) == 2 and keys[0] == keys[1], keys
+    code, err = explore(spec2, "--out", out, "--slurm")
+    assert code == 0, err
+    listed = json.loads((out / "tasks.json").read_text())["keys"]
+    assert len(listed) == 1 and listed[0].startswith(keys[0]), listed
+    code, err = explore(spec2, "--out", tmp_path / "o3")
+    assert code == 0 and cached(tmp_path / "o3") == 1, err
+    assert len(table(tmp_path / "o3")) == 2 and (tmp_path / "o3" / ".lock").exists()
 
 
 def test_real_runs_on_data_under_mpirun_and_a_changed_input_reruns(tmp_path):

@@ -7,10 +7,12 @@ import dataclasses
 import hashlib
 import itertools
 import json
+import math
 import os
 import pathlib
 import re
 import shutil
+import stat
 import subprocess
 import tomllib
 from typing import Any
@@ -101,6 +103,8 @@ def load(path: pathlib.Path) -> Spec:
     """The spec at PATH, checked: unknown sections or keys, wrong types and empty axes
     raise SpecError."""
     try:
+        if not stat.S_ISREG(path.stat().st_mode):  # a FIFO would block the read forever
+            raise SpecError("not a regular file (a spec is read from a file)", 1)
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
     except OSError as e:
         raise SpecError(f"cannot read the spec: {e.strerror}", 1) from e
@@ -125,6 +129,9 @@ def check_section(table: Any, section: str) -> None:
                             f"{', '.join(SECTION_KEYS[section])})")
         if not isinstance(value, want) or (want is not bool and isinstance(value, bool)):
             raise SpecError(f"[{section}] {key}: expected {want.__name__}, got {value!r}")
+        for text in value if isinstance(value, list) else [value]:
+            if isinstance(text, str):
+                check_value(text, f"[{section}] {key}")
         if isinstance(value, list) and not (value and all(isinstance(v, str) for v in value)):
             raise SpecError(f"[{section}] {key}: expected a non-empty list of strings")
 
@@ -179,6 +186,9 @@ def check_value(value: Any, where: str) -> None:
     if not isinstance(value, (str, int, float, bool)):
         raise SpecError(f"{where}: expected a string, number, bool or list of numbers, "
                         f"got {value!r}")
+    if isinstance(value, str) and any(ord(c) < 32 or ord(c) == 127 for c in value):
+        raise SpecError(f"{where}: {value!r} holds a control character (a NUL or newline "
+                        "cannot be a program's argument)")
 
 
 def check_workloads(workloads: Any) -> list[dict[str, Any]]:
@@ -208,13 +218,16 @@ def check_workloads(workloads: Any) -> list[dict[str, Any]]:
         if len(sources) > 1:
             what = "network source" if kind == "conv" else "input (shape, input or generate)"
             raise SpecError(f"{where}: {sources[0]} and {sources[1]}: name one {what}")
+        check_axes(w.get("axes", {}), f"{where} axes:")
         check_generate(w, where)
         if not isinstance(w.get("onnx", ""), str):
             raise SpecError(f"{where} onnx: expected the model's file name, got {w['onnx']!r}")
+        if not isinstance(w.get("options", {}), dict):
+            raise SpecError(f"{where} options: expected a table of option = value, got "
+                            f"{w['options']!r}")
         own = {k: w[k] for k in KIND_KEYS[kind] & set(w) - {"generate"}}
         for key, value in {**w.get("options", {}), **own}.items():
             check_value(value, f"{where} {key}")
-        check_axes(w.get("axes", {}), f"{where} axes:")
     return workloads
 
 
@@ -277,6 +290,8 @@ class Resolver:
         full = (self.spec.path.resolve().parent / path).resolve()
         if full not in self.hashes:
             try:
+                if not stat.S_ISREG(full.stat().st_mode):  # a FIFO would block forever
+                    raise SpecError(f"{value}: not a regular file (an input is read whole)", 1)
                 self.hashes[full] = hashlib.sha256(full.read_bytes()).hexdigest()
             except OSError as e:
                 raise SpecError(f"{value}: cannot read this input file: {e.strerror}", 1) from e
@@ -376,10 +391,18 @@ def excluded(spec: Spec, workload: str, values: dict[str, Any]) -> bool:
     return any(matches(rule) for rule in spec.excludes)
 
 
+MAX_POINTS = 1_000_000  # a sweep's points before exclusions, counted before expanding
+
+
 def expand(resolver: Resolver) -> list[Point]:
     """Every point of the spec, in order: workloads as listed, then the cartesian product of
     their axes (the last axis varying fastest), less the excluded ones."""
     check_global_axes(resolver)
+    count = sum(math.prod(len(v) for v in workload_axes(resolver, w).values())
+                for w in resolver.spec.workloads)
+    if count > MAX_POINTS:
+        raise SpecError(f"the axes make {count} points, over the limit of {MAX_POINTS} "
+                        "(split the sweep, or exclude points)")
     points: list[Point] = []
     for w in resolver.spec.workloads:
         axes = workload_axes(resolver, w)

@@ -65,6 +65,10 @@ def main(argv: list[str] | None = None) -> int:
     except SpecError as e:
         print(f"{PROG}: error: {args.spec}: {e}", file=sys.stderr)
         return e.code
+    except OSError as e:  # a full disk, a folder gone under the sweep: one line
+        where = e.filename or args.out or args.spec
+        print(f"{PROG}: error: {where}: {e.strerror or e}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted; the finished points are cached, a rerun resumes",
               file=sys.stderr)
@@ -90,15 +94,28 @@ def run(args: argparse.Namespace) -> int:
             state = "cached" if cache.done(p.key) else "pending"
             print(f"{p.index} {p.workload} {json.dumps(p.axes)} {p.run} {state} {p.key[:16]}")
         return 0
-    spec.out.mkdir(parents=True, exist_ok=True)
+    make_out(spec.out)
     if args.task is not None:
         return run_task(spec, points, cache, args.task)
     if not args.collect and (args.slurm or spec.mode == "slurm"):
         return write_sbatch(spec, points, cache, args)
     if not args.collect:
         with locked(spec.out):
-            run_local(spec, [p for p in points if not cache.done(p.key)], cache)
+            # Points of one key are one run (one session folder): run it once.
+            pending = {p.key: p for p in points if not cache.done(p.key)}
+            run_local(spec, list(pending.values()), cache)
     return finish(spec, points, cache, not args.no_plot)
+
+
+def make_out(out: pathlib.Path) -> None:
+    """OUT as a folder, created if need be; a file there or a path that cannot be made is
+    one line."""
+    if out.exists() and not out.is_dir():
+        raise SpecError(f"--out: {out} is not a folder", 1)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise SpecError(f"--out: cannot create {out}: {e.strerror}", 1) from e
 
 
 class locked:
@@ -117,8 +134,9 @@ class locked:
                             1) from e
 
     def __exit__(self, *exc: Any) -> None:
+        # The file stays: unlinked, a sweep waiting on the old one and a new one locking a
+        # new file would both write the folder.
         self.file.close()
-        self.path.unlink(missing_ok=True)
 
 
 def run_local(spec: Spec, pending: list[Point], cache: Cache) -> None:
@@ -194,7 +212,7 @@ def sbatch_lines(spec: Spec, count: int) -> list[str]:
 
 def write_sbatch(spec: Spec, points: list[Point], cache: Cache, args: argparse.Namespace) -> int:
     """OUT/tasks.json (the pending points' keys, in array order) and OUT/sweep.sbatch."""
-    pending = [p.key for p in points if not cache.done(p.key)]
+    pending = list(dict.fromkeys(p.key for p in points if not cache.done(p.key)))  # one a key
     if not pending:
         print(f"{PROG}: every point is cached: run --collect", file=sys.stderr)
         return finish(spec, points, cache, not args.no_plot)
