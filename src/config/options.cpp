@@ -373,6 +373,41 @@ po::variables_map parse_command_line_strict(int argc, char** argv,
   return vm;
 }
 
+const MeshConfig& builtin_mesh_config() {
+  static const MeshConfig m = parse_mesh_file("");
+  return m;
+}
+
+namespace {
+// A number as a command line would spell it, for the parser's own check: "nan", "-1", ...
+std::string spelled(double v) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+}  // namespace
+
+void validate_mesh(const MeshConfig& m) {
+  const int mode = static_cast<int>(m.cell_mode);
+  if (mode < 0 || mode >= kCellModes)
+    throw config_error("--cell.mode: " + std::to_string(mode) + " is not a cell mode (expected " +
+                       cell_mode_names(" or ") + ")");
+  if (m.mode != Mode::esop && m.mode != Mode::dense)
+    throw config_error("--esop.enabled: " + std::to_string(static_cast<int>(m.mode)) +
+                       " is not on or off");
+  // The energies through the parser that reads them, so the refusal is its words.
+  std::vector<std::pair<std::string, std::string>> keys;
+  for (const CounterInfo& c : kCounterTable)
+    if (c.energy.default_pj)
+      keys.emplace_back(std::string("energy.") + c.energy.key, spelled(m.energy[c.counter]));
+  keys.emplace_back(std::string("energy.") + kStaticEnergy.key,
+                    spelled(m.energy.static_pj_per_cell_step));
+  for (const CellModeInfo& c : kCellModeTable)
+    keys.emplace_back(std::string("energy.") + c.energy_key,
+                      spelled(m.mode_mac_pj[static_cast<size_t>(c.mode)]));
+  mesh_config("", keys);
+}
+
 MeshConfig parse_mesh_file(const std::string& path) {
   po::variables_map vm;
   KeySources src;

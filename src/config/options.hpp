@@ -58,6 +58,13 @@ struct MeshConfig {
 
 // Parses only a mesh INI file with defaults (used by tests and other apps).
 MeshConfig parse_mesh_file(const std::string& path);
+// The built-in defaults (= meshcfg/default.ini), parsed once: what a config struct starts
+// with, so that one built in code carries every key's value.
+const MeshConfig& builtin_mesh_config();
+// Refuses what the mesh keys' parser would: an out-of-range enum (a mode or cell mode set by
+// a cast), an energy that is not a finite number >= 0. Throws config_error naming the key as
+// a command line's --section.key.
+void validate_mesh(const MeshConfig& m);
 
 // The mesh keys of `ini_file` ("": none) with `keys` ({"section.key", value as the INI file
 // writes it}) winning over them, as a command line's --section.key VALUE options would:

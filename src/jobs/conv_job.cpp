@@ -553,6 +553,7 @@ ConvJob::ConvJob(ConvConfig cfg) : cfg_(std::move(cfg)) {
 }
 
 ConvRun ConvJob::run(MPI_Comm comm, std::ostream& out) const {
+  mpi::require_usable(comm);
   const ConvConfig& cfg = cfg_;
   const bool root = mpi::rank(comm) == 0;
   TextOutput report_out, csv_out;

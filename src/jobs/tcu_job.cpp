@@ -560,6 +560,7 @@ TcuJob::TcuJob(TcuConfig cfg) : cfg_(std::move(cfg)) {
 }
 
 TcuResult TcuJob::run(MPI_Comm comm, std::ostream& out) const {
+  mpi::require_usable(comm);
   const TcuConfig& cfg = cfg_;
   std::optional<tcu_in::MemoryInput> arrays;  // the algorithms read cfg.input from them
   if (!cfg.arrays.empty()) arrays.emplace(cfg.input, cfg.arrays);

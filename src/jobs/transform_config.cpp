@@ -70,6 +70,7 @@ std::array<TransformKind, 3> parse_transform_list(const std::string& spec,
 }
 
 void validate(const TransformConfig& c) {
+  validate_mesh(c.mesh);
   if (c.model_shape) validate_model_only(c);
   if (!c.model_shape && c.input.file.empty()) throw config_error("missing --input (see --help)");
   if (!c.model_shape && c.output.file.empty()) throw config_error("missing --output (see --help)");

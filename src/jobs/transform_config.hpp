@@ -28,9 +28,9 @@ struct TransformConfig {
   Norm norm = Norm::ortho;
   std::string coeffs;  // HDF5 file with /C1 /C2 /C3 (gemt)
   std::array<int, 3> stage_order{3, 1, 2};
-  MeshConfig mesh;
-  std::string report;  // JSON report path, empty: none
-  std::string trace;   // per-step CSV path, empty: none
+  MeshConfig mesh = builtin_mesh_config();  // every key at its built-in value
+  std::string report;                       // JSON report path, empty: none
+  std::string trace;                        // per-step CSV path, empty: none
 
   // Look instead of read (doc/transform.md "Looking at a run"): --xdmf, the output's XDMF sidecar
   // (io/xdmf.hpp); --activity, the per-cell activity HDF5 file (empty: none).

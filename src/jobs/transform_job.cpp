@@ -559,6 +559,7 @@ TransformJob::TransformJob(TransformConfig cfg) : cfg_(std::move(cfg)) {
 }
 
 TransformResult TransformJob::run(MPI_Comm world, std::ostream& out) const {
+  mpi::require_usable(world);
   if (cfg_.dry_run) return {run_dry_run(cfg_, world, out), {}, {}};
   if (cfg_.model_shape) return run_model_only(cfg_, world, out);
   const std::unique_ptr<TransformTensors> files = file_tensors(cfg_);
@@ -566,6 +567,7 @@ TransformResult TransformJob::run(MPI_Comm world, std::ostream& out) const {
 }
 
 TransformResult TransformJob::run(const ArrayInputs& in, MPI_Comm world, std::ostream& out) const {
+  mpi::require_usable(world);
   if (cfg_.dry_run || cfg_.model_shape)
     throw config_error(std::string(cfg_.dry_run ? "--dry-run" : "--model-only") +
                        " reads no arrays: run it without them");
@@ -584,6 +586,7 @@ TransformResult TransformJob::run(const ArrayInputs& in, MPI_Comm world, std::os
 }
 
 Plan TransformJob::plan(MPI_Comm world, const ext3& in_shape, const ext3& out_shape) const {
+  mpi::require_usable(world);
   ProblemFacts facts;
   facts.in_shape = in_shape;
   facts.out_shape = out_shape;

@@ -133,6 +133,20 @@ void require_callable_thread() {
                     "or above lets any thread call, one at a time)");
 }
 
+void require_usable(MPI_Comm comm) {
+  int started = 0, finalized = 0, inter = 0;
+  CHECK_MPI(MPI_Initialized(&started));
+  CHECK_MPI(MPI_Finalized(&finalized));
+  if (!started)
+    throw mpi_error("MPI is not started: call MPI_Init (or MPI_Init_thread) before a job runs");
+  if (finalized) throw mpi_error("MPI was finalized in this process: a job cannot run after it");
+  if (comm == MPI_COMM_NULL) throw mpi_error("the communicator is MPI_COMM_NULL");
+  CHECK_MPI(MPI_Comm_test_inter(comm, &inter));
+  if (inter)
+    throw mpi_error(
+        "an intercommunicator: a job runs on an intracommunicator (its ranks one group)");
+}
+
 void finalize_if_started() noexcept {
   int started = 0, finalized = 0;
   MPI_Initialized(&started);

@@ -45,6 +45,10 @@ bool start_if_needed();
 // Throws mpi_error unless this thread may call MPI: MPI runs at MPI_THREAD_SERIALIZED or
 // above, or this is the thread that started it (a host serialises its calls itself).
 void require_callable_thread();
+// Throws mpi_error naming the problem unless a library job can run on `comm`: MPI started
+// and not finalized, a communicator (not MPI_COMM_NULL), an intracommunicator. A job's
+// first check, before any collective call (a bad handle aborted the whole job).
+void require_usable(MPI_Comm comm);
 // MPI_Finalize unless MPI is finalized or was never started (the host's exit hook).
 void finalize_if_started() noexcept;
 // The communicator of a Fortran handle (mpi4py's Comm.py2f()); the caller keeps it.

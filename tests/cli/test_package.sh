@@ -82,6 +82,10 @@ check "builds a plan" grep -qx "plan 8x6x4 cells, 3 stages, order 312" "$dir/run
 check "parses an executor" grep -qx "executor fused" "$dir/run.log"
 check "names the kernel path" grep -qxE "kernels (avx512|avx2|portable)" "$dir/run.log"
 check "runs a DCT in memory" grep -qxE "dct y000 4\.8989794855663[0-9]*" "$dir/run.log"
+check "a job before MPI_Init is an mpi_error" \
+  grep -qx "before init: MPI is not started: call MPI_Init (or MPI_Init_thread) before a job runs" "$dir/run.log"
+check "a job after MPI_Finalize is an mpi_error" \
+  grep -qx "after finalize: MPI was finalized in this process: a job cannot run after it" "$dir/run.log"
 check "the example runs on the installed package" logged "$dir/dct3d.log" "$dir/build/dct3d" "$dir"
 cc=$dir/build/compile_commands.json
 check "consumer compiles with -ffp-contract=off" grep -q -- "-ffp-contract=off" "$cc"

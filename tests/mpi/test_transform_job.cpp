@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "config/options.hpp"
+#include "core/error.hpp"
 #include "jobs/transform_job.hpp"
 #include "support/catch.hpp"
 
@@ -119,4 +120,26 @@ TEST_CASE("TransformJob refuses, on every rank, an array view it cannot read", "
   ArrayView short_strides = array_view(x.data(), {kN[0], kN[1], kN[2]});
   short_strides.strides.pop_back();
   refused(short_strides, "2 strides for a rank-3 array");
+}
+
+TEST_CASE("TransformJob refuses a null communicator and an intercommunicator", "[transform_job]") {
+  // They aborted the whole job (MPI's fatal error handler); now an mpi_error naming them.
+  const TransformJob job(dct_config(parse_mesh_file("")));
+  const std::vector<double> x(static_cast<size_t>(kN[0] * kN[1] * kN[2]), 1.0);
+  ArrayInputs in;
+  in.x = array_view(x.data(), {kN[0], kN[1], kN[2]});
+  std::ostringstream out;
+  CHECK_THROWS_WITH(job.run(in, MPI_COMM_NULL, out), "the communicator is MPI_COMM_NULL");
+  CHECK_THROWS_AS(job.plan(MPI_COMM_NULL, {4, 4, 4}, {4, 4, 4}), mpi_error);
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (size < 2) return;  // an intercommunicator needs two groups
+  MPI_Comm half = MPI_COMM_NULL, inter = MPI_COMM_NULL;
+  const int color = rank < size / 2 ? 0 : 1;
+  MPI_Comm_split(MPI_COMM_WORLD, color, rank, &half);
+  MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, color == 0 ? size / 2 : 0, 7, &inter);
+  CHECK_THROWS_WITH(job.run(in, inter, out), Catch::Matchers::StartsWith("an intercommunicator"));
+  MPI_Comm_free(&inter);
+  MPI_Comm_free(&half);
 }

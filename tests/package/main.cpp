@@ -1,11 +1,13 @@
 // Uses the installed library as another project would, through the public headers only:
 // the version, a plan, an executor's name, the kernel path the library chose for this CPU
-// (the report's "kernels" object) and a transform job on a tensor in memory.
+// (the report's "kernels" object) and a transform job on a tensor in memory; the job's
+// refusal before MPI_Init and after MPI_Finalize.
 #include <hdf5.h>
 #include <mpi.h>
 
 #include <iomanip>
 #include <iostream>
+#include <string>
 #include <triada/triada.hpp>
 #include <vector>
 
@@ -27,9 +29,20 @@ double dct_of_ones() {
   return job.run(in, MPI_COMM_WORLD, std::cout).y.real.at(0);
 }
 
+// What a job says when MPI cannot run it (before MPI_Init, after MPI_Finalize): an mpi_error.
+std::string refusal() {
+  try {
+    dct_of_ones();
+  } catch (const triada::mpi_error& e) {
+    return e.what();
+  }
+  return "no mpi_error";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::cout << "before init: " << refusal() << "\n";
   MPI_Init(&argc, &argv);
   triada::PlanRequest req;
   req.in_shape = {8, 6, 4};
@@ -46,5 +59,6 @@ int main(int argc, char** argv) {
             << "dct y000 " << std::setprecision(15) << dct_of_ones() << "\n";
   H5close();
   MPI_Finalize();
+  std::cout << "after finalize: " << refusal() << "\n";
   return plan.stages.size() == 3 ? 0 : 1;
 }

@@ -1,6 +1,7 @@
 // TransformJob from a config struct (no command line): every field the struct can hold
 // wrongly, and every rule between fields, is refused by its constructor with the message
 // triada-transform gives for the same run on its command line (the oracle: its parser).
+#include <cmath>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -95,6 +96,36 @@ TEST_CASE("TransformJob refuses a bad field with the program's message", "[trans
   c.dry_run = true;
   c.plan_world_size = 2000000;
   CHECK(job_error(c) == with({"-t", "dct", "--dry-run", "--world-size", "2000000"}));
+}
+
+TEST_CASE("A config's mesh starts at the built-in keys and is checked as the program's",
+          "[transform_job]") {
+  // Unset, it reported 0 pJ for every energy; a NaN or negative energy and an enum out of
+  // range (set by a cast) ran. Now: the built-ins, and the program's refusal.
+  const TransformConfig fresh;
+  CHECK(fresh.mesh.energy.mac_pj() == parse_mesh_file("").energy.mac_pj());
+  CHECK(fresh.mesh.energy[Counter::x_bus_sends] == 6.4);
+  CHECK(fresh.mesh.physical == PhysicalParams());
+  const std::vector<std::string> files = {"-i", "x.h5", "-o", "y.h5", "-t", "dct"};
+  const auto with = [&](std::vector<std::string> words) {
+    words.insert(words.begin(), files.begin(), files.end());
+    return cli_error(words);
+  };
+  TransformConfig c = good_config();
+  c.mesh.energy[Counter::x_bus_sends] = std::nan("");
+  CHECK(job_error(c) == with({"--energy.x_bus_send_pj", "nan"}));
+  c = good_config();
+  c.mesh.mode_mac_pj[0] = -1;
+  CHECK(job_error(c) == with({"--energy.mac_pj", "-1"}));
+  c = good_config();
+  c.mesh.energy.static_pj_per_cell_step = 1e300;
+  CHECK(job_error(c) == with({"--energy.static_pj_per_cell_step", "1.0000000000000001e+300"}));
+  c = good_config();
+  c.mesh.cell_mode = static_cast<CellMode>(77);
+  CHECK_THAT(job_error(c), Catch::StartsWith("--cell.mode: 77 is not a cell mode (expected fp64"));
+  c = good_config();
+  c.mesh.mode = static_cast<Mode>(9);
+  CHECK(job_error(c) == "--esop.enabled: 9 is not on or off");
 }
 
 TEST_CASE("TransformJob refuses --model-only's data options by name", "[transform_job]") {
