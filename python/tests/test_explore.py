@@ -275,6 +275,10 @@ BAD_SPECS = [
     ("[axes]\n\"chip.area_mm2\" = [%s]\n\"timing.driver_ps\" = [%s]\n"
      % (",".join(map(str, range(1, 1001))), ",".join(map(str, range(1, 1002)))),
      "the axes make 1001000 points, over the limit of 1000000"),
+    ("[sweep]\nmetrics = [\"workload\"]\n", "[sweep] metrics: 'workload' is a column"),
+    ("axes = { \"chip.area_mm2\" = [50] }\n[sweep]\nmetrics = [\"chip.area_mm2\"]\n",
+     "[sweep] metrics: 'chip.area_mm2' is an axis"),
+    ("[[exclude]]\nnope = 1\n", "[[exclude]] nope: no axis of that name"),
     ("[sweeep]\nname = 'x'\n", "unknown section [sweeep]"),
     ("[sweep]\nnmae = 'x'\n", "[sweep] nmae: unknown key"),
     ("[sweep]\njobs = '2'\n", "[sweep] jobs: expected int, got '2'"),
@@ -315,6 +319,43 @@ def test_bad_workloads_and_missing_files(tmp_path):
         assert code == want_code and message in err and len(err.splitlines()) == 1, err
     code, err = explore(tmp_path / "absent.toml")
     assert code == 1 and "cannot read the spec" in err, err
+
+
+def test_what_a_row_says_is_what_ran(tmp_path):
+    # A bool axis of a mesh key is given as on/off (false left --esop.enabled out: ESOP on
+    # in a row labelled off); an exclude of a list-valued axis value excludes it; a
+    # calibration file is resolved from the spec's folder and its contents are in the key;
+    # a damaged cache entry is rerun, not cached forever.
+    from triada._explore_spec import format_option
+    assert format_option("esop.enabled", False) == ["--esop.enabled", "off"]
+    assert format_option("esop.enabled", True) == ["--esop.enabled", "on"]
+    assert format_option("check", True) == ["--check"] and format_option("check", False) == []
+    workload = "[[workload]]\nkind = 'transform'\ntransform = 'dct'\nshape = [8, 8, 8]\n"
+    cells = workload + "axes = { \"mesh.cells\" = [[2, 2, 2], [4, 4, 4]] }\n" \
+        "[[exclude]]\n\"mesh.cells\" = [2, 2, 2]\n"
+    listed = subprocess.run(explore_command(write_spec(tmp_path / "c.toml", text=cells),
+                                            "--out", tmp_path / "c", "--list"),
+                            capture_output=True, text=True, env=clean_env())
+    assert listed.returncode == 0 and len(listed.stdout.splitlines()) == 1, listed
+    assert "[4, 4, 4]" in listed.stdout, listed.stdout
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "cal.json").write_text("{}\n")
+    spec = write_spec(tmp_path / "sub" / "k.toml", text=workload +
+                      "options = { \"machine.calibration\" = \"cal.json\" }\n")
+    key = lambda: subprocess.run(explore_command(spec, "--out", tmp_path / "k", "--list"),
+                                 capture_output=True, text=True, env=clean_env(),
+                                 cwd=tmp_path).stdout.split()[-1]
+    first = key()
+    (tmp_path / "sub" / "cal.json").write_text('{"changed": 1}\n')
+    assert key() != first
+    spec, out = write_spec(tmp_path / "one.toml", text=workload), tmp_path / "one"
+    code, err = explore(spec, "--out", out)
+    assert code == 0 and cached(out) == 1, err
+    entry = next((out / "cache").glob("*.json"))
+    entry.write_text(entry.read_text()[:40])  # truncated, as a crash leaves it
+    code, err = explore(spec, "--out", out)
+    assert code == 0, err
+    assert json.loads(entry.read_text())["status"] == "ok"
 
 
 def test_outs_fifos_locks_and_repeated_points(tmp_path):

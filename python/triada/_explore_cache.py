@@ -36,7 +36,14 @@ class Cache:
         return None
 
     def done(self, key: str) -> bool:
-        return (self.dir / f"{key}.json").is_file()
+        """The point ran and its entry reads back whole: a damaged entry (a truncated
+        file, a crash or a full disk under another writer) is rerun, not cached forever."""
+        try:
+            entry = json.loads((self.dir / f"{key}.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return False
+        return isinstance(entry, dict) and entry.get("key") == key and entry.get("status") == "ok"
+
 
     def store(self, entry: dict[str, Any]) -> None:
         name = entry["key"] + (".json" if entry["status"] == "ok" else ".failed.json")

@@ -25,7 +25,9 @@ NO_OPTION_AXES = {"ranks", "rep"}
 # Axes "generate.KEY" set triada-gen's --KEY for a workload whose input it generates.
 GENERATE = "generate."
 # Options whose value names an input file (FILE[:/DATASET]): its contents go into the key.
-FILE_OPTIONS = {"input", "coeffs", "initial", "mesh", "network", "weights"}
+# Options naming a file: resolved against the spec's folder, their contents in the key
+# ("none" for machine.calibration: the built-in constants, no file).
+FILE_OPTIONS = {"input", "coeffs", "initial", "mesh", "network", "weights", "machine.calibration"}
 PROGRAMS = {"transform": "triada-transform", "gemt": "triada-transform",
             "tcu": "triada-tcu", "conv": "triada-conv", "bench": "triada-bench"}
 # Each kind's own keys besides name, kind, options, axes and alone.
@@ -313,7 +315,8 @@ class Resolver:
 
     def resolved(self, option: str, value: Any) -> tuple[Any, Any]:
         """(value on the command line, value in the key) of one option."""
-        if option not in FILE_OPTIONS or value in ("", False) or str(value).startswith(SESSION):
+        if option not in FILE_OPTIONS or value in ("", False, "none") or \
+                str(value).startswith(SESSION):
             return value, value
         path, sep, dataset = str(value).partition(":/")
         full = str((self.spec.path.resolve().parent / path).resolve()) + sep + dataset
@@ -381,14 +384,48 @@ def check_global_axes(resolver: Resolver) -> None:
 
 
 def excluded(spec: Spec, workload: str, values: dict[str, Any]) -> bool:
+    def alternatives(want: Any, have: Any) -> list[Any]:
+        # A list is a choice of values, except where the axis's values are lists
+        # themselves (a shape, a mesh): there a list of lists is the choice.
+        if isinstance(have, list):
+            return want if isinstance(want, list) and want and isinstance(want[0], list) else [want]
+        return want if isinstance(want, list) else [want]
+
     def matches(rule: dict[str, Any]) -> bool:
         for k, want in rule.items():
             have = workload if k == "workload" else values.get(k, None)
-            wanted = want if isinstance(want, list) and k != "shape" else [want]
-            if have is None or have not in wanted:
+            if have is None or have not in alternatives(want, have):
                 return False
         return True
     return any(matches(rule) for rule in spec.excludes)
+
+
+# The table's own columns (triada/_explore_table.py): a metric of one of these names, or of
+# an axis's, would overwrite that column in every row.
+PROVENANCE = ["status", "error", "version", "commit", "key", "session", "wall_s", "host",
+              "command"]
+FRONTS = {"time_energy": ("time", "energy"), "time_area": ("time", "area")}
+TABLE_COLUMNS = {"point", "workload", "kind", "run", *PROVENANCE, *(f"pareto_{f}" for f in FRONTS)}
+
+
+def check_metric_names(resolver: Resolver) -> None:
+    axes = {a for w in resolver.spec.workloads for a in workload_axes(resolver, w)}
+    for m in resolver.spec.metrics:
+        if m in TABLE_COLUMNS or m in axes:
+            what = "an axis" if m in axes else "a column of the table"
+            raise SpecError(f"[sweep] metrics: {m!r} is {what}; a metric names a report field "
+                            "(e.g. physical.seconds)")
+
+
+def check_exclude_keys(resolver: Resolver) -> None:
+    """Every [[exclude]] key names an axis of some workload (or is `workload`): a rule
+    that can match nothing would exclude nothing without a word."""
+    names = {"workload"} | {a for w in resolver.spec.workloads for a in workload_axes(resolver, w)}
+    for rule in resolver.spec.excludes:
+        for key in rule:
+            if key not in names:
+                raise SpecError(f"[[exclude]] {key}: no axis of that name (axes: "
+                                f"{', '.join(sorted(names - {'workload'})) or 'none'})")
 
 
 MAX_POINTS = 1_000_000  # a sweep's points before exclusions, counted before expanding
@@ -398,6 +435,8 @@ def expand(resolver: Resolver) -> list[Point]:
     """Every point of the spec, in order: workloads as listed, then the cartesian product of
     their axes (the last axis varying fastest), less the excluded ones."""
     check_global_axes(resolver)
+    check_exclude_keys(resolver)
+    check_metric_names(resolver)
     count = sum(math.prod(len(v) for v in workload_axes(resolver, w).values())
                 for w in resolver.spec.workloads)
     if count > MAX_POINTS:
@@ -462,7 +501,11 @@ def generate_args(w: dict[str, Any], values: dict[str, Any]) -> list[str]:
 
 
 def format_option(name: str, value: Any) -> list[str]:
-    """--NAME VALUE; a bool is a flag (true: given, false: left out), "" leaves it out."""
+    """--NAME VALUE; "" leaves it out. A bool is a flag (true: given, false: left out),
+    except for a mesh key (--section.key, which always takes a value): on or off. (false
+    left --esop.enabled out, so ESOP stayed on in a row labelled off.)"""
+    if isinstance(value, bool) and "." in name:
+        return [f"--{name}", "on" if value else "off"]
     if value is True:
         return [f"--{name}"]
     if value is False or value == "":

@@ -12,11 +12,8 @@ from typing import Any
 
 from ._explore_cache import Cache
 from ._files import write_atomically
-from ._explore_spec import Point, Spec, format_value
+from ._explore_spec import FRONTS, PROVENANCE, Point, Spec, format_value
 
-PROVENANCE = ["status", "error", "version", "commit", "key", "session", "wall_s", "host",
-              "command"]
-FRONTS = {"time_energy": ("time", "energy"), "time_area": ("time", "area")}
 
 
 def metric(report: Any, dotted: str) -> Any:
