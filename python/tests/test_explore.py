@@ -185,6 +185,44 @@ def cached(out):
     return len(list((out / "cache").glob("*.json"))) if (out / "cache").is_dir() else 0
 
 
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
+def test_a_terminated_sweep_ends_its_runs_and_says_so(tmp_path, sig):
+    # kill -TERM (or HUP) of explore left its points running, writing into the session
+    # folders of a resumed sweep. Now: their process groups end before it exits 128 + sig
+    # with one line, no program of the sweep is left, and a rerun completes the table.
+    slow = tmp_path / "slow.sh"  # a point that runs until it is stopped
+    slow.write_text("#!/bin/bash\nexec sleep 300\n")
+    slow.chmod(0o755)
+    spec = write_spec(tmp_path / "spec.toml", text=f"""
+[sweep]
+jobs = 2
+launcher = ["{slow}", "{{ranks}}"]
+
+[[workload]]
+kind = "transform"
+transform = "dct"
+shape = [8, 8, 8]
+
+[axes]
+ranks = [1]
+"chip.area_mm2" = [100, 400]
+""")
+    out = tmp_path / "out"
+    p = subprocess.Popen(explore_command(spec, "--out", out), env=clean_env(),
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (
+            (out / "explore.log").is_file() and started(out) >= 1):
+        time.sleep(0.05)
+    time.sleep(0.5)
+    p.send_signal(sig)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 128 + sig, err
+    assert err.strip().endswith("a rerun resumes") and f"stopped by {sig.name}" in err, err
+    left = subprocess.run(["pgrep", "-f", str(slow)], capture_output=True, text=True).stdout
+    assert not left.strip(), left
+
+
 def test_the_slurm_array_tasks_run_here_give_the_same_table(reference, tmp_path):
     _, ref_out = reference
     spec, out = write_spec(tmp_path / "spec.toml"), tmp_path / "out"

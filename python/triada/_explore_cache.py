@@ -150,14 +150,17 @@ class Runner:
         with open(session / f"{prefix}stdout.txt", "wb") as out, \
                 open(session / f"{prefix}stderr.txt", "wb") as err:
             try:
-                p = subprocess.Popen(argv, cwd=session, stdout=out, stderr=err, env=run_env())
+                # Its own process group: a stopped sweep ends the whole run (mpirun and its
+                # ranks), not only the process it started.
+                p = subprocess.Popen(argv, cwd=session, stdout=out, stderr=err, env=run_env(),
+                                     start_new_session=True)
             except OSError as e:
                 err.write(f"{argv[0]}: cannot start: {e.strerror}\n".encode())
                 return 127
             with self.lock:
                 self.running.add(p)
                 if self.stopping:  # started as the sweep was being interrupted
-                    p.send_signal(signal.SIGTERM)
+                    signal_group(p, signal.SIGTERM)
             try:
                 return p.wait()
             finally:
@@ -186,11 +189,28 @@ class Runner:
                 "wall_s": round(wall, 3), "host": socket.gethostname(),
                 "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
 
-    def interrupt(self) -> None:
+    def interrupt(self, grace_s: float = 10) -> None:
+        """Ends the runs under way, each run's process group, and waits for them (SIGKILL
+        after grace_s): none writes into a session folder once the sweep has stopped."""
         self.stopping = True
         with self.lock:
-            for p in self.running:
-                p.send_signal(signal.SIGTERM)
+            running = list(self.running)
+        for p in running:
+            signal_group(p, signal.SIGTERM)
+        deadline = time.monotonic() + grace_s
+        for p in running:
+            try:
+                p.wait(timeout=max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                signal_group(p, signal.SIGKILL)
+                p.wait()
+
+
+def signal_group(p: subprocess.Popen[bytes], sig: int) -> None:
+    try:
+        os.killpg(p.pid, sig)
+    except ProcessLookupError:  # already gone
+        pass
 
 
 def error_line(stderr: pathlib.Path, code: int) -> str:

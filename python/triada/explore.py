@@ -25,6 +25,7 @@ import os
 import pathlib
 import re
 import shlex
+import signal
 import subprocess
 import sys
 from typing import Any
@@ -58,10 +59,28 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
+class Stopped(BaseException):
+    """SIGTERM or SIGHUP: stops the sweep as Ctrl-C does."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def raise_stopped(signum: int, _frame: Any) -> None:
+    raise Stopped(signum)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, raise_stopped)
     try:
         return run(args)
+    except Stopped as e:
+        print(f"{PROG}: stopped by {signal.Signals(e.signum).name}; the points under way were "
+              "ended, the finished ones are cached, a rerun resumes", file=sys.stderr)
+        return 128 + e.signum
     except SpecError as e:
         print(f"{PROG}: error: {args.spec}: {e}", file=sys.stderr)
         return e.code
