@@ -78,6 +78,20 @@ check "consumer builds" logged "$dir/build.log" "$CMAKE" --build "$dir/build" -j
 check "consumer runs" logged "$dir/run.log" "$dir/build/triada_consumer"
 cat "$dir/run.log"
 check "reports version $version" grep -qx "triada $version" "$dir/run.log"
+
+# A consumer that enables only C++ (project(app CXX), as many do): find_package(triada)
+# asked for MPI's C component, which needs the C language ("Could NOT find MPI").
+mkdir -p "$dir/cxx_only"
+cp "$SRC/tests/package/cxx_only.cpp" "$dir/cxx_only/main.cpp"
+printf '%s\n' 'cmake_minimum_required(VERSION 3.20)' 'project(cxx_only LANGUAGES CXX)' \
+  'find_package(triada REQUIRED)' 'add_executable(cxx_only main.cpp)' \
+  'target_link_libraries(cxx_only PRIVATE triada::triada)' >"$dir/cxx_only/CMakeLists.txt"
+check "a C++-only consumer configures" logged "$dir/cxx_configure.log" "$CMAKE" -S "$dir/cxx_only" \
+  -B "$dir/cxx_build" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF
+check "a C++-only consumer builds" logged "$dir/cxx_build.log" "$CMAKE" --build "$dir/cxx_build" -j2
+check "a C++-only consumer runs a job" bash -c \
+  "'$dir/cxx_build/cxx_only' | grep -qxE 'cxx-only y000 4\.8989794855663[0-9]*'"
+
 check "builds a plan" grep -qx "plan 8x6x4 cells, 3 stages, order 312" "$dir/run.log"
 check "parses an executor" grep -qx "executor fused" "$dir/run.log"
 check "names the kernel path" grep -qxE "kernels (avx512|avx2|portable)" "$dir/run.log"
