@@ -11,6 +11,7 @@ build would bring the module alone up to date, ahead of the programs."""
 
 import importlib.util
 import os
+import pathlib
 import re
 import shutil
 import subprocess
@@ -89,18 +90,21 @@ print(triada.__file__)
     assert "ConfigError: --norm: unknown norm 'unitary'" in out, out
     package = os.path.dirname(out.strip().splitlines()[-1])
     shipped = {p.name for p in (SRC / "python" / "triada").iterdir()
-               if p.suffix == ".py" or p.name == "py.typed"}
+               if p.suffix == ".py" or p.name in ("py.typed", "sample.h5")}
     installed_files = {n for n in os.listdir(package) if n != "__pycache__"}
     ext = "_triada" + sysconfig.get_config_var("EXT_SUFFIX")
     assert installed_files == shipped | {ext}, installed_files ^ (shipped | {ext})
+    # the sample is a file of its own in the installed package, the tree's bytes
+    sample = pathlib.Path(package) / "sample.h5"
+    assert not sample.is_symlink() and sample.read_bytes() == (SRC / "data/sample.h5").read_bytes()
 
 
-def test_the_readme_example_runs_as_printed_after_pip_install(installed):
+def test_the_readme_example_runs_as_printed_after_pip_install(installed, tmp_path):
     python, tree = installed
     readme = (tree / "README.md").read_text()
     assert re.search(r"```sh\n[^`]*pip install --no-build-isolation \.", readme)
     code = re.search(r"<!-- python example[^\n]*\n```python\n(.*?)```", readme, re.S).group(1)
-    out = run([python, "-c", code], cwd=tree, env=env_without_the_build())
+    out = run([python, "-c", code], cwd=tmp_path, env=env_without_the_build())  # anywhere
     assert float(out.splitlines()[0].split(":")[1]) < 1e-12, out
 
 

@@ -41,7 +41,7 @@ alone inside a job (an internal error) is raised on that rank only: run such scr
 
 from typing import TYPE_CHECKING, Any
 
-from . import _calls
+from . import _calls, data
 from .configs import CELL_MODES
 from .conv import conv
 from .errors import ConfigError, Error, HDF5Error, InputError, MPIError
