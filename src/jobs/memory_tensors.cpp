@@ -128,13 +128,15 @@ class ArrayTensors final : public TransformTensors {
   static void check_part(const ArrayView& a, const std::string& name, const TensorInfo& info,
                          const Brick& box, int rank) {
     const std::string part = name + " (rank " + std::to_string(rank) + "'s part)";
-    if (!a.given) throw input_error(part + ": missing (distributed=True: every brick rank's)");
+    if (!a.given)
+      throw input_error(part + ": missing (distributed: every brick rank gives its part)");
     if (static_cast<int>(a.shape.size()) != 3 || !a.supported())
       check_array(a, 3, part);  // the message of what is wrong with it
     const ext3 want{box.extent(0), box.extent(1), box.extent(2)};
     if (ext3{a.shape[0], a.shape[1], a.shape[2]} != want)
       throw input_error(part + ": shape " + a.shape_string() + ", but this rank's brick is " +
-                        to_string(want) + " at " + to_string(box.lo) + " (triada.layout)");
+                        to_string(want) + " at " + to_string(box.lo) +
+                        " (the plan's bricks: TransformJob::plan, triada.layout in Python)");
     if (a.is_complex() && !is_complex_v<T>)
       throw input_error(part + ": complex (" + a.type_name + "), but rank 0's part is " +
                         info.type_name + " and the run is real");

@@ -1,5 +1,9 @@
 #include "jobs/provenance.hpp"
 
+#include <fstream>
+#include <string>
+#include <vector>
+
 #include "core/version.hpp"
 #include "io/hdf5.hpp"
 #include "jobs/provenance_attributes.hpp"
@@ -9,9 +13,26 @@
 
 namespace triada {
 
+namespace {
+
+// The words this process was started with (/proc/self/cmdline; none where there is no
+// /proc): what called the library, when its caller gave no command line of its own.
+std::vector<std::string> own_argv() {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::vector<std::string> words;
+  for (std::string w; std::getline(in, w, '\0');) words.push_back(w);
+  return words;
+}
+
+}  // namespace
+
 Provenance local_provenance(const std::string& program, const std::string& command_line,
                             int ranks) {
-  Provenance p = build_provenance(program, command_line, ranks);
+  // A config a library consumer built (no command line): the record names the job the
+  // program's code ran in, and the process that called it, not the program's own name.
+  const bool library = command_line.empty();
+  Provenance p = build_provenance(library ? program + " job (library)" : program,
+                                  library ? shell_words(own_argv()) : command_line, ranks);
   p.mpi_library = mpi::library_version();
   p.hdf5_library = h5::library_version();
   p.kernels = kernels::to_string(kernels::isa());

@@ -2,8 +2,13 @@
 // triple sum of the DCT-II (the oracle, summed here), its counters dense mode's closed
 // form, at the rank count ctest started.
 #include <mpi.h>
+#include <unistd.h>
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <numbers>
 #include <sstream>
 #include <vector>
@@ -142,4 +147,33 @@ TEST_CASE("TransformJob refuses a null communicator and an intercommunicator", "
   CHECK_THROWS_WITH(job.run(in, inter, out), Catch::Matchers::StartsWith("an intercommunicator"));
   MPI_Comm_free(&inter);
   MPI_Comm_free(&half);
+}
+
+TEST_CASE("A report written through the library says what called it", "[transform_job]") {
+  // It said program triada-transform with an empty command line: now the job and the
+  // process that ran it (this test program), as /proc/self/cmdline gives it.
+  TransformConfig cfg = dct_config(parse_mesh_file(""));
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  const char* tmp = std::getenv("TMPDIR");
+  std::string dir = tmp ? tmp : "/tmp";
+  // one name on every rank: rank 0's pid
+  int pid = rank == 0 ? static_cast<int>(::getpid()) : 0;
+  MPI_Bcast(&pid, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  cfg.report = dir + "/library-report-" + std::to_string(pid) + ".json";
+  const std::vector<double> x(static_cast<size_t>(kN[0] * kN[1] * kN[2]), 1.0);
+  ArrayInputs in;
+  in.x = array_view(x.data(), {kN[0], kN[1], kN[2]});
+  std::ostringstream out;
+  TransformJob(cfg).run(in, MPI_COMM_WORLD, out);
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank == 0) {
+    std::ifstream f(cfg.report);
+    const nlohmann::json r = nlohmann::json::parse(f);
+    CHECK(r["provenance"]["program"] == "triada-transform job (library)");
+    CHECK_THAT(r["provenance"]["command_line"].get<std::string>(),
+               Catch::Matchers::Contains("triada_mpi_tests"));
+    std::remove(cfg.report.c_str());
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
 }
