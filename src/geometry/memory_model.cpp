@@ -73,7 +73,7 @@ u64 fused_scratch(const Plan& plan, const StagePlan& sp, const Brick& cells,
   b = s.add(b, s.mul(P, 8 * (3 * kBlock + 4) + 12 + 8 * (wext / kBlock + 1)));  // axis 3
   b = s.add(b, s.add(s.mul(N, 64), s.mul(wext, 48)));  // per-plane arrays, message
   b = s.add(b, s.mul(L, plan.folded() ? 9 : 1));       // zero lines, folded lines
-  if (!opt.one_node && plan.ranks.grid[a] > 1) {
+  if ((!opt.one_node || !opt.shared_windows) && plan.ranks.grid[a] > 1) {
     const u64 budget = std::max<u64>(u64{2} << 20, s.mul(static_cast<u64>(vb.count()), T) / 4);
     const u64 plane = s.mul(L, T);
     const u64 batch = std::min(s.mul(N, plane), std::max(budget, plane));
@@ -126,6 +126,7 @@ u64 actuator_bytes(const Plan& plan, const StagePlan& sp, const MemoryModelOptio
 // on top (V segments read in place by another cell mode).
 u64 add_windows(const Plan& plan, int rank, const MemoryModelOptions& opt, const Sizes& s,
                 MemoryPrediction& m) {
+  if (!opt.shared_windows) return 0;
   const auto me = plan.brick_coords(rank);
   u64 in_run = 0;
   for (const StagePlan& sp : plan.stages) {

@@ -25,6 +25,9 @@ struct MemoryModelOptions {
   // Every line lives on one node: lines of >= 2 bricks get a shared window. Otherwise
   // both a window and two batch buffers are counted (an upper bound).
   bool one_node = true;
+  // --transport broadcast: no line has a window (planes are broadcast, their batch buffers
+  // counted as off a node).
+  bool shared_windows = true;
   // The cells compute binary64 (CellMode::fp64): real stages along axes 1 and 2 pack
   // their planes through the windows' scratch; other modes read them in place.
   bool binary64_kernels = true;

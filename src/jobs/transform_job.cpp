@@ -348,7 +348,9 @@ nlohmann::json report_on_rank0(Job& job, const RunCounters& rc, const EngineOpti
 template <class T>
 TransformResult run_typed(Job& job) {
   const TransformConfig& cfg = job.cfg;
-  Topology topo(job.plan, job.world, sizeof(T));
+  // --transport broadcast uses no shared window: none is allocated (/dev/shm) or mapped.
+  Topology topo(job.plan, job.world,
+                cfg.transport == PivotTransport::broadcast ? 0 : sizeof(T));
   const long baseline_rss = current_rss_bytes();
   std::vector<T> in, y0;
   read_bricks(job, topo, in, y0);
@@ -464,6 +466,7 @@ MemoryModelOptions memory_options(const TransformConfig& cfg, bool complex_run, 
     if (k == TransformKind::gemt) m.matrices_from_file = true;
   }
   m.one_node = one_node;
+  m.shared_windows = cfg.transport != PivotTransport::broadcast;
   m.binary64_kernels = cfg.mesh.cell_mode == CellMode::fp64;  // other modes read planes in place
   m.initial = !cfg.initial.file.empty();
   return m;

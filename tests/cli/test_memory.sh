@@ -72,4 +72,20 @@ sys.exit(0 if ok else 1)
 PY
   fi
 done
+# --transport broadcast uses no shared window: none is predicted (it was, for every line of
+# two bricks) and the run's baseline holds none (it allocated and mapped them unused).
+"$MPIEXEC" --oversubscribe -np 2 "$BIN/triada-transform" -i "$dir/x256.h5" -o "$dir/b.h5" \
+  -t dct --ranks.actuators colocated --transport broadcast --report "$dir/b.json" -q
+"$MPIEXEC" --oversubscribe -np 2 "$BIN/triada-transform" -i "$dir/x256.h5" -o "$dir/s.h5" \
+  -t dct --ranks.actuators colocated --transport shared --report "$dir/s.json" -q
+check "--transport broadcast: no window predicted or mapped" "$PY" - "$dir/b.json" "$dir/s.json" <<'PY'
+import json, sys
+b, s = (json.load(open(f))["memory"] for f in sys.argv[1:3])
+print("  broadcast windows", b["predicted_window_bytes"], "baselines", b["baseline_rss_bytes"])
+print("  shared windows   ", s["predicted_window_bytes"], "baselines", s["baseline_rss_bytes"])
+assert all(w == 0 for w in b["predicted_window_bytes"]), b
+assert all(w > 0 for w in s["predicted_window_bytes"]), s
+# the shared run maps its windows before the baseline; the broadcast one has none to map
+assert sum(b["baseline_rss_bytes"]) < sum(s["baseline_rss_bytes"]), (b, s)
+PY
 summary
