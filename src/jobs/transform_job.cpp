@@ -349,8 +349,7 @@ template <class T>
 TransformResult run_typed(Job& job) {
   const TransformConfig& cfg = job.cfg;
   // --transport broadcast uses no shared window: none is allocated (/dev/shm) or mapped.
-  Topology topo(job.plan, job.world,
-                cfg.transport == PivotTransport::broadcast ? 0 : sizeof(T));
+  Topology topo(job.plan, job.world, cfg.transport == PivotTransport::broadcast ? 0 : sizeof(T));
   const long baseline_rss = current_rss_bytes();
   std::vector<T> in, y0;
   read_bricks(job, topo, in, y0);
