@@ -52,7 +52,9 @@ Serialized::Serialized() : lock_(call_mutex(), std::try_to_lock) {
 MPI_Comm comm_of(const std::optional<std::int64_t>& fortran_handle) {
   mpi::start_if_needed();
   mpi::require_callable_thread();
-  return fortran_handle ? mpi::comm_from_fortran(*fortran_handle) : MPI_COMM_WORLD;
+  const MPI_Comm comm = fortran_handle ? mpi::comm_from_fortran(*fortran_handle) : MPI_COMM_WORLD;
+  mpi::require_usable(comm);  // an intercommunicator hung every rank in the first collective
+  return comm;
 }
 
 std::string python_command_line() {

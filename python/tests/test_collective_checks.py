@@ -68,3 +68,32 @@ def test_a_gemt_matrix_too_large_for_another_rank_is_refused_on_every_rank():
     assert p.stdout.splitlines() == ["InputError C1: the 64x64 matrix: needs 0.0625 MiB, "
                                      "0.000954 MiB available (TRIADA_MEMORY_LIMIT)"] * 2, \
         p.stdout + p.stderr
+
+
+INTERCOMM_JOB = """
+import numpy as np
+from mpi4py import MPI
+import triada
+w = MPI.COMM_WORLD
+half = w.Split(w.rank % 2, w.rank)
+inter = half.Create_intercomm(0, w, 1 - w.rank % 2, 7)
+for call in (lambda: triada.transform(np.ones((4, 4, 4)), "dct", comm=inter),
+             lambda: triada.layout((4, 4, 4), comm=inter)):
+    try:
+        call()
+        print(w.rank, "no error", flush=True)
+    except triada.MPIError as e:
+        print(w.rank, "MPIError", e, flush=True)
+"""
+
+
+def test_an_intercommunicator_raises_on_every_rank():
+    # It hung every rank in the first collective call; now an MPIError before any.
+    command = ["timeout", "-k", "10", str(LIMIT), "mpirun", "-q", "--oversubscribe", "--mca",
+               "pml", "ob1", "-np", "2", sys.executable, "-c", INTERCOMM_JOB]
+    p = subprocess.run(command, capture_output=True, text=True, env=clean_env(), cwd=HERE,
+                       timeout=LIMIT + 30)
+    assert p.returncode == 0, (p.stdout + p.stderr)[-3000:]
+    lines = sorted(p.stdout.splitlines())
+    assert len(lines) == 4 and all("MPIError an intercommunicator: a job runs on an "
+                                   "intracommunicator" in line for line in lines), lines
