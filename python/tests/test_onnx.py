@@ -260,6 +260,16 @@ def onnx_cli(*args):
                           capture_output=True, text=True, env=clean_env(), timeout=60)
 
 
+def inside_if(node, name, x_shape, w):
+    """A model whose only node is an If (named NAME) running NODE in both branches."""
+    branch = helper.make_graph([node], "then", [], [helper.make_tensor_value_info("y", F, None)])
+    cond = helper.make_node("If", ["c"], ["y"], name=name, then_branch=branch,
+                            else_branch=branch)
+    model = model_of([cond], [("x", x_shape)], {"w": w})
+    model.graph.input.append(helper.make_tensor_value_info("c", TensorProto.BOOL, []))
+    return model
+
+
 @pytest.mark.parametrize("attrs, what", [
     (dict(strides=[0, 1]), "strides = [0, 1]"), (dict(dilations=[1, -2]), "dilations = [1, -2]"),
     (dict(pads=[0, -1, 0, 0]), "pads = [0, -1, 0, 0]"), (dict(group=0), "group = [0]"),
@@ -273,11 +283,7 @@ def test_a_bad_kernel_attribute_is_one_line_before_shape_inference(tmp, attrs, w
     p = onnx_cli(tmp / "bad.onnx")
     assert p.returncode == 2 and p.stderr.count("\n") == 1, p.stderr
     assert f"node 'bad' (Conv): Conv {what}: each must be at least" in p.stderr, p.stderr
-    branch = helper.make_graph([conv], "then", [], [helper.make_tensor_value_info("y", F, None)])
-    cond = helper.make_node("If", ["c"], ["y"], name="if", then_branch=branch,
-                            else_branch=branch)
-    nested = model_of([cond], [("x", [1, 2, 6, 6])], {"w": np.ones((2, 2, 3, 3))})
-    nested.graph.input.append(helper.make_tensor_value_info("c", TensorProto.BOOL, []))
+    nested = inside_if(conv, "if", [1, 2, 6, 6], np.ones((2, 2, 3, 3)))
     with pytest.raises(triada.ConfigError, match="node 'bad'"):
         onnx_net.onnx_layers(nested)
 
@@ -301,11 +307,7 @@ def test_gemm_transa_takes_the_models_a_and_silent_mismodels_are_refused():
     wrong = model_of([conv], [("x", [1, 3, 6, 6])], {"w": np.ones((2, 4, 3, 3))})
     with pytest.raises(triada.ConfigError, match="node 'c' .*weights 2x4x3x3 do not fit"):
         onnx_net.onnx_layers(wrong)
-    branch = helper.make_graph([conv], "then", [], [helper.make_tensor_value_info("y", F, None)])
-    cond = helper.make_node("If", ["c"], ["y"], name="when", then_branch=branch,
-                            else_branch=branch)
-    nested = model_of([cond], [("x", [1, 3, 6, 6])], {"w": np.ones((2, 3, 3, 3))})
-    nested.graph.input.append(helper.make_tensor_value_info("c", TensorProto.BOOL, []))
+    nested = inside_if(conv, "when", [1, 3, 6, 6], np.ones((2, 3, 3, 3)))
     with pytest.raises(triada.ConfigError, match="node 'when' .*_branch holds Conv nodes"):
         onnx_net.onnx_layers(nested)
 

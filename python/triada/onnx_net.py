@@ -242,20 +242,9 @@ _KERNEL_OPS = {"Conv", "ConvTranspose", "MaxPool", "AveragePool", "LpPool", "Con
                "QLinearConv"}
 
 
-def _check_subgraphs(graph) -> None:
-    """Refuses a node whose subgraph (If, Loop, Scan) holds a Conv, Gemm or MatMul: those
-    run conditionally or repeatedly, which the layer list cannot count."""
-    onnx = _onnx()
-    for node in graph.node:
-        for attr in node.attribute:
-            inner = [attr.g] if attr.type == onnx.AttributeProto.GRAPH else \
-                list(attr.graphs) if attr.type == onnx.AttributeProto.GRAPHS else []
-            for g in inner:
-                ops = sorted({n.op_type for n in _all_nodes(g)} & set(_READERS))
-                if ops:
-                    raise ConfigError(f"node {_label(node)}: its {attr.name} holds "
-                                      f"{', '.join(ops)} nodes, which run conditionally or "
-                                      "in a loop: not modelled")
+def _subgraphs(attr) -> list[Any]:
+    """The graphs an attribute holds: an If's branch, a Loop's or Scan's body."""
+    return ([attr.g] if attr.HasField("g") else []) + list(attr.graphs)
 
 
 def _all_nodes(graph):
@@ -263,22 +252,32 @@ def _all_nodes(graph):
     for node in graph.node:
         yield node
         for attr in node.attribute:
-            for g in ([attr.g] if attr.HasField("g") else []) + list(attr.graphs):
+            for g in _subgraphs(attr):
                 yield from _all_nodes(g)
+
+
+def _check_subgraphs(graph) -> None:
+    """Refuses a node whose subgraph (If, Loop, Scan) holds a Conv, Gemm or MatMul: those
+    run conditionally or repeatedly, which the layer list cannot count."""
+    for node in graph.node:
+        for attr in node.attribute:
+            for g in _subgraphs(attr):
+                ops = sorted({n.op_type for n in _all_nodes(g)} & set(_READERS))
+                if ops:
+                    raise ConfigError(f"node {_label(node)}: its {attr.name} holds "
+                                      f"{', '.join(ops)} nodes, which run conditionally or "
+                                      "in a loop: not modelled")
 
 
 def _check_geometry(graph) -> None:
     """Refuses, naming the node, a kernel attribute below its least value, in the graph
     and in every subgraph (If, Loop, Scan bodies)."""
     onnx = _onnx()
-    for node in graph.node:
+    for node in _all_nodes(graph):
+        if node.op_type not in _KERNEL_OPS:
+            continue
         for attr in node.attribute:
-            if attr.type == onnx.AttributeProto.GRAPH:
-                _check_geometry(attr.g)
-            elif attr.type == onnx.AttributeProto.GRAPHS:
-                for g in attr.graphs:
-                    _check_geometry(g)
-            elif node.op_type in _KERNEL_OPS and attr.name in _GEOMETRY:
+            if attr.name in _GEOMETRY:
                 values = list(attr.ints) if attr.type == onnx.AttributeProto.INTS else [attr.i]
                 if any(v < _GEOMETRY[attr.name] for v in values):
                     raise ConfigError(f"node {_label(node)}: {node.op_type} {attr.name} = "
