@@ -23,6 +23,7 @@
 #include "io/output_files.hpp"
 #include "io/tensor_io.hpp"
 #include "jobs/conv_csv.hpp"
+#include "jobs/job_entry.hpp"
 #include "jobs/memory_report.hpp"
 #include "jobs/provenance.hpp"
 #include "mesh/cancel.hpp"
@@ -553,7 +554,7 @@ ConvJob::ConvJob(ConvConfig cfg) : cfg_(std::move(cfg)) {
 }
 
 ConvRun ConvJob::run(MPI_Comm comm, std::ostream& out) const {
-  mpi::require_usable(comm);
+  const JobEntry entry(comm, config_fields(cfg_), "ConvConfig");
   const ConvConfig& cfg = cfg_;
   const bool root = mpi::rank(comm) == 0;
   TextOutput report_out, csv_out;

@@ -21,6 +21,7 @@
 #include "counters/progress.hpp"
 #include "geometry/memory_model.hpp"
 #include "io/output_files.hpp"
+#include "jobs/job_entry.hpp"
 #include "jobs/memory_report.hpp"
 #include "jobs/on_rank0.hpp"
 #include "jobs/provenance.hpp"
@@ -560,7 +561,7 @@ TcuJob::TcuJob(TcuConfig cfg) : cfg_(std::move(cfg)) {
 }
 
 TcuResult TcuJob::run(MPI_Comm comm, std::ostream& out) const {
-  mpi::require_usable(comm);
+  const JobEntry entry(comm, config_fields(cfg_), "TcuConfig");
   const TcuConfig& cfg = cfg_;
   std::optional<tcu_in::MemoryInput> arrays;  // the algorithms read cfg.input from them
   if (!cfg.arrays.empty()) arrays.emplace(cfg.input, cfg.arrays);

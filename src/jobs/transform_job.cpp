@@ -17,6 +17,7 @@
 #include "geometry/memory_model.hpp"
 #include "io/output_files.hpp"
 #include "io/xdmf.hpp"
+#include "jobs/job_entry.hpp"
 #include "jobs/memory_tensors.hpp"
 #include "jobs/provenance.hpp"
 #include "jobs/transform_activity.hpp"
@@ -561,7 +562,7 @@ TransformJob::TransformJob(TransformConfig cfg) : cfg_(std::move(cfg)) {
 }
 
 TransformResult TransformJob::run(MPI_Comm world, std::ostream& out) const {
-  mpi::require_usable(world);
+  const JobEntry entry(world, config_fields(cfg_), "TransformConfig");
   if (cfg_.dry_run) return {run_dry_run(cfg_, world, out), {}, {}};
   if (cfg_.model_shape) return run_model_only(cfg_, world, out);
   const std::unique_ptr<TransformTensors> files = file_tensors(cfg_);
@@ -569,7 +570,9 @@ TransformResult TransformJob::run(MPI_Comm world, std::ostream& out) const {
 }
 
 TransformResult TransformJob::run(const ArrayInputs& in, MPI_Comm world, std::ostream& out) const {
-  mpi::require_usable(world);
+  Fields fields = config_fields(cfg_);
+  for (mpi::Field& f : input_fields(in)) fields.push_back(std::move(f));
+  const JobEntry entry(world, fields, "TransformConfig");
   if (cfg_.dry_run || cfg_.model_shape)
     throw config_error(std::string(cfg_.dry_run ? "--dry-run" : "--model-only") +
                        " reads no arrays: run it without them");
@@ -588,7 +591,10 @@ TransformResult TransformJob::run(const ArrayInputs& in, MPI_Comm world, std::os
 }
 
 Plan TransformJob::plan(MPI_Comm world, const ext3& in_shape, const ext3& out_shape) const {
-  mpi::require_usable(world);
+  Fields fields = config_fields(cfg_);
+  fields.push_back({"plan's in_shape", to_string(in_shape)});
+  fields.push_back({"plan's out_shape", to_string(out_shape)});
+  const JobEntry entry(world, fields, "TransformConfig");
   ProblemFacts facts;
   facts.in_shape = in_shape;
   facts.out_shape = out_shape;

@@ -1,0 +1,60 @@
+#include "mesh/agreement.hpp"
+
+#include <cstdint>
+#include <span>
+
+#include "mesh/mpi.hpp"
+
+namespace triada::mpi {
+
+std::uint64_t fnv1a(const std::string& s, std::uint64_t h) {
+  for (const unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+namespace {
+
+// Every rank learns the minimum and the maximum of each value with one MAX reduction:
+// max(~v) = ~min(v). Returns the first index whose minimum and maximum differ, or -1.
+long first_differing(MPI_Comm comm, const std::vector<std::uint64_t>& values) {
+  std::vector<std::uint64_t> both(2 * values.size());
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    both[2 * i] = values[i];
+    both[2 * i + 1] = ~values[i];
+  }
+  allreduce_in_place(comm, std::span<std::uint64_t>(both), Op::max);
+  for (std::size_t i = 0; i < values.size(); ++i)
+    if (both[2 * i] != ~both[2 * i + 1]) return static_cast<long>(i);
+  return -1;
+}
+
+// Rank 0's `mine`, the lowest rank whose `mine` differs from it, and that rank's.
+Disagreement values_of(MPI_Comm comm, const std::string& field, const std::string& mine) {
+  Disagreement d;
+  d.field = field;
+  d.value0 = bcast_string(comm, mine, 0);
+  const int size = mpi::size(comm);
+  d.rank = min_of(comm, mine != d.value0 ? mpi::rank(comm) : size);
+  d.value = bcast_string(comm, mine, d.rank < size ? d.rank : 0);
+  return d;
+}
+
+}  // namespace
+
+std::optional<Disagreement> first_disagreement(MPI_Comm comm, const std::vector<Field>& fields) {
+  const std::uint64_t count = fields.size();
+  if (first_differing(comm, {count}) >= 0)
+    return values_of(comm, "(the job)", std::to_string(count) + " fields");
+  std::vector<std::uint64_t> digests;
+  digests.reserve(fields.size());
+  for (const Field& f : fields) digests.push_back(fnv1a(f.value, fnv1a(f.name + '\0')));
+  const long i = first_differing(comm, digests);
+  if (i < 0) return std::nullopt;
+  return values_of(comm, fields[static_cast<std::size_t>(i)].name,
+                   fields[static_cast<std::size_t>(i)].value);
+}
+
+}  // namespace triada::mpi

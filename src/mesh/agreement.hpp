@@ -1,0 +1,37 @@
+#pragma once
+// Ranks that must agree (doc/cpp.md "Ranks that disagree"): a job's description as named
+// words, compared over its communicator by digest before any work, so that a config or an
+// argument that differs between ranks is named on every rank instead of giving a silently
+// wrong result or a hang.
+#include <mpi.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace triada::mpi {
+
+// One named part of a description: a config's field ("norm") and its value as words.
+struct Field {
+  std::string name, value;
+};
+
+// The first field (in the description's order) whose value is not the same on every rank,
+// with rank 0's value and that of the lowest rank that differs from it.
+struct Disagreement {
+  std::string field;
+  int rank = 0;
+  std::string value0, value;
+};
+
+// Collective over `comm`: none where every rank's fields are equal, else the first that is
+// not. Three small reductions when they agree (the count, then a 64-bit digest per field);
+// two broadcasts more to fetch the values when they do not. Ranks whose descriptions have
+// different lengths (different jobs) disagree on the field "(the job)".
+std::optional<Disagreement> first_disagreement(MPI_Comm comm, const std::vector<Field>& fields);
+
+// FNV-1a over the bytes of `s`, continuing from `h` (a digest's building block).
+std::uint64_t fnv1a(const std::string& s, std::uint64_t h = 14695981039346656037ull);
+
+}  // namespace triada::mpi
