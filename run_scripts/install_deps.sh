@@ -16,6 +16,7 @@ PKGS=(
   python3-venv python3-pip python3-setuptools python3-wheel  # pip install . (pyproject.toml)
   python3-mypy  # the package's type hints, checked as a user's mypy reads them
   python3-onnx  # triada.onnx_net: ONNX models' layers
+  util-linux iproute2  # unshare, nsenter, ip: tests/cli/test_multinode.sh's emulated nodes
 )
 
 missing=()
