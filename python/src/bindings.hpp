@@ -64,7 +64,9 @@ class Settings {
  public:
   // Throws TypeError for a key not in `known`.
   Settings(const pyb::dict& given, std::initializer_list<const char*> known);
-  // Rank 0's settings on every rank of `comm` (rank 0's call decides). Collective.
+  // Rank 0's settings on every rank of `comm`. Collective. The package has agreed every
+  // argument of the call before (_triada.agree_call): the same settings, sent once more
+  // so that a caller of the module alone cannot run ranks on different ones.
   void share(MPI_Comm comm);
 
   bool has(const std::string& key) const { return values_.contains(key); }

@@ -2,6 +2,7 @@
 // package triada (python/triada/__init__.py), which documents and checks the arguments.
 // Errors become the exceptions of the project's hierarchy (core/error.hpp), with the
 // programs' one-line messages.
+#include <cstdlib>
 #include <exception>
 #include <mutex>
 #include <optional>
@@ -9,12 +10,14 @@
 #include <utility>
 
 #include "bindings.hpp"
+#include "config/options.hpp"
 #include "core/signal_cleanup.hpp"
 #include "core/version.hpp"
 #include "interrupt.hpp"
 #include "io/hdf5.hpp"
 #include "io/output_files.hpp"
 #include "jobs/messages.hpp"
+#include "mesh/agreement.hpp"
 #include "precision/cell_mode.hpp"
 #include "report/provenance.hpp"
 
@@ -134,13 +137,28 @@ bool start() {
 // thread still running has ended; the signal defaults back.
 void finalize() {
   Serialized lock;
+  mpi::abort_if_abandoned();
   h5::close_library();
   mpi::finalize_if_started();
   signal_cleanup::restore_defaults();
 }
 
-// The first failing rank's (error class, message) on every rank of `comm`, or None where
-// no rank passed one: the package's agreement on its own checks.
+// Seconds a call's ranks wait for each other to join it: TRIADA_JOIN_TIMEOUT, 600 by
+// default, 0 for no limit (doc/python.md "Communicators").
+double join_timeout() {
+  const char* given = std::getenv("TRIADA_JOIN_TIMEOUT");
+  if (!given || !*given) return 600;
+  char* end = nullptr;
+  const double s = std::strtod(given, &end);
+  if (*end || !(s >= 0) || s > 1e9)
+    throw config_error(std::string("TRIADA_JOIN_TIMEOUT: expected seconds >= 0, got '") +
+                       printable(given) + "'");
+  return s;
+}
+
+// Every rank of the call's comm present (or MPIError after join_timeout()), then the first
+// failing rank's (error class, message) on every rank, or None where no rank passed one:
+// the package's agreement on its own checks, a call's first collective.
 std::optional<std::pair<std::string, std::string>> agree(
     const std::optional<std::pair<std::string, std::string>>& mine,
     std::optional<std::int64_t> comm_handle) {
@@ -149,11 +167,32 @@ std::optional<std::pair<std::string, std::string>> agree(
   {
     pyb::gil_scoped_release released;
     const std::string text = mine ? mine->first + '\0' + mine->second : "";
-    first = mpi::first_failure(comm_of(comm_handle), mine.has_value(), text);
+    const MPI_Comm comm = comm_of(comm_handle);
+    mpi::join_within(comm, join_timeout());
+    first = mpi::first_failure(comm, mine.has_value(), text);
   }
   if (first.rank < 0) return std::nullopt;
   const std::size_t cut = first.message.find('\0');
   return std::make_pair(first.message.substr(0, cut), first.message.substr(cut + 1));
+}
+
+// The call's arguments as (name, words) pairs, the same on every rank of `comm`, or
+// ConfigError on every rank naming the first that differs (its values not the arrays').
+void agree_call(const std::vector<std::pair<std::string, std::string>>& arguments,
+                std::optional<std::int64_t> comm_handle) {
+  Serialized lock;
+  std::optional<mpi::Disagreement> d;
+  {
+    pyb::gil_scoped_release released;
+    std::vector<mpi::Field> fields;
+    for (const auto& [name, value] : arguments) fields.push_back({name, value});
+    d = mpi::first_disagreement(comm_of(comm_handle), fields);
+  }
+  if (d)
+    throw config_error("the ranks disagree on " + d->field + ": rank 0 passed " +
+                       printable(d->value0, 80) + ", rank " + std::to_string(d->rank) + " passed " +
+                       printable(d->value, 80) +
+                       " (every rank makes the same call; only arrays are each rank's own)");
 }
 
 // `with _triada.serialized():` holds Serialized for the block.
@@ -169,7 +208,7 @@ PYBIND11_MODULE(_triada, m) {
   namespace py = triada::py;
   namespace pyb = pybind11;
   m.doc() = "The TriADA simulator's jobs on numpy arrays (use the package triada).";
-  triada::set_overwrite_option("--force");  // messages name the programs' option
+  triada::set_overwrite_option("force=True");  // messages name the package's argument
   py::register_exceptions(m);
   py::register_interrupts(m);
   m.def("version", &triada::version_string, "The library's version.");
@@ -203,6 +242,12 @@ PYBIND11_MODULE(_triada, m) {
         return triada::mpi::bcast_string(py::comm_of(comm), text, 0);
       },
       "Rank 0's text on every rank.");
+  m.def("agree_call", &py::agree_call, pyb::arg("arguments"), pyb::arg("comm"),
+        "Raises ConfigError on every rank unless the call's (name, words) pairs are every "
+        "rank's.");
+  m.def(
+      "abort_if_abandoned", [] { triada::mpi::abort_if_abandoned(); },
+      "MPI_Abort if a call gave up waiting for its ranks (for the exit hook).");
   m.def("agree", &py::agree,
         "(class name, message) of the lowest rank that passed one, on every rank; None if "
         "none did.");

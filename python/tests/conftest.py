@@ -5,6 +5,7 @@ between any two runs (times, memory) or between files and arrays (the tensors' n
 import json
 import os
 import pathlib
+import re
 import subprocess
 import sys
 
@@ -92,6 +93,28 @@ def cli_error(stderr, app):
     prefix = app + ": error: "
     assert lines[0].startswith(prefix), stderr
     return lines[0][len(prefix):]
+
+
+# The programs' words that a call says as its arguments (doc/python.md "Messages"), for
+# the options these tests give; longer ones first.
+CALL_WORDS = [
+    ("--transform gemt needs --coeffs FILE.h5 with datasets /C1 /C2 /C3",
+     "transform='gemt' needs coeffs=(C1, C2, C3)"),
+    ("(use --force to overwrite)", "(use force=True to overwrite)"), (" (see --help)", ""),
+    ("--energy.mac_pj", 'config["energy.mac_pj"]'), ("--ranks.grid", 'config["ranks.grid"]'),
+    ("--stage-order", "stage_order"), ("--cell-mode", "cell_mode"), ("--transform", "transform"),
+    ("--executor", "executor"), ("--initial", "initial"), ("--norm", "norm"),
+    ("--mesh", "mesh"), ("--algo", "algo"), ("--size", "size"), ("--layer", "layer"),
+    ("--mxu", "mxu"), ("--batch", "batch"), ("--m", "m"),
+]
+
+
+def call_error(stderr, app):
+    """The program's one error line as a call's message says it."""
+    message = cli_error(stderr, app)
+    for program, call in CALL_WORDS:
+        message = re.sub(re.escape(program) + r"(?![\w-])", lambda _: call, message)
+    return message
 
 
 @pytest.fixture

@@ -114,9 +114,9 @@ def test_tcu_errors_name_the_arguments_not_the_temporary_file():
     before = set(os.listdir(os.environ.get("TMPDIR", "/tmp")))
     cases = [
         (dict(A=np.ones((3, 4)), B=np.ones((3, 3))), "A: expected a non-empty square matrix"),
-        (dict(A=np.ones((3, 3))), "B: "),
+        (dict(A=np.ones((3, 3))), "B: missing"),
         (dict(inputs={"A": np.eye(3), "B": np.eye(3)}, algo="ge"), "b: "),
-        (dict(A=np.eye(3), B=np.eye(4)), "inputs: "),
+        (dict(A=np.eye(3), B=np.eye(4)), "A is 3x3 but B is 4x4"),
     ]
     for kwargs, start in cases:
         with pytest.raises(triada.InputError) as e:
@@ -125,3 +125,36 @@ def test_tcu_errors_name_the_arguments_not_the_temporary_file():
         assert "triada-tcu-" not in str(e.value) and "inputs.h5" not in str(e.value)
     after = set(os.listdir(os.environ.get("TMPDIR", "/tmp")))
     assert not [f for f in after - before if f.startswith("triada-tcu-")]
+
+
+def test_messages_name_the_calls_arguments_not_the_programs_options(tmp):
+    """The job's messages named the programs' options and datasets (missing --m, needs
+    --coeffs FILE.h5, use --force, '----force' for a config key "--force", a missing x
+    called "scalar"); now the call's own arguments, every other word the program's."""
+    x = np.ones((4, 4, 4))
+    (tmp / "r.json").write_text("{}")
+    cases = [
+        (lambda: triada.tcu("matmul"), triada.ConfigError, "missing m"),
+        (lambda: triada.transform(x, "gemt"), triada.ConfigError,
+         "transform='gemt' needs coeffs=(C1, C2, C3)"),
+        (lambda: triada.transform(x, "dct", report=tmp / "r.json"), triada.InputError,
+         f"{tmp / 'r.json'}: exists (use force=True to overwrite)"),
+        (lambda: triada.transform(x, "dct", config={"--force": 1}), triada.ConfigError,
+         "config: unknown key '--force'"),
+        (lambda: triada.transform(x, "dct", config={"energy.nope": 1}), triada.ConfigError,
+         "config: unknown key 'energy.nope'"),
+        (lambda: triada.transform(x, "dct", config={"energy.mac_pj": -1}), triada.ConfigError,
+         'config["energy.mac_pj"]: '),
+        (lambda: triada.transform(None, "dct"), triada.InputError, "x: missing (no array given)"),
+        (lambda: triada.transform(x, "dct", stage_order="112"), triada.ConfigError,
+         "stage_order: expected a permutation"),
+        (lambda: triada.tcu("stencil", m=16, size=8, kernel=[1, 2]), triada.ConfigError,
+         "kernel: expected 9"),
+        (lambda: triada.conv((1, 2, 5, 5, 2, 3, 3, 1, 1), mxu=4, input=np.ones((1, 3, 5, 5))),
+         triada.InputError, "input: shape 1x3x5x5, the layer needs 1x2x5x5"),
+    ]
+    for call, cls, start in cases:
+        with pytest.raises(cls) as e:
+            call()
+        assert str(e.value).startswith(start), (start, str(e.value))
+        assert "--" not in str(e.value).replace("'--force'", ""), str(e.value)

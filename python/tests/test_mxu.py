@@ -11,7 +11,7 @@ import threading
 import numpy as np
 import pytest
 
-from conftest import cli_error, comparable, load_json, run_program, triada, write_h5
+from conftest import call_error, comparable, load_json, run_program, triada, write_h5
 
 
 def _pair(v):
@@ -115,7 +115,7 @@ def test_tcu_errors_are_the_programs(kw, cli):
     code, _, err = run_program("triada-tcu", *cli, "--latency", 0)
     with pytest.raises(triada.ConfigError) as e:
         triada.tcu(**kw)
-    assert code == 2 and str(e.value) == cli_error(err, "triada-tcu")
+    assert code == 2 and str(e.value) == call_error(err, "triada-tcu")
 
 
 @pytest.mark.parametrize("layer", [
@@ -188,10 +188,10 @@ def test_conv_errors_are_the_programs():
     code, _, err = run_program("triada-conv", "--layer", "1,2,3", "--mxu", 4)
     with pytest.raises(triada.ConfigError) as e:
         triada.conv("1,2,3", mxu=4)
-    assert code == 2 and str(e.value) == cli_error(err, "triada-conv")
+    assert code == 2 and str(e.value) == call_error(err, "triada-conv")
     with pytest.raises(triada.InputError) as e:
         triada.conv((1, 2, 5, 5, 2, 3, 3, 1, 0), input=np.zeros((1, 3, 5, 5)))
-    assert str(e.value).startswith("--input input: shape 1x3x5x5, the layer needs 1x2x5x5")
+    assert str(e.value).startswith("input: shape 1x3x5x5, the layer needs 1x2x5x5")
 
 
 def test_the_module_takes_typed_settings_not_command_line_words():

@@ -5,7 +5,7 @@ output bit for bit, and its errors carry the program's one-line messages."""
 import numpy as np
 import pytest
 
-from conftest import (SRC, cli_error, comparable, index_tensor, load_json, run_program, triada,
+from conftest import (SRC, call_error, comparable, index_tensor, load_json, run_program, triada,
                       write_h5)
 
 
@@ -58,7 +58,7 @@ def test_report_and_trace_files_are_written_as_the_program_writes_them(tmp):
     write_h5(tmp / "x.h5", x=x)
     code, _, err = run_program("triada-transform", "--input", "x.h5", "--output", "o.h5",
                                "--transform", "wht", "--report", tmp / "r.json", cwd=tmp)
-    assert code == 1 and str(e.value) == cli_error(err, "triada-transform")
+    assert code == 1 and str(e.value) == call_error(err, "triada-transform")
 
 
 # (Python arguments, the program's extra arguments): both refuse them with one message.
@@ -85,7 +85,7 @@ def test_option_errors_are_config_errors_with_the_programs_message(tmp, kw, cli)
                                cwd=tmp)
     with pytest.raises(triada.ConfigError) as e:
         triada.transform(index_tensor((4, 6, 5)), **kw)
-    assert code == 2 and str(e.value) == cli_error(err, "triada-transform")
+    assert code == 2 and str(e.value) == call_error(err, "triada-transform")
 
 
 def test_input_errors_name_the_argument_where_the_program_names_the_file(tmp):
@@ -110,7 +110,7 @@ def test_input_errors_name_the_argument_where_the_program_names_the_file(tmp):
         with pytest.raises(triada.InputError) as e:
             call()
         assert code == 1
-        expected = cli_error(err, "triada-transform")
+        expected = call_error(err, "triada-transform")
         for file_name, arg in names.items():
             expected = expected.replace(file_name, arg)
         assert str(e.value) == expected

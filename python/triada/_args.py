@@ -7,8 +7,10 @@ argument where the value has the wrong type ("esop: True, False or None expected
 programs' to check (ConfigError, InputError).
 """
 
+import contextvars
 import numbers
 import os
+import threading
 import types
 from collections.abc import Mapping, Sequence
 
@@ -51,7 +53,15 @@ def optional(kind):
     def check(name, value):
         return None if value is None else kind(name, value)
     check.__doc__ = kind.__doc__
+    check.data = getattr(kind, "data", False)  # type: ignore[attr-defined]
     return check
+
+
+def data(kind):
+    """Marks a kind whose values are data: rank 0's or each rank's own part, never compared
+    between ranks (described)."""
+    kind.data = True
+    return kind
 
 
 def flag(name, value):
@@ -130,6 +140,7 @@ def stage_order(name, value):
     return "".join(str(v) for v in counts(name, value))
 
 
+@data
 def array(name, value):
     """An array or array-like (nested sequences of numbers), as a numpy array in this
     machine's byte order (the module reads elements as they lie)."""
@@ -145,12 +156,14 @@ def array(name, value):
     return a
 
 
+@data
 def matrices(name, value):
     """gemt's three matrices: a sequence of 3 arrays (None allowed where an axis is not
     gemt)."""
     return sequence_of(optional(array), 3, "a sequence of 3 arrays")(name, value)
 
 
+@data
 def arrays(name, value):
     """Arrays by name: a dict {str: array}."""
     if not isinstance(value, Mapping):
@@ -210,8 +223,32 @@ def layer(name, value):
     return ",".join(_layer_field(name, i, v) for i, v in enumerate(value))
 
 
+#: The call's arguments as (name, words) pairs for the ranks to compare (described), set
+#: by checked() for the entry point that runs the call (_calls.entry).
+call_arguments: contextvars.ContextVar[list] = contextvars.ContextVar("call_arguments")
+
+
+def _words(value):
+    """A normalised argument as words that compare equal exactly when the values do."""
+    if isinstance(value, Mapping):
+        return "{" + ", ".join(f"{k!r}: {_words(v)}" for k, v in sorted(value.items())) + "}"
+    return repr(value)  # a float's repr round-trips exactly
+
+
+def described(values, kinds):
+    """The arguments every rank must pass alike, as (name, words): all but the data and
+    comm (the agreement runs over it), and the calling thread's name, so that calls of
+    two threads that cross between ranks are told apart."""
+    out = [(n, _words(v)) for n, v in values.items()
+           if n in kinds and not getattr(kinds[n], "data", False)]
+    out.append(("the calling thread", repr(threading.current_thread().name)))
+    return out
+
+
 def checked(values, kinds):
     """values {name: value}, each checked by its kind and normalised (a name without a
-    kind, such as comm, left as given): attributes of a namespace."""
-    return types.SimpleNamespace(
-        **{n: kinds[n](n, v) if n in kinds else v for n, v in values.items()})
+    kind, such as comm, left as given): attributes of a namespace. Records the call's
+    description (call_arguments) for the agreement of its ranks."""
+    normal = {n: kinds[n](n, v) if n in kinds else v for n, v in values.items()}
+    call_arguments.set(described(normal, kinds))
+    return types.SimpleNamespace(**normal)

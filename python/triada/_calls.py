@@ -7,8 +7,10 @@
   collective agreement over the call's communicator: an error found on any rank is raised
   on every rank, with the class and message of the lowest rank that found one, before any
   rank enters the job (the job's own errors are agreed by the programs' code);
-- each job's checked arguments handed over as typed settings keyed by its config's fields
-  (rank 0's are the call's), from which the module fills the config with the program's
+- the ranks' arguments compared (all but the arrays and comm, with the calling thread's
+  name): ConfigError on every rank naming the first that differs (_args.described);
+- each job's checked arguments handed over as typed settings keyed by its config's fields,
+  from which the module fills the config with the program's
   value parsers and builds the job, so the checks and messages are the program's; the
   arrays with them (no command line is built or parsed);
 """
@@ -27,17 +29,26 @@ from typing import Optional, ParamSpec, TypeVar
 
 import numpy as np
 
-from . import _triada
+from . import _args, _triada
 
 #: The library's version, and the cells' arithmetic modes it knows.
 VERSION: str = _triada.version()
 CELL_MODES: tuple[str, ...] = tuple(_triada.cell_modes.split(", "))
 
 
+_exit_hooked = False
+
+
 def _start_mpi():
-    """MPI running (MPIError if it was finalized); finalized at exit if this started it."""
+    """MPI running (MPIError if it was finalized); finalized at exit if this started it,
+    and ended by MPI_Abort at exit if a call gave up waiting for its ranks (whoever
+    finalizes: atexit runs this hook before mpi4py's)."""
+    global _exit_hooked
     if _triada.mpi_start():
         atexit.register(_triada.mpi_finalize)
+    if not _exit_hooked:
+        atexit.register(_triada.abort_if_abandoned)
+        _exit_hooked = True
 
 
 def handle(comm):
@@ -112,6 +123,9 @@ def agreed(comm_handle):
     _raise_agreed(comm_handle, None)
 
 
+#: Options named otherwise by an entry point's arguments.
+_RENAMED = {"transform": {"input": "x", "quiet": "verbose"}, "gemt": {"input": "x"}}
+
 P = ParamSpec("P")
 R = TypeVar("R")
 #: The collective rest of an entry point's call: run(comm_handle) -> its result.
@@ -123,20 +137,68 @@ def entry(local: Callable[P, Job[R]]) -> Callable[P, R]:
     prepares the call on this rank and returns run(comm_handle), the collective rest. Its
     errors, and those of its arguments' binding (an unknown keyword), are agreed. The entry
     point's signature is local's, returning what run returns."""
+    renamed = _RENAMED.get(local.__name__, {})
+
     @functools.wraps(local)
     def call(*args: P.args, **kwargs: P.kwargs) -> R:
         with _triada.serialized():
             _start_mpi()
             comm = kwargs.get("comm")  # keyword-only in every entry point
-            with agreed(_handle_or_world(comm)):
-                run = local(*args, **kwargs)
-                comm_handle = handle(comm)
-            return run(comm_handle)
+            token = _args.call_arguments.set([])
+            try:
+                with agreed(_handle_or_world(comm)):
+                    run = local(*args, **kwargs)
+                    comm_handle = handle(comm)
+                _triada.agree_call(_args.call_arguments.get(), comm_handle)
+            finally:
+                _args.call_arguments.reset(token)
+            try:
+                return run(comm_handle)
+            except _triada.Error as e:
+                error = _reworded(e, renamed)
+                if error is e:
+                    raise
+                raise error from None
     call.__annotations__ = dict(local.__annotations__)
     result = call.__annotations__.get("return")
     if isinstance(result, str) and result.startswith("Job[") and result.endswith("]"):
         call.__annotations__["return"] = result[4:-1]  # as help() and inspect show it
     return call
+
+
+# The programs' words in a job's messages, as the package's arguments spell them (most
+# options are their argument with "-" as "_": --stage-order is stage_order).
+_SPELLED = [
+    (re.compile(r"unrecognised option '--([^']*)'"), r"config: unknown key '\1'"),
+    (re.compile(r"--coeffs FILE\.h5 with datasets /C1 /C2 /C3"), "coeffs=(C1, C2, C3)"),
+    (re.compile(r"--transform (\S+) needs"), r"transform='\1' needs"),
+    (re.compile(r"--(input|weights) \1(?=[:\s])"), r"\1"),  # conv's operands, named as such
+    (re.compile(r" \(see --help\)"), ""),
+    (re.compile(r": no such dataset\b"), ": missing"),  # tcu's arrays by name
+    (re.compile(r"(?<![\w'-])--([a-z][a-z0-9_]*\.[a-z0-9_]+)"), r'config["\1"]'),  # --s.key
+]
+# An option outside quotes (a quoted one is a value the caller gave, as a config key).
+_OPTION = re.compile(r"(?<![\w'-])--([a-z][a-z0-9-]*)")
+
+
+def in_python_words(message, renamed=None):
+    """A job's message with the programs' options named as the call's arguments
+    (`renamed`: {option: argument} where they differ, as transform's --input is x)."""
+    for pattern, words in _SPELLED:
+        message = pattern.sub(words, message)
+    renamed = renamed or {}
+    return _OPTION.sub(lambda m: renamed.get(m.group(1), m.group(1).replace("-", "_")), message)
+
+
+def _reworded(error, renamed):
+    """The job's error of the package's class, its message in the call's words."""
+    words = in_python_words(str(error), renamed)
+    if words == str(error):
+        return error
+    try:
+        return type(error)(words)
+    except Exception:  # a class that takes other arguments
+        return error
 
 
 def rank(comm_handle):
@@ -185,7 +247,11 @@ def layout(a, out_shape, comm_handle):
 def _named_as_arguments(error, named):
     """The error with the datasets of the arrays given as the input `named` ("inputs")
     named as the arguments that gave them ("A: ..." for inputs:/A)."""
-    return type(error)(re.sub(re.escape(named) + r":/+([^\s:]+)", r"\1", str(error)))
+    text = re.sub(re.escape(named) + r":/+([^\s:]+)", r"\1", str(error))
+    prefix = named + ": /"
+    if text.startswith(prefix):  # "inputs: /A is 8x8 but /B is 16x16": A and B
+        text = re.sub(r"(?<![\w/])/([A-Za-z]\w*)\b", r"\1", text[len(prefix) - 1:])
+    return type(error)(text)
 
 
 def tcu(settings, given, comm_handle):

@@ -438,7 +438,10 @@ def conv_onnx(model_or_path: Any, *, method: str = "both", mxu: int = 16,
     layers = onnx_layers(model_or_path, batch)
     root = comm is None or comm.Get_rank() == 0  # conv writes its CSV on rank 0 only
     results, objects, csvs = [], [], []
-    with tempfile.TemporaryDirectory(prefix="triada-onnx-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="triada-onnx-") as own:
+        # Rank 0's folder named on every rank: the ranks make the same calls (conv writes
+        # the CSV on rank 0, which reads it back).
+        tmp = own if comm is None else comm.bcast(own, root=0)
         for i, rec in enumerate(layers):
             part = os.path.join(tmp, f"{i}.csv")
             outputs, rep = conv(rec.layer, method=method, mxu=mxu, seed=seed, verify=verify,

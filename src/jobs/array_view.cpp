@@ -109,6 +109,7 @@ std::string ArrayView::shape_string() const {
 }
 
 void check_array(const ArrayView& a, int rank, const std::string& name) {
+  if (!a.given) throw input_error(name + ": missing (no array given)");  // not "scalar"
   if (static_cast<int>(a.shape.size()) != rank)
     throw input_error(
         name + ": " +

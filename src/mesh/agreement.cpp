@@ -1,7 +1,10 @@
 #include "mesh/agreement.hpp"
 
+#include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <span>
+#include <thread>
 
 #include "mesh/mpi.hpp"
 
@@ -55,6 +58,37 @@ std::optional<Disagreement> first_disagreement(MPI_Comm comm, const std::vector<
   if (i < 0) return std::nullopt;
   return values_of(comm, fields[static_cast<std::size_t>(i)].name,
                    fields[static_cast<std::size_t>(i)].value);
+}
+
+namespace {
+bool abandoned = false;  // a barrier of join_within left pending
+}  // namespace
+
+void join_within(MPI_Comm comm, double timeout_s) {
+  MPI_Request req = MPI_REQUEST_NULL;
+  CHECK_MPI(MPI_Ibarrier(comm, &req));
+  const auto start = std::chrono::steady_clock::now();
+  auto nap = std::chrono::microseconds(20);
+  for (;;) {
+    int done = 0;
+    CHECK_MPI(MPI_Test(&req, &done, MPI_STATUS_IGNORE));
+    if (done) return;
+    const double waited =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (timeout_s > 0 && waited >= timeout_s) break;
+    std::this_thread::sleep_for(nap);
+    nap = std::min(nap * 2, std::chrono::microseconds(20000));  // late ranks: 20 ms steps
+  }
+  abandoned = true;
+  throw mpi_error("rank " + std::to_string(rank(comm)) + " of " + std::to_string(size(comm)) +
+                  ": the other ranks of the call's communicator did not join the call within " +
+                  std::to_string(static_cast<long>(timeout_s)) +
+                  " s; does every rank pass the same comm (MPI_COMM_SELF on one rank and the "
+                  "world on another never meet)? The process ends by MPI_Abort at exit");
+}
+
+void abort_if_abandoned() noexcept {
+  if (abandoned) MPI_Abort(MPI_COMM_WORLD, 1);
 }
 
 }  // namespace triada::mpi

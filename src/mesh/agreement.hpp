@@ -31,6 +31,16 @@ struct Disagreement {
 // different lengths (different jobs) disagree on the field "(the job)".
 std::optional<Disagreement> first_disagreement(MPI_Comm comm, const std::vector<Field>& fields);
 
+// Collective over `comm`: returns once every rank of it has entered this call, or throws
+// mpi_error after `timeout_s` seconds (0: waits as long as it takes). A rank that passed
+// another communicator (MPI_COMM_SELF where the others pass the world) never joins: without
+// a limit its peers wait forever. Polls a non-blocking barrier; one abandoned at the limit
+// cannot be cancelled, so the process must end by abort_if_abandoned.
+void join_within(MPI_Comm comm, double timeout_s);
+// MPI_Abort of the world if join_within gave up (MPI_Finalize would wait for the ranks it
+// waited for); a host's exit hook calls it before finalizing.
+void abort_if_abandoned() noexcept;
+
 // FNV-1a over the bytes of `s`, continuing from `h` (a digest's building block).
 std::uint64_t fnv1a(const std::string& s, std::uint64_t h = 14695981039346656037ull);
 
