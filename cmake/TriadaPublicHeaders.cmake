@@ -1,12 +1,15 @@
 # The installed headers: the public API, include/triada/*.hpp (consumers write
 # #include <triada/jobs.hpp>), and the library headers those include, directly or not,
-# installed under include/triada/detail/<layer>/ and found there by the library's own
-# "layer/x.hpp" includes. Nothing else of src/ is installed: the kernels (whose inline
-# constants follow the compiler's flags), the fused executor and the I/O internals stay
-# private to the library's build.
+# installed under include/triada/detail/<layer>/. Installed headers reach each other by
+# namespaced paths only: each library include "layer/x.hpp" of an installed header is
+# written <triada/detail/layer/x.hpp>, so a consumer needs PREFIX/include alone on its
+# include path, and a header of its own named core/types.hpp is never taken for ours.
+# Nothing else of src/ is installed: the kernels (whose inline constants follow the
+# compiler's flags), the fused executor and the I/O internals stay private to the build.
 #
 # Run by `cmake --install` (install(SCRIPT), so that editing a header never reconfigures
-# the build), with TRIADA_SOURCE_DIR, TRIADA_GENERATED and TRIADA_INCLUDEDIR set.
+# the build), with TRIADA_SOURCE_DIR, TRIADA_GENERATED, TRIADA_STAGE (a folder of the
+# build for the rewritten copies) and TRIADA_INCLUDEDIR set.
 cmake_policy(PUSH)
 cmake_policy(VERSION 3.20)  # the project's: IN_LIST, POP_FRONT
 
@@ -42,16 +45,30 @@ function(triada_header_closure out)
   set(${out} ${found} PARENT_SCOPE)
 endfunction()
 
+# Installs `file` into `dest`/`sub` with its includes of the installed `headers` namespaced.
+function(triada_install_header file sub headers)
+  file(READ ${file} text)
+  foreach(h ${headers})
+    string(REPLACE "#include \"${h}\"" "#include <triada/detail/${h}>" text "${text}")
+  endforeach()
+  get_filename_component(name ${file} NAME)
+  file(WRITE ${TRIADA_STAGE}/${sub}/${name} "${text}")
+  file(INSTALL DESTINATION ${dest}/${sub} TYPE FILE FILES ${TRIADA_STAGE}/${sub}/${name})
+endfunction()
+
 set(dest ${CMAKE_INSTALL_PREFIX}/${TRIADA_INCLUDEDIR}/triada)
-file(GLOB public ${TRIADA_SOURCE_DIR}/include/triada/*.hpp)
-file(INSTALL DESTINATION ${dest} TYPE FILE FILES ${public})
+file(REMOVE_RECURSE ${TRIADA_STAGE})
 triada_header_closure(headers)
+file(GLOB public ${TRIADA_SOURCE_DIR}/include/triada/*.hpp)
+foreach(file ${public})
+  triada_install_header(${file} "." "${headers}")
+endforeach()
 foreach(h ${headers})
   get_filename_component(dir ${h} DIRECTORY)
   set(file ${TRIADA_SOURCE_DIR}/src/${h})
   if(NOT EXISTS ${file})
     set(file ${TRIADA_GENERATED}/${h})
   endif()
-  file(INSTALL DESTINATION ${dest}/detail/${dir} TYPE FILE FILES ${file})
+  triada_install_header(${file} detail/${dir} "${headers}")
 endforeach()
 cmake_policy(POP)

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "bindings.hpp"
+#include "config/options.hpp"
 #include "interrupt.hpp"
 #include "jobs/transform_job.hpp"
 #include "mesh/cancel.hpp"

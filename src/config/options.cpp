@@ -347,12 +347,18 @@ void load_mesh_file(const std::string& path, po::variables_map& vm, KeySources& 
 
 }  // namespace
 
-OptionSpellings::OptionSpellings(const po::parsed_options& parsed) {
+void OptionSpellings::learn(const std::string& key, const std::string& typed) {
+  typed_.emplace(key, typed);  // the first spelling stays
+}
+
+OptionSpellings spellings_of(const po::parsed_options& parsed) {
+  OptionSpellings s;
   for (const po::option& o : parsed.options) {
-    if (o.original_tokens.empty() || typed_.count(o.string_key)) continue;
+    if (o.original_tokens.empty()) continue;
     const std::string& t = o.original_tokens[0];  // --name, --name=value, -n or -nvalue
-    typed_[o.string_key] = t.rfind("--", 0) == 0 ? t.substr(0, t.find('=')) : t.substr(0, 2);
+    s.learn(o.string_key, t.rfind("--", 0) == 0 ? t.substr(0, t.find('=')) : t.substr(0, 2));
   }
+  return s;
 }
 
 std::string OptionSpellings::operator()(const std::string& key) const {
@@ -365,7 +371,7 @@ po::variables_map parse_command_line_strict(int argc, char** argv,
                                             OptionSpellings* spelled) {
   po::variables_map vm;
   const po::parsed_options parsed = parse_argv(argc, argv, desc);
-  if (spelled) *spelled = OptionSpellings(parsed);
+  if (spelled) *spelled = spellings_of(parsed);
   translate([&] {
     po::store(parsed, vm);
     po::notify(vm);
@@ -452,7 +458,7 @@ std::optional<MeshCommandLine> MeshCommandLine::parse(int argc, char** argv,
   all.add(app).add(mesh);
   MeshCommandLine c;
   const po::parsed_options parsed = parse_argv(argc, argv, all);
-  c.spelled_ = OptionSpellings(parsed);
+  c.spelled_ = spellings_of(parsed);
   translate([&] { po::store(parsed, c.vm_); });
   if (c.vm_.count("help")) {
     help << all << "\n";

@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "config/options.hpp"
 #include "core/error.hpp"
 
 namespace triada {

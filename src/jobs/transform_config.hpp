@@ -9,7 +9,7 @@
 #include <string>
 
 #include "actuator/coefficients.hpp"
-#include "config/options.hpp"
+#include "config/mesh_config.hpp"
 #include "counters/progress.hpp"
 #include "engine/executors.hpp"
 #include "io/dataset_ref.hpp"

@@ -49,6 +49,15 @@ check "of io/, only dataset_ref.hpp installed" bash -c \
 check "no installed header includes <hdf5.h> or mesh/mpi.hpp" bash -c \
   "! grep -rlE '#include [<\"](hdf5\.h|H5[A-Za-z]*\.h|mesh/mpi\.hpp)' '$prefix/include'"
 check "nothing installed beside include/triada" bash -c "[[ \$(ls '$prefix/include') == triada ]]"
+# Installed headers reach each other by namespaced paths only (<triada/detail/core/types.hpp>):
+# the package put include/triada/detail on consumers' include path, where the bare names
+# of the detail headers ("core/types.hpp") met a consumer's own headers of those names.
+check "no installed header includes a bare library path" bash -c \
+  "! grep -rn '#include \"' '$prefix/include'"
+check "no installed header includes Boost (the programs' option parser)" bash -c \
+  "! grep -rn '#include <boost' '$prefix/include'"
+check "the package's include path is PREFIX/include alone" bash -c \
+  "! grep -n 'INTERFACE_INCLUDE_DIRECTORIES.*detail' '$prefix'/lib*/cmake/triada/triadaTargets.cmake"
 check "installed bin/triada-transform" test -x "$prefix/bin/triada-transform"
 config=$(find "$prefix" -name triadaConfig.cmake | head -n 1)
 check "installed triadaConfig.cmake" test -n "$config"
@@ -83,14 +92,30 @@ check "reports version $version" grep -qx "triada $version" "$dir/run.log"
 # asked for MPI's C component, which needs the C language ("Could NOT find MPI").
 mkdir -p "$dir/cxx_only"
 cp "$SRC/tests/package/cxx_only.cpp" "$dir/cxx_only/main.cpp"
+# It also has headers of its own named as ours and as Boost's, first on its include path:
+# each stops the build if an installed header reaches it.
+for h in core/types.hpp config/options.hpp jobs/transform_job.hpp boost/program_options.hpp; do
+  mkdir -p "$dir/cxx_only/shadow/$(dirname "$h")"
+  echo "#error \"the consumer's own $h was included\"" >"$dir/cxx_only/shadow/$h"
+done
 printf '%s\n' 'cmake_minimum_required(VERSION 3.20)' 'project(cxx_only LANGUAGES CXX)' \
   'find_package(triada REQUIRED)' 'add_executable(cxx_only main.cpp)' \
+  'target_include_directories(cxx_only BEFORE PRIVATE shadow)' \
   'target_link_libraries(cxx_only PRIVATE triada::triada)' >"$dir/cxx_only/CMakeLists.txt"
 check "a C++-only consumer configures" logged "$dir/cxx_configure.log" "$CMAKE" -S "$dir/cxx_only" \
   -B "$dir/cxx_build" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF
 check "a C++-only consumer builds" logged "$dir/cxx_build.log" "$CMAKE" --build "$dir/cxx_build" -j2
 check "a C++-only consumer runs a job" bash -c \
   "'$dir/cxx_build/cxx_only' | grep -qxE 'cxx-only y000 4\.8989794855663[0-9]*'"
+
+# Without CMake: the installed pkg-config file, with the same shadowing headers.
+pc_dir=$(dirname "$(find "$prefix" -name triada.pc | head -n 1)")
+check "installed lib/pkgconfig/triada.pc" test -f "$pc_dir/triada.pc"
+check "a pkg-config consumer builds" logged "$dir/pc_build.log" bash -c \
+  "mpicxx -I'$dir/cxx_only/shadow' \$(PKG_CONFIG_PATH='$pc_dir' pkg-config --cflags triada) \
+   '$dir/cxx_only/main.cpp' -o '$dir/pc_consumer' \$(PKG_CONFIG_PATH='$pc_dir' pkg-config --libs triada)"
+check "a pkg-config consumer runs a job" bash -c \
+  "'$dir/pc_consumer' | grep -qxE 'cxx-only y000 4\.8989794855663[0-9]*'"
 
 check "builds a plan" grep -qx "plan 8x6x4 cells, 3 stages, order 312" "$dir/run.log"
 check "parses an executor" grep -qx "executor fused" "$dir/run.log"
