@@ -59,7 +59,22 @@ u64 register_elements(const Plan& plan, const Brick& cells, bool check, const Si
 // Scratch of one stage on a brick (fused executor): the brick's coefficient rows, their
 // packed copies, the axis-3 packing arrays, per-line flags and, off one node, two batch
 // buffers of received planes (dense and compressed).
-u64 fused_scratch(const Plan& plan, const StagePlan& sp, const Brick& cells,
+// Whether the line along axis a (0-based) of brick `rank` lies on one node, so that its
+// planes travel through a shared window (Topology's test).
+bool line_on_node(const Plan& plan, int rank, int a, const MemoryModelOptions& opt) {
+  if (opt.node_of_rank.empty()) return opt.one_node;
+  auto coords = plan.brick_coords(rank);
+  const std::size_t mine = static_cast<std::size_t>(rank);
+  for (int c = 0; c < plan.ranks.grid[a]; ++c) {
+    coords[a] = c;
+    const std::size_t member = static_cast<std::size_t>(plan.brick_rank(coords));
+    if (member >= opt.node_of_rank.size() || opt.node_of_rank[member] != opt.node_of_rank[mine])
+      return false;
+  }
+  return true;
+}
+
+u64 fused_scratch(const Plan& plan, const StagePlan& sp, int rank, const Brick& cells,
                   const MemoryModelOptions& opt, const Sizes& s) {
   const int a = sp.axis - 1;
   const Brick vb = cells.intersect(whole(sp.in_shape)), wb = cells.intersect(whole(sp.out_shape));
@@ -73,7 +88,7 @@ u64 fused_scratch(const Plan& plan, const StagePlan& sp, const Brick& cells,
   b = s.add(b, s.mul(P, 8 * (3 * kBlock + 4) + 12 + 8 * (wext / kBlock + 1)));  // axis 3
   b = s.add(b, s.add(s.mul(N, 64), s.mul(wext, 48)));  // per-plane arrays, message
   b = s.add(b, s.mul(L, plan.folded() ? 9 : 1));       // zero lines, folded lines
-  if ((!opt.one_node || !opt.shared_windows) && plan.ranks.grid[a] > 1) {
+  if ((!line_on_node(plan, rank, a, opt) || !opt.shared_windows) && plan.ranks.grid[a] > 1) {
     const u64 budget = std::max<u64>(u64{2} << 20, s.mul(static_cast<u64>(vb.count()), T) / 4);
     const u64 plane = s.mul(L, T);
     const u64 batch = std::min(s.mul(N, plane), std::max(budget, plane));
@@ -131,7 +146,7 @@ u64 add_windows(const Plan& plan, int rank, const MemoryModelOptions& opt, const
   u64 in_run = 0;
   for (const StagePlan& sp : plan.stages) {
     const int a = sp.axis - 1;
-    if (plan.ranks.grid[a] < 2) continue;
+    if (plan.ranks.grid[a] < 2 || !line_on_node(plan, rank, a, opt)) continue;
     bool touch_v = opt.element_bytes > sizeof(double) || sp.axis == 3;
     for (int d = 0; d < 3; ++d)
       if (d != a && plan.fold[d] > 1) touch_v = true;
@@ -184,7 +199,7 @@ MemoryPrediction predict_memory(const Plan& plan, int rank, const MemoryModelOpt
     u64 scratch = 0;
     for (const StagePlan& sp : plan.stages)
       scratch = std::max(scratch, opt.reference ? reference_scratch(sp, cells, opt, s)
-                                                : fused_scratch(plan, sp, cells, opt, s));
+                                                : fused_scratch(plan, sp, rank, cells, opt, s));
     run = s.add(run, scratch);
     run = s.add(run, add_windows(plan, rank, opt, s, m));
   }

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "geometry/plan.hpp"
 
@@ -23,8 +24,13 @@ struct MemoryModelOptions {
   bool hdf5_open_on_rank0 = true;
   bool matrices_from_file = false;  // gemt: an actuator rank reads its matrix (HDF5's state)
   // Every line lives on one node: lines of >= 2 bricks get a shared window. Otherwise
-  // both a window and two batch buffers are counted (an upper bound).
+  // both a window and two batch buffers are counted (an upper bound), unless node_of_rank
+  // says where each rank is.
   bool one_node = true;
+  // The node of every world rank (its lowest world rank), where the run's placement is
+  // known: a line has a window only where all its bricks share a node (Topology), else
+  // two batch buffers. Empty: one_node decides for every line.
+  std::vector<int> node_of_rank;
   // --transport broadcast: no line has a window (planes are broadcast, their batch buffers
   // counted as off a node).
   bool shared_windows = true;

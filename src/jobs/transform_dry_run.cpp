@@ -160,8 +160,10 @@ DryRun make_dry_run(const TransformConfig& cfg, MPI_Comm world, TextOutput& repo
   const std::string what = "the memory of a run on shape " + to_string(f.in_shape);
   const bool one_node = on_one_node(world);
   const bool elsewhere = cfg.plan_world_size > 0;  // --world-size: not this run's ranks
+  std::vector<int> nodes = node_of_ranks(world);
   mpi::collectively(world, [&] {
     mem = memory_options(cfg, d.complex_run, one_node && !elsewhere);
+    if (!elsewhere) mem.node_of_rank = std::move(nodes);  // this run's placement
     mem.hdf5_open_on_rank0 = !cfg.model_shape;  // rank 0 read the metadata: its start-up has it
     if (!elsewhere) mine = predict_memory(d.plan, mpi::rank(world), mem, what);
     if (mpi::rank(world) == 0) d.ranks = rank_plans(d.plan, mem, what);

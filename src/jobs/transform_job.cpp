@@ -542,11 +542,13 @@ TransformResult run_transform(const TransformConfig& cfg, TransformTensors& tens
   // anything is allocated; an allocation that fails anyway is an input error too.
   const bool complex_run = facts.input_complex || facts.coeffs_complex;
   const bool one_node = on_one_node(world);
+  std::vector<int> nodes = node_of_ranks(world);  // which lines have a window
   const std::string what = job.names.input + ": shape " + to_string(job.plan.in_shape) +
                            (complex_run ? " complex128" : " float64");
   MemoryPrediction need;
   mpi::collectively(world, [&] {
     job.mem = memory_options(cfg, complex_run, one_node);
+    job.mem.node_of_rank = std::move(nodes);
     need = predict_memory(job.plan, mpi::rank(world), job.mem, what);
   });
   require_node_memory(world, need.node_share(), what);

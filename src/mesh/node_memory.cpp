@@ -2,6 +2,8 @@
 
 #include <sys/statvfs.h>
 
+#include <span>
+
 #include "geometry/memory_model.hpp"
 #include "mesh/mpi.hpp"
 #include "mesh/topology.hpp"
@@ -40,6 +42,15 @@ void require_node_shared_memory(MPI_Comm comm, std::uint64_t mine, const std::st
 
 bool on_one_node(MPI_Comm comm) {
   return node_of(comm).size() == mpi::size(comm);
+}
+
+std::vector<int> node_of_ranks(MPI_Comm comm) {
+  const int leader = mpi::min_of(node_of(comm).get(), mpi::rank(comm));
+  const int n = mpi::size(comm);
+  std::vector<int> all(static_cast<std::size_t>(n));
+  mpi::allgatherv(comm, std::span<const int>(&leader, 1), std::span<int>(all),
+                  std::vector<int>(static_cast<std::size_t>(n), 1));
+  return all;
 }
 
 NodeMemory node_memory(MPI_Comm comm, std::uint64_t mine) {

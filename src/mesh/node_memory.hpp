@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "geometry/memory_model.hpp"
 
@@ -35,5 +36,8 @@ void require_node_shared_memory(MPI_Comm comm, std::uint64_t mine, const std::st
 
 // True if every rank of comm shares one node's memory.
 bool on_one_node(MPI_Comm comm);
+// The node of every rank of comm, named by its lowest rank there (MemoryModelOptions::
+// node_of_rank). Collective.
+std::vector<int> node_of_ranks(MPI_Comm comm);
 
 }  // namespace triada

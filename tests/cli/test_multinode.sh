@@ -206,4 +206,27 @@ for t in "${transforms[@]}"; do
   done
 done
 
+
+echo "-- the memory model counts a shared window only for a line within one node"
+# A line's window exists only where all its bricks share a node (Topology); the model
+# counted one for every line of two or more bricks.
+windows() {  # the report's predicted_window_bytes, one per rank, comma-separated
+  "$PYTHON" -c "import json, sys; print(','.join(map(str, json.load(open(sys.argv[1]))['memory']['predicted_window_bytes'])))" "$1"
+}
+run_nodes 2 node "$APP" --transform dct --input x.h5:/x --output y.h5 --force --quiet \
+  --ranks.actuators colocated --transport shared --report across.json
+check "np 2 across two nodes: no line has a window ($(windows across.json))" \
+  test "$(windows across.json)" == "0,0"
+run_nodes 4 slot "$APP" --transform dct --input x.h5:/x --output y.h5 --force --quiet \
+  --ranks.actuators colocated --ranks.grid 2,2,1 --transport shared --report split.json
+run_np 4 "$APP" --transform dct --input x.h5:/x --output y.h5 --force --quiet \
+  --ranks.actuators colocated --ranks.grid 2,2,1 --transport shared --report local.json
+# Ranks 0,1 on node0 and 2,3 on node1: the axis-2 lines are within a node, the axis-1 lines
+# across; on one node both axes have windows.
+check "np 4 two per node: windows of the axis-2 lines only ($(windows split.json) < $(windows local.json))" \
+  "$PYTHON" -c "
+import json
+s, l = (json.load(open(f))['memory']['predicted_window_bytes'] for f in ('split.json', 'local.json'))
+assert len(s) == len(l) == 4 and all(0 < a < b for a, b in zip(s, l)), (s, l)"
+
 summary
