@@ -152,6 +152,9 @@ def test_messages_name_the_calls_arguments_not_the_programs_options(tmp):
          "kernel: expected 9"),
         (lambda: triada.conv((1, 2, 5, 5, 2, 3, 3, 1, 1), mxu=4, input=np.ones((1, 3, 5, 5))),
          triada.InputError, "input: shape 1x3x5x5, the layer needs 1x2x5x5"),
+        (lambda: triada.transform(np.ones((3, 3, 3)), "dct", distributed=True, shape=(4, 4, 4)),
+         triada.InputError, "x (rank 0's part): shape 3x3x3, but this rank's brick is 4x4x4 at "
+         "0x0x0 (the plan's bricks: triada.layout)"),
     ]
     for call, cls, start in cases:
         with pytest.raises(cls) as e:

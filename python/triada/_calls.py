@@ -175,6 +175,7 @@ _SPELLED = [
     (re.compile(r"--(input|weights) \1(?=[:\s])"), r"\1"),  # conv's operands, named as such
     (re.compile(r" \(see --help\)"), ""),
     (re.compile(r": no such dataset\b"), ": missing"),  # tcu's arrays by name
+    (re.compile(r"TransformJob::plan"), "triada.layout"),
     (re.compile(r"(?<![\w'-])--([a-z][a-z0-9_]*\.[a-z0-9_]+)"), r'config["\1"]'),  # --s.key
 ]
 # An option outside quotes (a quoted one is a value the caller gave, as a config key).

@@ -7,6 +7,14 @@
 
 namespace triada {
 
+// "src/mesh/mpi.cpp:42": our source line in a message about a failed call, without the
+// folders of the machine that built the library (its users see them in every error).
+inline std::string source_line(const char* file, int line) {
+  const std::string f = file;
+  const std::size_t at = f.rfind("/src/");
+  return (at == std::string::npos ? f : f.substr(at + 1)) + ":" + std::to_string(line);
+}
+
 class error : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;

@@ -36,8 +36,7 @@ int errno_in(const std::string& hdf5_message) {
 }
 
 void throw_hdf5_error(const char* call, const char* file, int line) {
-  std::string msg =
-      std::string("HDF5 call failed: ") + call + " at " + file + ":" + std::to_string(line);
+  std::string msg = std::string("HDF5 call failed: ") + call + " at " + source_line(file, line);
   const std::string detail = last_error_message();
   if (!detail.empty()) msg += ": " + detail;
   H5Eclear2(H5E_DEFAULT);

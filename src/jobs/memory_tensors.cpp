@@ -136,7 +136,7 @@ class ArrayTensors final : public TransformTensors {
     if (ext3{a.shape[0], a.shape[1], a.shape[2]} != want)
       throw input_error(part + ": shape " + a.shape_string() + ", but this rank's brick is " +
                         to_string(want) + " at " + to_string(box.lo) +
-                        " (the plan's bricks: TransformJob::plan, triada.layout in Python)");
+                        " (the plan's bricks: TransformJob::plan)");
     if (a.is_complex() && !is_complex_v<T>)
       throw input_error(part + ": complex (" + a.type_name + "), but rank 0's part is " +
                         info.type_name + " and the run is real");

@@ -19,8 +19,8 @@ void throw_mpi_error(int code, const char* call, const char* file, int line) {
   char text[MPI_MAX_ERROR_STRING] = {0};
   int len = 0;
   MPI_Error_string(code, text, &len);
-  throw mpi_error(std::string("MPI call failed: ") + call + " at " + file + ":" +
-                  std::to_string(line) + ": " + std::string(text, static_cast<size_t>(len)));
+  throw mpi_error(std::string("MPI call failed: ") + call + " at " + source_line(file, line) +
+                  ": " + std::string(text, static_cast<size_t>(len)));
 }
 
 namespace {

@@ -188,3 +188,20 @@ TEST_CASE("unwinding_agreed_error: an agreed error over the ranks, never a rank'
   }
   CHECK_FALSE(seen);
 }
+
+TEST_CASE("a failed MPI call names our source line, not the build machine's folders",
+          "[mpi][wrappers]") {
+  // It said "at /home/builder/triada/src/mesh/mpi.cpp:123": a library user saw the path of
+  // the machine that built it in every MPI error.
+  int count = 0;
+  try {
+    CHECK_MPI(MPI_Comm_size(MPI_COMM_NULL, &count));  // an error code: MPI_ERRORS_RETURN
+    FAIL("no error");
+  } catch (const mpi_error& e) {
+    const std::string what = e.what();
+    CHECK_THAT(what, Catch::Matchers::Contains(" at tests/mpi/test_mesh_wrappers.cpp:"));
+    CHECK_THAT(what, !Catch::Matchers::Contains(" at /"));
+  }
+  CHECK(source_line("/a/b/src/mesh/mpi.cpp", 7) == "src/mesh/mpi.cpp:7");
+  CHECK(source_line("mpi.cpp", 7) == "mpi.cpp:7");
+}
