@@ -4,6 +4,16 @@
 # triadaConfig.cmake (which runs find_dependency(HDF5) first, so nothing is searched here).
 set(HDF5_PREFER_PARALLEL TRUE)  # Debian ships the MPI build beside the serial one
 if(NOT HDF5_FOUND)
+  # HDF5's wrapper (h5pcc) splits its arguments at spaces, and FindHDF5 hands it a file of
+  # the build directory: a build directory whose path has a space found no HDF5. There the
+  # wrapper runs through hdf5_wrapper.sh, which passes that file by its name.
+  if(CMAKE_CURRENT_BINARY_DIR MATCHES " " AND NOT HDF5_C_COMPILER_EXECUTABLE)
+    find_program(TRIADA_HDF5_WRAPPER NAMES h5pcc h5cc HINTS ${HDF5_ROOT} PATH_SUFFIXES bin)
+    if(TRIADA_HDF5_WRAPPER)
+      set(HDF5_C_COMPILER_EXECUTABLE sh "${CMAKE_CURRENT_LIST_DIR}/hdf5_wrapper.sh"
+          "${TRIADA_HDF5_WRAPPER}" CACHE STRING "HDF5's C wrapper, called by name")
+    endif()
+  endif()
   find_package(HDF5 REQUIRED COMPONENTS C)
 endif()
 if(NOT HDF5_IS_PARALLEL)
