@@ -17,6 +17,7 @@ PKGS=(
   python3-mypy  # the package's type hints, checked as a user's mypy reads them
   python3-onnx  # triada.onnx_net: ONNX models' layers
   util-linux iproute2  # unshare, nsenter, ip: tests/cli/test_multinode.sh's emulated nodes
+  ccache  # pip install . builds afresh each time: repeats hit the cache (test_pip_build.py)
 )
 
 missing=()

@@ -81,9 +81,11 @@ for call in (lambda: triada.transform(np.ones((4, 4, 4)), "dct", comm=inter),
              lambda: triada.layout((4, 4, 4), comm=inter)):
     try:
         call()
-        print(w.rank, "no error", flush=True)
+        outcome = f"{w.rank} no error"
     except triada.MPIError as e:
-        print(w.rank, "MPIError", e, flush=True)
+        outcome = f"{w.rank} MPIError {e}"
+    for line in w.gather(outcome, root=0) or []:  # one writer: the ranks' lines never mix
+        print(line, flush=True)
 """
 
 

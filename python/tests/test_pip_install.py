@@ -87,7 +87,7 @@ except ConfigError as e:
 print(triada.__file__)
 """
     out = run([python, "-c", code], cwd=tree.parent, env=env_without_the_build())
-    assert "ConfigError: --norm: unknown norm 'unitary'" in out, out
+    assert "ConfigError: norm: unknown norm 'unitary'" in out, out
     package = os.path.dirname(out.strip().splitlines()[-1])
     shipped = {p.name for p in (SRC / "python" / "triada").iterdir()
                if p.suffix == ".py" or p.name in ("py.typed", "sample.h5")}
