@@ -26,7 +26,7 @@ struct Disagreement {
 };
 
 // Collective over `comm`: none where every rank's fields are equal, else the first that is
-// not. Three small reductions when they agree (the count, then a 64-bit digest per field);
+// not. Two small reductions when they agree (the count, then a 64-bit digest per field);
 // two broadcasts more to fetch the values when they do not. Ranks whose descriptions have
 // different lengths (different jobs) disagree on the field "(the job)".
 std::optional<Disagreement> first_disagreement(MPI_Comm comm, const std::vector<Field>& fields);
