@@ -1,14 +1,16 @@
 """Convolution networks from ONNX models on the planar MXU.
 
 ``onnx_layers`` reads a model's Conv, Gemm and MatMul nodes (in graph order, shapes from
-ONNX's shape inference) as triada-conv layers; ``conv_onnx`` runs them, each with the
+the inputs' shapes given, shape computations folded and ONNX's shape inference,
+triada._onnx_shapes) as triada-conv layers; ``conv_onnx`` runs them, each with the
 model's weights where they are initializers; ``to_network`` writes them as a network file
 for ``triada-conv --network``. Gemm and MatMul run as the 1x1 convolution SCALE-Sim GEMM
 rows run as (N = 1, H_I = M, W_I = 1, C_I = K, C_O = N). Biases (Conv's B, Gemm's C) are
 noted, not added: a layer's output is its product.
 
 Command line: ``python3 -m triada.onnx_net MODEL.onnx [--method both] [--mxu 16]
-[--batch N] [--seed S] [--no-weights] [--csv F] [--report F] [--to-network NET.csv]``.
+[--batch N] [--input-shape [NAME=]D0,D1,...] [--seed S] [--no-weights] [--csv F]
+[--report F] [--to-network NET.csv]``.
 Needs the onnx package (Debian: python3-onnx), imported on first use.
 """
 
@@ -28,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _args
+from . import _args, _onnx_shapes
 from .conv import conv
 from ._files import write_atomically
 from .errors import ConfigError, Error, InputError
@@ -79,30 +81,20 @@ class OnnxLayer:
 
 
 class _Graph:
-    """A model after shape inference: its tensors' shapes and constant values."""
+    """A model after folding and shape inference: its tensors' shapes and constant values."""
 
     def __init__(self, onnx, model):
-        g = model.graph
         self.onnx = onnx
-        self.constants = {t.name: onnx.numpy_helper.to_array(t) for t in g.initializer}
-        for node in g.node:  # Constant nodes' values, as initializers
-            if node.op_type == "Constant" and node.attribute:
-                a = node.attribute[0]
-                if a.name == "value":
-                    self.constants[node.output[0]] = onnx.numpy_helper.to_array(a.t)
-        self.shapes = {n: tuple(int(d) for d in v.shape) for n, v in self.constants.items()}
-        for vi in list(g.input) + list(g.value_info) + list(g.output):
-            t = vi.type.tensor_type
-            if t.HasField("shape") and vi.name not in self.shapes:
-                dims = [d.dim_value if d.HasField("dim_value") else None for d in t.shape.dim]
-                self.shapes[vi.name] = tuple(dims)
+        known = _onnx_shapes.Shapes(onnx, model)
+        self.constants = known.constants
+        self.shapes = {n: s for n, s in known.dims.items() if s is not None}
+        _onnx_shapes.check_operands(known, model.graph.node)
 
     def shape(self, node, name, what):
         s = self.shapes.get(name)
         if s is None or any(d is None or d <= 0 for d in s):
             raise ConfigError(f"node {_label(node)}: the shape of its {what} '{name}' is "
-                              f"unknown ({'no shape' if s is None else _dims(s)}); give "
-                              "batch= for a symbolic batch size")
+                              f"unknown or empty ({'no shape' if s is None else _dims(s)})")
         return s
 
 
@@ -298,7 +290,7 @@ def _read_model(onnx, path: str):
         raise ConfigError(f"{path}: cannot read the ONNX model ({e})") from None
 
 
-def _load(model_or_path, batch):
+def _load(model_or_path, batch, input_shapes):
     onnx = _onnx()
     if isinstance(model_or_path, (str, os.PathLike)):
         model = _read_model(onnx, os.fspath(model_or_path))
@@ -307,26 +299,21 @@ def _load(model_or_path, batch):
         model.CopyFrom(model_or_path)
     _check_geometry(model.graph)
     _check_subgraphs(model.graph)
-    if batch is not None:
-        parameters = _parameter_names(model.graph)
-        for vi in model.graph.input:
-            dims = vi.type.tensor_type.shape.dim
-            if vi.name not in parameters and len(dims) > 0:
-                dims[0].dim_value = batch
-    try:
-        model = onnx.shape_inference.infer_shapes(model)
-    except Exception as e:  # noqa: BLE001
-        raise ConfigError(f"ONNX shape inference failed: {str(e).splitlines()[0]}") from None
-    return onnx, model
+    _onnx_shapes.set_inputs(model.graph, _parameter_names(model.graph), batch, input_shapes)
+    return onnx, _onnx_shapes.resolve(onnx, model)
 
 
-def onnx_layers(model_or_path: Any, batch: int | None = None) -> list[OnnxLayer]:
+def onnx_layers(model_or_path: Any, batch: int | None = None,
+                input_shapes: Any = None) -> list[OnnxLayer]:
     """The Conv, Gemm and MatMul nodes of an ONNX model (a path or a ModelProto), in graph
-    order, as layers. batch: the first dim of the graph's inputs (for a symbolic batch).
-    A node that cannot run (not 2-D, unknown shapes) raises ConfigError naming it."""
-    if batch is not None:
-        _args.count("batch", batch)
-    onnx, model = _load(model_or_path, batch)
+    order, as layers. input_shapes: {input name: dims} for the graph inputs ('' names the
+    one data input); batch: dim 0 of the other data inputs. Shape computations are folded
+    first (triada._onnx_shapes). A symbolic dim left, or a node that cannot run (not 2-D,
+    unknown shapes), raises ConfigError naming it."""
+    if batch is not None and _args.count("batch", batch) < 1:
+        raise ConfigError(f"{_onnx_shapes.batch_words(batch)}: the batch must be at least 1")
+    shapes = _onnx_shapes.checked_shapes({} if input_shapes is None else input_shapes)
+    onnx, model = _load(model_or_path, batch, shapes)
     graph = _Graph(onnx, model)
     layers = []
     for i, node in enumerate(model.graph.node):
@@ -418,7 +405,8 @@ def _merged_csv(per_layer, layers):
 
 def conv_onnx(model_or_path: Any, *, method: str = "both", mxu: int = 16,
               use_weights: bool = True, inputs: Any = None, seed: int = 1,
-              batch: int | None = None, verify: bool = True, report: Any = None,
+              batch: int | None = None, input_shapes: Any = None, verify: bool = True,
+              report: Any = None,
               csv: Any = None, force: bool = False, comm: Any = None,
               **conv_args: Any) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Runs every Conv, Gemm and MatMul node of an ONNX model through ``triada.conv``.
@@ -426,7 +414,8 @@ def conv_onnx(model_or_path: Any, *, method: str = "both", mxu: int = 16,
     The model's weights are the layer's weights where they are initializers (and
     ``use_weights``), else random from ``seed``; ``inputs`` (a list by layer index or a dict
     by layer name; None entries random) gives a layer's input, NCHW for Conv, A (M x K or
-    its leading dims by K) for Gemm and MatMul. ``conv_args`` go to ``triada.conv``
+    its leading dims by K) for Gemm and MatMul. ``batch`` and ``input_shapes`` as for
+    ``onnx_layers``. ``conv_args`` go to ``triada.conv``
     (latency, cell_mode, executor, mesh, ...). Returns per layer {"name", "op", "layer",
     "outputs" ({method: NCHW array}, rank 0), "report" (its layer object)}, and the report
     {"model", "layers", "total"}; writes the report (JSON) and the per-layer CSV
@@ -435,7 +424,7 @@ def conv_onnx(model_or_path: Any, *, method: str = "both", mxu: int = 16,
     for name, value in (("report", report), ("csv", csv)):
         if value is not None and os.path.exists(value) and not force:
             raise ConfigError(f"{name} {value}: exists (force=True replaces it)")
-    layers = onnx_layers(model_or_path, batch)
+    layers = onnx_layers(model_or_path, batch, input_shapes)
     root = comm is None or comm.Get_rank() == 0  # conv writes its CSV on rank 0 only
     results, objects, csvs = [], [], []
     with tempfile.TemporaryDirectory(prefix="triada-onnx-") as own:
@@ -486,6 +475,23 @@ def _table(summary):
     return "\n".join(lines)
 
 
+def _input_shape_options(values: list[str]) -> dict[str, tuple[int, ...]]:
+    """--input-shape [NAME=]D0,D1,... options as {name: dims} ('' for no NAME)."""
+    shapes: dict[str, tuple[int, ...]] = {}
+    for value in values:
+        name, _, dims = value.rpartition("=")
+        try:
+            shape = tuple(int(d) for d in dims.split(","))
+        except ValueError:
+            raise ConfigError(f"--input-shape {value}: expected [NAME=]D0,D1,... with integer "
+                              "dims") from None
+        if name in shapes:
+            raise ConfigError(f"--input-shape {value}: input "
+                              f"{name or '(the one data input)'!r} given twice")
+        shapes[name] = shape
+    return shapes
+
+
 def main(argv: list[str] | None = None) -> int:
     """``python3 -m triada.onnx_net MODEL.onnx ...``: runs the model's layers, prints a
     table; exit 0, 1 (bad input), 2 (bad option or model), 4 (a layer failed its check)."""
@@ -495,7 +501,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("model", help="the ONNX model file")
     p.add_argument("--method", default="both", help="explicit, implicit or both")
     p.add_argument("--mxu", type=int, default=16, help="the unit is S x S cells")
-    p.add_argument("--batch", type=int, help="the graph inputs' first dim")
+    p.add_argument("--batch", type=int,
+                   help="dim 0 of the data inputs (weights given as inputs keep theirs)")
+    p.add_argument("--input-shape", action="append", default=[], metavar="[NAME=]D0,D1,...",
+                   help="a graph input's whole shape (repeatable; NAME may be left out when "
+                   "the model has one data input); a dim left symbolic is an error")
     p.add_argument("--seed", type=int, default=1, help="seed of the random operands")
     p.add_argument("--no-weights", action="store_true",
                    help="random weights instead of the model's")
@@ -507,18 +517,24 @@ def main(argv: list[str] | None = None) -> int:
                    help="only write the layers as a network file for triada-conv --network")
     a = p.parse_args(argv)
     prog = "triada.onnx_net"
+    cli = _onnx_shapes.CLI.set(True)
     try:
+        shapes = _input_shape_options(a.input_shape)
         if a.to_network:
-            b = to_network(onnx_layers(a.model, a.batch), a.to_network, force=a.force)
+            b = to_network(onnx_layers(a.model, a.batch, shapes), a.to_network,
+                           force=a.force)
             print(f"{prog}: wrote {a.to_network}: triada-conv --network {a.to_network} "
                   f"--batch {b}")
             return 0
         _, summary = conv_onnx(a.model, method=a.method, mxu=a.mxu, batch=a.batch,
-                               seed=a.seed, use_weights=not a.no_weights, csv=a.csv,
-                               report=a.report, force=a.force)
+                               input_shapes=shapes, seed=a.seed,
+                               use_weights=not a.no_weights, csv=a.csv, report=a.report,
+                               force=a.force)
     except (Error, ImportError, OSError) as e:
         print(f"{prog}: error: {e}", file=sys.stderr)
         return 1 if isinstance(e, (InputError, OSError)) else 2
+    finally:
+        _onnx_shapes.CLI.reset(cli)
     print(_table(summary))
     return 4 if summary["total"]["failed_layers"] else 0
 
