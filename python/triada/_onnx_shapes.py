@@ -32,7 +32,10 @@ Shape = tuple  # of int, or None for an unknown dim
 
 
 def label(node) -> str:
-    return f"'{node.name}' ({node.op_type})" if node.name else f"({node.op_type})"
+    """'name' (Op), or (Op -> 'output') for a node without a name."""
+    if node.name:
+        return f"'{node.name}' ({node.op_type})"
+    return f"({node.op_type} -> '{node.output[0]}')" if node.output else f"({node.op_type})"
 
 
 def _dims(s) -> str:
@@ -502,7 +505,8 @@ class _Blocker:
         node = self.s.producer.get(name)
         if node is None:
             return user, f"its input '{name}' is a graph input, known at run time only"
-        if node.op_type in _SHAPE_OPS and _default_domain(node):
+        if node.op_type in _SHAPE_OPS and _default_domain(node) and \
+                not self.s.known(node.input[0]):
             return self.shape(node.input[0])
         if node.op_type not in _EVAL or not _default_domain(node):
             return node, f"{node.op_type} is not folded to a constant"
