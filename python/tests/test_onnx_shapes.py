@@ -312,3 +312,23 @@ def test_the_command_line_refuses_a_bad_input_shape_in_one_line(tmp, args, code,
 def test_a_missing_model_with_input_shapes_is_exit_1(tmp):
     p = cli(tmp / "none.onnx", "--input-shape", "1,3,8,8")
     assert p.returncode == 1 and p.stderr.count("\n") == 1, p.stderr
+
+
+def test_nodes_out_of_order_and_weights_behind_a_cast_or_constant():
+    # Shape inference goes in graph order: the nodes are sorted first. Weights stored as
+    # float16 behind a Cast, or in a Constant node, fold to the layer's weights.
+    model, k = flatten_model("gather")
+    nodes = list(model.graph.node)[::-1]
+    del model.graph.node[:]
+    model.graph.node.extend(nodes)
+    assert onnx_net.onnx_layers(model, batch=2)[1].gemm == (2, 5, k)
+    w = np.arange(24, dtype=np.float16).reshape(2, 3, 2, 2)
+    nodes = [helper.make_node("Cast", ["w16"], ["w"], to=F),
+             helper.make_node("Conv", ["x", "w"], ["c"], name="conv"),
+             helper.make_node("Constant", [], ["w2"], value=numpy_helper.from_array(
+                 np.full((4, 2, 1, 1), 0.5, np.float32))),
+             helper.make_node("Conv", ["c", "w2"], ["y"], name="conv2")]
+    conv, conv2 = onnx_net.onnx_layers(model_of(nodes, [("x", [1, 3, 5, 5])],
+                                                [numpy_helper.from_array(w, "w16")]))
+    assert np.array_equal(conv.weights, w.astype(np.float64))
+    assert np.array_equal(conv2.weights, np.full((4, 2, 1, 1), 0.5))

@@ -241,6 +241,8 @@ def _gather(onnx, a, xs, opset):
 
 def _div(x, y):
     if np.issubdtype(x.dtype, np.integer):  # ONNX truncates toward zero
+        if np.any(y == 0):
+            raise ZeroDivisionError("integer division by zero")
         q = np.abs(x) // np.abs(y)
         return (np.sign(x) * np.sign(y) * q).astype(x.dtype)
     return (x / y).astype(x.dtype)
@@ -355,22 +357,26 @@ def _shape_of(node, x, a) -> np.ndarray | None:
 
 
 def topological(nodes) -> list[Any]:
-    """The nodes, each after those producing its inputs (graph order where it is one)."""
+    """The nodes, each after those producing its inputs (graph order where it is one);
+    iterative, for deep graphs."""
     producer = {o: i for i, n in enumerate(nodes) for o in n.output if o}
     done: set[int] = set()
     order: list[Any] = []
-
-    def visit(i, stack):
-        if i in done or i in stack:
-            return
-        stack.add(i)
-        for x in nodes[i].input:
-            if x in producer:
-                visit(producer[x], stack)
-        done.add(i)
-        order.append(nodes[i])
-    for i in range(len(nodes)):
-        visit(i, set())
+    for root in range(len(nodes)):
+        stack, entered = [root], set()
+        while stack:
+            i = stack[-1]
+            if i in done:
+                stack.pop()
+                continue
+            if i not in entered:  # first its producers (a cycle is cut where it closes)
+                entered.add(i)
+                stack.extend(producer[x] for x in reversed(nodes[i].input)
+                             if x in producer and producer[x] not in entered)
+                continue
+            stack.pop()
+            done.add(i)
+            order.append(nodes[i])
     return order
 
 
@@ -380,6 +386,7 @@ class Shapes:
     def __init__(self, onnx, model):
         g = model.graph
         self.constants = {t.name: onnx.numpy_helper.to_array(t) for t in g.initializer}
+        self.types = {t.name: t.data_type for t in g.initializer}
         self.dims: dict[str, Shape | None] = {}
         for n, v in self.constants.items():
             self.dims[n] = tuple(v.shape)
@@ -409,9 +416,23 @@ def infer(onnx, model):
         raise ConfigError(f"ONNX shape inference failed: {str(e).splitlines()[0]}") from None
 
 
+# Element types that numpy holds as ONNX does (bfloat16, strings and float8 are not
+# folded: their values would come back as another type).
+_PLAIN_TYPES = {1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 12, 13}
+
+
+def _plain(node, shapes) -> bool:
+    """The node's tensor attributes, its Cast's target and its constant inputs are of
+    plain types."""
+    types = [a.t.data_type for a in node.attribute if a.HasField("t")]
+    types += [a.i for a in node.attribute if node.op_type == "Cast" and a.name == "to"]
+    types += [shapes.types[x] for x in node.input if x in shapes.types]
+    return all(t in _PLAIN_TYPES for t in types)
+
+
 def _fold_node(onnx, node, shapes, version) -> list[np.ndarray] | None:
     """The node's outputs as values, or None where it does not fold."""
-    if not _default_domain(node) or len(node.output) != 1:
+    if not _default_domain(node) or len(node.output) != 1 or not _plain(node, shapes):
         return None
     if node.op_type == "Constant":
         v = _constant_node(onnx, node)
@@ -448,10 +469,8 @@ def _fold_pass(onnx, model, shapes) -> bool:
             shapes.dims[name] = tuple(np.shape(v))
     if not folded:
         return False
-    kept = {id(n) for n in keep}
-    nodes = [n for n in model.graph.node if id(n) in kept]  # graph order kept
     del model.graph.node[:]
-    model.graph.node.extend(nodes)
+    model.graph.node.extend(keep)
     used = _used_names(model.graph) | {o.name for o in model.graph.output}
     model.graph.initializer.extend(onnx.numpy_helper.from_array(v, name)
                                    for name, v in folded.items() if name in used)
@@ -460,7 +479,11 @@ def _fold_pass(onnx, model, shapes) -> bool:
 
 def resolve(onnx, model):
     """The model with its shape computations folded and its shapes inferred, repeated
-    while something folds."""
+    while something folds; its nodes in topological order (shape inference goes in graph
+    order; a valid model's order is one already)."""
+    nodes = topological(list(model.graph.node))
+    del model.graph.node[:]
+    model.graph.node.extend(nodes)
     for _ in range(len(model.graph.node) + 1):
         model = infer(onnx, model)
         if not _fold_pass(onnx, model, Shapes(onnx, model)):
@@ -477,44 +500,48 @@ _VALUE_INPUTS = {"Reshape": 1, "Expand": 1, "Tile": 1, "Slice": 1, "Resize": 1,
                  "ReduceMin": 1, "ReduceProd": 1, "ConstantOfShape": 0, "Range": 0}
 
 
-class _Blocker:
-    def __init__(self, shapes: Shapes):
-        self.s = shapes
-        self.seen: set[str] = set()
+def _shape_step(s: Shapes, name: str, user):
+    """Walking back from a tensor of unknown shape: the first input of unknown shape, a
+    value its producer needs that is not a constant, or the producer as the blocker."""
+    node = s.producer.get(name)
+    if node is None:
+        return "done", user, f"'{name}' has no full shape"
+    for x in node.input:
+        if x and not s.known(x):
+            return "shape", x, node
+    if not _default_domain(node):
+        return "done", node, f"an op of domain '{node.domain}', which shape inference does not know"
+    start = _VALUE_INPUTS.get(node.op_type)
+    for x in node.input[start:] if start is not None else ():
+        if x and x not in s.constants:
+            return "value", x, node
+    return "done", node, "ONNX's shape inference gives no shape for its output"
 
-    def shape(self, name: str):
-        """(node, why) of the first node whose output shape stays unknown on the way."""
-        node = self.s.producer.get(name)
-        if node is None:
-            return None, f"'{name}' has no full shape"
-        for x in node.input:
-            if x and not self.s.known(x) and x not in self.seen:
-                self.seen.add(x)
-                return self.shape(x)
-        if not _default_domain(node):
-            return node, f"an op of domain '{node.domain}', which shape inference does not know"
-        start = _VALUE_INPUTS.get(node.op_type)
-        if start is not None:
-            for x in node.input[start:]:
-                if x and x not in self.s.constants:
-                    return self.value(x, node)
-        return node, "ONNX's shape inference gives no shape for its output"
 
-    def value(self, name: str, user):
-        """(node, why) of the first node on the way whose value is not folded."""
-        node = self.s.producer.get(name)
-        if node is None:
-            return user, f"its input '{name}' is a graph input, known at run time only"
-        if node.op_type in _SHAPE_OPS and _default_domain(node) and \
-                not self.s.known(node.input[0]):
-            return self.shape(node.input[0])
-        if node.op_type not in _EVAL or not _default_domain(node):
-            return node, f"{node.op_type} is not folded to a constant"
-        for x in node.input:
-            if x and x not in self.s.constants and x not in self.seen:
-                self.seen.add(x)
-                return self.value(x, node)
-        return node, f"its value is larger than the {FOLD_LIMIT} elements folded"
+def _value_step(s: Shapes, name: str, user):
+    """Walking back from a value that is not a constant: the first node that does not fold."""
+    node = s.producer.get(name)
+    if node is None:
+        return "done", user, f"its input '{name}' is a graph input, known at run time only"
+    if node.op_type in _SHAPE_OPS and _default_domain(node) and not s.known(node.input[0]):
+        return "shape", node.input[0], node
+    if node.op_type not in _EVAL or not _default_domain(node):
+        return "done", node, f"{node.op_type} is not folded to a constant"
+    for x in node.input:
+        if x and x not in s.constants:
+            return "value", x, node
+    return "done", node, f"its value is larger than the {FOLD_LIMIT} elements folded"
+
+
+def blocker(s: Shapes, name: str):
+    """(node, why) of the first node that leaves the shape of tensor NAME unknown."""
+    step = ("shape", name, None)
+    for _ in range(len(s.producer) + 1):  # each step goes back one node; the graph is acyclic
+        mode, name, user = step
+        step = (_shape_step if mode == "shape" else _value_step)(s, name, user)
+        if step[0] == "done":
+            return step[1], step[2]
+    return None, "the graph has a cycle"
 
 
 # The operands each layer op needs the shape of.
@@ -528,7 +555,7 @@ def check_operands(shapes: Shapes, nodes) -> None:
         for what, name in zip(OPERANDS.get(node.op_type, ()), node.input):
             if shapes.known(name):
                 continue
-            blocker, why = _Blocker(shapes).shape(name)
-            where = f"node {label(blocker)} blocks it" if blocker is not None else "unknown"
+            stop, why = blocker(shapes, name)
+            where = f"node {label(stop)} blocks it" if stop is not None else "unknown"
             raise ConfigError(f"node {label(node)}: the shape of its {what} '{name}' is "
                               f"unknown: {where} ({why})")
