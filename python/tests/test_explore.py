@@ -470,9 +470,10 @@ ranks = [2]
     assert again_on["key"] != on["key"] and again_off["counters.macs"] == off["counters.macs"]
 
 
-def tiny_cnn(path, seed=3):
+def tiny_cnn(path, seed=3, dims=("N", 4, 9, 9)):
     """Conv (per-axis strides and dilations, asymmetric pads, 2 groups), a 1x1 Conv,
-    Flatten and a Gemm, on a symbolic batch; returns the layers' attributes."""
+    Flatten and a Gemm, on a symbolic batch (and the other DIMS); returns the layers'
+    attributes."""
     import numpy as np
     onnx = pytest.importorskip("onnx", reason="needs python3-onnx")
     from onnx import TensorProto, helper, numpy_helper
@@ -487,7 +488,7 @@ def tiny_cnn(path, seed=3):
              helper.make_node("Gemm", ["f", "b"], ["y"])]
     f = TensorProto.FLOAT
     graph = helper.make_graph(
-        nodes, "g", [helper.make_tensor_value_info("x", f, ["N", 4, 9, 9])],
+        nodes, "g", [helper.make_tensor_value_info("x", f, list(dims))],
         [helper.make_tensor_value_info("y", f, None)],
         [numpy_helper.from_array(v.astype(np.float32), n) for n, v in weights.items()])
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
@@ -531,6 +532,39 @@ method = ["explicit", "implicit"]
     tiny_cnn(tmp_path / "cnn.onnx", seed=4)  # other weights: its points run again
     code, err = explore(spec, "--out", out, "--no-plot")
     assert code == 0 and started(out) == 4, err
+
+
+def test_an_onnx_workload_takes_input_shapes(tmp_path):
+    """input_shapes gives a symbolic height and width (the MACs of the fixed model's
+    closed form); a dim left symbolic, or input_shapes without onnx, is one line."""
+    tiny_cnn(tmp_path / "cnn.onnx", dims=("N", 4, "H", "W"))
+    text = """
+[sweep]
+metrics = ["total.macs"]
+[[workload]]
+kind = "conv"
+onnx = "cnn.onnx"
+{shapes}
+options = {{ method = "implicit" }}
+"""
+    spec = write_spec(tmp_path / "spec.toml",
+                      text=text.format(shapes="input_shapes = { x = [2, 4, 9, 9] }"))
+    code, err = explore(spec, "--out", tmp_path / "out", "--no-plot")
+    assert code == 0, err
+    assert [int(r["total.macs"]) for r in table(tmp_path / "out")] == [onnx_macs(2)]
+    for shapes, message in [
+            ("batch = 2", "onnx: input 'x': dim 2 ('H') is symbolic; give "
+             "input_shapes={'x': (2, 4, H, W)}"),
+            ("input_shapes = { x = [2, 4, 9] }", "onnx: input 'x': input_shapes={'x': (2, 4, "
+             "9)} has 3 dims, the model's input has 4 (?x4x?x?)"),
+            ("input_shapes = { x = 3 }", "input_shapes: expected a table of input name")]:
+        spec = write_spec(tmp_path / "spec.toml", text=text.format(shapes=shapes))
+        code, err = explore(spec, "--out", tmp_path / "bad")
+        assert code == 2 and message in err and len(err.splitlines()) == 1, err
+    spec = write_spec(tmp_path / "spec.toml", text="[[workload]]\nkind = 'conv'\nlayer = "
+                      "'1,1,4,4,1,1,1,1,0'\ninput_shapes = { x = [1] }\n")
+    code, err = explore(spec, "--out", tmp_path / "bad")
+    assert code == 2 and "input_shapes: only with onnx" in err, err
 
 
 def test_generated_inputs_repetitions_excludes_and_list(tmp_path):

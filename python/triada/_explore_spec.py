@@ -34,7 +34,8 @@ PROGRAMS = {"transform": "triada-transform", "gemt": "triada-transform",
 KIND_KEYS: dict[str, set[str]] = {
     "transform": {"transform", "shape", "input", "generate"},
     "gemt": {"shape", "input", "coeffs", "generate"},
-    "tcu": {"algo"}, "conv": {"network", "layer", "onnx", "batch"}, "bench": set()}
+    "tcu": {"algo"}, "conv": {"network", "layer", "onnx", "batch", "input_shapes"},
+    "bench": set()}
 # A transform's input: one of these at most.
 INPUT_SOURCES = ("shape", "input", "generate")
 # The option that names a program's JSON report.
@@ -224,13 +225,29 @@ def check_workloads(workloads: Any) -> list[dict[str, Any]]:
         check_generate(w, where)
         if not isinstance(w.get("onnx", ""), str):
             raise SpecError(f"{where} onnx: expected the model's file name, got {w['onnx']!r}")
+        check_input_shapes(w, where)
         if not isinstance(w.get("options", {}), dict):
             raise SpecError(f"{where} options: expected a table of option = value, got "
                             f"{w['options']!r}")
-        own = {k: w[k] for k in KIND_KEYS[kind] & set(w) - {"generate"}}
+        own = {k: w[k] for k in KIND_KEYS[kind] & set(w) - {"generate", "input_shapes"}}
         for key, value in {**w.get("options", {}), **own}.items():
             check_value(value, f"{where} {key}")
     return workloads
+
+
+def check_input_shapes(w: dict[str, Any], where: str) -> None:
+    """An ONNX model's input shapes: a table of input name = [D0, D1, ...] (what the dims
+    mean is onnx_net's to check when the model is read)."""
+    shapes = w.get("input_shapes")
+    if shapes is None:
+        return
+    if "onnx" not in w:
+        raise SpecError(f"{where} input_shapes: only with onnx (an ONNX model's inputs)")
+    if not isinstance(shapes, dict) or not all(
+            isinstance(d, list) and d and all(isinstance(v, int) and not isinstance(v, bool)
+                                              for v in d) for d in shapes.values()):
+        raise SpecError(f"{where} input_shapes: expected a table of input name = [D0, D1, "
+                        f"...], got {shapes!r}")
 
 
 def check_generate(w: dict[str, Any], where: str) -> None:
@@ -264,7 +281,7 @@ class Resolver:
         self.versions: dict[str, str] = {}
         self.helps: dict[str, set[str]] = {}
         self.hashes: dict[pathlib.Path, str] = {}
-        self.models: dict[tuple[str, Any], tuple[list[Any], int]] = {}
+        self.models: dict[tuple[str, Any, str], tuple[list[Any], int]] = {}
 
     def program(self, name: str) -> str:
         path = self.bin / name
@@ -299,19 +316,22 @@ class Resolver:
                 raise SpecError(f"{value}: cannot read this input file: {e.strerror}", 1) from e
         return f"sha256:{self.hashes[full]}" + (f":/{dataset}" if dataset else "")
 
-    def onnx_model(self, value: str, batch: Any, where: str) -> tuple[list[Any], int]:
-        """An ONNX model's layers (its graph inputs' first dim set to BATCH unless None)
-        and the --batch their network file runs with."""
-        if (value, batch) not in self.models:
+    def onnx_model(self, value: str, batch: Any, where: str,
+                   input_shapes: dict[str, list[int]] | None = None) -> tuple[list[Any], int]:
+        """An ONNX model's layers (its data inputs' first dim set to BATCH unless None, the
+        inputs named in INPUT_SHAPES given those shapes) and the --batch their network
+        file runs with."""
+        key = (value, batch, json.dumps(input_shapes, sort_keys=True))
+        if key not in self.models:
             from . import onnx_net
             from .errors import Error
             path = self.spec.path.resolve().parent / value
             try:
-                layers = onnx_net.onnx_layers(path, batch)
-                self.models[value, batch] = layers, onnx_net.network_batch(layers)
+                layers = onnx_net.onnx_layers(path, batch, input_shapes)
+                self.models[key] = layers, onnx_net.network_batch(layers)
             except (Error, ImportError) as e:
                 raise SpecError(f"{where} onnx: {e}") from e
-        return self.models[value, batch]
+        return self.models[key]
 
     def resolved(self, option: str, value: Any) -> tuple[Any, Any]:
         """(value on the command line, value in the key) of one option."""
@@ -343,6 +363,7 @@ def fixed_options(w: dict[str, Any]) -> dict[str, Any]:
     if "onnx" in own:  # converted into the session (make_point)
         own["network"] = f"{SESSION}/network.csv"
         del own["onnx"]
+        own.pop("input_shapes", None)
     own[REPORT_OPTION.get(PROGRAMS[kind], "report")] = f"{SESSION}/report.json"
     return own
 
@@ -470,7 +491,10 @@ def make_point(resolver: Resolver, w: dict[str, Any], fixed: dict[str, Any],
     if "onnx" in w:  # the model's contents and the batch asked for make its network
         where = f"[[workload]] {w['name']}"
         key_args += ["--onnx", resolver.file_hash(w["onnx"]), f"--batch={options.get('batch')}"]
-        network, options["batch"] = resolver.onnx_model(w["onnx"], options.get("batch"), where)
+        if "input_shapes" in w:  # only where given, so that other points keep their keys
+            key_args.append(f"--input-shapes={json.dumps(w['input_shapes'], sort_keys=True)}")
+        network, options["batch"] = resolver.onnx_model(w["onnx"], options.get("batch"), where,
+                                                        w.get("input_shapes"))
     for name in sorted(options):
         shown, keyed = resolver.resolved(name, options[name])
         argv += format_option(name, shown)
