@@ -250,6 +250,9 @@ def test_a_shape_that_stays_unknown_names_the_node_and_op_that_block_it():
     assert error(model) == (
         "node 'mm' (MatMul): the shape of its A 'f' is unknown: node 'my' (Mystery) blocks it "
         "(an op of domain 'vendor.ops', which shape inference does not know)")
+    # the model's own shape of the custom op's output is kept
+    model.graph.value_info.append(helper.make_tensor_value_info("f", F, [16, 4]))
+    assert onnx_net.onnx_layers(model)[1].gemm == (16, 2, 4)
 
 
 def cli(*args):

@@ -403,15 +403,18 @@ class Shapes:
         return s is not None and None not in s
 
 
-def infer(onnx, model):
-    """ONNX's shape inference (with data propagation where this onnx has it), earlier
-    inferred shapes dropped so that a folded value's shape replaces them."""
+def infer(onnx, model, given=()):
+    """ONNX's shape inference (with data propagation where this onnx has it). Earlier
+    shapes are dropped so that a folded value's shape replaces them, but for GIVEN: the
+    model's own shapes of custom ops' outputs, which inference cannot derive."""
     del model.graph.value_info[:]
+    model.graph.value_info.extend(given)
     try:
-        try:
-            return onnx.shape_inference.infer_shapes(model, data_prop=True)
-        except TypeError:  # an onnx before 1.10: no data_prop
-            return onnx.shape_inference.infer_shapes(model)
+        return onnx.shape_inference.infer_shapes(model, data_prop=True)
+    except Exception:  # noqa: BLE001 (no data_prop before onnx 1.10, and it fails more)
+        pass
+    try:
+        return onnx.shape_inference.infer_shapes(model)
     except Exception as e:  # noqa: BLE001 (onnx raises several kinds)
         raise ConfigError(f"ONNX shape inference failed: {str(e).splitlines()[0]}") from None
 
@@ -484,11 +487,17 @@ def resolve(onnx, model):
     nodes = topological(list(model.graph.node))
     del model.graph.node[:]
     model.graph.node.extend(nodes)
+    custom = {o for n in nodes if not _default_domain(n) for o in n.output}
+    given = []
+    for vi in model.graph.value_info:
+        if vi.name in custom:
+            given.append(onnx.ValueInfoProto())
+            given[-1].CopyFrom(vi)
     for _ in range(len(model.graph.node) + 1):
-        model = infer(onnx, model)
+        model = infer(onnx, model, given)
         if not _fold_pass(onnx, model, Shapes(onnx, model)):
             return model
-    return infer(onnx, model)
+    return infer(onnx, model, given)
 
 
 # -- an operand whose shape stays unknown -----------------------------------------------------
