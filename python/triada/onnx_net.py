@@ -497,7 +497,10 @@ def main(argv: list[str] | None = None) -> int:
     table; exit 0, 1 (bad input), 2 (bad option or model), 4 (a layer failed its check)."""
     p = argparse.ArgumentParser(prog="python3 -m triada.onnx_net",
                                 description="Run an ONNX model's Conv, Gemm and MatMul "
-                                "layers on the planar MXU (triada-conv's job).")
+                                "layers on the planar MXU (triada-conv's job). The model's "
+                                "shape computations (Shape, Gather, Slice, Concat, Reshape, "
+                                "...) are folded before ONNX's shape inference "
+                                "(doc/conv.md, ONNX models).")
     p.add_argument("model", help="the ONNX model file")
     p.add_argument("--method", default="both", help="explicit, implicit or both")
     p.add_argument("--mxu", type=int, default=16, help="the unit is S x S cells")
