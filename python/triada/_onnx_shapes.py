@@ -433,6 +433,23 @@ def _plain(node, shapes) -> bool:
     return all(t in _PLAIN_TYPES for t in types)
 
 
+def _planned_size(op: str, xs) -> float:
+    """The elements an op that makes a value from a shape would make, known before it is
+    made (0 for other ops, or where the op itself will say what is wrong)."""
+    try:
+        if op == "ConstantOfShape":
+            return float(np.prod(xs[0], dtype=np.float64))
+        if op == "Expand":
+            dims = tuple(int(d) for d in xs[1].reshape(-1))
+            return float(np.prod(np.broadcast_shapes(xs[0].shape, dims), dtype=np.float64))
+        if op == "Range":
+            start, limit, delta = (float(v.reshape(())) for v in xs[:3])
+            return max((limit - start) / delta, 0.0)
+    except (ValueError, TypeError, ZeroDivisionError):
+        pass
+    return 0.0
+
+
 def _fold_node(onnx, node, shapes, version) -> list[np.ndarray] | None:
     """The node's outputs as values, or None where it does not fold."""
     if not _default_domain(node) or len(node.output) != 1 or not _plain(node, shapes):
@@ -448,6 +465,9 @@ def _fold_node(onnx, node, shapes, version) -> list[np.ndarray] | None:
     if any(x and x not in shapes.constants for x in node.input):
         return None
     xs = [shapes.constants[x] if x else None for x in node.input]
+    if max([np.size(x) for x in xs if x is not None] + [_planned_size(node.op_type, xs)]) > \
+            FOLD_LIMIT:
+        return None  # a big weight or mask: not a shape, and memory stays bounded
     try:
         out = _EVAL[node.op_type](onnx, _attrs(onnx, node), xs, version)
     except Exception as e:  # noqa: BLE001 (numpy's errors: a model that cannot run)
