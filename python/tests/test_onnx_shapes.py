@@ -337,3 +337,14 @@ def test_nodes_out_of_order_and_weights_behind_a_cast_or_constant():
                                                 [numpy_helper.from_array(w, "w16")]))
     assert np.array_equal(conv.weights, w.astype(np.float64))
     assert np.array_equal(conv2.weights, np.full((4, 2, 1, 1), 0.5))
+
+
+def test_a_big_mask_is_not_folded_and_its_conv_still_reads():
+    # ConstantOfShape of 1x3x4096x4096 (50M elements) is left for the run, never made.
+    nodes = [helper.make_node("ConstantOfShape", ["big"], ["mask"]),
+             helper.make_node("Mul", ["x", "mask"], ["xm"]),
+             helper.make_node("Conv", ["xm", "w"], ["y"], name="conv")]
+    model = model_of(nodes, [("x", [1, 3, 4096, 4096])],
+                     [const("big", [1, 3, 4096, 4096]), weights("w", (2, 3, 1, 1))])
+    (conv,) = onnx_net.onnx_layers(model)
+    assert conv.macs == conv_macs(1, 3, 4096, 4096, 2, 1, 1)
