@@ -253,7 +253,8 @@ def test_the_command_line_runs_a_model_and_refuses_what_cannot_run(tmp):
                        capture_output=True, text=True, env=clean_env(), timeout=120)
     assert p.returncode == 2
     assert p.stderr.strip() == ("triada.onnx_net: error: node 'c3' (Conv): a 3-D convolution "
-                                "(input 1x2x3x3x3); only 2-D convolutions run")
+                                "(input 1x2x3x3x3); only 1-D (as H = 1) and 2-D convolutions "
+                                "run")
 
 
 def onnx_cli(*args):

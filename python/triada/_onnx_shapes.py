@@ -574,7 +574,8 @@ def blocker(s: Shapes, name: str):
 
 
 # The operands each layer op needs the shape of.
-OPERANDS = {"Conv": ("input", "weights"), "Gemm": ("A", "B"), "MatMul": ("A", "B")}
+OPERANDS = {"Conv": ("input", "weights"), "ConvTranspose": ("input", "weights"),
+            "Gemm": ("A", "B"), "MatMul": ("A", "B")}
 
 
 def check_operands(shapes: Shapes, nodes) -> None:

@@ -26,7 +26,7 @@ import stat
 import sys
 import tempfile
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -35,7 +35,7 @@ from .conv import conv
 from ._files import write_atomically
 from .errors import ConfigError, Error, InputError
 
-__all__ = ["OnnxLayer", "onnx_layers", "conv_onnx", "to_network", "network_batch"]
+__all__ = ["OnnxLayer", "NotModelled", "onnx_layers", "onnx_nodes", "conv_onnx", "to_network", "network_batch"]
 
 
 def _onnx():
@@ -65,6 +65,13 @@ class OnnxLayer:
     gemm: tuple[int, int, int] | None = None
     output_shape: tuple[int, ...] = field(default_factory=tuple)
     trans_a: bool = False  # a Gemm's transA: the model's A is K x M
+    products: int = 1  # a batched MatMul's products (groups of the 1x1 convolution)
+    transposed_macs: int | None = None  # a ConvTranspose's own MACs (N C_I H_I W_I C_O/g H_F W_F)
+    # The model's operand (inputs=) as the layer's NCHW input; its B as the layer's weights
+    # (a product of two activations); None: the plain layouts.
+    arrange: Callable[[np.ndarray], np.ndarray] | None = field(default=None, repr=False)
+    arrange_b: Callable[[np.ndarray], np.ndarray] | None = field(default=None, repr=False)
+    input_dims: tuple[int, ...] = ()  # a ConvTranspose's input as the model has it
 
     @property
     def macs(self) -> int:
@@ -115,11 +122,11 @@ def _attrs(onnx, node):
 
 
 def _auto_pads(node, mode, sizes, kernel, strides, dilations):
-    """Explicit pads (top, left, bottom, right) of auto_pad SAME_UPPER / SAME_LOWER /
-    VALID: SAME gives ceil(size / stride) outputs, the odd pad at the end (UPPER) or the
-    beginning (LOWER)."""
+    """Explicit pads (begin..., end...) of auto_pad SAME_UPPER / SAME_LOWER / VALID: SAME
+    gives ceil(size / stride) outputs, the odd pad at the end (UPPER) or the beginning
+    (LOWER)."""
     if mode == "VALID":
-        return (0, 0, 0, 0)
+        return (0,) * (2 * len(sizes))
     if mode not in ("SAME_UPPER", "SAME_LOWER"):
         raise ConfigError(f"node {_label(node)}: unknown auto_pad '{mode}'")
     begin, end = [], []
@@ -128,7 +135,32 @@ def _auto_pads(node, mode, sizes, kernel, strides, dilations):
         small, large = total // 2, total - total // 2
         begin.append(small if mode == "SAME_UPPER" else large)
         end.append(large if mode == "SAME_UPPER" else small)
-    return (begin[0], begin[1], end[0], end[1])
+    return tuple(begin + end)
+
+
+def _spatial(node, x, kernel, what="convolution"):
+    """The number of spatial dims (1 or 2) of a convolution; a 1-D one runs as H = 1."""
+    nd = len(x) - 2
+    if nd not in (1, 2) or len(kernel) != nd:
+        raise ConfigError(f"node {_label(node)}: a {nd}-D {what} (input {_dims(x)}); only "
+                          f"1-D (as H = 1) and 2-D {what}s run")
+    return nd
+
+
+def _as_2d(nd, values, fill):
+    """A 1-D convolution's per-axis attribute as the H = 1 layer's (fill, value)."""
+    return tuple(values) if nd == 2 else (fill, *values)
+
+
+def _pads_2d(nd, pads):
+    """ONNX pads (begin..., end...) as (top, left, bottom, right); 1-D: (0, b, 0, e)."""
+    return tuple(pads) if nd == 2 else (0, pads[0], 0, pads[1])
+
+
+def _h1(nd, x):
+    """A 1-D convolution's N x C x W operand as N x C x 1 x W."""
+    x = np.asarray(x, dtype=np.float64)
+    return x.reshape(x.shape[0], x.shape[1], 1, x.shape[2]) if nd == 1 and x.ndim == 3 else x
 
 
 def _conv_layer(graph, node):
@@ -138,16 +170,14 @@ def _conv_layer(graph, node):
     w = graph.constants.get(wname)
     wshape = w.shape if w is not None else graph.shapes.get(wname)
     kernel = tuple(a.get("kernel_shape", wshape[2:] if wshape else ()))
-    if len(x) != 4 or len(kernel) != 2:
-        raise ConfigError(f"node {_label(node)}: a {len(x) - 2}-D convolution (input "
-                          f"{_dims(x)}); only 2-D convolutions run")
+    nd = _spatial(node, x, kernel)
     if not wshape or wshape[0] in (None, 0):
         raise ConfigError(f"node {_label(node)}: the number of filters is unknown (weights "
                           f"'{wname}' have no shape)")
-    strides = tuple(a.get("strides", (1, 1)))
-    dilations = tuple(a.get("dilations", (1, 1)))
+    strides = tuple(a.get("strides", (1,) * nd))
+    dilations = tuple(a.get("dilations", (1,) * nd))
     mode = a.get("auto_pad", "NOTSET")
-    pads = (tuple(a.get("pads", (0, 0, 0, 0))) if mode == "NOTSET"
+    pads = (tuple(a.get("pads", (0,) * (2 * nd))) if mode == "NOTSET"
             else _auto_pads(node, mode, x[2:], kernel, strides, dilations))
     group = int(a.get("group", 1))
     if x[1] % group or (len(wshape) > 1 and wshape[1] not in (None, x[1] // group)) or \
@@ -155,10 +185,97 @@ def _conv_layer(graph, node):
         raise ConfigError(f"node {_label(node)}: weights {_dims(wshape)} do not fit an input "
                           f"of {x[1]} channels in {group} group(s) (C_O x C_I/group x H_F x "
                           "W_F, both divisible by the groups)")
-    layer = (x[0], x[1], x[2], x[3], int(wshape[0]), kernel[0], kernel[1], strides, pads,
-             dilations, group)
-    weights = None if w is None else np.asarray(w, dtype=np.float64)
-    return OnnxLayer(node.name, "Conv", layer, weights, len(node.input) > 2 and bool(node.input[2]))
+    hi, wi = _as_2d(nd, x[2:], 1)
+    hf, wf = _as_2d(nd, kernel, 1)
+    layer = (x[0], x[1], hi, wi, int(wshape[0]), hf, wf, _as_2d(nd, strides, 1),
+             _pads_2d(nd, pads), _as_2d(nd, dilations, 1), group)
+    weights = None if w is None else _h1(nd, w)
+    return OnnxLayer(node.name, "Conv", layer, weights,
+                     len(node.input) > 2 and bool(node.input[2]),
+                     arrange=None if nd == 2 else lambda v: _h1(1, v))
+
+
+def _transpose_pads(node, a, sizes, kernel, strides, dilations, out_pad):
+    """ConvTranspose's pads (begin..., end...) per the ONNX spec: the pads given; or, with
+    output_shape or auto_pad SAME_* (output size input x stride), the total padding
+    s (n - 1) + output_padding + (k - 1) d + 1 - out split with the odd one at the end
+    (SAME_UPPER) or the beginning (otherwise)."""
+    mode = a.get("auto_pad", "NOTSET")
+    out = a.get("output_shape")
+    if out is None and mode in ("NOTSET", "VALID"):
+        nd = len(sizes)
+        return tuple(a.get("pads", (0,) * (2 * nd))) if mode == "NOTSET" else (0,) * (2 * nd)
+    if out is None:
+        if mode not in ("SAME_UPPER", "SAME_LOWER"):
+            raise ConfigError(f"node {_label(node)}: unknown auto_pad '{mode}'")
+        out = [n * s for n, s in zip(sizes, strides)]
+    out = list(out)[-len(sizes):]
+    begin, end = [], []
+    for n, k, s, d, o, t in zip(sizes, kernel, strides, dilations, out_pad, out):
+        total = s * (n - 1) + o + (k - 1) * d + 1 - t  # below 0: pads that add outputs
+        small, large = total // 2, total - total // 2
+        begin.append(small if mode == "SAME_UPPER" else large)
+        end.append(large if mode == "SAME_UPPER" else small)
+    return tuple(begin + end)
+
+
+def _conv_transpose(graph, node):
+    """ConvTranspose as a systolic array runs it: the input with s - 1 zeros inserted
+    between its pixels, padded by d (k - 1) - pad (output_padding more at the end; a
+    negative pad crops), convolved at stride 1 with the kernel flipped and its channel axes
+    swapped per group. The layer's MACs are those the array performs, the inserted zeros
+    included (ESOP skips them as zero operands)."""
+    a = _attrs(graph.onnx, node)
+    x = graph.shape(node, node.input[0], "input")
+    wname = node.input[1]
+    w = graph.constants.get(wname)
+    wshape = w.shape if w is not None else graph.shapes.get(wname)
+    kernel = tuple(a.get("kernel_shape", wshape[2:] if wshape else ()))
+    nd = _spatial(node, x, kernel, "transposed convolution")
+    group = int(a.get("group", 1))
+    if not wshape or any(d is None for d in wshape[:2]) or wshape[0] != x[1] or x[1] % group:
+        raise ConfigError(f"node {_label(node)}: weights "
+                          f"{_dims(wshape) if wshape else 'of unknown shape'} do not fit an "
+                          f"input of {x[1]} channels in {group} group(s) (C_I x C_O/group x "
+                          "H_F x W_F, C_I divisible by the groups)")
+    strides = tuple(a.get("strides", (1,) * nd))
+    dilations = tuple(a.get("dilations", (1,) * nd))
+    out_pad = tuple(a.get("output_padding", (0,) * nd))
+    pads = _transpose_pads(node, a, x[2:], kernel, strides, dilations, out_pad)
+    ci, cog = x[1], int(wshape[1])
+    co, cig = cog * group, ci // group
+    begin, end, crops, sizes = [], [], [], []
+    for i, (n, k, s, d, o) in enumerate(zip(x[2:], kernel, strides, dilations, out_pad)):
+        b, e = d * (k - 1) - pads[i], d * (k - 1) - pads[nd + i] + o
+        z = s * (n - 1) + 1 - max(0, -b) - max(0, -e)
+        if z + max(0, b) + max(0, e) - d * (k - 1) < 1:
+            raise ConfigError(f"node {_label(node)}: pads {list(pads)} leave no output")
+        begin.append(max(0, b))
+        end.append(max(0, e))
+        crops.append((max(0, -b), max(0, -e)))
+        sizes.append(z)
+    layer = (x[0], ci, *_as_2d(nd, sizes, 1), co, *_as_2d(nd, kernel, 1),
+             (1, 1), _pads_2d(nd, begin + end), _as_2d(nd, dilations, 1), group)
+    spatial = list(x[2:])
+
+    def flipped(v):  # C_I x C_O/g x K... -> C_O x C_I/g x K..., each kernel reversed
+        v = np.asarray(v, dtype=np.float64).reshape(group, cig, cog, *kernel)
+        v = v.transpose(0, 2, 1, *range(3, 3 + nd)).reshape(co, cig, *kernel)
+        return _h1(nd, np.ascontiguousarray(v[(...,) + (slice(None, None, -1),) * nd]))
+
+    def zero_inserted(v):
+        v = np.asarray(v, dtype=np.float64).reshape(x[0], ci, *spatial)
+        full = np.zeros((x[0], ci, *(s * (n - 1) + 1 for s, n in zip(strides, spatial))))
+        full[(slice(None), slice(None)) + tuple(slice(None, None, s) for s in strides)] = v
+        cut = tuple(slice(b, full.shape[2 + i] - e) for i, (b, e) in enumerate(crops))
+        return _h1(nd, np.ascontiguousarray(full[(slice(None), slice(None)) + cut]))
+
+    rec = OnnxLayer(node.name, "ConvTranspose", layer, None if w is None else flipped(w),
+                    len(node.input) > 2 and bool(node.input[2]), arrange=zero_inserted)
+    rec.transposed_macs = int(np.prod(x, dtype=object) * cog * np.prod(kernel, dtype=object))
+    rec.arrange_b = flipped
+    rec.input_dims = tuple(x)
+    return rec
 
 
 def _gemm_layer(node, m, k, n, weights, bias):
@@ -177,22 +294,61 @@ def _gemm(graph, node):
     m, k = sa[::-1] if a.get("transA", 0) else sa
     kb, n = sb[::-1] if a.get("transB", 0) else sb
     _check_inner(node, sa, sb, k, kb)
+    alpha, trans_b = float(a.get("alpha", 1.0)), bool(a.get("transB", 0))
+
+    def b_kn(b):  # the model's B (N x K under transB) times alpha, as K x N
+        b = np.asarray(b, dtype=np.float64).reshape(sb)
+        return (b.T if trans_b else b) * alpha
     b = graph.constants.get(node.input[1])
-    if b is not None:
-        b = (b.T if a.get("transB", 0) else b) * float(a.get("alpha", 1.0))
-    layer = _gemm_layer(node, m, k, n, b, len(node.input) > 2 and bool(node.input[2]))
+    layer = _gemm_layer(node, m, k, n, None if b is None else b_kn(b),
+                        len(node.input) > 2 and bool(node.input[2]))
     layer.trans_a = bool(a.get("transA", 0))
+    layer.arrange_b = lambda v: _gemm_layer(node, m, k, n, b_kn(v), False).weights
     return layer
 
 
 def _matmul(graph, node):
+    """MatMul as numpy's matmul: a 1-D A or B is a row or column; the batch dims broadcast.
+    Where B is one matrix (no batch dims, or all 1), A's batch dims are rows of one M x K by
+    K x N product; else each batch index is a product of its own, P of them run as one
+    1x1 convolution of P groups (C_I = P K, C_O = P N, H_I = M): P M N K MACs."""
     sa, sb = graph.shape(node, node.input[0], "A"), graph.shape(node, node.input[1], "B")
-    if len(sa) < 2 or len(sb) != 2:
-        raise ConfigError(f"node {_label(node)}: MatMul of {_dims(sa)} by {_dims(sb)}; A of "
-                          "2 or more dims by a 2-D B expected")
-    _check_inner(node, sa, sb, sa[-1], sb[0])
-    return _gemm_layer(node, int(np.prod(sa[:-1])), sa[-1], sb[1],
-                       graph.constants.get(node.input[1]), False)
+    ea = (1, *sa) if len(sa) == 1 else tuple(sa)
+    eb = (*sb, 1) if len(sb) == 1 else tuple(sb)
+    m, k, kb, n = ea[-2], ea[-1], eb[-2], eb[-1]
+    _check_inner(node, sa, sb, k, kb)
+    try:
+        batch = tuple(np.broadcast_shapes(ea[:-2], eb[:-2]))
+    except ValueError:
+        raise ConfigError(f"node {_label(node)}: MatMul of {_dims(sa)} by {_dims(sb)}: the "
+                          "batch dims do not broadcast") from None
+    count = int(np.prod(batch, dtype=np.int64))
+    b = graph.constants.get(node.input[1])
+    if all(d == 1 for d in eb[:-2]):
+        def rows(v):  # the model's A as (batch M) x K
+            v = np.asarray(v, dtype=np.float64).reshape(ea)
+            a2 = np.broadcast_to(v, (*batch, m, k)).reshape(count * m, k)
+            return np.ascontiguousarray(a2.T.reshape(1, k, count * m, 1))
+
+        def kn(v):
+            return np.asarray(v, dtype=np.float64).reshape(kb, n)
+        rec = _gemm_layer(node, count * m, k, n, None if b is None else kn(b), False)
+        rec.arrange = rows
+        rec.arrange_b = lambda v: _gemm_layer(node, count * m, k, n, kn(v), False).weights
+        return rec
+
+    def grouped_a(v):  # A_p (M x K) as channels p K + k, rows m
+        v = np.broadcast_to(np.asarray(v, dtype=np.float64).reshape(ea), (*batch, m, k))
+        return np.ascontiguousarray(v.reshape(count, m, k).transpose(0, 2, 1)
+                                    .reshape(1, count * k, m, 1))
+
+    def grouped_b(v):  # B_p (K x N) as filters p N + n of K channels
+        v = np.broadcast_to(np.asarray(v, dtype=np.float64).reshape(eb), (*batch, k, n))
+        return np.ascontiguousarray(v.reshape(count, k, n).transpose(0, 2, 1)
+                                    .reshape(count * n, k, 1, 1))
+    layer = (1, count * k, m, 1, count * n, 1, 1, (1, 1), (0, 0, 0, 0), (1, 1), count)
+    return OnnxLayer(node.name, "MatMul", layer, None if b is None else grouped_b(b), False,
+                     (m, n, k), products=count, arrange=grouped_a, arrange_b=grouped_b)
 
 
 def _check_inner(node, sa, sb, k, kb):
@@ -202,7 +358,108 @@ def _check_inner(node, sa, sb, k, kb):
                           f"the inner dims {k} and {kb} differ")
 
 
-_READERS = {"Conv": _conv_layer, "Gemm": _gemm, "MatMul": _matmul}
+_READERS = {"Conv": _conv_layer, "ConvTranspose": _conv_transpose, "Gemm": _gemm,
+            "MatMul": _matmul}
+
+
+@dataclass
+class NotModelled:
+    """A MAC-bearing node the MXU does not run: its MACs (None where the shapes do not
+    give them) and why it is not modelled."""
+    name: str
+    op: str
+    macs: int | None
+    reason: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "op": self.op, "macs": self.macs, "reason": self.reason}
+
+
+def _known(graph, name):
+    s = graph.shapes.get(name)
+    return None if s is None or any(d is None or d < 0 for d in s) else tuple(s)
+
+
+def _prod(dims) -> int:
+    return int(np.prod(dims, dtype=object)) if dims else 1
+
+
+def _recurrent_macs(gates):
+    def macs(graph, node):
+        # X (seq x batch x I, or batch x seq x I under layout 1), W (D x gates H x I),
+        # R (D x gates H x H): the gate products x W^T and h R^T of every step.
+        x, w, r = (_known(graph, n) for n in node.input[:3])
+        if x is None or w is None or r is None or len(x) != 3 or len(w) != 3:
+            return None
+        d, gh, i = w
+        return d * x[0] * x[1] * gh * (i + r[-1])
+    return macs, f"a recurrent cell ({gates} gate products a step), not run on the MXU"
+
+
+def _product_macs(ia, ib):
+    def macs(graph, node):  # as MatMul: batch M N K
+        sa, sb = _known(graph, node.input[ia]), _known(graph, node.input[ib])
+        if sa is None or sb is None:
+            return None
+        ea = (1, *sa) if len(sa) == 1 else sa
+        eb = (*sb, 1) if len(sb) == 1 else sb
+        try:
+            batch = np.broadcast_shapes(ea[:-2], eb[:-2])
+        except ValueError:
+            return None
+        return _prod(batch) * ea[-2] * ea[-1] * eb[-1]
+    return macs
+
+
+def _conv_macs(ix, iw):
+    def macs(graph, node):  # N C_O (output pixels) C_I/g (kernel taps), any rank
+        x, w = _known(graph, node.input[ix]), _known(graph, node.input[iw])
+        y = _known(graph, node.output[0])
+        if x is None or w is None or y is None or len(y) < 3:
+            return None
+        return _prod(y) * _prod(w[1:])
+    return macs
+
+
+def _einsum_macs(graph, node):
+    """A contraction of two operands: the product of every index's size."""
+    eq = _attrs(graph.onnx, node).get("equation", "").replace(" ", "")
+    terms = eq.split("->")[0].split(",")
+    shapes = [_known(graph, n) for n in node.input]
+    if "..." in eq or len(terms) != 2 or any(s is None for s in shapes):
+        return None
+    sizes: dict[str, int] = {}
+    for term, shape in zip(terms, shapes):
+        if len(term) != len(shape):
+            return None
+        for c, d in zip(term, shape):
+            sizes[c] = d
+    return _prod(list(sizes.values()))
+
+
+# MAC-bearing ops the MXU does not run: how their MACs follow from the shapes, and why.
+_NOT_MODELLED = {
+    "LSTM": _recurrent_macs(4), "GRU": _recurrent_macs(3), "RNN": _recurrent_macs(1),
+    "Einsum": (_einsum_macs, "an Einsum contraction, not mapped to the MXU"),
+    "MatMulInteger": (_product_macs(0, 1), "an integer product, not modelled"),
+    "QLinearMatMul": (_product_macs(0, 3), "a quantised product, not modelled"),
+    "ConvInteger": (_conv_macs(0, 1), "an integer convolution, not modelled"),
+    "QLinearConv": (_conv_macs(0, 3), "a quantised convolution, not modelled"),
+    "DeformConv": (_conv_macs(0, 1), "a deformable convolution, not modelled"),
+}
+
+
+def _not_modelled(graph, node, i) -> NotModelled | None:
+    if node.op_type not in _NOT_MODELLED or node.domain not in ("", "ai.onnx"):
+        return None
+    if node.op_type == "Einsum" and len(node.input) < 2:
+        return None  # one operand: a transpose, trace or sum, no products
+    f, reason = _NOT_MODELLED[node.op_type]
+    macs = f(graph, node)
+    if node.op_type == "Einsum" and macs is None and len(node.input) > 2:
+        reason += " (its MACs depend on the order of its products)"
+    return NotModelled(node.name or f"{node.op_type.lower()}{i}", node.op_type,
+                       None if macs is None else int(macs), reason)
 
 
 # The operands of these ops after the first are parameters (weights, biases, statistics),
@@ -249,12 +506,13 @@ def _all_nodes(graph):
 
 
 def _check_subgraphs(graph) -> None:
-    """Refuses a node whose subgraph (If, Loop, Scan) holds a Conv, Gemm or MatMul: those
+    """Refuses a node whose subgraph (If, Loop, Scan) holds a MAC-bearing node: those
     run conditionally or repeatedly, which the layer list cannot count."""
     for node in graph.node:
         for attr in node.attribute:
             for g in _subgraphs(attr):
-                ops = sorted({n.op_type for n in _all_nodes(g)} & set(_READERS))
+                ops = sorted({n.op_type for n in _all_nodes(g)} &
+                             (set(_READERS) | set(_NOT_MODELLED)))
                 if ops:
                     raise ConfigError(f"node {_label(node)}: its {attr.name} holds "
                                       f"{', '.join(ops)} nodes, which run conditionally or "
@@ -303,28 +561,43 @@ def _load(model_or_path, batch, input_shapes):
     return onnx, _onnx_shapes.resolve(onnx, model)
 
 
-def onnx_layers(model_or_path: Any, batch: int | None = None,
-                input_shapes: Any = None) -> list[OnnxLayer]:
-    """The Conv, Gemm and MatMul nodes of an ONNX model (a path or a ModelProto), in graph
-    order, as layers. input_shapes: {input name: dims} for the graph inputs ('' names the
-    one data input); batch: dim 0 of the other data inputs. Shape computations are folded
-    first (triada._onnx_shapes). A symbolic dim left, or a node that cannot run (not 2-D,
-    unknown shapes), raises ConfigError naming it."""
+def onnx_nodes(model_or_path: Any, batch: int | None = None,
+               input_shapes: Any = None) -> tuple[list[OnnxLayer], list[NotModelled]]:
+    """The layers of an ONNX model (as ``onnx_layers``) and its MAC-bearing nodes the MXU
+    does not run (LSTM, GRU, RNN, Einsum, integer and quantised products, ...), each with
+    its MACs where the shapes give them and why it is not modelled."""
     if batch is not None and _args.count("batch", batch) < 1:
         raise ConfigError(f"{_onnx_shapes.batch_words(batch)}: the batch must be at least 1")
     shapes = _onnx_shapes.checked_shapes({} if input_shapes is None else input_shapes)
     onnx, model = _load(model_or_path, batch, shapes)
     graph = _Graph(onnx, model)
-    layers = []
+    layers, others = [], []
     for i, node in enumerate(model.graph.node):
         if node.op_type in _READERS:
             rec = _READERS[node.op_type](graph, node)
             rec.name = rec.name or f"{node.op_type.lower()}{i}"
             rec.output_shape = graph.shapes.get(node.output[0], ())
             layers.append(rec)
+        else:
+            other = _not_modelled(graph, node, i)
+            if other is not None:
+                others.append(other)
     if not layers:
-        raise ConfigError("the ONNX model has no Conv, Gemm or MatMul node")
-    return layers
+        listed = "; ".join(f"{o.name!r} ({o.op}) {o.macs} MACs" for o in others)
+        raise ConfigError("the ONNX model has no Conv, ConvTranspose, Gemm or MatMul node" +
+                          (f" (not modelled: {listed})" if others else ""))
+    return layers, others
+
+
+def onnx_layers(model_or_path: Any, batch: int | None = None,
+                input_shapes: Any = None) -> list[OnnxLayer]:
+    """The Conv, ConvTranspose, Gemm and MatMul nodes of an ONNX model (a path or a
+    ModelProto), in graph order, as layers. input_shapes: {input name: dims} for the graph
+    inputs ('' names the one data input); batch: dim 0 of the other data inputs. Shape
+    computations are folded first (triada._onnx_shapes). A symbolic dim left, or a node
+    that cannot run (3-D, unknown shapes), raises ConfigError naming it. The MAC-bearing
+    nodes the MXU does not run are ``onnx_nodes``'s second list."""
+    return onnx_nodes(model_or_path, batch, input_shapes)[0]
 
 
 def _network_name(name):
@@ -370,13 +643,36 @@ def to_network(layers: list[OnnxLayer], path: str | os.PathLike, force: bool = F
     return b
 
 
-def _layer_input(rec, inputs, i):
+def _operands(rec, inputs, i):
+    """A layer's entry of inputs=: its input (the model's operand), and for a product whose
+    B is no initializer its B, given as {"A": ..., "B": ...}."""
     if inputs is None:
-        return None
+        return None, None
     x = inputs.get(rec.name, inputs.get(i)) if isinstance(inputs, dict) else inputs[i]
+    if isinstance(x, dict):
+        unknown = sorted(set(x) - {"A", "B"})
+        if unknown or rec.gemm is None:
+            raise ConfigError(f"inputs: layer {rec.name!r}: a dict of operands is for a "
+                              f"Gemm or MatMul (keys 'A', 'B'), got {sorted(x)}")
+        return x.get("A"), x.get("B")
+    return x, None
+
+
+def _arranged(rec, f, x, what):
+    try:
+        return f(x)
+    except ValueError:
+        raise ConfigError(f"inputs: layer {rec.name!r}: its {what} of shape "
+                          f"{np.shape(x)} does not fit the node's") from None
+
+
+def _layer_input(rec, inputs, i):
+    x = _operands(rec, inputs, i)[0]
     if x is None:
         return None
     x = np.asarray(x, dtype=np.float64)
+    if rec.arrange is not None:
+        return _arranged(rec, rec.arrange, x, "input")
     if rec.gemm is not None:  # the model's A (M x K, K x M with transA) as N x K x M x 1
         m, _, k = rec.gemm
         if x.size != m * k:
@@ -387,19 +683,38 @@ def _layer_input(rec, inputs, i):
     return x
 
 
-def _merged_csv(per_layer, layers):
-    """The per-layer CSV rows of the runs, numbered and named as the model's layers."""
+def _layer_weights(rec, inputs, i):
+    """The layer's weights: a B given in inputs=, else the model's (None: random)."""
+    b = _operands(rec, inputs, i)[1]
+    if b is None or rec.arrange_b is None:
+        return rec.weights
+    if rec.weights is not None:
+        raise ConfigError(f"inputs: layer {rec.name!r}: its B is the model's initializer")
+    return _arranged(rec, rec.arrange_b, np.asarray(b, dtype=np.float64), "B")
+
+
+def _merged_csv(per_layer, layers, others=()):
+    """The per-layer CSV rows of the runs, numbered and named as the model's layers; then a
+    row per node not modelled (kind not_modelled, its op and reason as the shape, its MACs
+    as useful_macs, empty where unknown)."""
     out = io.StringIO()
     w = csv.writer(out, lineterminator="\n")
+    header: list[str] = []
     for i, (text, rec) in enumerate(zip(per_layer, layers)):
         rows = list(csv.reader(io.StringIO(text)))
         if i == 0:
-            w.writerow(rows[0])
+            header = rows[0]
+            w.writerow(header)
         for row in rows[1:]:
             row[0], row[1] = str(i + 1), rec.name
             if rec.gemm is not None:
                 row[2], row[4:7] = "gemm", [str(v) for v in rec.gemm]
             w.writerow(row)
+    for j, o in enumerate(others):
+        row = [""] * len(header)
+        row[:4] = [str(len(layers) + j + 1), o.name, "not_modelled", f"{o.op}: {o.reason}"]
+        row[header.index("useful_macs")] = "" if o.macs is None else str(o.macs)
+        w.writerow(row)
     return out.getvalue()
 
 
@@ -424,7 +739,7 @@ def conv_onnx(model_or_path: Any, *, method: str = "both", mxu: int = 16,
     for name, value in (("report", report), ("csv", csv)):
         if value is not None and os.path.exists(value) and not force:
             raise ConfigError(f"{name} {value}: exists (force=True replaces it)")
-    layers = onnx_layers(model_or_path, batch, input_shapes)
+    layers, others = onnx_nodes(model_or_path, batch, input_shapes)
     root = comm is None or comm.Get_rank() == 0  # conv writes its CSV on rank 0 only
     results, objects, csvs = [], [], []
     with tempfile.TemporaryDirectory(prefix="triada-onnx-") as own:
@@ -433,13 +748,22 @@ def conv_onnx(model_or_path: Any, *, method: str = "both", mxu: int = 16,
         tmp = own if comm is None else comm.bcast(own, root=0)
         for i, rec in enumerate(layers):
             part = os.path.join(tmp, f"{i}.csv")
+            x = _layer_input(rec, inputs, i)
+            if x is None and rec.input_dims and rec.arrange is not None:
+                # a ConvTranspose's random input, its zeros inserted
+                x = rec.arrange(np.random.default_rng([seed, i]).standard_normal(
+                    rec.input_dims))
+            w = _layer_weights(rec, inputs, i)
             outputs, rep = conv(rec.layer, method=method, mxu=mxu, seed=seed, verify=verify,
-                                weights=rec.weights if use_weights else None,
-                                input=_layer_input(rec, inputs, i), csv=part, comm=comm,
-                                **conv_args)
+                                weights=w if use_weights or rec.weights is None else None,
+                                input=x, csv=part, comm=comm, **conv_args)
             L = dict(rep["layers"][0], index=i + 1, name=rec.name, op=rec.op)
             if rec.gemm is not None:
                 L["kind"], L["gemm"] = "gemm", dict(zip("MNK", rec.gemm))
+                if rec.products > 1:
+                    L["gemm"]["batch"] = rec.products
+            if rec.transposed_macs is not None:
+                L["transposed_macs"] = rec.transposed_macs
             objects.append(L)
             results.append({"name": rec.name, "op": rec.op, "layer": rec.layer,
                             "outputs": None if outputs is None else outputs[0], "report": L})
@@ -448,13 +772,17 @@ def conv_onnx(model_or_path: Any, *, method: str = "both", mxu: int = 16,
                     csvs.append(f.read())
     total = {"layers": len(objects), "macs": sum(L["macs"] for L in objects),
              "verified_layers": sum(L["verified"] is True for L in objects),
-             "failed_layers": sum(L["verified"] is False for L in objects)}
+             "failed_layers": sum(L["verified"] is False for L in objects),
+             "not_modelled_nodes": len(others),
+             "not_modelled_macs": sum(o.macs for o in others if o.macs is not None),
+             "not_modelled_unknown_macs": sum(o.macs is None for o in others)}
     summary = {"schema": "triada-conv-onnx/1", "model": _model_name(model_or_path),
-               "config": rep["config"], "layers": objects, "total": total}
+               "config": rep["config"], "layers": objects,
+               "not_modelled": [o.as_dict() for o in others], "total": total}
     if report is not None and root:
         write_atomically(report, json.dumps(summary, indent=1))
     if csv is not None and root:
-        write_atomically(csv, _merged_csv(csvs, layers))
+        write_atomically(csv, _merged_csv(csvs, layers, others))
     return results, summary
 
 
@@ -465,13 +793,23 @@ def _model_name(model_or_path):
 
 
 def _table(summary):
-    lines = [f"{'#':>3} {'layer':<16} {'op':<7} {'shape':<40} {'MACs':>12}  check"]
+    lines = [f"{'#':>3} {'layer':<16} {'op':<13} {'shape':<40} {'MACs':>12}  check"]
     for L in summary["layers"]:
-        lines.append(f"{L['index']:>3} {L['name'][:16]:<16} {L['op']:<7} {L['shape'][:40]:<40} "
-                     f"{L['macs']:>12}  {'ok' if L['verified'] else L['check']}")
+        lines.append(f"{L['index']:>3} {L['name'][:16]:<16} {L['op'][:13]:<13} "
+                     f"{L['shape'][:40]:<40} {L['macs']:>12}  "
+                     f"{'ok' if L['verified'] else L['check']}")
+    for j, o in enumerate(summary["not_modelled"]):
+        macs = "?" if o["macs"] is None else o["macs"]
+        lines.append(f"{len(summary['layers']) + j + 1:>3} {o['name'][:16]:<16} "
+                     f"{o['op'][:13]:<13} {'(not modelled)':<40} {macs:>12}  {o['reason']}")
     t = summary["total"]
     lines.append(f"total: {t['layers']} layers, {t['macs']} MACs, {t['verified_layers']} "
                  f"verified, {t['failed_layers']} failed")
+    if t["not_modelled_nodes"]:
+        unknown = t["not_modelled_unknown_macs"]
+        lines.append(f"not modelled: {t['not_modelled_nodes']} nodes, "
+                     f"{t['not_modelled_macs']} MACs" +
+                     (f" (and {unknown} nodes of unknown MACs)" if unknown else ""))
     return "\n".join(lines)
 
 
