@@ -397,3 +397,25 @@ def test_an_lstm_inside_a_loop_body_is_refused_naming_the_loop():
     model.graph.input.append(helper.make_tensor_value_info("c", TensorProto.BOOL, []))
     with pytest.raises(triada.ConfigError, match="node 'when' .*holds LSTM nodes"):
         onnx_net.onnx_layers(model)
+
+
+def test_the_network_file_holds_the_products_and_the_transposed_convolution(tmp):
+    from conftest import run_program
+    nodes = [helper.make_node("ConvTranspose", ["x", "w"], ["u"], name="up", strides=[2, 2],
+                              pads=[1, 1, 0, 0], output_padding=[1, 1]),
+             helper.make_node("Reshape", ["u", "shape"], ["q"]),
+             helper.make_node("MatMul", ["q", "kt"], ["y"], name="scores")]
+    rng = np.random.default_rng(9)
+    model = model_of(nodes, [("x", [3, 2, 3, 3]), ("kt", [3, 2, 7, 5])],
+                     {"w": rng.standard_normal((2, 4, 3, 3))})
+    model.graph.initializer.append(numpy_helper.from_array(np.array([3, 2, 14, 7]), "shape"))
+    layers = onnx_net.onnx_layers(model)
+    # output 2 (3 - 1) + 1 + 3 - 1 - 0 = 7 a side: 3 x 4 x 7 x 7 read as 3 x 2 x 14 x 7
+    assert layers[1].products == 6 and layers[1].gemm == (14, 5, 7)
+    assert onnx_net.to_network(layers, tmp / "net.csv") == 3
+    code, _, err = run_program("triada-conv", "--network", tmp / "net.csv", "--batch", 3,
+                               "--mxu", 4, "--verify-budget", 0, "--report", tmp / "n.json")
+    assert code == 0, err
+    # 3 images x 2 groups per product row; the transposed conv at its performed MACs
+    assert [L["macs"] for L in load_json(tmp / "n.json")["layers"]] == \
+        [L.macs for L in layers] == [3 * 4 * 7 * 7 * 2 * 9, 6 * 14 * 5 * 7]

@@ -617,7 +617,9 @@ def network_batch(layers: list[OnnxLayer]) -> int:
 def to_network(layers: list[OnnxLayer], path: str | os.PathLike, force: bool = False) -> int:
     """Writes the layers as our network file (an existing file only with force); returns
     the batch to run it with (``triada-conv --network path --batch B``): Gemm and MatMul
-    rows hold M / B rows."""
+    rows hold M / B rows, a batched MatMul's P products P / B groups where B divides P. A
+    ConvTranspose is its zero-inserted convolution (whose random input there has no
+    inserted zeros: the same MACs, not the same ESOP MACs)."""
     _args.flag("force", force)
     if os.path.exists(path) and not force:
         raise ConfigError(f"{os.fspath(path)}: exists (force=True replaces it)")
@@ -625,9 +627,13 @@ def to_network(layers: list[OnnxLayer], path: str | os.PathLike, force: bool = F
     rows = []
     for L in layers:
         n, ci, hi, wi, co, hf, wf, s, p, d, g = L.layer
-        if L.gemm is not None:
+        if L.products > 1 and g % b == 0:  # the P products as B images of P / B groups
+            ci, co, g = ci // b, co // b, g // b
+        elif L.gemm is not None:
             if hi % b:
-                raise ConfigError(f"{L.name}: M = {hi} is not a multiple of the batch {b}")
+                raise ConfigError(f"{L.name}: M = {hi} is not a multiple of the batch {b}" +
+                                  (f" nor its {L.products} products" if L.products > 1
+                                   else ""))
             hi //= b
         rows.append([_network_name(L.name), hi, wi, hf, wf, ci, co, "x".join(map(str, s)),
                      ":".join(map(str, p)), "x".join(map(str, d)), g])
