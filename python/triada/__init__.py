@@ -6,8 +6,8 @@ The programs' jobs on numpy arrays, in one process or under ``mpirun``:
   on the simulated 3D mesh;
 - ``tcu``: triada-tcu (the Tensor-Core-Unit algorithms on the planar MXU);
 - ``conv``: triada-conv (convolution layers on the planar MXU);
-- ``conv_onnx``, ``onnx_layers``: an ONNX model's Conv, Gemm and MatMul nodes as those
-  layers (``triada.onnx_net``; needs python3-onnx, imported on first use);
+- ``conv_onnx``, ``onnx_layers``: an ONNX model's Conv, ConvTranspose, Gemm and MatMul
+  nodes as those layers (``triada.onnx_net``; needs python3-onnx, imported on first use);
 - ``layout``: which part of a tensor each rank holds (for distributed calls).
 
 Each lives in a submodule by concern (``triada.transform``: transform, gemt;

@@ -1,12 +1,17 @@
 """Convolution networks from ONNX models on the planar MXU.
 
-``onnx_layers`` reads a model's Conv, Gemm and MatMul nodes (in graph order, shapes from
-the inputs' shapes given, shape computations folded and ONNX's shape inference,
-triada._onnx_shapes) as triada-conv layers; ``conv_onnx`` runs them, each with the
-model's weights where they are initializers; ``to_network`` writes them as a network file
-for ``triada-conv --network``. Gemm and MatMul run as the 1x1 convolution SCALE-Sim GEMM
-rows run as (N = 1, H_I = M, W_I = 1, C_I = K, C_O = N). Biases (Conv's B, Gemm's C) are
-noted, not added: a layer's output is its product.
+``onnx_layers`` reads a model's Conv, ConvTranspose, Gemm and MatMul nodes (in graph order,
+shapes from the inputs' shapes given, shape computations folded and ONNX's shape inference,
+triada._onnx_shapes) as triada-conv layers; ``onnx_nodes`` also lists the MAC-bearing nodes
+the MXU does not run (LSTM, GRU, RNN, Einsum, integer and quantised products) with their
+MACs as not modelled; ``conv_onnx`` runs the layers, each with the model's weights where
+they are initializers; ``to_network`` writes them as a network file for ``triada-conv
+--network``. A 1-D Conv runs as H = 1. A ConvTranspose runs as a systolic array runs it:
+the zero-inserted input convolved with the flipped kernel, its MACs those performed, the
+inserted zeros included (ESOP skips them). Gemm and MatMul run as the 1x1 convolution
+SCALE-Sim GEMM rows run as (N = 1, H_I = M, W_I = 1, C_I = K, C_O = N); a batched MatMul's
+P products (of two activations too: attention's scores and context) as one of P groups.
+Biases (Conv's B, Gemm's C) are noted, not added: a layer's output is its product.
 
 Command line: ``python3 -m triada.onnx_net MODEL.onnx [--method both] [--mxu 16]
 [--batch N] [--input-shape [NAME=]D0,D1,...] [--seed S] [--no-weights] [--csv F]
@@ -35,7 +40,8 @@ from .conv import conv
 from ._files import write_atomically
 from .errors import ConfigError, Error, InputError
 
-__all__ = ["OnnxLayer", "NotModelled", "onnx_layers", "onnx_nodes", "conv_onnx", "to_network", "network_batch"]
+__all__ = ["OnnxLayer", "NotModelled", "onnx_layers", "onnx_nodes", "conv_onnx", "to_network",
+           "network_batch"]
 
 
 def _onnx():
@@ -730,12 +736,16 @@ def conv_onnx(model_or_path: Any, *, method: str = "both", mxu: int = 16,
               report: Any = None,
               csv: Any = None, force: bool = False, comm: Any = None,
               **conv_args: Any) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Runs every Conv, Gemm and MatMul node of an ONNX model through ``triada.conv``.
+    """Runs every Conv, ConvTranspose, Gemm and MatMul node of an ONNX model through
+    ``triada.conv``; the MAC-bearing nodes it does not run are the report's
+    ``not_modelled`` (name, op, MACs or None, reason), counted in its ``total``.
 
     The model's weights are the layer's weights where they are initializers (and
     ``use_weights``), else random from ``seed``; ``inputs`` (a list by layer index or a dict
     by layer name; None entries random) gives a layer's input, NCHW for Conv, A (M x K or
-    its leading dims by K) for Gemm and MatMul. ``batch`` and ``input_shapes`` as for
+    its leading dims by K) for Gemm and MatMul, the model's operand for a batched MatMul,
+    a 1-D Conv and a ConvTranspose; a product whose B is no initializer takes
+    ``{"A": a, "B": b}`` (either may be left out). ``batch`` and ``input_shapes`` as for
     ``onnx_layers``. ``conv_args`` go to ``triada.conv``
     (latency, cell_mode, executor, mesh, ...). Returns per layer {"name", "op", "layer",
     "outputs" ({method: NCHW array}, rank 0), "report" (its layer object)}, and the report
@@ -838,13 +848,19 @@ def _input_shape_options(values: list[str]) -> dict[str, tuple[int, ...]]:
 
 def main(argv: list[str] | None = None) -> int:
     """``python3 -m triada.onnx_net MODEL.onnx ...``: runs the model's layers, prints a
-    table; exit 0, 1 (bad input), 2 (bad option or model), 4 (a layer failed its check)."""
+    table (and the nodes not modelled); exit 0, 1 (bad input), 2 (bad option or model), 4
+    (a layer failed its check)."""
     p = argparse.ArgumentParser(prog="python3 -m triada.onnx_net",
-                                description="Run an ONNX model's Conv, Gemm and MatMul "
-                                "layers on the planar MXU (triada-conv's job). The model's "
-                                "shape computations (Shape, Gather, Slice, Concat, Reshape, "
-                                "...) are folded before ONNX's shape inference "
-                                "(doc/conv.md, ONNX models).")
+                                description="Run an ONNX model's Conv (1-D as H = 1, "
+                                "2-D), ConvTranspose (the zero-inserted convolution a systolic "
+                                "array runs, its MACs the performed ones), Gemm and MatMul "
+                                "(batched, of two activations too) layers on the planar MXU "
+                                "(triada-conv's job). MAC-bearing nodes the MXU does not run "
+                                "(LSTM, GRU, RNN, Einsum, integer and quantised products) are "
+                                "listed as not modelled with their MACs, in the table, the "
+                                "CSV and the report. The model's shape computations (Shape, "
+                                "Gather, Slice, Concat, Reshape, ...) are folded before ONNX's "
+                                "shape inference (doc/conv.md, ONNX models).")
     p.add_argument("model", help="the ONNX model file")
     p.add_argument("--method", default="both", help="explicit, implicit or both")
     p.add_argument("--mxu", type=int, default=16, help="the unit is S x S cells")
@@ -856,8 +872,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=1, help="seed of the random operands")
     p.add_argument("--no-weights", action="store_true",
                    help="random weights instead of the model's")
-    p.add_argument("--csv", help="the per-layer CSV (triada-conv's columns)")
-    p.add_argument("--report", help="the JSON report")
+    p.add_argument("--csv", help="the per-layer CSV (triada-conv's columns; a not_modelled "
+                   "row per node not modelled)")
+    p.add_argument("--report", help="the JSON report (layers, not_modelled, total)")
     p.add_argument("--force", action="store_true",
                    help="replace --csv, --report and --to-network")
     p.add_argument("--to-network", metavar="NET.csv",
