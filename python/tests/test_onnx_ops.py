@@ -237,7 +237,10 @@ TRANSPOSE_CASES = [
     dict(strides=[2, 3], pads=[1, 0, 2, 1], output_padding=[1, 2], dilations=[1, 1], group=2),
     dict(strides=[1, 2], pads=[3, 1, 0, 2], output_padding=[0, 1], dilations=[2, 1], group=1),
     dict(strides=[3, 1], pads=[0, 2, 1, 0], output_padding=[2, 0], dilations=[1, 2], group=4),
+    # pads above d (k - 1): the zero-inserted input is cropped (top by 1, right by 1)
+    dict(strides=[2, 2], pads=[3, 1, 0, 2], output_padding=[1, 0], dilations=[1, 1], group=1),
     dict(strides=[2], pads=[1, 2], output_padding=[1], dilations=[2], group=2),  # 1-D
+    dict(strides=[3], pads=[4, 3], output_padding=[0], dilations=[1], group=1),  # 1-D, cropped
 ]
 
 
