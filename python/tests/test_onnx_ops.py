@@ -422,3 +422,27 @@ def test_the_network_file_holds_the_products_and_the_transposed_convolution(tmp)
     # 3 images x 2 groups per product row; the transposed conv at its performed MACs
     assert [L["macs"] for L in load_json(tmp / "n.json")["layers"]] == \
         [L.macs for L in layers] == [3 * 4 * 7 * 7 * 2 * 9, 6 * 14 * 5 * 7]
+
+
+def test_attention_and_other_domains_multiplying_ops_are_listed_as_not_modelled():
+    rng = np.random.default_rng(10)
+    nodes = [helper.make_node("Conv", ["img", "cw"], ["c"], name="conv"),
+             helper.make_node("FusedConv", ["img", "cw"], ["fc"], name="fused",
+                              domain="com.microsoft", strides=[2, 2], pads=[1, 1, 1, 1]),
+             helper.make_node("MyMatMul", ["q", "k"], ["mm"], name="mine", domain="vendor.ops"),
+             helper.make_node("Attention", ["q", "k", "v"], ["att"], name="att"),
+             helper.make_node("MyRelu", ["q"], ["r"], name="act", domain="vendor.ops")]
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("img", F, [1, 2, 5, 5])] +
+        [helper.make_tensor_value_info(n, F, [2, 3, 4, 8]) for n in "qkv"],
+        [helper.make_tensor_value_info(o, F, None) for o in ("c", "fc", "mm", "att", "r")],
+        [numpy_helper.from_array(rng.standard_normal((3, 2, 3, 3)).astype(np.float32), "cw")])
+    model = helper.make_model(graph, opset_imports=[
+        helper.make_opsetid("", 13), helper.make_opsetid("com.microsoft", 1),
+        helper.make_opsetid("vendor.ops", 1)])
+    layers, others = onnx_net.onnx_nodes(model)
+    assert [L.name for L in layers] == ["conv"]
+    # FusedConv as Conv: (5 + 2 - 3) // 2 + 1 = 3 a side; attention: B H S_q S_kv (d + d_v)
+    assert [(o.name, o.macs) for o in others] == [
+        ("fused", 1 * 3 * 3 * 3 * 2 * 3 * 3), ("mine", None), ("att", 2 * 3 * 4 * 4 * (8 + 8))]
+    assert "'vendor.ops'" in others[1].reason  # MyRelu does not multiply: not listed

@@ -421,10 +421,26 @@ def _conv_macs(ix, iw):
     def macs(graph, node):  # N C_O (output pixels) C_I/g (kernel taps), any rank
         x, w = _known(graph, node.input[ix]), _known(graph, node.input[iw])
         y = _known(graph, node.output[0])
+        if y is None and x is not None and w is not None and len(x) == len(w) > 2:
+            y = _conv_output(graph, node, x, w)  # an op shape inference does not know
         if x is None or w is None or y is None or len(y) < 3:
             return None
         return _prod(y) * _prod(w[1:])
     return macs
+
+
+def _conv_output(graph, node, x, w):
+    """N x C_O x output sizes of a convolution with Conv's attributes."""
+    a = _attrs(graph.onnx, node)
+    nd = len(x) - 2
+    k = tuple(a.get("kernel_shape", w[2:]))
+    s, d = tuple(a.get("strides", (1,) * nd)), tuple(a.get("dilations", (1,) * nd))
+    mode = a.get("auto_pad", "NOTSET")
+    if mode in ("SAME_UPPER", "SAME_LOWER"):
+        return (x[0], w[0], *(-(-n // si) for n, si in zip(x[2:], s)))
+    p = tuple(a.get("pads", (0,) * 2 * nd)) if mode == "NOTSET" else (0,) * 2 * nd
+    return (x[0], w[0], *((n + p[i] + p[nd + i] - d[i] * (k[i] - 1) - 1) // s[i] + 1
+                          for i, n in enumerate(x[2:])))
 
 
 def _einsum_macs(graph, node):
@@ -455,14 +471,47 @@ _NOT_MODELLED = {
 }
 
 
-def _not_modelled(graph, node, i) -> NotModelled | None:
-    if node.op_type not in _NOT_MODELLED or node.domain not in ("", "ai.onnx"):
+def _attention_macs(graph, node):
+    """Attention of 4-D Q (B x H x S_q x d), K (B x H_kv x S_kv x d), V (B x H_kv x S_kv x
+    d_v): the scores Q K^T and the context P V, B H S_q S_kv (d + d_v)."""
+    q, k, v = (_known(graph, n) for n in node.input[:3])
+    if q is None or k is None or v is None or not len(q) == len(k) == len(v) == 4:
         return None
-    if node.op_type == "Einsum" and len(node.input) < 2:
+    return q[0] * q[1] * q[2] * k[2] * (q[3] + v[3])
+
+
+def _unknown(graph, node):
+    return None
+
+
+_NOT_MODELLED["Attention"] = (_attention_macs, "an attention block, not mapped to the MXU")
+
+# Ops of other domains that multiply (ONNX Runtime's contrib ops): listed as not modelled;
+# any other op of a domain not ONNX's whose name says it multiplies too, its MACs unknown.
+_VENDOR_MODELLED = {
+    "FusedConv": (_conv_macs(0, 1), "a fused convolution (ONNX Runtime), not modelled"),
+    "FusedMatMul": (_unknown, "a fused product (ONNX Runtime), not modelled"),
+    "FusedGemm": (_unknown, "a fused product (ONNX Runtime), not modelled"),
+    "MatMulIntegerToFloat": (_product_macs(0, 1), "an integer product, not modelled"),
+    "DynamicQuantizeMatMul": (_product_macs(0, 1), "a quantised product, not modelled"),
+}
+_MULTIPLYING = ("conv", "matmul", "gemm", "attention", "lstm", "gru", "rnn", "einsum")
+
+
+def _not_modelled(graph, node, i) -> NotModelled | None:
+    default = node.domain in ("", "ai.onnx")
+    if default and node.op_type in _NOT_MODELLED:
+        f, reason = _NOT_MODELLED[node.op_type]
+    elif not default and node.op_type in _VENDOR_MODELLED:
+        f, reason = _VENDOR_MODELLED[node.op_type]
+    elif not default and any(w in node.op_type.lower() for w in _MULTIPLYING):
+        f, reason = _unknown, f"an op of domain '{node.domain}', not modelled"
+    else:
+        return None
+    if default and node.op_type == "Einsum" and len(node.input) < 2:
         return None  # one operand: a transpose, trace or sum, no products
-    f, reason = _NOT_MODELLED[node.op_type]
     macs = f(graph, node)
-    if node.op_type == "Einsum" and macs is None and len(node.input) > 2:
+    if default and node.op_type == "Einsum" and macs is None and len(node.input) > 2:
         reason += " (its MACs depend on the order of its products)"
     return NotModelled(node.name or f"{node.op_type.lower()}{i}", node.op_type,
                        None if macs is None else int(macs), reason)
