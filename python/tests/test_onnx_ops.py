@@ -446,3 +446,14 @@ def test_attention_and_other_domains_multiplying_ops_are_listed_as_not_modelled(
     assert [(o.name, o.macs) for o in others] == [
         ("fused", 1 * 3 * 3 * 3 * 2 * 3 * 3), ("mine", None), ("att", 2 * 3 * 4 * 4 * (8 + 8))]
     assert "'vendor.ops'" in others[1].reason  # MyRelu does not multiply: not listed
+
+
+def test_a_one_operand_einsum_inside_a_branch_multiplies_nothing_and_is_not_refused():
+    ein = helper.make_node("Einsum", ["x"], ["h"], equation="ij->i")
+    branch = helper.make_graph([ein], "then", [], [helper.make_tensor_value_info("h", F, None)])
+    cond = helper.make_node("If", ["c"], ["t"], name="when", then_branch=branch,
+                            else_branch=branch)
+    mm = helper.make_node("MatMul", ["x", "w"], ["y"], name="mm")
+    model = model_of([cond, mm], [("x", [3, 4])], {"w": np.ones((4, 2))}, ("t", "y"))
+    model.graph.input.append(helper.make_tensor_value_info("c", TensorProto.BOOL, []))
+    assert [L.macs for L in onnx_net.onnx_layers(model)] == [3 * 2 * 4]

@@ -560,14 +560,23 @@ def _all_nodes(graph):
                 yield from _all_nodes(g)
 
 
+def _multiplies(node) -> bool:
+    """A node of a layer op or of a not-modelled op of ONNX's domain (an Einsum of two or
+    more operands)."""
+    if node.domain not in ("", "ai.onnx"):
+        return False
+    if node.op_type == "Einsum":
+        return len(node.input) > 1
+    return node.op_type in _READERS or node.op_type in _NOT_MODELLED
+
+
 def _check_subgraphs(graph) -> None:
     """Refuses a node whose subgraph (If, Loop, Scan) holds a MAC-bearing node: those
     run conditionally or repeatedly, which the layer list cannot count."""
     for node in graph.node:
         for attr in node.attribute:
             for g in _subgraphs(attr):
-                ops = sorted({n.op_type for n in _all_nodes(g)} &
-                             (set(_READERS) | set(_NOT_MODELLED)))
+                ops = sorted({n.op_type for n in _all_nodes(g) if _multiplies(n)})
                 if ops:
                     raise ConfigError(f"node {_label(node)}: its {attr.name} holds "
                                       f"{', '.join(ops)} nodes, which run conditionally or "
