@@ -57,12 +57,14 @@ def _onnx():
 
 @dataclass
 class OnnxLayer:
-    """One Conv, Gemm or MatMul node as a triada-conv layer.
+    """One Conv, ConvTranspose, Gemm or MatMul node as a triada-conv layer.
 
     ``layer`` is (N, C_I, H_I, W_I, C_O, H_F, W_F, (stride_h, stride_w), (top, left,
-    bottom, right), (dilation_h, dilation_w), groups); ``weights`` the initializer's values
-    as C_O x C_I/groups x H_F x W_F float64 (Gemm's alpha folded in), or None when the
-    weights are not an initializer; ``gemm`` (M, N, K) for Gemm and MatMul."""
+    bottom, right), (dilation_h, dilation_w), groups) (a 1-D Conv's with H_I = H_F = 1; a
+    ConvTranspose's that of its zero-inserted input and flipped kernel); ``weights`` the
+    initializer's values as C_O x C_I/groups x H_F x W_F float64 (Gemm's alpha folded in),
+    or None when the weights are not an initializer; ``gemm`` (M, N, K) for Gemm and
+    MatMul, ``products`` the P products of a batched MatMul (P groups: P M N K MACs)."""
     name: str
     op: str
     layer: tuple
