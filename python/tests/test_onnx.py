@@ -366,3 +366,32 @@ def test_under_mpirun_every_rank_runs_and_rank_0_writes_what_one_process_does(tm
     assert load_json(tmp / f"np{ranks}.json")["total"] == report["total"]
     assert (tmp / f"np{ranks}.csv").read_text().count("\n") == \
         (tmp / "np1.csv").read_text().count("\n")
+
+
+def test_the_network_totals_are_each_methods_sums_over_the_layers():
+    """The report's total per method, as SCALE-Sim reports a topology: cycles, time,
+    energy and DRAM traffic summed over the layers, the utilisations of the sums."""
+    rng = np.random.default_rng(9)
+    w1 = numpy_helper.from_array(rng.standard_normal((4, 2, 3, 3)).astype(np.float32), "w1")
+    w2 = numpy_helper.from_array(rng.standard_normal((6, 4, 1, 1)).astype(np.float32), "w2")
+    graph = helper.make_graph(
+        [helper.make_node("Conv", ["x", "w1"], ["h"], name="c1", strides=[2, 1]),
+         helper.make_node("Conv", ["h", "w2"], ["y"], name="c2")],
+        "two", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 9, 7])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], [w1, w2])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    _, summary = triada.conv_onnx(model, mxu=4)
+    layers, total = summary["layers"], summary["total"]
+    # The definition: N C_O H_O W_O C_I H_F W_F per layer; c1's output is 4x5 (stride 2 in
+    # H, no pads), c2 a 1x1 conv on it.
+    ho, wo = (9 - 3) // 2 + 1, 7 - 3 + 1
+    useful = 4 * ho * wo * 2 * 9 + 6 * ho * wo * 4
+    assert [L["macs"] for L in layers] == [4 * ho * wo * 2 * 9, 6 * ho * wo * 4]
+    for method in ("explicit", "implicit"):
+        t = total[method]
+        for key in ("cycles", "model_time", "dram_read_bytes", "dram_write_bytes", "macs_dense"):
+            assert t[key] == sum(L[method][key] for L in layers), (method, key)
+        assert t["energy_pj"] == pytest.approx(sum(L[method]["energy_pj"] for L in layers),
+                                               rel=1e-15)
+        assert t["utilisation"] == useful / t["macs_dense"]
+        assert t["effective_utilisation"] == useful / (t["model_time"] * 4)

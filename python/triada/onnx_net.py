@@ -851,7 +851,8 @@ def conv_onnx(model_or_path: Any, *, method: str = "both", mxu: int = 16,
              "failed_layers": sum(L["verified"] is False for L in objects),
              "not_modelled_nodes": len(others),
              "not_modelled_macs": sum(o.macs for o in others if o.macs is not None),
-             "not_modelled_unknown_macs": sum(o.macs is None for o in others)}
+             "not_modelled_unknown_macs": sum(o.macs is None for o in others),
+             **_method_totals(objects, rep["config"]["methods"], rep["config"]["mxu"])}
     summary = {"schema": "triada-conv-onnx/1", "model": _model_name(model_or_path),
                "config": rep["config"], "layers": objects,
                "not_modelled": [o.as_dict() for o in others], "total": total}
@@ -860,6 +861,24 @@ def conv_onnx(model_or_path: Any, *, method: str = "both", mxu: int = 16,
     if csv is not None and root:
         write_atomically(csv, _merged_csv(csvs, layers, others))
     return results, summary
+
+
+#: A method's figures that add up over the layers (doc/conv.md "What is counted").
+_SUMMED = ("macs", "macs_dense", "useful_macs", "cycles", "model_time", "energy_pj",
+           "dram_read_bytes", "dram_write_bytes", "dram_cycles", "stall_cycles")
+
+
+def _method_totals(layers, methods, side):
+    """Each method's network totals, as SCALE-Sim reports a topology's: the summed figures
+    and the utilisations of the sums (useful MACs / dense MACs, and / (model time x S))."""
+    out = {}
+    for method in methods:
+        t = {key: sum(L[method][key] for L in layers) for key in _SUMMED}
+        t["utilisation"] = t["useful_macs"] / t["macs_dense"] if t["macs_dense"] else None
+        time = t["model_time"] * side
+        t["effective_utilisation"] = t["useful_macs"] / time if time else None
+        out[method] = t
+    return out
 
 
 def _model_name(model_or_path):
@@ -881,6 +900,12 @@ def _table(summary):
     t = summary["total"]
     lines.append(f"total: {t['layers']} layers, {t['macs']} MACs, {t['verified_layers']} "
                  f"verified, {t['failed_layers']} failed")
+    for method in summary["config"]["methods"]:
+        m = t[method]
+        util = "-" if m["utilisation"] is None else f"{m['utilisation']:.3f}"
+        lines.append(f"  {method}: {m['cycles']} cycles, {m['model_time']} time units, "
+                     f"utilisation {util}, {m['energy_pj'] * 1e-6:.6g} uJ, DRAM "
+                     f"{m['dram_read_bytes']} B read, {m['dram_write_bytes']} B written")
     if t["not_modelled_nodes"]:
         unknown = t["not_modelled_unknown_macs"]
         lines.append(f"not modelled: {t['not_modelled_nodes']} nodes, "
