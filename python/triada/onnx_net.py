@@ -795,6 +795,7 @@ def conv_onnx(model_or_path: Any, *, method: str = "both", mxu: int = 16,
               batch: int | None = None, input_shapes: Any = None, verify: bool = True,
               report: Any = None,
               csv: Any = None, force: bool = False, comm: Any = None,
+              execute: bool = False,
               **conv_args: Any) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Runs every Conv, ConvTranspose, Gemm and MatMul node of an ONNX model through
     ``triada.conv``; the MAC-bearing nodes it does not run are the report's
@@ -810,8 +811,22 @@ def conv_onnx(model_or_path: Any, *, method: str = "both", mxu: int = 16,
     (latency, cell_mode, executor, mesh, ...). Returns per layer {"name", "op", "layer",
     "outputs" ({method: NCHW array}, rank 0), "report" (its layer object)}, and the report
     {"model", "layers", "total"}; writes the report (JSON) and the per-layer CSV
-    (triada-conv's columns) where given, on rank 0 under ``comm``."""
+    (triada-conv's columns) where given, on rank 0 under ``comm``.
+
+    ``execute=True`` runs the whole network instead (triada._onnx_execute): every layer
+    on the MXU in ``cell_mode`` on the operands the graph computes, the other nodes with
+    numpy, against the same graph in float64 on the host; ``inputs`` then gives the graph's
+    data inputs ({name: array}, or one array for the one data input; random from ``seed``
+    where left out), ``keep=True`` keeps the values. Returns (the report's "layers", the
+    report: per layer and per output the largest relative difference max |sim - ref| /
+    max |ref|)."""
     _args.flag("use_weights", use_weights)
+    if _args.flag("execute", execute):
+        from . import _onnx_execute  # noqa: PLC0415
+        return _onnx_execute.from_conv_onnx(
+            model_or_path, method=method, mxu=mxu, inputs=inputs, seed=seed, batch=batch,
+            input_shapes=input_shapes, report=report, csv=csv, force=force, comm=comm,
+            use_weights=use_weights, **conv_args)
     for name, value in (("report", report), ("csv", csv)):
         if value is not None and os.path.exists(value) and not force:
             raise ConfigError(f"{name} {value}: exists (force=True replaces it)")
@@ -964,6 +979,18 @@ def main(argv: list[str] | None = None) -> int:
                    help="replace --csv, --report and --to-network")
     p.add_argument("--to-network", metavar="NET.csv",
                    help="only write the layers as a network file for triada-conv --network")
+    p.add_argument("--execute", action="store_true",
+                   help="run the whole network: each layer on the MXU in --cell-mode on the "
+                   "operands the graph computes, the other ops with numpy (the common CNN and "
+                   "transformer ops); print per layer and per output the largest relative "
+                   "difference max|sim - ref| / max|ref| against float64 on the host "
+                   "(--method both: the implicit method's outputs)")
+    p.add_argument("--input", action="append", default=[],
+                   metavar="[NAME=]FILE.npy|FILE.h5[:/DSET]",
+                   help="with --execute: a graph input's values (repeatable; NAME may be left "
+                   "out for the one data input); default random from --seed")
+    p.add_argument("--cell-mode", default="fp64",
+                   help="the cells' arithmetic (fp64, fp32, tf32, bf16, fp16, m3xu...)")
     a = p.parse_args(argv)
     prog = "triada.onnx_net"
     cli = _onnx_shapes.CLI.set(True)
@@ -975,10 +1002,22 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{prog}: wrote {a.to_network}: triada-conv --network {a.to_network} "
                   f"--batch {b}")
             return 0
+        if a.execute or a.input:
+            from . import _onnx_execute  # noqa: PLC0415
+            if not a.execute:
+                raise ConfigError("--input is for --execute (a layer's operands: inputs= "
+                                  "from Python)")
+            _, result = conv_onnx(a.model, method=a.method, mxu=a.mxu, batch=a.batch,
+                                  input_shapes=shapes, seed=a.seed, csv=a.csv,
+                                  report=a.report, force=a.force, execute=True,
+                                  inputs=_onnx_execute.input_options(a.input) or None,
+                                  use_weights=not a.no_weights, cell_mode=a.cell_mode)
+            print(_onnx_execute.table(result))
+            return 0
         _, summary = conv_onnx(a.model, method=a.method, mxu=a.mxu, batch=a.batch,
                                input_shapes=shapes, seed=a.seed,
                                use_weights=not a.no_weights, csv=a.csv, report=a.report,
-                               force=a.force)
+                               force=a.force, cell_mode=a.cell_mode)
     except (Error, ImportError, OSError) as e:
         print(f"{prog}: error: {e}", file=sys.stderr)
         return 1 if isinstance(e, (InputError, OSError)) else 2

@@ -1,0 +1,289 @@
+"""triada.onnx_net's execute=True / --execute: a small CNN and a transformer block built here
+with onnx.helper, run whole. The oracle is a float64 forward pass written here (its own
+convolution loop, np.matmul, its own pooling and normalisations); the host reference and
+the run in fp64 cells must equal it to 1e-12 relative, a lower-precision cell mode differs
+and says so, a layer's MXU output is triada.conv's on the same operands bit for bit, an op
+outside the set is one line, and the command line runs with --input FILE.npy."""
+
+import math
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from conftest import clean_env
+
+onnx = pytest.importorskip("onnx", reason="needs python3-onnx")
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+
+from triada import onnx_net  # noqa: E402
+from triada.conv import conv  # noqa: E402
+
+F = TensorProto.FLOAT
+# the attributes' epsilons as the model holds them (float32)
+EPS_BN, EPS_LN = float(np.float32(1e-3)), float(np.float32(1e-5))
+RNG = np.random.default_rng(37)
+
+
+def init(name, *shape, scale=0.5):
+    return numpy_helper.from_array((RNG.standard_normal(shape) * scale).astype(np.float32),
+                                   name)
+
+
+def value(t):
+    return numpy_helper.to_array(t).astype(np.float64)
+
+
+def make(nodes, inputs, inits, outputs=("y",), opset=17):
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info(n, F, s) for n, s in inputs],
+        [helper.make_tensor_value_info(o, F, None) for o in outputs], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+
+
+# -- the oracle: a float64 forward pass written here ------------------------------------------
+
+def conv2d(x, w, b, stride, pad, group):
+    """y[n, o, i, j] = b[o] + sum over c, a, e of x_pad[n, g C_g + c, i s + a, j s + e]
+    w[o, c, a, e], by loops over the output channels and the taps."""
+    n, ci, hi, wi = x.shape
+    co, cg, hf, wf = w.shape
+    xp = np.zeros((n, ci, hi + 2 * pad, wi + 2 * pad))
+    xp[:, :, pad:pad + hi, pad:pad + wi] = x
+    ho, wo = (hi + 2 * pad - hf) // stride + 1, (wi + 2 * pad - wf) // stride + 1
+    y = np.zeros((n, co, ho, wo))
+    for o in range(co):
+        g = o // (co // group)
+        for c in range(cg):
+            for a in range(hf):
+                for e in range(wf):
+                    y[:, o] += w[o, c, a, e] * xp[:, g * cg + c, a:a + stride * (ho - 1) + 1:stride,
+                                                   e:e + stride * (wo - 1) + 1:stride]
+    return y + b.reshape(1, -1, 1, 1)
+
+
+def maxpool2(x):
+    n, c, h, w = x.shape
+    return x[:, :, :h // 2 * 2, :w // 2 * 2].reshape(n, c, h // 2, 2, w // 2, 2).max(axis=(3, 5))
+
+
+def softmax(x, axis=-1):
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def cnn():
+    """Conv 3x3 pad 1 + BN + Relu + MaxPool 2 + Conv 3x3 stride 2 groups 2 +
+    GlobalAveragePool + Flatten + Gemm (transB) + Softmax."""
+    inits = [init("w1", 4, 3, 3, 3), init("b1", 4), init("s", 4), init("bb", 4),
+             init("m", 4, scale=0.1), numpy_helper.from_array(
+                 (RNG.random(4) + 0.5).astype(np.float32), "v"),
+             init("w2", 6, 2, 3, 3), init("b2", 6), init("wg", 5, 6), init("bg", 5)]
+    nodes = [
+        helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], name="conv1", pads=[1, 1, 1, 1],
+                         kernel_shape=[3, 3]),
+        helper.make_node("BatchNormalization", ["c1", "s", "bb", "m", "v"], ["n1"],
+                         epsilon=1e-3),
+        helper.make_node("Relu", ["n1"], ["r1"]),
+        helper.make_node("MaxPool", ["r1"], ["p1"], kernel_shape=[2, 2], strides=[2, 2]),
+        helper.make_node("Conv", ["p1", "w2", "b2"], ["c2"], name="conv2", strides=[2, 2],
+                         pads=[1, 1, 1, 1], group=2),
+        helper.make_node("GlobalAveragePool", ["c2"], ["g"]),
+        helper.make_node("Flatten", ["g"], ["f"]),
+        helper.make_node("Gemm", ["f", "wg", "bg"], ["z"], name="fc", transB=1),
+        helper.make_node("Softmax", ["z"], ["y"], axis=1)]
+    return make(nodes, [("x", [2, 3, 10, 10])], inits), {t.name: value(t) for t in inits}
+
+
+def cnn_forward(x, p):
+    c1 = conv2d(x, p["w1"], p["b1"], 1, 1, 1)
+    sh = (1, -1, 1, 1)
+    n1 = (c1 - p["m"].reshape(sh)) / np.sqrt(p["v"].reshape(sh) + EPS_BN) * p["s"].reshape(sh) \
+        + p["bb"].reshape(sh)
+    p1 = maxpool2(np.maximum(n1, 0))
+    c2 = conv2d(p1, p["w2"], p["b2"], 2, 1, 2)
+    f = c2.mean(axis=(2, 3))
+    return softmax(f @ p["wg"].T + p["bg"], axis=1)
+
+
+def transformer():
+    """One attention head and an MLP: x (S x D); Q, K, V = x Wq, x Wk, x Wv; softmax(Q K^T
+    / sqrt(D)) V Wo + x; LayerNorm; an Erf-GELU MLP (Gemm up, MatMul down) + residual; the
+    Reduce* layer norm at the end."""
+    s_, d, hdim = 6, 8, 16
+    inits = [init("wq", d, d), init("wk", d, d), init("wv", d, d), init("wo", d, d),
+             init("g1", d), init("be1", d), init("w_up", d, hdim), init("b_up", hdim),
+             init("w_dn", hdim, d),
+             numpy_helper.from_array(np.array([1 / math.sqrt(d)], np.float32), "scale"),
+             numpy_helper.from_array(np.array([math.sqrt(0.5)], np.float32), "rs2"),
+             numpy_helper.from_array(np.array([1.0], np.float32), "one"),
+             numpy_helper.from_array(np.array([0.5], np.float32), "half"),
+             numpy_helper.from_array(np.array([1e-5], np.float32), "eps"),
+             numpy_helper.from_array(np.array([2.0], np.float32), "two"),
+             numpy_helper.from_array(np.array([-1], np.int64), "ax")]
+    mk = helper.make_node
+    nodes = [
+        mk("MatMul", ["x", "wq"], ["q"], name="q"), mk("MatMul", ["x", "wk"], ["k"], name="k"),
+        mk("MatMul", ["x", "wv"], ["v"], name="v"),
+        mk("Transpose", ["k"], ["kt"], perm=[1, 0]),
+        mk("MatMul", ["q", "kt"], ["sc0"], name="scores"),
+        mk("Mul", ["sc0", "scale"], ["sc"]), mk("Softmax", ["sc"], ["pr"], axis=-1),
+        mk("MatMul", ["pr", "v"], ["ctx"], name="context"),
+        mk("MatMul", ["ctx", "wo"], ["att"], name="o"),
+        mk("Add", ["att", "x"], ["h0"]),
+        mk("LayerNormalization", ["h0", "g1", "be1"], ["h1"], axis=-1, epsilon=1e-5),
+        mk("Gemm", ["h1", "w_up", "b_up"], ["u"], name="up"),
+        mk("Mul", ["u", "rs2"], ["u2"]), mk("Erf", ["u2"], ["e"]),
+        mk("Add", ["e", "one"], ["e1"]), mk("Mul", ["u", "e1"], ["ge0"]),
+        mk("Mul", ["ge0", "half"], ["ge"]),
+        mk("MatMul", ["ge", "w_dn"], ["dn"], name="down"),
+        mk("Add", ["dn", "h1"], ["h2"]),
+        mk("ReduceMean", ["h2", "ax"], ["mu"]), mk("Sub", ["h2", "mu"], ["dc"]),
+        mk("Pow", ["dc", "two"], ["sq"]), mk("ReduceMean", ["sq", "ax"], ["var"]),
+        mk("Add", ["var", "eps"], ["ve"]), mk("Sqrt", ["ve"], ["sd"]),
+        mk("Div", ["dc", "sd"], ["y"])]
+    return make(nodes, [("x", [s_, d])], inits, opset=18), {t.name: value(t) for t in inits}
+
+
+def transformer_forward(x, p):
+    d = x.shape[1]
+    q, k, v = np.matmul(x, p["wq"]), np.matmul(x, p["wk"]), np.matmul(x, p["wv"])
+    pr = softmax(np.matmul(q, k.T) * p["scale"][0])
+    h0 = np.matmul(np.matmul(pr, v), p["wo"]) + x
+    mu = h0.mean(axis=-1, keepdims=True)
+    h1 = (h0 - mu) / np.sqrt(((h0 - mu) ** 2).mean(axis=-1, keepdims=True) + EPS_LN) * p["g1"] \
+        + p["be1"]
+    u = np.matmul(h1, p["w_up"]) + p["b_up"]
+    erf = np.array([math.erf(t * p["rs2"][0]) for t in u.ravel()]).reshape(u.shape)
+    h2 = np.matmul(u * (erf + 1) * 0.5, p["w_dn"]) + h1
+    dc = h2 - h2.mean(axis=-1, keepdims=True)
+    assert d == 8
+    return dc / np.sqrt((dc ** 2).mean(axis=-1, keepdims=True) + p["eps"][0])
+
+
+def rel(a, b):
+    return np.max(np.abs(a - b)) / np.max(np.abs(b))
+
+
+CASES = {"cnn": (cnn, cnn_forward, (2, 3, 10, 10)),
+         "transformer": (transformer, transformer_forward, (6, 8))}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_fp64_run_equals_the_forward_pass(case):
+    build, forward, shape = CASES[case]
+    model, params = build()
+    x = np.random.default_rng(5).standard_normal(shape)
+    want = forward(x, params)
+    _, rep = onnx_net.conv_onnx(model, execute=True, inputs={"x": x}, cell_mode="fp64",
+                             keep=True)
+    values = rep["values"]
+    assert rel(values["reference"]["y"], want) < 1e-12
+    assert rel(values["simulated"]["y"], want) < 1e-12
+    assert rep["outputs"][0]["max_rel_diff"] < 1e-12
+    assert rep["cell_mode"] == "fp64"
+    assert all(L["on"] == "mxu" and L["max_rel_diff"] < 1e-12 for L in rep["layers"])
+    ops = {"cnn": ["Conv", "Conv", "Gemm"],
+           "transformer": ["MatMul"] * 4 + ["MatMul", "MatMul", "Gemm", "MatMul"]}[case]
+    assert sorted(L["op"] for L in rep["layers"]) == sorted(ops)
+
+
+@pytest.mark.parametrize("mode", ["fp16", "bf16"])
+def test_a_lower_precision_differs_and_says_so(mode):
+    model, params = cnn()
+    x = np.random.default_rng(6).standard_normal((2, 3, 10, 10))
+    _, rep = onnx_net.conv_onnx(model, execute=True, inputs={"x": x}, cell_mode=mode)
+    assert rep["cell_mode"] == mode
+    d = rep["outputs"][0]["max_rel_diff"]
+    assert 0 < d < 0.5
+    assert all(L["max_rel_diff"] > 0 for L in rep["layers"])
+
+
+def test_a_layers_mxu_output_is_triada_convs_bitwise():
+    model, params = transformer()
+    x = np.random.default_rng(7).standard_normal((6, 8))
+    _, rep = onnx_net.conv_onnx(model, execute=True, inputs={"x": x}, cell_mode="bf16",
+                             keep=True)
+    values = rep["values"]
+    sim = values["simulated"]
+    for name, a_name, b_name in (("scores", "q", "kt"), ("up", "h1", "w_up"),
+                                 ("q", "x", "wq")):
+        y, xin, w = values["mxu"][name]
+        a = sim[a_name]
+        b = sim[b_name] if b_name in sim and b_name not in params else params[b_name]
+        m, k = a.shape
+        n = b.shape[1]
+        # the 1x1 convolution of M rows: input 1 x K x M x 1, weights N x K x 1 x 1
+        x_own = np.ascontiguousarray(a.T.reshape(1, k, m, 1))
+        w_own = np.ascontiguousarray(b.T.reshape(n, k, 1, 1))
+        np.testing.assert_array_equal(xin, x_own)
+        np.testing.assert_array_equal(w, w_own)
+        out, _ = conv((1, k, m, 1, n, 1, 1, 1, 0), method="implicit", input=x_own,
+                      weights=w_own, cell_mode="bf16", verify=True)
+        assert np.array_equal(out[0]["implicit"], y)
+    cnn_model, _ = cnn()
+    xc = np.random.default_rng(8).standard_normal((2, 3, 10, 10))
+    _, rc = onnx_net.conv_onnx(cnn_model, execute=True, inputs={"x": xc}, cell_mode="fp16",
+                            keep=True)
+    y, xin, w = rc["values"]["mxu"]["conv2"]
+    np.testing.assert_array_equal(xin, rc["values"]["simulated"]["p1"])
+    out, _ = conv((2, 4, 5, 5, 6, 3, 3, 2, 1, 1, 2), method="implicit", input=xin,
+                  weights=w, cell_mode="fp16", verify=True)
+    assert np.array_equal(out[0]["implicit"], y)
+
+
+def test_an_op_outside_the_set_is_one_line(tmp_path):
+    model = make([helper.make_node("MatMul", ["x", "w"], ["h"], name="mm"),
+                  helper.make_node("Hardmax", ["h"], ["y"], name="odd")],
+                 [("x", [2, 3])], [init("w", 3, 4)])
+    with pytest.raises(onnx_net.ConfigError, match=r"'odd' \(Hardmax\).*Hardmax"):
+        onnx_net.conv_onnx(model, execute=True)
+    path = tmp_path / "odd.onnx"
+    onnx.save(model, str(path))
+    r = subprocess.run([sys.executable, "-m", "triada.onnx_net", str(path), "--execute"],
+                       capture_output=True, text=True, env=clean_env(), check=False)
+    assert r.returncode == 2
+    assert r.stderr.count("\n") == 1 and "Hardmax" in r.stderr and "'odd'" in r.stderr
+
+
+def test_the_command_line_with_an_npy_input(tmp_path):
+    model, params = cnn()
+    path = tmp_path / "cnn.onnx"
+    onnx.save(model, str(path))
+    x = np.random.default_rng(9).standard_normal((2, 3, 10, 10))
+    np.save(tmp_path / "x.npy", x)
+    r = subprocess.run([sys.executable, "-m", "triada.onnx_net", str(path), "--execute",
+                        "--input", str(tmp_path / "x.npy"), "--cell-mode", "bf16",
+                        "--report", str(tmp_path / "r.json"), "--csv", str(tmp_path / "r.csv")],
+                       capture_output=True, text=True, env=clean_env(), check=False)
+    assert r.returncode == 0, r.stderr
+    assert "cell mode bf16" in r.stdout and "max rel diff" in r.stdout
+    for name in ("conv1", "conv2", "fc"):
+        assert name in r.stdout
+    import json
+    rep = json.loads((tmp_path / "r.json").read_text())
+    assert rep["cell_mode"] == "bf16" and rep["outputs"][0]["max_rel_diff"] > 0
+    text = (tmp_path / "r.csv").read_text()
+    assert text.startswith("kind,index,name,op,on,max_rel_diff,cell_mode")
+    # the same input in fp64 cells: the output's difference printed, below 1e-12
+    r = subprocess.run([sys.executable, "-m", "triada.onnx_net", str(path), "--execute",
+                        "--input", f"x={tmp_path / 'x.npy'}"],
+                       capture_output=True, text=True, env=clean_env(), check=False)
+    assert r.returncode == 0, r.stderr
+    line = [s for s in r.stdout.splitlines() if s.startswith("output y")][0]
+    assert float(line.split()[-1]) < 1e-12
+
+
+def test_not_modelled_runs_on_the_host():
+    model = make([helper.make_node("MatMul", ["x", "w"], ["h"], name="mm"),
+                  helper.make_node("Einsum", ["h", "w2"], ["y"], name="ein",
+                                   equation="ij,jk->ik")],
+                 [("x", [2, 3])], [init("w", 3, 4), init("w2", 4, 5)])
+    params = {"w": value(model.graph.initializer[0]), "w2": value(model.graph.initializer[1])}
+    x = np.random.default_rng(10).standard_normal((2, 3))
+    _, rep = onnx_net.conv_onnx(model, execute=True, inputs={"x": x}, keep=True)
+    on = {L["name"]: L["on"] for L in rep["layers"]}
+    assert on == {"ein": "host", "mm": "mxu"}
+    assert rel(rep["values"]["simulated"]["y"], x @ params["w"] @ params["w2"]) < 1e-12
