@@ -659,8 +659,11 @@ def execute(model_or_path: Any, *, cell_mode: str = "fp64", inputs: Any = None,
                 if f is None:
                     raise ConfigError("a Constant node that does not fold")
                 extra = {"outputs": len(node.output)} if node.op_type == "Split" else {}
-                yr = [_float(v) for v in f(a, xr, opset, **extra)]
-                ys = [_float(v) for v in f(a, xsim, opset, **extra)]
+                try:
+                    yr = [_float(v) for v in f(a, xr, opset, **extra)]
+                    ys = [_float(v) for v in f(a, xsim, opset, **extra)]
+                except ConfigError as e:
+                    raise ConfigError(f"node {label}: {e}") from None
                 name = node.name or f"{node.op_type.lower()}{nodes.index(node)}"
                 if name in not_modelled:
                     rows.append({"index": len(rows) + 1, "name": name, "op": node.op_type,
@@ -694,9 +697,10 @@ def table(report: dict[str, Any]) -> str:
              "against float64 on the host",
              f"{'#':>3} {'layer':<20} {'op':<13} {'on':<5} {'max rel diff':>14}"]
     for L in report["layers"]:
-        on = L["on"] if L["on"] == "mxu" else "host (not modelled)"
-        lines.append(f"{L['index']:>3} {L['name'][:20]:<20} {L['op'][:13]:<13} {on:<5} "
-                     f"{L['max_rel_diff']:>14.3e}")
+        lines.append(f"{L['index']:>3} {L['name'][:20]:<20} {L['op'][:13]:<13} "
+                     f"{L['on']:<5} {L['max_rel_diff']:>14.3e}")
+    if any(L["on"] == "host" for L in report["layers"]):
+        lines.append("on host: not modelled, run in float64 on the host in both runs")
     for o in report["outputs"]:
         lines.append(f"output {o['name']} ({'x'.join(map(str, o['shape']))}): max rel diff "
                      f"{o['max_rel_diff']:.3e}")
