@@ -287,3 +287,114 @@ def test_not_modelled_runs_on_the_host():
     on = {L["name"]: L["on"] for L in rep["layers"]}
     assert on == {"ein": "host", "mm": "mxu"}
     assert rel(rep["values"]["simulated"]["y"], x @ params["w"] @ params["w2"]) < 1e-12
+
+
+def decoder():
+    """Conv, ConvTranspose (stride 2, pads, output_padding), Resize nearest, Concat, Pad,
+    AveragePool, Slice, Reshape, a batched product of two activations (5 products),
+    Softmax, Split, ReduceMax; and a second input through a 1-D Conv (stride 2, dilation 2)."""
+    inits = [init("w1", 4, 2, 3, 3), init("wt", 4, 3, 3, 3), init("bt", 3),
+             init("w3", 3, 2, 3), init("b3", 3),
+             numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "sc"),
+             numpy_helper.from_array(np.array([0, 0, 1, 1, 0, 0, 1, 1], np.int64), "pads"),
+             numpy_helper.from_array(np.array([1], np.int64), "s0"),
+             numpy_helper.from_array(np.array([5], np.int64), "s1"),
+             numpy_helper.from_array(np.array([3], np.int64), "s2"),
+             numpy_helper.from_array(np.array([5, 6, 4], np.int64), "shp"),
+             numpy_helper.from_array(np.array([2, 3], np.int64), "sp")]
+    mk = helper.make_node
+    nodes = [
+        mk("Conv", ["x", "w1"], ["c1"], name="c1", pads=[1, 1, 1, 1]),
+        mk("ConvTranspose", ["c1", "wt", "bt"], ["ct"], name="ct", strides=[2, 2],
+           pads=[1, 1, 1, 1], output_padding=[1, 1]),
+        mk("Resize", ["x", "", "sc"], ["rx"], mode="nearest"),
+        mk("Concat", ["ct", "rx"], ["cat"], axis=1),
+        mk("Pad", ["cat", "pads"], ["pd"]),
+        mk("AveragePool", ["pd"], ["ap"], kernel_shape=[3, 3], strides=[2, 2]),
+        mk("Slice", ["ap", "s0", "s1", "s2"], ["sl"]),
+        mk("Reshape", ["sl", "shp"], ["r"]),
+        mk("Transpose", ["r"], ["rt"], perm=[0, 2, 1]),
+        mk("MatMul", ["r", "rt"], ["sc2"], name="bscores"),
+        mk("Softmax", ["sc2"], ["pr"], axis=-1),
+        mk("MatMul", ["pr", "r"], ["cx"], name="bcontext"),
+        mk("Split", ["cx", "sp"], ["y1", "cb"], axis=0),
+        mk("ReduceMax", ["cb"], ["y2"], axes=[2], keepdims=0),
+        mk("Conv", ["z", "w3", "b3"], ["y3"], name="c1d", strides=[2], dilations=[2])]
+    model = make(nodes, [("x", [1, 2, 6, 6]), ("z", [1, 2, 9])], inits, ("y1", "y2", "y3"))
+    return model, {t.name: value(t) for t in inits}
+
+
+def decoder_forward(x, z, p):
+    c1 = conv2d(x, p["w1"], np.zeros(4), 1, 1, 1)
+    # ConvTranspose: input pixel (i, j) adds x w[c, o] at (2 i - 1 + a, 2 j - 1 + e)
+    wt = p["wt"]
+    full = np.zeros((1, 3, 2 * 5 + 3 + 1, 2 * 5 + 3 + 1))
+    for c in range(4):
+        for o in range(3):
+            for a in range(3):
+                for e in range(3):
+                    full[0, o, a:a + 11:2, e:e + 11:2] += c1[0, c] * wt[c, o, a, e]
+    ct = full[:, :, 1:13, 1:13] + p["bt"].reshape(1, -1, 1, 1)
+    rx = np.repeat(np.repeat(x, 2, axis=2), 2, axis=3)
+    pd = np.pad(np.concatenate([ct, rx], axis=1), [(0, 0), (0, 0), (1, 1), (1, 1)])
+    ap = np.zeros((1, 5, 6, 6))
+    for i in range(6):
+        for j in range(6):
+            ap[:, :, i, j] = pd[:, :, 2 * i:2 * i + 3, 2 * j:2 * j + 3].mean(axis=(2, 3))
+    r = ap[:, :, :, 1:5].reshape(5, 6, 4)
+    pr = softmax(np.matmul(r, r.transpose(0, 2, 1)))
+    cx = np.matmul(pr, r)
+    y3 = np.zeros((1, 3, 3))
+    for o in range(3):
+        for c in range(2):
+            for t in range(3):
+                y3[0, o] += p["w3"][o, c, t] * z[0, c, 2 * t:2 * t + 5:2]
+    return cx[:2], cx[2:].max(axis=2), y3 + p["b3"].reshape(1, -1, 1)
+
+
+def test_decoder_ops_and_two_inputs():
+    model, params = decoder()
+    rng = np.random.default_rng(11)
+    x, z = rng.standard_normal((1, 2, 6, 6)), rng.standard_normal((1, 2, 9))
+    want = decoder_forward(x, z, params)
+    _, rep = onnx_net.conv_onnx(model, execute=True, inputs={"x": x, "z": z}, keep=True)
+    values = rep["values"]
+    for name, w in zip(("y1", "y2", "y3"), want):
+        assert rel(values["reference"][name], w) < 1e-12, name
+        assert rel(values["simulated"][name], w) < 1e-12, name
+    assert [o["name"] for o in rep["outputs"]] == ["y1", "y2", "y3"]
+    assert [(L["name"], L["op"]) for L in rep["layers"]] == [
+        ("c1", "Conv"), ("ct", "ConvTranspose"), ("bscores", "MatMul"),
+        ("bcontext", "MatMul"), ("c1d", "Conv")]
+    _, low = onnx_net.conv_onnx(model, execute=True, inputs={"x": x, "z": z},
+                                cell_mode="bf16")
+    assert all(o["max_rel_diff"] > 0 for o in low["outputs"])
+    with pytest.raises(onnx_net.ConfigError, match="no data input 'q'"):
+        onnx_net.conv_onnx(model, execute=True, inputs={"q": x})
+
+
+def test_the_command_line_with_named_h5_and_npy_inputs(tmp_path):
+    h5py = pytest.importorskip("h5py")
+    model, params = decoder()
+    path = tmp_path / "dec.onnx"
+    onnx.save(model, str(path))
+    rng = np.random.default_rng(12)
+    x, z = rng.standard_normal((1, 2, 6, 6)), rng.standard_normal((1, 2, 9))
+    with h5py.File(tmp_path / "in.h5", "w") as f:
+        f["x"] = x
+        f["other"] = z
+    np.save(tmp_path / "z.npy", z)
+    r = subprocess.run([sys.executable, "-m", "triada.onnx_net", str(path), "--execute",
+                        "--input", f"x={tmp_path / 'in.h5'}:/x",
+                        "--input", f"z={tmp_path / 'z.npy'}", "--cell-mode", "fp16"],
+                       capture_output=True, text=True, env=clean_env(), check=False)
+    assert r.returncode == 0, r.stderr
+    assert "cell mode fp16" in r.stdout
+    for name in ("y1", "y2", "y3"):
+        line = [s for s in r.stdout.splitlines() if s.startswith(f"output {name} ")][0]
+        assert float(line.split()[-1]) > 0
+    # an HDF5 file of two datasets without one named: one line, exit 1
+    r = subprocess.run([sys.executable, "-m", "triada.onnx_net", str(path), "--execute",
+                        "--input", f"x={tmp_path / 'in.h5'}"],
+                       capture_output=True, text=True, env=clean_env(), check=False)
+    assert r.returncode == 1 and r.stderr.count("\n") == 1 and "2 datasets" in r.stderr
