@@ -398,3 +398,68 @@ def test_the_command_line_with_named_h5_and_npy_inputs(tmp_path):
                         "--input", f"x={tmp_path / 'in.h5'}"],
                        capture_output=True, text=True, env=clean_env(), check=False)
     assert r.returncode == 1 and r.stderr.count("\n") == 1 and "2 datasets" in r.stderr
+
+
+def test_more_host_ops():
+    """Resize linear (half_pixel, align_corners), MaxPool with pads, InstanceNormalization,
+    LeakyRelu, Clip, Sigmoid, Tanh, Gather, Unsqueeze, Squeeze, ReduceSum, Expand, Where,
+    and a Gemm with transA, alpha and beta, against a forward pass written here."""
+    inits = [init("wa", 12, 6), init("cb", 6), init("isc", 3), init("ibi", 3),
+             numpy_helper.from_array(np.array([1, 1, 2, 1.5], np.float32), "up"),
+             numpy_helper.from_array(np.array([1, 3, 7, 5], np.int64), "size"),
+             numpy_helper.from_array(np.array([0], np.int64), "a0"),
+             numpy_helper.from_array(np.array([2, 0], np.int64), "idx"),
+             numpy_helper.from_array(np.array([-0.5], np.float32), "lo"),
+             numpy_helper.from_array(np.array([0.75], np.float32), "hi"),
+             numpy_helper.from_array(np.array([12, 4], np.int64), "eshape"),
+             numpy_helper.from_array(np.array([0.0], np.float32), "zero")]
+    mk = helper.make_node
+    nodes = [
+        mk("Resize", ["x", "", "up"], ["r1"], mode="linear"),
+        mk("Resize", ["x", "", "", "size"], ["r2"], mode="linear",
+           coordinate_transformation_mode="align_corners"),
+        mk("MaxPool", ["r2"], ["mp"], kernel_shape=[3, 2], pads=[1, 0, 1, 1], strides=[2, 2]),
+        mk("InstanceNormalization", ["mp", "isc", "ibi"], ["inn"], epsilon=0.25),
+        mk("LeakyRelu", ["inn"], ["lr"], alpha=0.2),
+        mk("Clip", ["r1", "lo", "hi"], ["cl"]),
+        mk("Sigmoid", ["cl"], ["sg"]), mk("Tanh", ["lr"], ["th"]),
+        mk("ReduceSum", ["sg", "a0"], ["rs"], keepdims=0),            # 3 x 8 x 6
+        mk("Gather", ["rs", "idx"], ["ga"], axis=2),                  # 3 x 8 x 2
+        mk("Squeeze", ["th", "a0"], ["sq"]),                          # 3 x 4 x 3
+        mk("Unsqueeze", ["sq", "a0"], ["y2"]),
+        mk("Transpose", ["ga"], ["gt"], perm=[2, 0, 1]),              # 2 x 3 x 8
+        mk("Reshape", ["gt", "eshape"], ["g2"]),                      # 12 x 4
+        mk("Less", ["g2", "hi"], ["m"]),
+        mk("Where", ["m", "g2", "zero"], ["wh"]),
+        mk("Gemm", ["wh", "wa", "cb"], ["y1"], name="fc", transA=1, alpha=0.5, beta=2.0)]
+    model = make(nodes, [("x", [1, 3, 4, 4])], inits, ("y1", "y2"), opset=13)
+    p = {t.name: value(t) for t in model.graph.initializer}
+    x = np.random.default_rng(13).standard_normal((1, 3, 4, 4))
+
+    def lin(v, axis, coords):  # linear interpolation at the given source coordinates
+        n = v.shape[axis]
+        c = np.clip(coords, 0, n - 1)
+        lo = np.floor(c).astype(int)
+        hi = np.minimum(lo + 1, n - 1)
+        f = (c - lo).reshape([-1 if k == axis else 1 for k in range(v.ndim)])
+        return np.take(v, lo, axis) * (1 - f) + np.take(v, hi, axis) * f
+    r1 = lin(lin(x, 2, (np.arange(8) + 0.5) / 2 - 0.5), 3, (np.arange(6) + 0.5) / 1.5 - 0.5)
+    r2 = lin(lin(x, 2, np.arange(7) * 3 / 6), 3, np.arange(5) * 3 / 4)
+    xp = np.full((1, 3, 9, 6), -np.inf)
+    xp[:, :, 1:8, 0:5] = r2
+    mp = np.array([[[[xp[0, c, 2 * i:2 * i + 3, 2 * j:2 * j + 2].max() for j in range(3)]
+                     for i in range(4)] for c in range(3)]])
+    mu = mp.mean(axis=(2, 3), keepdims=True)
+    var = ((mp - mu) ** 2).mean(axis=(2, 3), keepdims=True)
+    inn = (mp - mu) / np.sqrt(var + 0.25) * p["isc"].reshape(1, -1, 1, 1) + \
+        p["ibi"].reshape(1, -1, 1, 1)
+    th = np.tanh(np.where(inn >= 0, inn, float(np.float32(0.2)) * inn))  # alpha as held
+    sg = 1 / (1 + np.exp(-np.clip(r1, -0.5, 0.75)))
+    ga = sg.sum(axis=0)[:, :, [2, 0]]
+    g2 = ga.transpose(2, 0, 1).reshape(12, 4)
+    wh = np.where(g2 < 0.75, g2, 0.0)
+    y1 = 0.5 * wh.T @ p["wa"] + 2.0 * p["cb"]
+    _, rep = onnx_net.conv_onnx(model, execute=True, inputs=x, keep=True)
+    for name, want in (("y1", y1), ("y2", th)):
+        assert rel(rep["values"]["reference"][name], want) < 1e-12, name
+        assert rel(rep["values"]["simulated"][name], want) < 1e-12, name

@@ -394,7 +394,8 @@ HOST_OPS: dict[str, Callable[..., list[Array]]] = {
                                         axis=_axis(a, xs[0]))],
     "Squeeze": _squeeze, "Unsqueeze": _unsqueeze, "Pad": _pad,
     "Resize": _resize, "Upsample": _resize,
-    "Expand": lambda a, xs, o: [xs[0] * np.ones([int(v) for v in xs[1]])],
+    "Expand": lambda a, xs, o: [np.array(np.broadcast_to(xs[0], np.broadcast_shapes(
+        np.shape(xs[0]), tuple(int(v) for v in xs[1]))))],
     "Tile": lambda a, xs, o: [np.tile(xs[0], [int(v) for v in xs[1]])],
     "ReduceMean": _reduce(np.mean), "ReduceSum": _reduce(np.sum), "ReduceMax": _reduce(np.max),
     "ReduceMin": _reduce(np.min),
