@@ -15,7 +15,8 @@ Biases (Conv's B, Gemm's C) are noted, not added: a layer's output is its produc
 
 Command line: ``python3 -m triada.onnx_net MODEL.onnx [--method both] [--mxu 16]
 [--batch N] [--input-shape [NAME=]D0,D1,...] [--seed S] [--no-weights] [--csv F]
-[--report F] [--to-network NET.csv]``.
+[--report F] [--to-network NET.csv] [--cell-mode M]``; ``--execute [--input
+[NAME=]FILE.npy|FILE.h5[:/DSET]]`` runs the whole network (triada._onnx_execute).
 Needs the onnx package (Debian: python3-onnx), imported on first use.
 """
 
@@ -996,23 +997,26 @@ def main(argv: list[str] | None = None) -> int:
     cli = _onnx_shapes.CLI.set(True)
     try:
         shapes = _input_shape_options(a.input_shape)
-        if a.to_network:
-            b = to_network(onnx_layers(a.model, a.batch, shapes), a.to_network,
-                           force=a.force)
-            print(f"{prog}: wrote {a.to_network}: triada-conv --network {a.to_network} "
-                  f"--batch {b}")
-            return 0
         if a.execute or a.input:
             from . import _onnx_execute  # noqa: PLC0415
             if not a.execute:
                 raise ConfigError("--input is for --execute (a layer's operands: inputs= "
                                   "from Python)")
+            if a.to_network:
+                raise ConfigError("--to-network only writes the layers; --execute runs the "
+                                  "network: one or the other")
             _, result = conv_onnx(a.model, method=a.method, mxu=a.mxu, batch=a.batch,
                                   input_shapes=shapes, seed=a.seed, csv=a.csv,
                                   report=a.report, force=a.force, execute=True,
                                   inputs=_onnx_execute.input_options(a.input) or None,
                                   use_weights=not a.no_weights, cell_mode=a.cell_mode)
             print(_onnx_execute.table(result))
+            return 0
+        if a.to_network:
+            b = to_network(onnx_layers(a.model, a.batch, shapes), a.to_network,
+                           force=a.force)
+            print(f"{prog}: wrote {a.to_network}: triada-conv --network {a.to_network} "
+                  f"--batch {b}")
             return 0
         _, summary = conv_onnx(a.model, method=a.method, mxu=a.mxu, batch=a.batch,
                                input_shapes=shapes, seed=a.seed,
