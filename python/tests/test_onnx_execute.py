@@ -463,3 +463,17 @@ def test_more_host_ops():
     for name, want in (("y1", y1), ("y2", th)):
         assert rel(rep["values"]["reference"][name], want) < 1e-12, name
         assert rel(rep["values"]["simulated"][name], want) < 1e-12, name
+
+
+def test_an_unsupported_attribute_and_an_unknown_cell_mode_are_one_line():
+    model = make([helper.make_node("Resize", ["x", "", "s"], ["r"], name="rz", mode="cubic"),
+                  helper.make_node("MatMul", ["r", "w"], ["y"], name="mm")],
+                 [("x", [1, 1, 2, 2])],
+                 [numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "s"),
+                  init("w", 4, 3)], opset=13)
+    with pytest.raises(onnx_net.ConfigError) as e:
+        onnx_net.conv_onnx(model, execute=True)
+    assert str(e.value) == ("node 'rz' (Resize): Resize mode 'cubic': only nearest and "
+                            "linear run on the host")
+    with pytest.raises(onnx_net.ConfigError, match="cell mode: unknown 'fp7'"):
+        onnx_net.conv_onnx(cnn()[0], execute=True, cell_mode="fp7")

@@ -593,6 +593,10 @@ def execute(model_or_path: Any, *, cell_mode: str = "fp64", inputs: Any = None,
     if method not in ("explicit", "implicit"):
         raise ConfigError(f"method '{method}': the run takes explicit or implicit")
     onnx_net._args.flag("keep", keep)
+    from .configs import CELL_MODES  # noqa: PLC0415
+    if cell_mode not in CELL_MODES:
+        raise ConfigError(f"cell mode: unknown '{cell_mode}' (expected "
+                          f"{', '.join(CELL_MODES)})")
     shapes = onnx_net._onnx_shapes.checked_shapes({} if input_shapes is None else
                                                    input_shapes)
     layers, others = onnx_net.onnx_nodes(model_or_path, batch, shapes)
@@ -660,15 +664,15 @@ def execute(model_or_path: Any, *, cell_mode: str = "fp64", inputs: Any = None,
                 if f is None:
                     raise ConfigError("a Constant node that does not fold")
                 extra = {"outputs": len(node.output)} if node.op_type == "Split" else {}
-                try:
-                    yr = [_float(v) for v in f(a, xr, opset, **extra)]
-                    ys = [_float(v) for v in f(a, xsim, opset, **extra)]
-                except ConfigError as e:
-                    raise ConfigError(f"node {label}: {e}") from None
+                yr = [_float(v) for v in f(a, xr, opset, **extra)]
+                ys = [_float(v) for v in f(a, xsim, opset, **extra)]
                 name = node.name or f"{node.op_type.lower()}{nodes.index(node)}"
                 if name in not_modelled:
                     rows.append({"index": len(rows) + 1, "name": name, "op": node.op_type,
                                  "on": "host", "max_rel_diff": _rel(ys[0], yr[0])})
+        except (ConfigError, InputError) as e:  # the simulator's, or an attribute's refusal
+            raise (InputError if isinstance(e, InputError) else ConfigError)(
+                f"node {label}: {e}") from None
         except (ValueError, IndexError, KeyError, TypeError) as e:
             raise ConfigError(f"node {label}: cannot run it on the host ({type(e).__name__}: "
                               f"{str(e).splitlines()[0] if str(e) else ''})") from None
