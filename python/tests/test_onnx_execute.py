@@ -477,3 +477,34 @@ def test_an_unsupported_attribute_and_an_unknown_cell_mode_are_one_line():
                             "linear run on the host")
     with pytest.raises(onnx_net.ConfigError, match="cell mode: unknown 'fp7'"):
         onnx_net.conv_onnx(cnn()[0], execute=True, cell_mode="fp7")
+
+
+def test_weights_given_as_graph_inputs():
+    """A Conv's and a ConvTranspose's (stride 2, groups 2) weights as graph inputs, given
+    in inputs=: the layers take them as the run's values."""
+    mk = helper.make_node
+    model = make([mk("Conv", ["x", "wx"], ["c"], name="c", pads=[0, 1, 0, 1]),
+                  mk("ConvTranspose", ["c", "wtx"], ["y"], name="t", strides=[2, 2],
+                     group=2)],
+                 [("x", [1, 2, 4, 4]), ("wx", [4, 2, 2, 3]), ("wtx", [4, 1, 2, 2])], [])
+    rng = np.random.default_rng(14)
+    x, wx, wtx = (rng.standard_normal(s) for s in ((1, 2, 4, 4), (4, 2, 2, 3), (4, 1, 2, 2)))
+    c = np.zeros((1, 4, 3, 4))
+    xp = np.pad(x, [(0, 0), (0, 0), (0, 0), (1, 1)])
+    for o in range(4):
+        for i in range(3):
+            for j in range(4):
+                c[0, o, i, j] = np.sum(xp[0, :, i:i + 2, j:j + 3] * wx[o])
+    y = np.zeros((1, 2, 8, 10))  # group g: input channels 2g, 2g + 1 to output channel g
+    for ch in range(4):
+        g = ch // 2
+        for i in range(3):
+            for j in range(4):
+                y[0, g, 2 * i:2 * i + 2, 2 * j:2 * j + 2] += c[0, ch, i, j] * wtx[ch, 0]
+    y = y[:, :, :6, :8]
+    for mode in ("fp64", "bf16"):
+        _, rep = onnx_net.conv_onnx(model, execute=True, cell_mode=mode,
+                                    inputs={"x": x, "wx": wx, "wtx": wtx}, keep=True)
+        assert rel(rep["values"]["reference"]["y"], y) < 1e-12
+        d = rel(rep["values"]["simulated"]["y"], y)
+        assert d < 1e-12 if mode == "fp64" else 0 < d < 0.05

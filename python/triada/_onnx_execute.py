@@ -116,6 +116,8 @@ def _pool_geometry(a, x):
     s = tuple(a.get("strides", (1,) * nd))
     d = tuple(a.get("dilations", (1,) * nd))
     mode = a.get("auto_pad", "NOTSET")
+    if mode not in ("NOTSET", "VALID", "SAME_UPPER", "SAME_LOWER"):
+        raise ConfigError(f"unknown auto_pad '{mode}'")
     if mode == "NOTSET":
         p = tuple(a.get("pads", (0,) * 2 * nd))
     else:
@@ -485,14 +487,13 @@ def _sim_mac(rec, node, xs, shape, method, mxu, cell_mode, seed, conv_args):
     layer's output (its product) as the node's, the bias added. Returns (output, the layer's
     output as triada.conv gave it, its input, its weights)."""
     op = node.op_type
-    if op in ("Gemm", "MatMul") and rec.arrange_b is not None and rec.weights is None:
-        operands: Any = {"A": xs[0], "B": xs[1]}
-    else:
-        operands = xs[0]
-    x = onnx_net._layer_input(rec, {rec.name: operands}, 0)
-    w = onnx_net._layer_weights(rec, {rec.name: operands}, 0)
-    if w is None:  # a Conv's weights computed in the graph
-        n, ci, hi, wi, co, hf, wf = rec.layer[:7]
+    x = onnx_net._layer_input(rec, {rec.name: xs[0]}, 0)
+    w = rec.weights
+    if w is None and rec.arrange_b is not None:  # B (or the weights) an activation
+        w = onnx_net._arranged(rec, rec.arrange_b, np.asarray(xs[1], dtype=np.float64),
+                               "B")
+    elif w is None:  # a Conv's weights computed in the graph or a graph input
+        co, hf, wf = rec.layer[4:7]
         w = np.asarray(xs[1], dtype=np.float64).reshape(co, -1, hf, wf)
     outputs, _ = conv(rec.layer, method=method, mxu=mxu, seed=seed, verify=True,
                       cell_mode=cell_mode, input=x, weights=w, **conv_args)
