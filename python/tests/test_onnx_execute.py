@@ -6,7 +6,7 @@ and says so, a layer's MXU output is triada.conv's on the same operands bit for 
 outside the set is one line, and the command line runs with --input FILE.npy."""
 
 import math
-import os
+import json
 import subprocess
 import sys
 
@@ -262,7 +262,6 @@ def test_the_command_line_with_an_npy_input(tmp_path):
     assert "cell mode bf16" in r.stdout and "max rel diff" in r.stdout
     for name in ("conv1", "conv2", "fc"):
         assert name in r.stdout
-    import json
     rep = json.loads((tmp_path / "r.json").read_text())
     assert rep["cell_mode"] == "bf16" and rep["outputs"][0]["max_rel_diff"] > 0
     text = (tmp_path / "r.csv").read_text()
