@@ -507,3 +507,17 @@ def test_weights_given_as_graph_inputs():
         assert rel(rep["values"]["reference"]["y"], y) < 1e-12
         d = rel(rep["values"]["simulated"]["y"], y)
         assert d < 1e-12 if mode == "fp64" else 0 < d < 0.05
+
+
+def test_token_ids_and_an_embedding():
+    """An int64 input of token ids through Gather (an embedding table), then a MatMul."""
+    model = make([helper.make_node("Gather", ["emb", "ids"], ["e"], axis=0),
+                  helper.make_node("MatMul", ["e", "w"], ["y"], name="proj")],
+                 [], [init("emb", 7, 4), init("w", 4, 3)])
+    model.graph.input.append(helper.make_tensor_value_info("ids", TensorProto.INT64, [2, 5]))
+    p = {t.name: value(t) for t in model.graph.initializer}
+    ids = np.array([[0, 6, 3, 3, 1], [2, 5, 4, 0, 6]])
+    _, rep = onnx_net.conv_onnx(model, execute=True, inputs=ids, keep=True)
+    assert rel(rep["values"]["simulated"]["y"], np.matmul(p["emb"][ids], p["w"])) < 1e-12
+    _, rep = onnx_net.conv_onnx(model, execute=True, seed=3)  # random ids: 0 and 1
+    assert rep["outputs"][0]["shape"] == [2, 5, 3]

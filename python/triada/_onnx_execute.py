@@ -576,6 +576,10 @@ def _rel(sim, ref) -> float:
     return diff / scale if scale > 0 else diff
 
 
+# ONNX's integer and bool element types: such an input keeps integers.
+_INTEGER_TYPES = {2, 3, 4, 5, 6, 7, 9, 12, 13}
+
+
 def _float(v):
     v = np.asarray(v)
     return v.astype(np.float64) if v.dtype.kind == "f" else v
@@ -605,9 +609,12 @@ def execute(model_or_path: Any, *, cell_mode: str = "fp64", inputs: Any = None,
     graph = onnx_net._Graph(onnx, model)
     opset = onnx_net._onnx_shapes.opset(model)
     nodes = list(model.graph.node)
-    records = iter(layers)  # the layer records in onnx_nodes's order (the same nodes)
-    by_name: dict[int, Any] = {id(node): next(records) for node in nodes
-                               if node.op_type in onnx_net._READERS}
+    # the layer records, in onnx_nodes's order: the same nodes of the same loading
+    mac_nodes = [(i, n) for i, n in enumerate(nodes) if n.op_type in onnx_net._READERS]
+    if [n.name or f"{n.op_type.lower()}{i}" for i, n in mac_nodes] != \
+            [rec.name for rec in layers]:
+        raise ConfigError("the model's layers do not match its nodes (internal)")
+    by_name: dict[int, Any] = {id(n): rec for (_, n), rec in zip(mac_nodes, layers)}
     not_modelled = {o.name for o in others}
     for node in nodes:  # an op outside the set: named before anything runs
         if node.op_type not in HOST_OPS and node.op_type not in onnx_net._READERS and \
@@ -630,12 +637,16 @@ def execute(model_or_path: Any, *, cell_mode: str = "fp64", inputs: Any = None,
     rng = np.random.default_rng(seed)
     for vi in data:
         dims = tuple(graph.shapes.get(vi.name, ()))
+        integer = vi.type.tensor_type.elem_type in _INTEGER_TYPES
         if vi.name in given:
-            v = np.asarray(given[vi.name], dtype=np.float64)
+            v = np.asarray(given[vi.name])
+            v = v.astype(np.int64) if integer else v.astype(np.float64)
             if dims and v.shape != dims:
                 raise InputError(f"input '{vi.name}': an array of shape "
                                  f"{'x'.join(map(str, v.shape))}, the model's is "
                                  f"{'x'.join(map(str, dims))}")
+        elif integer:  # token ids, indices: 0 and 1 (give real ones with inputs=)
+            v = rng.integers(0, 2, dims)
         else:
             v = rng.standard_normal(dims)
         ref[vi.name] = v
@@ -675,7 +686,8 @@ def execute(model_or_path: Any, *, cell_mode: str = "fp64", inputs: Any = None,
             raise (InputError if isinstance(e, InputError) else ConfigError)(
                 f"node {label}: {e}") from None
         except (ValueError, IndexError, KeyError, TypeError) as e:
-            raise ConfigError(f"node {label}: cannot run it on the host ({type(e).__name__}: "
+            where = "" if by_name.get(id(node)) is not None else " on the host"
+            raise ConfigError(f"node {label}: cannot run it{where} ({type(e).__name__}: "
                               f"{str(e).splitlines()[0] if str(e) else ''})") from None
         for name, r, s in zip(node.output, yr, ys):
             if name:
