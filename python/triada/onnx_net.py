@@ -31,6 +31,7 @@ import os
 import stat
 import sys
 import tempfile
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -601,18 +602,66 @@ def _check_geometry(graph) -> None:
                                       f"{values}: each must be at least {_GEOMETRY[attr.name]}")
 
 
+def _external_files(onnx, model, path: str) -> None:
+    """Each external-data file the model names: a regular file in the model's folder that
+    holds the tensor's bytes (a missing, non-regular or short one is bad input)."""
+    base = os.path.dirname(os.path.abspath(path))
+    helper = onnx.external_data_helper
+    for t in helper._get_all_tensors(model):
+        if not helper.uses_external_data(t):
+            continue
+        info = {e.key: e.value for e in t.external_data}
+        where = info.get("location", "")
+        full = os.path.join(base, where)
+        said = f"{path}: tensor '{t.name}': its external data '{where}'"
+        if not where or os.path.isabs(where) or ".." in where.replace("\\", "/").split("/"):
+            raise InputError(f"{said} is not a file beside the model")
+        try:
+            st = os.stat(full)
+        except OSError as e:
+            raise InputError(f"{said}: {e.strerror}") from None
+        if not stat.S_ISREG(st.st_mode):
+            raise InputError(f"{said} is not a regular file")
+        try:
+            end = int(info.get("offset", 0)) + int(info.get("length", 0))
+        except ValueError:
+            raise InputError(f"{said}: offset or length is not an integer") from None
+        if end > st.st_size:
+            raise InputError(f"{said} ends at byte {st.st_size}, the tensor needs {end}")
+
+
 def _read_model(onnx, path: str):
-    """The model file at path; a FIFO or device (which would block or never end) refused."""
+    """The model file at path; a FIFO or device (which would block or never end), an empty
+    or unparsable file (truncated, another format) and missing external data refused as
+    bad input."""
     try:
-        mode = os.stat(path).st_mode
+        st = os.stat(path)
     except OSError as e:
         raise InputError(f"{path}: cannot read the ONNX model ({e.strerror})") from None
-    if not stat.S_ISREG(mode):
+    if not stat.S_ISREG(st.st_mode):
         raise InputError(f"{path}: not a regular file (an ONNX model is read from a file)")
+    if st.st_size == 0:
+        raise InputError(f"{path}: an empty file, not an ONNX model")
     try:
-        return onnx.load(path)
+        with warnings.catch_warnings():  # protobuf warns of a bad tag, then raises
+            warnings.simplefilter("ignore")
+            model = onnx.load(path, load_external_data=False)
+    except OSError as e:
+        raise InputError(f"{path}: cannot read the ONNX model ({e.strerror})") from None
+    except Exception:  # noqa: BLE001 (protobuf's DecodeError and others)
+        raise InputError(f"{path}: not an ONNX model (it does not parse: truncated, or "
+                         f"another format)") from None
+    if not model.HasField("graph") or not model.ir_version:
+        raise InputError(f"{path}: not an ONNX model (no graph or IR version)")
+    _external_files(onnx, model, path)
+    try:
+        onnx.external_data_helper.load_external_data_for_model(
+            model, os.path.dirname(os.path.abspath(path)))
+    except OSError as e:
+        raise InputError(f"{path}: cannot read its external data ({e.strerror})") from None
     except Exception as e:  # noqa: BLE001 (onnx raises several kinds)
-        raise ConfigError(f"{path}: cannot read the ONNX model ({e})") from None
+        raise InputError(f"{path}: cannot read its external data ({e})") from None
+    return model
 
 
 def _load(model_or_path, batch, input_shapes):

@@ -1,0 +1,128 @@
+"""triada.onnx_net on hostile model files: each bad input is one line and its exit code
+on the command line (1: the file is not a readable ONNX model; 2: the model or an option
+is wrong) and one exception from Python, never a traceback or a wait."""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import triada
+from conftest import clean_env
+
+onnx = pytest.importorskip("onnx", reason="needs python3-onnx")
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+
+from triada import onnx_net  # noqa: E402
+
+F = TensorProto.FLOAT
+
+
+def conv_model(extra=(), opsets=(("", 13),), output="y"):
+    conv = helper.make_node("Conv", ["x", "w"], ["y"], name="c", kernel_shape=[3, 3])
+    graph = helper.make_graph(
+        [conv, *extra], "g", [helper.make_tensor_value_info("x", F, [1, 2, 6, 6])],
+        [helper.make_tensor_value_info(output, F, None)],
+        [numpy_helper.from_array(np.ones((4, 2, 3, 3), np.float32), "w")])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid(d, v) for d, v in opsets])
+
+
+def onnx_cli(*args):
+    return subprocess.run([sys.executable, "-m", "triada.onnx_net", *map(str, args),
+                           "--mxu", "4"], capture_output=True, text=True, env=clean_env(),
+                          timeout=60)
+
+
+def refused(path, code, words, exc):
+    """One line with WORDS and exit CODE from the CLI; EXC with WORDS from Python."""
+    p = onnx_cli(path)
+    assert p.returncode == code, p.stderr
+    assert p.stderr.count("\n") == 1 and "Traceback" not in p.stderr, p.stderr
+    assert p.stderr.startswith("triada.onnx_net: error: ") and words in p.stderr, p.stderr
+    with pytest.raises(exc) as e:
+        onnx_net.onnx_layers(path)
+    assert words in str(e.value)
+
+
+def test_a_truncated_model_is_bad_input(tmp):
+    onnx.save(conv_model(), str(tmp / "good.onnx"))
+    data = (tmp / "good.onnx").read_bytes()
+    (tmp / "cut.onnx").write_bytes(data[:len(data) // 2])
+    refused(tmp / "cut.onnx", 1, "cut.onnx: not an ONNX model (it does not parse", triada.InputError)
+
+
+@pytest.mark.parametrize("content, words", [
+    (b"", "an empty file, not an ONNX model"),
+    (b"hello\nnot a model\n", "not an ONNX model (it does not parse"),
+    (b"\x89PNG\r\n\x1a\n", "not an ONNX model"),
+])
+def test_a_file_that_is_not_onnx_is_bad_input(tmp, content, words):
+    # Protobuf printed a RuntimeWarning line before the error for the text; an empty file
+    # parsed as an empty model and was "no Conv ... node" with exit 2.
+    (tmp / "m.onnx").write_bytes(content)
+    refused(tmp / "m.onnx", 1, words, triada.InputError)
+
+
+def test_a_directory_or_fifo_is_bad_input_without_waiting(tmp):
+    (tmp / "d.onnx").mkdir()
+    refused(tmp / "d.onnx", 1, "not a regular file", triada.InputError)
+    os.mkfifo(tmp / "f.onnx")
+    refused(tmp / "f.onnx", 1, "not a regular file", triada.InputError)
+
+
+def save_external(model, tmp, name="m.onnx", location="m.data"):
+    onnx.save(model, str(tmp / name), save_as_external_data=True,
+              all_tensors_to_one_file=True, location=location, size_threshold=0)
+
+
+def test_missing_or_hostile_external_data_is_bad_input(tmp):
+    save_external(conv_model(), tmp)
+    assert len(onnx_net.onnx_layers(tmp / "m.onnx")) == 1
+    os.remove(tmp / "m.data")
+    refused(tmp / "m.onnx", 1, "tensor 'w': its external data 'm.data': No such file",
+            triada.InputError)
+    (tmp / "m.data").write_bytes(b"\0" * 10)  # the tensor's 288 bytes are not there
+    refused(tmp / "m.onnx", 1, "'m.data' ends at byte 10, the tensor needs 288",
+            triada.InputError)
+    os.remove(tmp / "m.data")
+    os.mkfifo(tmp / "m.data")  # reading it would wait for a writer
+    refused(tmp / "m.onnx", 1, "'m.data' is not a regular file", triada.InputError)
+    model = onnx.load(str(tmp / "m.onnx"), load_external_data=False)
+    for t in model.graph.initializer:
+        for e in t.external_data:
+            if e.key == "location":
+                e.value = "../../etc/passwd"
+    onnx.save(model, str(tmp / "out.onnx"))
+    refused(tmp / "out.onnx", 1, "'../../etc/passwd' is not a file beside the model",
+            triada.InputError)
+
+
+def test_an_input_shape_against_the_models_fixed_dims_is_a_bad_option(tmp):
+    onnx.save(conv_model(), str(tmp / "m.onnx"))
+    p = onnx_cli(tmp / "m.onnx", "--input-shape", "1,3,6,6")
+    assert p.returncode == 2 and p.stderr.count("\n") == 1, p.stderr
+    assert "gives dim 1 = 3, the model fixes it at 2" in p.stderr, p.stderr
+    with pytest.raises(triada.ConfigError, match="dim 1 = 3, the model fixes it at 2"):
+        onnx_net.onnx_layers(tmp / "m.onnx", input_shapes={"x": (1, 3, 6, 6)})
+
+
+def test_an_op_of_an_unknown_domain_that_shape_inference_rejects_is_a_bad_model(tmp):
+    foo = helper.make_node("Foo", ["y"], ["z"], name="foo", domain="com.nowhere")
+    onnx.save(conv_model([foo], output="z"), str(tmp / "m.onnx"))  # no opset import for it
+    refused(tmp / "m.onnx", 2, "ONNX shape inference failed", triada.ConfigError)
+    # Imported, it is a node shape inference does not know, after the Conv: the Conv runs.
+    onnx.save(conv_model([foo], (("", 13), ("com.nowhere", 1)), "z"), str(tmp / "ok.onnx"))
+    assert [r.name for r in onnx_net.onnx_layers(tmp / "ok.onnx")] == ["c"]
+    # Before the Conv, it leaves the Conv's input unknown: one line naming both.
+    foo = helper.make_node("Foo", ["x0"], ["x"], name="foo", domain="com.nowhere")
+    conv = helper.make_node("Conv", ["x", "w"], ["y"], name="c", kernel_shape=[3, 3])
+    graph = helper.make_graph(
+        [foo, conv], "g", [helper.make_tensor_value_info("x0", F, [1, 2, 6, 6])],
+        [helper.make_tensor_value_info("y", F, None)],
+        [numpy_helper.from_array(np.ones((4, 2, 3, 3), np.float32), "w")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13),
+                                                    helper.make_opsetid("com.nowhere", 1)])
+    onnx.save(model, str(tmp / "before.onnx"))
+    refused(tmp / "before.onnx", 2, "node 'c' (Conv): the shape of its", triada.ConfigError)
