@@ -126,3 +126,46 @@ def test_an_op_of_an_unknown_domain_that_shape_inference_rejects_is_a_bad_model(
                                                     helper.make_opsetid("com.nowhere", 1)])
     onnx.save(model, str(tmp / "before.onnx"))
     refused(tmp / "before.onnx", 2, "node 'c' (Conv): the shape of its", triada.ConfigError)
+
+
+def test_a_tensor_whose_data_do_not_fit_its_dims_or_type_is_a_bad_model(tmp):
+    # Found by flipping bytes of a model: numpy's ValueError, a KeyError for an unknown
+    # element type, a TypeError for type 0 came out as tracebacks.
+    for change, words in [(lambda t: t.dims.__setitem__(3, 91),
+                           "dims [4, 2, 3, 91] and element type 1 (ValueError: cannot reshape"),
+                          (lambda t: setattr(t, "data_type", 116),
+                           "dims [4, 2, 3, 3] and element type 116 (KeyError: 116)"),
+                          (lambda t: setattr(t, "data_type", 0),
+                           "dims [4, 2, 3, 3] and element type 0 (TypeError")]:
+        model = conv_model()
+        change(model.graph.initializer[0])
+        onnx.save(model, str(tmp / "m.onnx"))
+        refused(tmp / "m.onnx", 2, "initializer 'w': its values do not fit its " + words,
+                triada.ConfigError)
+    weights = numpy_helper.from_array(np.ones((4, 2, 3, 3), np.float32), "wv")
+    weights.dims[0] = 5
+    const = helper.make_node("Constant", [], ["w2"], name="k", value=weights)
+    conv = helper.make_node("Conv", ["x", "w2"], ["y"], name="c", kernel_shape=[3, 3])
+    graph = helper.make_graph([const, conv], "g",
+                              [helper.make_tensor_value_info("x", F, [1, 2, 6, 6])],
+                              [helper.make_tensor_value_info("y", F, None)])
+    with pytest.raises(triada.ConfigError, match="node 'k' .*its value: its values do not fit"):
+        onnx_net.onnx_layers(helper.make_model(
+            graph, opset_imports=[helper.make_opsetid("", 13)]))
+
+
+def test_flipped_bytes_give_a_model_or_one_error(tmp):
+    # 300 models with 1 to 3 bytes of a good one replaced: each is read, or refused with
+    # triada's InputError or ConfigError (one line on the command line), never another.
+    onnx.save(conv_model(), str(tmp / "good.onnx"))
+    good = bytearray((tmp / "good.onnx").read_bytes())
+    rng = np.random.default_rng(0)
+    for _ in range(300):
+        m = bytearray(good)
+        for _ in range(rng.integers(1, 4)):
+            m[rng.integers(0, len(m))] = rng.integers(0, 256)
+        (tmp / "m.onnx").write_bytes(m)
+        try:
+            onnx_net.onnx_layers(tmp / "m.onnx")
+        except (triada.InputError, triada.ConfigError):
+            pass

@@ -181,9 +181,20 @@ def _attrs(onnx, node) -> dict[str, Any]:
     for a in node.attribute:
         v = onnx.helper.get_attribute_value(a)
         if isinstance(v, onnx.TensorProto):
-            v = onnx.numpy_helper.to_array(v)
+            v = tensor_value(onnx, v, f"node {label(node)}: its {a.name}")
         out[a.name] = v.decode() if isinstance(v, bytes) else v
     return out
+
+
+def tensor_value(onnx, t, what: str) -> np.ndarray:
+    """A TensorProto's values; one whose data do not fit its dims or whose element type is
+    unknown (a corrupt model) is a ConfigError naming it."""
+    try:
+        return onnx.numpy_helper.to_array(t)
+    except Exception as e:  # noqa: BLE001 (ValueError, KeyError, TypeError from onnx)
+        why = (str(e).splitlines() or [""])[0].strip("'")
+        raise ConfigError(f"{what}: its values do not fit its dims {list(t.dims)} and "
+                          f"element type {t.data_type} ({type(e).__name__}: {why})") from None
 
 
 def _axes(a, xs, opset, since) -> list[int] | None:
@@ -385,7 +396,8 @@ class Shapes:
 
     def __init__(self, onnx, model):
         g = model.graph
-        self.constants = {t.name: onnx.numpy_helper.to_array(t) for t in g.initializer}
+        self.constants = {t.name: tensor_value(onnx, t, f"initializer '{t.name}'")
+                          for t in g.initializer}
         self.types = {t.name: t.data_type for t in g.initializer}
         self.dims: dict[str, Shape | None] = {}
         for n, v in self.constants.items():
