@@ -130,7 +130,8 @@ def test_an_op_of_an_unknown_domain_that_shape_inference_rejects_is_a_bad_model(
 
 def test_a_tensor_whose_data_do_not_fit_its_dims_or_type_is_a_bad_model(tmp):
     # Found by flipping bytes of a model: numpy's ValueError, a KeyError for an unknown
-    # element type, a TypeError for type 0 came out as tracebacks.
+    # element type, a TypeError for type 0, onnx's ValueError for an attribute of type 0
+    # came out as tracebacks.
     for change, words in [(lambda t: t.dims.__setitem__(3, 91),
                            "dims [4, 2, 3, 91] and element type 1 (ValueError: cannot reshape"),
                           (lambda t: setattr(t, "data_type", 116),
@@ -149,6 +150,11 @@ def test_a_tensor_whose_data_do_not_fit_its_dims_or_type_is_a_bad_model(tmp):
     graph = helper.make_graph([const, conv], "g",
                               [helper.make_tensor_value_info("x", F, [1, 2, 6, 6])],
                               [helper.make_tensor_value_info("y", F, None)])
+    model = conv_model()
+    model.graph.node[0].attribute[0].type = onnx.AttributeProto.UNDEFINED  # kernel_shape
+    onnx.save(model, str(tmp / "m.onnx"))
+    refused(tmp / "m.onnx", 2, "node 'c' (Conv): its attribute 'kernel_shape' has no known "
+            "type (0)", triada.ConfigError)
     with pytest.raises(triada.ConfigError, match="node 'k' .*its value: its values do not fit"):
         onnx_net.onnx_layers(helper.make_model(
             graph, opset_imports=[helper.make_opsetid("", 13)]))
@@ -157,7 +163,23 @@ def test_a_tensor_whose_data_do_not_fit_its_dims_or_type_is_a_bad_model(tmp):
 def test_flipped_bytes_give_a_model_or_one_error(tmp):
     # 300 models with 1 to 3 bytes of a good one replaced: each is read, or refused with
     # triada's InputError or ConfigError (one line on the command line), never another.
-    onnx.save(conv_model(), str(tmp / "good.onnx"))
+    conv = helper.make_node("Conv", ["x", "w"], ["c"], name="c", kernel_shape=[3, 3],
+                            strides=[2, 2], pads=[1, 1, 1, 1])
+    up = helper.make_node("ConvTranspose", ["c", "wt"], ["u"], name="u", kernel_shape=[2, 2],
+                          strides=[2, 2])
+    flat = helper.make_node("Reshape", ["u", "sh"], ["f"])
+    fc = helper.make_node("Gemm", ["f", "g"], ["y"], name="fc", transB=1, alpha=0.5)
+    mm = helper.make_node("MatMul", ["y", "m"], ["z"], name="mm")
+    inits = [numpy_helper.from_array(v, n) for n, v in [
+        ("w", np.ones((4, 2, 3, 3), np.float32)), ("wt", np.ones((4, 3, 2, 2), np.float32)),
+        ("sh", np.array([1, -1], np.int64)), ("g", np.ones((5, 108), np.float32)),
+        ("m", np.ones((5, 2), np.float32))]]
+    graph = helper.make_graph([conv, up, flat, fc, mm], "g",
+                              [helper.make_tensor_value_info("x", F, [1, 2, 6, 6])],
+                              [helper.make_tensor_value_info("z", F, None)], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    assert len(onnx_net.onnx_layers(model)) == 4
+    onnx.save(model, str(tmp / "good.onnx"))
     good = bytearray((tmp / "good.onnx").read_bytes())
     rng = np.random.default_rng(0)
     for _ in range(300):

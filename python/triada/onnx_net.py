@@ -589,9 +589,15 @@ def _check_subgraphs(graph) -> None:
 
 def _check_geometry(graph) -> None:
     """Refuses, naming the node, a kernel attribute below its least value, in the graph
-    and in every subgraph (If, Loop, Scan bodies)."""
+    and in every subgraph (If, Loop, Scan bodies), and an attribute of no known type (a
+    corrupt model, which onnx's helpers raise ValueError on)."""
     onnx = _onnx()
+    kinds = set(onnx.AttributeProto.AttributeType.values()) - {onnx.AttributeProto.UNDEFINED}
     for node in _all_nodes(graph):
+        for attr in node.attribute:
+            if attr.type not in kinds:
+                raise ConfigError(f"node {_label(node)}: its attribute '{attr.name}' has no "
+                                  f"known type ({attr.type})")
         if node.op_type not in _KERNEL_OPS:
             continue
         for attr in node.attribute:
