@@ -125,7 +125,20 @@ def test_an_op_of_an_unknown_domain_that_shape_inference_rejects_is_a_bad_model(
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13),
                                                     helper.make_opsetid("com.nowhere", 1)])
     onnx.save(model, str(tmp / "before.onnx"))
-    refused(tmp / "before.onnx", 2, "node 'c' (Conv): the shape of its", triada.ConfigError)
+    refused(tmp / "before.onnx", 2, "node 'c' (Conv): the shape of its input 'x' is unknown: "
+            "node 'foo' (Foo) blocks it", triada.ConfigError)
+    # An unknown op of ONNX's own domain, under opset 13 or an opset that does not exist.
+    for version in (13, 99):
+        foo = helper.make_node("FooBar", ["x0"], ["x"], name="foo")
+        graph = helper.make_graph(
+            [foo, conv], "g", [helper.make_tensor_value_info("x0", F, [1, 2, 6, 6])],
+            [helper.make_tensor_value_info("y", F, None)],
+            [numpy_helper.from_array(np.ones((4, 2, 3, 3), np.float32), "w")])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", version)])
+        onnx.save(model, str(tmp / "own.onnx"))
+        refused(tmp / "own.onnx", 2, "node 'c' (Conv): the shape of its input 'x' is unknown: "
+                "node 'foo' (FooBar) blocks it (ONNX's shape inference gives no shape for its "
+                "output)", triada.ConfigError)
 
 
 def test_a_tensor_whose_data_do_not_fit_its_dims_or_type_is_a_bad_model(tmp):
