@@ -143,8 +143,8 @@ def test_an_op_of_an_unknown_domain_that_shape_inference_rejects_is_a_bad_model(
 
 def test_a_tensor_whose_data_do_not_fit_its_dims_or_type_is_a_bad_model(tmp):
     # Found by flipping bytes of a model: numpy's ValueError, a KeyError for an unknown
-    # element type, a TypeError for type 0, onnx's ValueError for an attribute of type 0
-    # came out as tracebacks.
+    # element type, a TypeError for type 0, onnx's ValueError for an attribute of type 0,
+    # a TypeError for pads of another type came out as tracebacks.
     for change, words in [(lambda t: t.dims.__setitem__(3, 91),
                            "dims [4, 2, 3, 91] and element type 1 (ValueError: cannot reshape"),
                           (lambda t: setattr(t, "data_type", 116),
@@ -168,6 +168,24 @@ def test_a_tensor_whose_data_do_not_fit_its_dims_or_type_is_a_bad_model(tmp):
     onnx.save(model, str(tmp / "m.onnx"))
     refused(tmp / "m.onnx", 2, "node 'c' (Conv): its attribute 'kernel_shape' has no known "
             "type (0)", triada.ConfigError)
+    model = conv_model()
+    pads = model.graph.node[0].attribute.add()
+    pads.CopyFrom(helper.make_attribute("pads", [1, 1, 1, 1]))
+    pads.type = onnx.AttributeProto.SPARSE_TENSOR  # was read as Conv's pads: a TypeError
+    onnx.save(model, str(tmp / "m.onnx"))
+    refused(tmp / "m.onnx", 2, "node 'c' (Conv): its attribute 'pads' is of type "
+            "SPARSE_TENSOR, Conv takes INTS", triada.ConfigError)
+    for op, shape in (("Conv", (4, 2, 3, 3)), ("ConvTranspose", (2, 4, 3, 3))):
+        # A kernel_shape that is not the weights' (a ValueError from a reshape before)
+        node = helper.make_node(op, ["x", "w"], ["y"], name="k", kernel_shape=[5, 3])
+        g = helper.make_graph(
+            [node], "g", [helper.make_tensor_value_info("x", F, [1, 2, 6, 6])],
+            [helper.make_tensor_value_info("y", F, None)],
+            [numpy_helper.from_array(np.ones(shape, np.float32), "w")])
+        with pytest.raises(triada.ConfigError, match=rf"node 'k' \({op}\): kernel_shape "
+                           rf"\[5, 3\] is not the weights' \('w' {'x'.join(map(str, shape))}\)"):
+            onnx_net.conv_onnx(helper.make_model(
+                g, opset_imports=[helper.make_opsetid("", 13)]), mxu=4)
     with pytest.raises(triada.ConfigError, match="node 'k' .*its value: its values do not fit"):
         onnx_net.onnx_layers(helper.make_model(
             graph, opset_imports=[helper.make_opsetid("", 13)]))
@@ -201,6 +219,6 @@ def test_flipped_bytes_give_a_model_or_one_error(tmp):
             m[rng.integers(0, len(m))] = rng.integers(0, 256)
         (tmp / "m.onnx").write_bytes(m)
         try:
-            onnx_net.onnx_layers(tmp / "m.onnx")
+            onnx_net.conv_onnx(tmp / "m.onnx", mxu=4)
         except (triada.InputError, triada.ConfigError):
             pass

@@ -173,13 +173,23 @@ def _h1(nd, x):
     return x.reshape(x.shape[0], x.shape[1], 1, x.shape[2]) if nd == 1 and x.ndim == 3 else x
 
 
+def _kernel(node, a, wname, wshape):
+    """The kernel's size: kernel_shape, which must be the weights' (their spatial dims)."""
+    kernel = tuple(a.get("kernel_shape", wshape[2:] if wshape else ()))
+    if wshape and len(wshape) > 2 and tuple(wshape[2:]) != kernel and \
+            all(d is not None for d in wshape[2:]):
+        raise ConfigError(f"node {_label(node)}: kernel_shape {list(kernel)} is not the "
+                          f"weights' ('{wname}' {_dims(wshape)})")
+    return kernel
+
+
 def _conv_layer(graph, node):
     a = _attrs(graph.onnx, node)
     x = graph.shape(node, node.input[0], "input")
     wname = node.input[1]
     w = graph.constants.get(wname)
     wshape = w.shape if w is not None else graph.shapes.get(wname)
-    kernel = tuple(a.get("kernel_shape", wshape[2:] if wshape else ()))
+    kernel = _kernel(node, a, wname, wshape)
     nd = _spatial(node, x, kernel)
     if not wshape or wshape[0] in (None, 0):
         raise ConfigError(f"node {_label(node)}: the number of filters is unknown (weights "
@@ -240,7 +250,7 @@ def _conv_transpose(graph, node):
     wname = node.input[1]
     w = graph.constants.get(wname)
     wshape = w.shape if w is not None else graph.shapes.get(wname)
-    kernel = tuple(a.get("kernel_shape", wshape[2:] if wshape else ()))
+    kernel = _kernel(node, a, wname, wshape)
     nd = _spatial(node, x, kernel, "transposed convolution")
     group = int(a.get("group", 1))
     if not wshape or any(d is None for d in wshape[:2]) or wshape[0] != x[1] or x[1] % group:
@@ -587,17 +597,34 @@ def _check_subgraphs(graph) -> None:
                                       "in a loop: not modelled")
 
 
-def _check_geometry(graph) -> None:
+def _schema(onnx, node, version):
+    if node.domain not in ("", "ai.onnx"):
+        return None
+    try:
+        return onnx.defs.get_schema(node.op_type, version, "")
+    except Exception:  # noqa: BLE001 (an op ONNX does not define)
+        return None
+
+
+def _check_geometry(graph, version: int = 1 << 30) -> None:
     """Refuses, naming the node, a kernel attribute below its least value, in the graph
-    and in every subgraph (If, Loop, Scan bodies), and an attribute of no known type (a
-    corrupt model, which onnx's helpers raise ValueError on)."""
+    and in every subgraph (If, Loop, Scan bodies), an attribute of no known type, and one
+    of ONNX's domain whose type is not its op's (a corrupt model: onnx's helpers raised
+    ValueError, or a SparseTensorProto stood for Conv's pads)."""
     onnx = _onnx()
-    kinds = set(onnx.AttributeProto.AttributeType.values()) - {onnx.AttributeProto.UNDEFINED}
+    kind = onnx.AttributeProto.AttributeType
+    kinds = set(kind.values()) - {onnx.AttributeProto.UNDEFINED}
     for node in _all_nodes(graph):
+        schema = _schema(onnx, node, version)
         for attr in node.attribute:
             if attr.type not in kinds:
                 raise ConfigError(f"node {_label(node)}: its attribute '{attr.name}' has no "
                                   f"known type ({attr.type})")
+            spec = None if schema is None else schema.attributes.get(attr.name)
+            if spec is not None and int(spec.type) != attr.type:
+                raise ConfigError(f"node {_label(node)}: its attribute '{attr.name}' is of "
+                                  f"type {kind.Name(attr.type)}, {node.op_type} takes "
+                                  f"{kind.Name(int(spec.type))}")
         if node.op_type not in _KERNEL_OPS:
             continue
         for attr in node.attribute:
@@ -677,7 +704,7 @@ def _load(model_or_path, batch, input_shapes):
     else:
         model = onnx.ModelProto()
         model.CopyFrom(model_or_path)
-    _check_geometry(model.graph)
+    _check_geometry(model.graph, _onnx_shapes.opset(model))
     _check_subgraphs(model.graph)
     _onnx_shapes.set_inputs(model.graph, _parameter_names(model.graph), batch, input_shapes)
     return onnx, _onnx_shapes.resolve(onnx, model)
