@@ -50,7 +50,8 @@ def test_a_truncated_model_is_bad_input(tmp):
     onnx.save(conv_model(), str(tmp / "good.onnx"))
     data = (tmp / "good.onnx").read_bytes()
     (tmp / "cut.onnx").write_bytes(data[:len(data) // 2])
-    refused(tmp / "cut.onnx", 1, "cut.onnx: not an ONNX model (it does not parse", triada.InputError)
+    refused(tmp / "cut.onnx", 1, "cut.onnx: not an ONNX model (it does not parse",
+            triada.InputError)
 
 
 @pytest.mark.parametrize("content, words", [
