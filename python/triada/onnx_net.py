@@ -640,7 +640,8 @@ def _external_files(onnx, model, path: str) -> None:
     holds the tensor's bytes (a missing, non-regular or short one is bad input)."""
     base = os.path.dirname(os.path.abspath(path))
     helper = onnx.external_data_helper
-    for t in helper._get_all_tensors(model):
+    every = getattr(helper, "_get_all_tensors", None)  # onnx's own walk, subgraphs included
+    for t in every(model) if every is not None else model.graph.initializer:
         if not helper.uses_external_data(t):
             continue
         info = {e.key: e.value for e in t.external_data}
