@@ -1,6 +1,6 @@
 """triada.onnx_net's shapes (triada._onnx_shapes): graph inputs given their shapes
 (input_shapes=, --input-shape, batch=), shape computations folded to constants (the
-exporters' computed flatten, Reshape's 0 and -1, Slice / Squeeze / Unsqueeze in opset 9 and
+exporters' computed flatten, Reshape's 0 and -1, Slice / Squeeze / Unsqueeze in opset 9, 11 and
 13), and the one-line errors. Models are built here with onnx.helper; each layer's shape
 and MACs are checked against the convolution's output-size formula written here."""
 
@@ -138,8 +138,10 @@ def test_reshape_with_0_and_minus_1_as_data_and_as_a_shape_computation():
 
 def sliced_flatten(opset):
     """The flatten from Slice, Squeeze, Mul and Unsqueeze of the Conv's shape: axes and
-    bounds are attributes in opset 9, inputs in opset 13."""
+    bounds are attributes in opset 9, inputs in opset 13; opset 11 mixes them (Slice's
+    bounds inputs, Squeeze's and Unsqueeze's axes still attributes)."""
     attrs = opset < 10
+    axes_attr = opset < 13
     nodes = [helper.make_node("Conv", ["x", "w"], ["c"], name="conv", pads=[0, 0, 1, 1]),
              helper.make_node("Shape", ["c"], ["s"])]
 
@@ -151,14 +153,15 @@ def sliced_flatten(opset):
         else:
             nodes.append(helper.make_node("Slice", ["s", f"b{lo}", f"b{lo + 1}", "axis0"],
                                           [out + "1"]))
-            nodes.append(helper.make_node("Squeeze", [out + "1", "axis0"], [out]))
+            nodes.append(helper.make_node("Squeeze", [out + "1"], [out], axes=[0]) if axes_attr
+                         else helper.make_node("Squeeze", [out + "1", "axis0"], [out]))
     for i in range(4):
         piece(i, f"d{i}")
     nodes += [helper.make_node("Mul", ["d1", "d2"], ["p"]),
               helper.make_node("Mul", ["p", "d3"], ["k"])]
     for name in ("d0", "k"):
-        nodes.append(helper.make_node("Unsqueeze", [name] if attrs else [name, "axis0"],
-                                      [name + "u"], **({"axes": [0]} if attrs else {})))
+        nodes.append(helper.make_node("Unsqueeze", [name] if axes_attr else [name, "axis0"],
+                                      [name + "u"], **({"axes": [0]} if axes_attr else {})))
     ho, wo = out_size(7, 2, 1, (0, 1)), out_size(6, 2, 1, (0, 1))
     nodes += [helper.make_node("Concat", ["d0u", "ku"], ["shape"], axis=0),
               helper.make_node("Reshape", ["c", "shape"], ["f"]),
@@ -168,8 +171,8 @@ def sliced_flatten(opset):
     return model_of(nodes, [("x", ["N", 2, "H", "W"])], inits, opset), 5 * ho * wo
 
 
-@pytest.mark.parametrize("opset", [9, 13])
-def test_slice_squeeze_unsqueeze_fold_in_opset_9_and_13(opset):
+@pytest.mark.parametrize("opset", [9, 11, 13])
+def test_slice_squeeze_unsqueeze_fold_in_opsets_9_11_and_13(opset):
     model, k = sliced_flatten(opset)
     conv, mm = onnx_net.onnx_layers(model, input_shapes={"x": (4, 2, 7, 6)})
     assert conv.macs == conv_macs(4, 2, out_size(7, 2, 1, (0, 1)), out_size(6, 2, 1, (0, 1)),
