@@ -183,13 +183,19 @@ def _kernel(node, a, wname, wshape):
     return kernel
 
 
-def _conv_layer(graph, node):
+def _kernel_operands(graph, node):
+    """A Conv's or ConvTranspose's attributes, input shape, weights (name, constant or
+    None, shape) and kernel size."""
     a = _attrs(graph.onnx, node)
     x = graph.shape(node, node.input[0], "input")
     wname = node.input[1]
     w = graph.constants.get(wname)
     wshape = w.shape if w is not None else graph.shapes.get(wname)
-    kernel = _kernel(node, a, wname, wshape)
+    return a, x, wname, w, wshape, _kernel(node, a, wname, wshape)
+
+
+def _conv_layer(graph, node):
+    a, x, wname, w, wshape, kernel = _kernel_operands(graph, node)
     nd = _spatial(node, x, kernel)
     if not wshape or wshape[0] in (None, 0):
         raise ConfigError(f"node {_label(node)}: the number of filters is unknown (weights "
@@ -245,12 +251,7 @@ def _conv_transpose(graph, node):
     negative pad crops), convolved at stride 1 with the kernel flipped and its channel axes
     swapped per group. The layer's MACs are those the array performs, the inserted zeros
     included (ESOP skips them as zero operands)."""
-    a = _attrs(graph.onnx, node)
-    x = graph.shape(node, node.input[0], "input")
-    wname = node.input[1]
-    w = graph.constants.get(wname)
-    wshape = w.shape if w is not None else graph.shapes.get(wname)
-    kernel = _kernel(node, a, wname, wshape)
+    a, x, wname, w, wshape, kernel = _kernel_operands(graph, node)
     nd = _spatial(node, x, kernel, "transposed convolution")
     group = int(a.get("group", 1))
     if not wshape or any(d is None for d in wshape[:2]) or wshape[0] != x[1] or x[1] % group:
