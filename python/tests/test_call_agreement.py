@@ -1,7 +1,8 @@
 """Under mpirun, a call whose arguments differ between ranks raises ConfigError on every
 rank naming the argument (it was "rank 0's decide": a rank that asked for a DFT got a DCT
 part; layout() did not even follow that); calls of two threads that cross between ranks
-raise instead of returning the other thread's result; a comm that differs between ranks
+raise instead of returning the other thread's result; on a communicator other than the
+world the ranks named are its own; a comm that differs between ranks
 (COMM_SELF on one, the world on another) raises MPIError after TRIADA_JOIN_TIMEOUT instead
 of hanging every rank."""
 
@@ -102,16 +103,47 @@ print(w.rank, sorted(set(outcomes)), len(outcomes), flush=True)
 """
 
 
-def test_calls_of_two_threads_crossing_between_ranks_never_return_the_others_result():
-    p = mpirun(2, sys.executable, "-c", CROSSING)
+@pytest.mark.parametrize("ranks", [2, 3])
+def test_calls_of_two_threads_crossing_between_ranks_never_return_the_others_result(ranks):
+    p = mpirun(ranks, sys.executable, "-c", CROSSING)
     text = p.stdout + p.stderr
     assert p.returncode == 0, text[-3000:]
     lines = p.stdout.splitlines()
-    assert len(lines) == 2, text[-3000:]
+    assert len(lines) == ranks, text[-3000:]
     for line in lines:
         rank, rest = line.split(" ", 1)
         assert rest.endswith(" 10"), line  # every call returned or raised
         assert "WRONG" not in rest and "other" not in rest, line
+
+
+SUB_COMM = """
+import numpy as np
+from mpi4py import MPI
+import triada
+w = MPI.COMM_WORLD
+reversed_ = w.Split(0, w.size - w.rank)  # the world's last rank is its rank 0
+last = w.rank == w.size - 1
+try:
+    triada.transform(np.ones((4, 4, 4)), "dft" if last else "dct", comm=reversed_)
+    outcome = "no error"
+except triada.ConfigError as e:
+    outcome = str(e)
+y, _ = triada.transform(np.ones((4, 4, 4)), "dct", comm=reversed_)
+for line in w.gather(f"{outcome} | {y is not None}", root=0) or []:
+    print(line, flush=True)
+"""
+
+
+@pytest.mark.parametrize("ranks", [2, 3])
+def test_on_a_communicator_other_than_the_world_its_ranks_are_named(ranks):
+    p = mpirun(ranks, sys.executable, "-c", SUB_COMM)
+    text = p.stdout + p.stderr
+    assert p.returncode == 0, text[-3000:]
+    expected = ("the ranks disagree on transform: rank 0 passed 'dft', rank 1 passed 'dct' "
+                "(every rank makes the same call; only arrays are each rank's own)")
+    # every rank refused; then the agreeing call gathers y on the communicator's rank 0
+    assert p.stdout.splitlines() == [f"{expected} | {r == ranks - 1}" for r in range(ranks)], \
+        text[-3000:]
 
 
 DIFFERENT_COMM = """

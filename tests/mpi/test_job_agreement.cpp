@@ -17,6 +17,7 @@
 #include "jobs/job_entry.hpp"
 #include "jobs/tcu_job.hpp"
 #include "jobs/transform_job.hpp"
+#include "mesh/mpi.hpp"
 #include "support/catch.hpp"
 
 using namespace triada;
@@ -24,14 +25,10 @@ using namespace triada;
 namespace {
 
 int world_rank() {
-  int r = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  return r;
+  return mpi::rank(MPI_COMM_WORLD);
 }
 int world_size() {
-  int s = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &s);
-  return s;
+  return mpi::size(MPI_COMM_WORLD);
 }
 bool last_rank() {
   return world_rank() == world_size() - 1;
@@ -157,32 +154,52 @@ TEST_CASE("TcuJob and ConvJob configs that differ on one rank are named on every
                      disagreement("ConvConfig", "seed", "1", "2"));
 }
 
-TEST_CASE("One job at a time in a process: another thread's is refused, never interleaved",
-          "[agreement][threads]") {
-  // Two jobs from two threads segfaulted and left temporaries; now the second is an
-  // mpi_error, before any MPI or HDF5 call.
+// The mpi_error of a job entered on another thread ("" if it was not refused).
+std::string refusal_on_another_thread() {
   std::string seen;
-  {
-    const JobEntry running(MPI_COMM_SELF, {}, "TransformConfig");
-    std::thread other([&] {
-      try {
-        const JobEntry second(MPI_COMM_SELF, {}, "TransformConfig");
-      } catch (const mpi_error& e) {
-        seen = e.what();
-      }
-    });
-    other.join();
-  }
-  CHECK_THAT(seen, Catch::Matchers::StartsWith("another thread of this process is running a job"));
-  // No job running, but MPI runs at MPI_THREAD_FUNNELED here: only its main thread calls.
-  seen.clear();
-  std::thread funnelled([&] {
+  std::thread other([&] {
     try {
-      const JobEntry alone(MPI_COMM_SELF, {}, "TransformConfig");
+      const JobEntry second(MPI_COMM_SELF, {}, "TransformConfig");
     } catch (const mpi_error& e) {
       seen = e.what();
     }
   });
-  funnelled.join();
-  CHECK_THAT(seen, Catch::Matchers::StartsWith("MPI runs at MPI_THREAD_FUNNELED"));
+  other.join();
+  return seen;
+}
+
+TEST_CASE("One job at a time in a process: another thread's is refused, never interleaved",
+          "[agreement][threads]") {
+  // Two jobs from two threads segfaulted and left temporaries; now the second is an
+  // mpi_error, before any MPI or HDF5 call.
+  {
+    const JobEntry running(MPI_COMM_SELF, {}, "TransformConfig");
+    CHECK_THAT(refusal_on_another_thread(),
+               Catch::Matchers::StartsWith("another thread of this process is running a job"));
+  }
+  // No job running, but MPI runs at MPI_THREAD_FUNNELED here: only its main thread calls.
+  CHECK_THAT(refusal_on_another_thread(),
+             Catch::Matchers::StartsWith("MPI runs at MPI_THREAD_FUNNELED"));
+}
+
+TEST_CASE("On a communicator other than the world, the ranks named are that communicator's",
+          "[agreement]") {
+  // The world's ranks in reverse order: the world's last rank is this communicator's 0.
+  if (world_size() < 2) return;
+  MPI_Comm reversed = MPI_COMM_NULL;
+  MPI_Comm_split(MPI_COMM_WORLD, 0, world_size() - world_rank(), &reversed);
+  TransformConfig cfg = dct_config();
+  if (last_rank()) cfg.norm = Norm::backward;
+  const std::vector<double> x(4 * 5 * 3, 1.5);
+  ArrayInputs in;
+  in.x = array_view(x.data(), {4, 5, 3});
+  std::ostringstream out;
+  CHECK_THROWS_WITH(TransformJob(cfg).run(in, reversed, out),
+                    Catch::Matchers::StartsWith("the ranks disagree on TransformConfig's norm: "
+                                                "rank 0 has 'backward', rank 1 has 'ortho'"));
+  // Agreeing, it runs there: rank 0 of `reversed` gets the result.
+  cfg.norm = Norm::ortho;
+  const TransformResult r = TransformJob(cfg).run(in, reversed, out);
+  CHECK(r.y.present == last_rank());
+  MPI_Comm_free(&reversed);
 }
